@@ -1,0 +1,1 @@
+"""Adapters: the contract every implementation meets, and the built-in adapters."""

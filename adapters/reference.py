@@ -1,0 +1,112 @@
+"""The `reference` adapter: the model itself, in-process, under any profile (or a mutant of it)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+from mqconform.reference_model.config import AddressConfig, ConsumerConfig, Message, QueueConfig
+from mqconform.reference_model.errors import ModelMisuse, Unsupported
+from mqconform.reference_model.options import ModelOptions
+from mqconform.reference_model.profiles import profile as load_profile
+from mqconform.reference_model.world import World
+
+from .contract import COUNTERS, EXTRA_CAPABILITIES, Result
+
+
+def _capabilities(options: ModelOptions) -> frozenset[str]:
+    return frozenset(options.features) | EXTRA_CAPABILITIES
+
+
+class ReferenceAdapter:
+    """Adapter over :class:`~mqconform.reference_model.world.World`.
+
+    `implementation` is the profile the model behind the adapter follows (default artemis);
+    `world_factory` lets the self-test plug a mutant world in behind the same contract.
+    """
+
+    name = "reference"
+
+    def __init__(self, implementation: str = "artemis",
+                 world_factory: Callable[[ModelOptions], World] | None = None,
+                 options: ModelOptions | None = None) -> None:
+        self.options = options if options is not None else load_profile(implementation)
+        self.profile = self.options.name
+        self.capabilities = _capabilities(self.options)
+        self._factory = world_factory or World
+        self.world = self._factory(self.options)
+
+    # lifecycle ---------------------------------------------------------------
+    def open(self, namespace: str) -> None:
+        self.world = self._factory(self.options)
+
+    def close(self) -> None:
+        pass
+
+    def _do(self, fn: Callable[[], Any]) -> Result:
+        try:
+            return Result.ok(fn())
+        except Unsupported as exc:
+            return Result.fail(f"unsupported: {exc}")
+        except ModelMisuse as exc:
+            return Result.fail(str(exc))
+
+    # queues ------------------------------------------------------------------
+    def declare_address(self, config: AddressConfig) -> Result:
+        return self._do(lambda: self.world.broker.declare_address(config))
+
+    def declare_queue(self, config: QueueConfig) -> Result:
+        return self._do(lambda: self.world.broker.declare_queue(config))
+
+    def open_consumer(self, config: ConsumerConfig) -> Result:
+        return self._do(lambda: self.world.broker.open_consumer(config))
+
+    def send(self, to: str, message: Message) -> Result:
+        return self._do(lambda: self.world.broker.send(to, message))
+
+    def receive(self, consumer: str) -> Result:
+        return self._do(lambda: self.world.broker.receive(consumer))
+
+    def ack(self, consumer: str, msg_id: str, tx: bool = False) -> Result:
+        return self._do(lambda: self.world.broker.ack(consumer, msg_id, tx))
+
+    def nack(self, consumer: str, msg_id: str) -> Result:
+        return self._do(lambda: self.world.broker.nack(consumer, msg_id))
+
+    def commit(self, consumer: str) -> Result:
+        return self._do(lambda: self.world.broker.commit(consumer))
+
+    def rollback(self, consumer: str) -> Result:
+        return self._do(lambda: self.world.broker.rollback(consumer))
+
+    def close_consumer(self, consumer: str) -> Result:
+        return self._do(lambda: self.world.broker.close(consumer))
+
+    def browse(self, queue: str) -> Result:
+        return self._do(lambda: self.world.broker.browse(queue))
+
+    def counters(self, queue: str) -> Result:
+        def read() -> dict[str, int]:
+            values = attrs.asdict(self.world.broker.counters(queue))
+            return {name: values[name] for name in COUNTERS}
+        return self._do(read)
+
+    def set_ring_size(self, queue: str, size: int) -> Result:
+        return self._do(lambda: self.world.broker.set_ring_size(queue, size))
+
+    def advance(self, ms: int) -> Result:
+        return self._do(lambda: self.world.advance(ms))
+
+    def delivery_count(self, queue: str, msg_id: str) -> Result:
+        return self._do(lambda: self.world.broker.delivery_count(queue, msg_id))
+
+    def paging(self, address: str) -> Result:
+        return self._do(lambda: self.world.broker.paging(address))
+
+    def pending_ids(self, queue: str) -> Result:
+        return self._do(lambda: self.world.broker.pending_ids(queue))
+
+    # flow-control components -------------------------------------------------
+    def call(self, op: str, **kwargs: Any) -> Result:
+        return self._do(lambda: self.world.call(op, **kwargs))

@@ -1,0 +1,1 @@
+"""mqconform: a property-based conformance suite for message-queue semantics."""

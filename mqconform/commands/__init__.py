@@ -1,0 +1,1 @@
+"""Sub-commands of the mqconform CLI (see mqconform.cli.COMMANDS)."""

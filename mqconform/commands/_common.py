@@ -1,0 +1,42 @@
+"""Argument helpers shared by sub-commands."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Any
+
+
+def parse_options(pairs: list[str] | None) -> dict[str, Any]:
+    """`key=value` strings to a dict; values that look like ints/bools become them."""
+    options: dict[str, Any] = {}
+    for pair in pairs or []:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise argparse.ArgumentTypeError(f"adapter option {pair!r} is not key=value")
+        low = value.lower()
+        options[key] = (True if low == "true" else False if low == "false"
+                        else int(value) if value.lstrip("-").isdigit() else value)
+    return options
+
+
+def add_adapter_arguments(parser: argparse.ArgumentParser, default: str) -> None:
+    parser.add_argument("--adapter", default=os.environ.get("MQCONFORM_ADAPTER", default),
+                        help=f"built-in adapter name, module:Class or entry point (default: {default})")
+    parser.add_argument("--adapter-option", "-o", action="append", metavar="KEY=VALUE",
+                        help="option passed to the adapter (repeatable), e.g. -o url=nats://127.0.0.1:4222")
+    parser.add_argument("--url", help="shorthand for -o url=URL (use an existing broker)")
+
+
+def adapter_options(args: argparse.Namespace) -> dict[str, Any]:
+    options = parse_options(args.adapter_option)
+    if args.url:
+        options["url"] = args.url
+    return options
+
+
+def fail(message: str, code: int = 2) -> int:
+    import sys
+
+    print(f"mqconform: {message}", file=sys.stderr)
+    return code

@@ -1,0 +1,175 @@
+"""`mqconform run`: the conformance suite against one adapter, a run directory and a report.
+
+Exit codes: 0 every applicable rule holds, 1 violations, 2 usage or configuration error,
+3 infrastructure (the implementation could not be reached, or answered `info`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from mqconform.adapters.contract import AdapterError
+from mqconform.adapters.registry import AdapterLoadError, load_adapter
+from mqconform.commands._common import adapter_options, add_adapter_arguments, fail
+from mqconform.history import RunDirectory, new_run_id
+
+DEFAULT_ADAPTER = "nats"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_adapter_arguments(parser, DEFAULT_ADAPTER)
+    parser.add_argument("--profile", help="profile the implementation is checked against "
+                                          "(default: the one the adapter claims)")
+    parser.add_argument("--settings", default=None, choices=("dev", "ci", "thorough"),
+                        help="Hypothesis settings profile (default: ci when CI=true, else dev)")
+    parser.add_argument("--areas", help="comma-separated areas to run (default: all)")
+    parser.add_argument("--max-examples", type=int, help="override the examples per machine")
+    parser.add_argument("--out", type=Path, help="run directory (default: mqconform-runs/<run id>)")
+    parser.add_argument("--engine", choices=("spark", "python"), default="spark",
+                        help="report engine (default: spark, local mode)")
+    parser.add_argument("--master", help="Spark master URL for the report (default: local[*])")
+    parser.add_argument("--no-report", action="store_true", help="skip the report at the end")
+    parser.add_argument("--strict", action="store_true",
+                        help="registered known deviations count as failures")
+
+
+def _prepare_out(out: Path | None, run_id: str) -> Path:
+    path = out if out is not None else Path("mqconform-runs") / run_id
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        probe = path / ".write-test"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as exc:
+        raise ValueError(f"cannot write the run directory {path}: {exc.strerror or exc}") from None
+    return path
+
+
+def run(args: argparse.Namespace) -> int:
+    from mqconform.conformance import settings as suite_settings
+    from mqconform.conformance.registry import MACHINES
+    from mqconform.conformance.runner import database, merge_outcomes, run_machine, write_counterexample
+    from mqconform.reference_model.errors import ModelMisuse
+    from mqconform.reference_model.profiles import profile as load_profile
+
+    settings_name = args.settings or suite_settings.default_profile()
+    try:
+        options = adapter_options(args)
+        adapter = load_adapter(args.adapter, **options)
+        claimed = load_profile(args.profile or adapter.profile)
+        areas = list(MACHINES) if not args.areas else [a.strip() for a in args.areas.split(",") if a.strip()]
+        unknown = [a for a in areas if a not in MACHINES]
+        if unknown:
+            return fail(f"unknown area {unknown[0]!r} (known: {', '.join(MACHINES)})")
+        if settings_name not in suite_settings.PROFILES:
+            return fail(f"unknown settings profile {settings_name!r}")
+        run_id = new_run_id()
+        out = _prepare_out(args.out, run_id)
+    except (AdapterLoadError, ModelMisuse, ValueError) as exc:
+        return fail(str(exc))
+
+    overrides: dict[str, Any] = {"database": database(out)}
+    if args.max_examples:
+        overrides["max_examples"] = args.max_examples
+    hyp = suite_settings.get(settings_name, **overrides)
+    try:
+        adapter.open("mqc-probe")
+        adapter.close()
+    except AdapterError as exc:
+        return fail(f"{args.adapter}: cannot reach the implementation: {exc}", 3)
+
+    run_dir = RunDirectory(out, adapter.name, claimed.name,
+                           {"settings": settings_name, "areas": areas, "max_examples": hyp.max_examples,
+                            "stateful_step_count": hyp.stateful_step_count, "adapter_options":
+                            sorted(options)}, run_id=run_id)
+    print(f"mqconform run {run_id}: adapter {adapter.name} ({adapter.profile}), checked against "
+          f"{claimed.name}, settings {settings_name}", flush=True)
+    results = []
+    exit_code = 0
+    try:
+        for area in areas:
+            t0 = time.perf_counter()
+            print(f"  {area:<11} ", end="", flush=True)
+            result = run_machine(MACHINES[area], lambda: adapter, claimed, hyp, run_dir)
+            results.append(result)
+            for index, finding in enumerate(result.findings, start=1):
+                write_counterexample(run_dir, finding, args.adapter, options, claimed.name, index)
+            state = ("UNKNOWN" if result.unknown else
+                     f"{len(result.findings)} violation(s)" if result.findings else "ok")
+            print(f"{state:<15} {result.examples:>5} examples {result.steps:>7} records "
+                  f"{time.perf_counter() - t0:6.1f} s", flush=True)
+            for finding in result.findings:
+                print(f"      FAIL {finding.check} [{', '.join(finding.rules)}] {len(finding.steps)} steps: "
+                      f"{finding.message[:160]}")
+                print(f"           replay: mqconform scenario {out / (finding.scenario_path or '')} "
+                      f"--adapter {args.adapter}")
+            if result.unknown:
+                print(f"      UNKNOWN: {result.unknown[:200]}")
+    except KeyboardInterrupt:
+        print("\nmqconform: interrupted; the run directory is marked incomplete", file=sys.stderr)
+        return 130
+    finally:
+        try:
+            shutdown = getattr(adapter, "shutdown", None)
+            if callable(shutdown):
+                shutdown()
+        except Exception:
+            pass
+
+    outcomes = merge_outcomes(results)
+    findings = {r: f for res in results for f in res.findings for r in f.rules}
+    for rule, state in sorted(outcomes.items()):
+        finding = findings.get(rule)
+        run_dir.outcome(finding.machine if finding else _area_of(rule), rule, state,  # type: ignore[arg-type]
+                        examples=sum(r.examples for r in results),
+                        counterexample=finding.scenario_path if finding else None,
+                        message=finding.message if finding else None)
+    states = ("pass", "fail", "unknown", "not_applicable")
+    counts = {s: sum(1 for v in outcomes.values() if v == s) for s in states}
+    covered, total = _coverage(outcomes, claimed.name)
+    print(f"rules: {counts['pass']} pass, {counts['fail']} fail, {counts['unknown']} unknown, "
+          f"{counts['not_applicable']} not applicable; rules covered: {covered} of {total}")
+    if counts["fail"]:
+        exit_code = 1
+    elif counts["unknown"]:
+        exit_code = 3
+    run_dir.finish(exit_code, outcomes=counts)
+    print(f"run directory: {out}")
+    if not args.no_report:
+        code = _report(out, args)
+        if code not in (0, 1):
+            print("mqconform: the report could not be built (see above); the run directory is complete",
+                  file=sys.stderr)
+    return exit_code
+
+
+def _area_of(rule: str) -> str:
+    return rule.split("-", 1)[0].lower()
+
+
+def _coverage(outcomes: dict[str, str], profile: str) -> tuple[int, int]:
+    """(rules with a check that ran, rules of the catalogue that apply to the profile)."""
+    ran = {r for r, s in outcomes.items() if s in ("pass", "fail", "unknown")}
+    try:
+        from mqconform.spec import load_catalogue
+
+        applicable = {rule.id for rule in load_catalogue().for_profile(profile)}
+    except ImportError:
+        applicable = set(outcomes)
+    return len(ran & applicable), len(applicable)
+
+
+def _report(out: Path, args: argparse.Namespace) -> int:
+    try:
+        from mqconform.commands import report
+    except ImportError:
+        return 0
+    report_args = argparse.Namespace(inputs=[out], engine=args.engine, master=args.master,
+                                     out=out / "report", ignore_bad=False)
+    return int(report.run(report_args))
+
+

@@ -1,0 +1,1 @@
+"""The conformance suite: stateful Hypothesis machines that drive the model and an adapter."""

@@ -1,0 +1,94 @@
+"""The base of every conformance machine: one Driver per example, capabilities, shared checks."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+import attrs
+from hypothesis.stateful import RuleBasedStateMachine
+
+from mqconform.adapters.contract import COUNTERS, EXTRA_CAPABILITIES, Adapter
+from mqconform.history import HistoryWriter
+from mqconform.reference_model.options import ModelOptions
+
+from .driver import Driver
+
+_namespaces = itertools.count(1)
+
+
+@attrs.define
+class RunContext:
+    """What a machine class needs to run: the adapter, the claimed profile, where to record."""
+
+    adapter_factory: Callable[[], Adapter]
+    claimed: ModelOptions
+    history: HistoryWriter | None = None
+    disabled: frozenset[str] = frozenset()
+    namespace_prefix: str = "mqc"
+    #: the machine of the example running now (the runner reads its steps after a failure)
+    current: Any = None
+    checked: set[str] = attrs.field(factory=set)
+    examples: int = 0
+
+
+class ConformanceMachine(RuleBasedStateMachine):
+    """Common set-up: model and adapter side by side, capabilities, model-free invariants."""
+
+    area: ClassVar[str] = ""
+    #: capabilities without which the whole machine is not applicable (any one of ANY_OF too)
+    REQUIRES: ClassVar[tuple[str, ...]] = ()
+    ANY_OF: ClassVar[tuple[str, ...]] = ()
+    #: check name -> spec rule ids it verifies
+    RULES: ClassVar[dict[str, tuple[str, ...]]] = {}
+    context: ClassVar[RunContext]
+
+    def __init__(self) -> None:
+        super().__init__()
+        ctx = self.context
+        ctx.examples += 1
+        ctx.current = self
+        self.adapter = ctx.adapter_factory()
+        self.adapter.open(f"{ctx.namespace_prefix}-{self.area}-{next(_namespaces)}")
+        if ctx.history is not None:
+            ctx.history.next_example()
+        self.d = Driver(self.adapter, ctx.claimed, ctx.history, self.RULES, ctx.disabled)
+        self.d.checked = ctx.checked
+        claimed = frozenset(ctx.claimed.features) | EXTRA_CAPABILITIES
+        self.caps = claimed & frozenset(self.adapter.capabilities)
+
+    @classmethod
+    def applicable(cls, caps: frozenset[str]) -> bool:
+        """Can this machine run at all with these (claimed & offered) capabilities?"""
+        return all(c in caps for c in cls.REQUIRES) and (not cls.ANY_OF or any(c in caps for c in cls.ANY_OF))
+
+    def can(self, *capabilities: str) -> bool:
+        return all(c in self.caps for c in capabilities)
+
+    @property
+    def options(self) -> ModelOptions:
+        return self.context.claimed
+
+    def teardown(self) -> None:
+        self.adapter.close()
+
+    # ------------------------------------------------------------------ shared observations
+    def compare_counters(self, queue: str) -> dict[str, int] | None:
+        """Compare every counter both sides show; check the counter identity (DELIVERY-1)."""
+        observable = [c for c in COUNTERS if self.can(f"counter:{c}")]
+        if not observable:
+            return None
+        expected, actual = self.d.observe_both("counters", queue)
+        actual = {k: v for k, v in actual.items() if k in observable}
+        self.d.observe("counters", queue, actual)
+        for name in observable:
+            self.d.expect_equal(f"counters.{name}", expected[name], actual.get(name),
+                                f"queue {queue} {name}: ")
+        parts = ("pending_count", "delivering_count", "scheduled_count", "paged_count")
+        if all(p in actual for p in parts) and "message_count" in actual:
+            total = sum(actual[p] for p in parts)
+            self.d.check("counters.identity", actual["message_count"] == total,
+                         lambda: f"queue {queue}: message_count {actual['message_count']} != "
+                                 f"pending + delivering + scheduled + paged = {total}")
+        return actual

@@ -1,0 +1,1 @@
+"""One state machine per spec area."""

@@ -1,0 +1,57 @@
+"""Paging and address-full policies: PAGE, DROP, BLOCK, FAIL; one copy per address; depage."""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+from hypothesis.stateful import initialize, invariant, precondition, rule
+
+from ..consumers import MODE_INDEX, consumer_settings
+from ..queue_machine import QueueMachine
+from ..rules import rules_for
+
+POLICY_FEATURE = {"PAGE": "paging", "DROP": "drop_policy", "BLOCK": "block_policy", "FAIL": "fail_policy"}
+
+
+class PagingMachine(QueueMachine):
+    area = "paging"
+    RULES = rules_for("paging")
+    QUEUES = ("q1", "q2")
+    ADDRESS = "a"
+    SIZES = (100, 100, 250)
+    REQUIRES = ("queues",)
+    ANY_OF = tuple(POLICY_FEATURE.values())
+
+    @initialize(policy_index=st.integers(min_value=0, max_value=3),
+                max_size=st.sampled_from([200, 300]), page_size=st.sampled_from([200, 500]),
+                budget=st.sampled_from([None, 300]), mode=MODE_INDEX, queues=st.sampled_from([1, 2]),
+                second_consumer=st.booleans())
+    def setup(self, policy_index: int, max_size: int, page_size: int, budget: int | None, mode: int,
+              queues: int, second_consumer: bool) -> None:
+        policies = [p for p, feature in POLICY_FEATURE.items() if self.can(feature)]
+        policy = policies[policy_index % len(policies)]
+        address: dict[str, object] = {"name": "a", "max_size_bytes": max_size, "page_size_bytes": page_size,
+                                      "full_policy": policy}
+        if budget is not None:
+            address["max_read_page_bytes"] = budget
+        self.d.both("address", address)
+        self.QUEUES = ("q1", "q2")[:queues]
+        for queue in self.QUEUES:
+            self.d.both("queue", {"name": queue, "address": "a"})
+        settings = consumer_settings(self.caps, mode)
+        if settings is not None:
+            self.declare_consumer("q1", **settings)
+            if queues == 2 and second_consumer:
+                self.declare_consumer("q2", **settings)
+        self.ready = True
+
+    @precondition(lambda self: self.ready and self.can("browse"))
+    @rule(which=st.integers(min_value=0, max_value=1))
+    def browse(self, which: int) -> None:
+        queue = self.QUEUES[which % len(self.QUEUES)]
+        self.d.both("browse", queue, compare="browse.ids")
+
+    @invariant()
+    def paging_flag_agrees(self) -> None:
+        if self.ready and self.can("paging_flag"):
+            want, got = self.d.observe_both("paging", "a")
+            self.d.expect_equal("paging.flag", want, got, "address a paging: ")

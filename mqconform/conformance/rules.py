@@ -1,0 +1,141 @@
+"""Which spec rules each check verifies: check name -> rule ids, per area (one table).
+
+A check that fails reports these ids; a check that ran without failing passes them; ids whose
+checks never ran (missing capability) are not applicable.
+"""
+
+from __future__ import annotations
+
+_COMMON = {
+    "send.result": ("DELIVERY-2",),
+    "send.accepted": ("DELIVERY-2",),
+    "receive.id": ("DELIVERY-3", "DELIVERY-4"),
+    "receive.accepted": ("DELIVERY-4",),
+    "ack.result": ("DELIVERY-8",),
+    "ack.accepted": ("DELIVERY-8",),
+    "close.accepted": ("REDELIVERY-8",),
+    "consumer.accepted": ("DELIVERY-5",),
+    "queue.accepted": ("RING-1",),
+    "address.accepted": ("PAGING-1",),
+    "delivery.sent_only": ("DELIVERY-6",),
+    "delivery.acked_not_redelivered": ("DELIVERY-7",),
+    "counters.message_count": ("DELIVERY-1",),
+    "counters.pending_count": ("DELIVERY-1",),
+    "counters.delivering_count": ("DELIVERY-1",),
+    "counters.scheduled_count": ("SCHED-6",),
+    "counters.paged_count": ("PAGING-2",),
+    "counters.added": ("DELIVERY-9",),
+    "counters.acknowledged": ("DELIVERY-10",),
+    "counters.replaced": ("RING-3",),
+    "counters.killed": ("REDELIVERY-6",),
+    "counters.identity": ("DELIVERY-1",),
+    "pending.order": ("DELIVERY-3",),
+    "delivery_count": ("REDELIVERY-1", "REDELIVERY-2"),
+    "ring.unacked_never_evicted": ("RING-5",),
+    "browse.ids": ("PAGING-12",),
+}
+
+TABLES: dict[str, dict[str, tuple[str, ...]]] = {
+    "delivery": {**_COMMON, "receive.id": ("DELIVERY-3", "DELIVERY-4", "DELIVERY-5")},
+    "ring": {
+        **_COMMON,
+        "send.result": ("RING-3",),
+        "receive.id": ("RING-6", "RING-8", "RING-7"),
+        "counters.replaced": ("RING-3", "RING-7", "RING-8"),
+        "counters.pending_count": ("RING-4", "RING-3"),
+        "counters.delivering_count": ("RING-5", "DELIVERY-1"),
+        "ring.bound": ("RING-3", "RING-4"),
+        "nack.result": ("RING-9",),
+        "nack.accepted": ("RING-9",),
+        "set_ring_size.accepted": ("RING-2",),
+        "rollback.accepted": ("RING-8",),
+        "commit.accepted": ("DELIVERY-8",),
+        "pending.order": ("RING-8", "RING-6"),
+    },
+    "redelivery": {
+        **_COMMON,
+        "receive.id": ("REDELIVERY-8", "REDELIVERY-9", "REDELIVERY-10"),
+        "delivery_count": ("REDELIVERY-1", "REDELIVERY-2", "REDELIVERY-3"),
+        "counters.killed": ("REDELIVERY-5", "REDELIVERY-6"),
+        "counters.scheduled_count": ("REDELIVERY-7", "REDELIVERY-9"),
+        "counters.message_count": ("REDELIVERY-6", "DELIVERY-1"),
+        "counters.pending_count": ("REDELIVERY-8", "REDELIVERY-10"),
+        "nack.result": ("REDELIVERY-2",),
+        "nack.accepted": ("REDELIVERY-2",),
+        "rollback.accepted": ("REDELIVERY-8",),
+        "commit.accepted": ("REDELIVERY-3",),
+        "advance.accepted": ("REDELIVERY-7",),
+        "pending.order": ("REDELIVERY-10", "REDELIVERY-9"),
+        "ring.bound": ("RING-3",),
+    },
+    "scheduling": {
+        **_COMMON,
+        "send.result": ("SCHED-1", "SCHED-2"),
+        "receive.id": ("SCHED-3", "SCHED-4"),
+        "pending.order": ("SCHED-3", "SCHED-4", "SCHED-5"),
+        "counters.scheduled_count": ("SCHED-6",),
+        "counters.message_count": ("SCHED-6", "DELIVERY-1"),
+        "counters.pending_count": ("SCHED-4", "SCHED-2"),
+        "counters.replaced": ("SCHED-8", "RING-10"),
+        "advance.accepted": ("SCHED-4",),
+    },
+    "paging": {
+        **_COMMON,
+        "send.result": ("PAGING-3", "PAGING-4", "PAGING-5", "PAGING-6", "PAGING-7"),
+        "receive.id": ("PAGING-10", "PAGING-7"),
+        "paging.flag": ("PAGING-6", "PAGING-7", "PAGING-8"),
+        "counters.paged_count": ("PAGING-2", "PAGING-9", "PAGING-10"),
+        "counters.pending_count": ("PAGING-10", "PAGING-11"),
+        "counters.message_count": ("PAGING-2", "DELIVERY-1"),
+        "browse.ids": ("PAGING-12",),
+        "pending.order": ("PAGING-10",),
+    },
+    "throttle": {
+        "throttle.accepted": ("THROTTLE-1",),
+        "throttle.offer": ("THROTTLE-2", "THROTTLE-3"),
+        "offer.accepted": ("THROTTLE-2",),
+        "throttle.release": ("THROTTLE-4", "THROTTLE-5"),
+        "complete.accepted": ("THROTTLE-4",),
+        "throttle.in_flight": ("THROTTLE-2", "THROTTLE-4"),
+        "throttle.blocked": ("THROTTLE-3", "THROTTLE-5"),
+        "throttle.no_queue_while_blocked": ("THROTTLE-3",),
+    },
+    "admission": {
+        "admission.accepted": ("ADMISSION-1",),
+        "admission.submit": ("ADMISSION-8",),
+        "submit.accepted": ("ADMISSION-8",),
+        "admission.take": ("ADMISSION-9",),
+        "take.accepted": ("ADMISSION-9",),
+        "lock.accepted": ("ADMISSION-6",),
+        "advance.accepted": ("ADMISSION-1",),
+        "admission.answer": ("ADMISSION-2", "ADMISSION-3", "ADMISSION-5", "ADMISSION-6"),
+        "admission.single_answer": ("ADMISSION-7",),
+        "admission.not_before_limit": ("ADMISSION-3",),
+    },
+    "storage": {
+        "store.accepted": ("STORAGE-1",),
+        "storage.put": ("STORAGE-1", "STORAGE-2", "STORAGE-3", "STORAGE-5"),
+        "put.accepted": ("STORAGE-1",),
+        "storage.remove": ("STORAGE-1",),
+        "remove.accepted": ("STORAGE-1",),
+        "open_requester.accepted": ("STORAGE-7",),
+        "close_requester.accepted": ("STORAGE-7",),
+        "storage.truncate": ("STORAGE-7", "STORAGE-8"),
+        "truncate.accepted": ("STORAGE-7",),
+        "storage.exact_reuse": ("STORAGE-1", "STORAGE-2"),
+        "storage.reuse_before_virgin": ("STORAGE-2",),
+        "storage.used_bytes": ("STORAGE-3",),
+        "storage.live": ("STORAGE-1",),
+        "storage.free_slots": ("STORAGE-2",),
+        "storage.index_entries": ("STORAGE-4",),
+    },
+}
+
+
+def rules_for(area: str) -> dict[str, tuple[str, ...]]:
+    """The check -> rule ids table of one area."""
+    return TABLES[area]
+
+
+def all_rule_ids() -> set[str]:
+    return {rule for table in TABLES.values() for ids in table.values() for rule in ids}

@@ -1,0 +1,122 @@
+"""Run directories and histories: the contract between the suite and the report pipeline.
+
+A run directory holds::
+
+    run.json            run id, adapter, profile, settings, versions, status (incomplete|complete)
+    history/<machine>.jsonl   one Jepsen-shaped record per operation (see HistoryRecord)
+    outcomes.jsonl      one record per (machine, rule): pass | fail | not_applicable | unknown
+    counterexamples/    <machine>.py (a plain pytest test) and <machine>.yaml (a scenario)
+
+Records are appended and flushed as they happen, so an interrupted run keeps what it recorded and
+run.json says `incomplete`; run.json is rewritten atomically (temp file + rename) at the end.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import time
+import uuid
+from pathlib import Path
+from typing import IO, Any, Literal
+
+SCHEMA_VERSION = 1
+RecordType = Literal["invoke", "ok", "fail", "info"]
+Outcome = Literal["pass", "fail", "not_applicable", "unknown"]
+
+#: The fields of one history record, in order; `v` is the schema version.
+HISTORY_FIELDS = ("v", "run", "adapter", "profile", "machine", "example", "index", "time", "process",
+                  "type", "f", "queue", "value")
+OUTCOME_FIELDS = ("v", "run", "adapter", "profile", "machine", "rule", "outcome", "examples",
+                  "counterexample", "message")
+
+
+def new_run_id() -> str:
+    return time.strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:6]
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
+    os.replace(tmp, path)
+
+
+class HistoryWriter:
+    """Appends history records of one machine to history/<machine>.jsonl."""
+
+    def __init__(self, run: RunDirectory, machine: str) -> None:
+        self.run = run
+        self.machine = machine
+        self.index = 0
+        self.example = 0
+        self._file: IO[str] = (run.path / "history" / f"{machine}.jsonl").open("a", encoding="utf-8")
+
+    def record(self, type_: RecordType, f: str, value: Any = None, *, process: str = "control",
+               queue: str | None = None) -> None:
+        rec = {
+            "v": SCHEMA_VERSION, "run": self.run.run_id, "adapter": self.run.adapter,
+            "profile": self.run.profile, "machine": self.machine, "example": self.example,
+            "index": self.index, "time": time.monotonic_ns() - self.run.start_ns, "process": process,
+            "type": type_, "f": f, "queue": queue, "value": value,
+        }
+        self.index += 1
+        self._file.write(json.dumps(rec, default=str, separators=(",", ":")) + "\n")
+
+    def next_example(self) -> None:
+        self.example += 1
+        self._file.flush()
+
+    def close(self) -> None:
+        self._file.close()
+
+
+class RunDirectory:
+    """A run directory being written (see the module docstring for the layout)."""
+
+    def __init__(self, path: Path, adapter: str, profile: str, settings: dict[str, Any],
+                 run_id: str | None = None) -> None:
+        self.path = path
+        self.adapter = adapter
+        self.profile = profile
+        self.run_id = run_id or new_run_id()
+        self.start_ns = time.monotonic_ns()
+        self.meta: dict[str, Any] = {
+            "v": SCHEMA_VERSION, "run": self.run_id, "adapter": adapter, "profile": profile,
+            "settings": settings, "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "finished": None, "status": "incomplete", "exit_code": None, "versions": _versions(),
+        }
+        (path / "history").mkdir(parents=True, exist_ok=True)
+        (path / "counterexamples").mkdir(exist_ok=True)
+        write_json_atomic(path / "run.json", self.meta)
+        self._outcomes = (path / "outcomes.jsonl").open("a", encoding="utf-8")
+
+    def history(self, machine: str) -> HistoryWriter:
+        return HistoryWriter(self, machine)
+
+    def outcome(self, machine: str, rule: str, outcome: Outcome, *, examples: int = 0,
+                counterexample: str | None = None, message: str | None = None) -> None:
+        rec = {"v": SCHEMA_VERSION, "run": self.run_id, "adapter": self.adapter, "profile": self.profile,
+               "machine": machine, "rule": rule, "outcome": outcome, "examples": examples,
+               "counterexample": counterexample, "message": message}
+        self._outcomes.write(json.dumps(rec) + "\n")
+        self._outcomes.flush()
+
+    def finish(self, exit_code: int, **extra: Any) -> None:
+        self._outcomes.close()
+        self.meta.update(extra)
+        self.meta.update(finished=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), status="complete",
+                         exit_code=exit_code)
+        write_json_atomic(self.path / "run.json", self.meta)
+
+
+def _versions() -> dict[str, str]:
+    from importlib.metadata import PackageNotFoundError, version
+
+    found = {"python": platform.python_version()}
+    for dist in ("mqconform", "hypothesis", "attrs"):
+        try:
+            found[dist] = version(dist)
+        except PackageNotFoundError:
+            found[dist] = "unknown"
+    return found

@@ -1,0 +1,1 @@
+"""Deliberately broken implementations (mutants) that prove the suite can fail."""

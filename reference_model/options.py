@@ -1,0 +1,94 @@
+"""Named model options: every point where the sources disagree is one field here.
+
+A *profile* (see :mod:`.profiles`) is a frozen :class:`ModelOptions` value that fixes all of them.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import attrs
+
+BoundCounts = Literal["pending", "stored"]
+Overflow = Literal["drop_head", "reject_new", "drop_newest"]
+ReturnPlacement = Literal["sorted", "head", "tail"]
+ReturnOverBound = Literal["drop_returning", "drop_head", "keep"]
+DepageRule = Literal["read_budget", "address_memory"]
+
+FEATURES = frozenset(
+    {"ring", "priorities", "scheduling", "paging", "redelivery_delay", "dead_letter", "transactions",
+     "nack", "selectors", "browse", "window_bytes", "delivery_count", "fail_policy", "block_policy",
+     "drop_policy", "set_ring_size"}
+)
+
+
+@attrs.frozen
+class ModelOptions:
+    """Every semantic choice the queue model makes where brokers (or sources) differ.
+
+    Defaults are the seeds' semantics (ActiveMQ Artemis). Rule ids name the spec rule each option
+    chooses between.
+    """
+
+    name: str = "artemis"
+    #: DELIVERY-3: number of priority levels; 1 means priorities are ignored (plain FIFO).
+    priority_levels: int = 10
+    #: RING-4: what counts toward a ring/max-length bound: pending only, or everything stored
+    #: (pending + delivering), as JetStream `max_msgs` and Mosquitto's queue limit do.
+    bound_counts: BoundCounts = "pending"
+    #: RING-3: on a tail add over the bound: evict the head (ring, drop-head, discard old), reject
+    #: the new message (reject-publish, discard new) or drop it silently (Mosquitto).
+    overflow: Overflow = "drop_head"
+    #: RING-5: may an eviction remove a delivered but unacknowledged message (JetStream discard=old).
+    evict_unacked: bool = False
+    #: reject_new only: reject when the add WOULD exceed the bound ("before", exact) or only once the
+    #: count is already over it ("after": RabbitMQ quorum overshoots by one).
+    reject_check: Literal["before", "after"] = "before"
+    #: reject_new only: once rejecting, accept again when count <= ratio x bound (quorum: 0.8).
+    unblock_ratio: float = 1.0
+    #: a silently dropped send is reported to the producer as accepted (Mosquitto PUBACK).
+    silent_overflow: bool = False
+    #: REDELIVERY-10 / RING-8: where cancelled messages return: by original sequence (Artemis >= 2.18,
+    #: RabbitMQ classic), at the head in cancel order (HornetQ addHead), or at the tail.
+    return_placement: ReturnPlacement = "sorted"
+    #: where a nacked (individually cancelled) message returns; quorum without a delivery limit: tail.
+    nack_placement: ReturnPlacement = "sorted"
+    #: RING-7: a returning message that finds the ring full: drop the returning message (Artemis),
+    #: re-insert and then drop heads down to the bound (RabbitMQ drop-head), or keep all (over bound).
+    return_over_bound: ReturnOverBound = "drop_returning"
+    #: RING-9: individual cancel (nack) bypasses the ring check (Artemis); False: it is checked.
+    nack_bypasses_ring: bool = True
+    #: REDELIVERY-2: a cancel of an unacked message undoes its delivery-count increment.
+    cancel_undoes_delivery_count: bool = True
+    #: REDELIVERY-2 (AMQP Modified deliveryFailed=true): a nack keeps the increment.
+    nack_keeps_delivery_count: bool = True
+    #: REDELIVERY-8: the redelivery delay applies on session rollback and on nack ...
+    delay_on_rollback: bool = True
+    delay_on_nack: bool = True
+    #: ... and not on a plain consumer close.
+    delay_on_close: bool = False
+    #: REDELIVERY-5: dead-letter when delivery_count >= max (Artemis) or > max (RabbitMQ quorum
+    #: x-delivery-limit: at most limit + 1 deliveries).
+    dla_threshold: Literal["ge", "gt"] = "ge"
+    #: what a nack does: return the message (Artemis individual cancel) or dead-letter it at once
+    #: (ActiveMQ Classic STOMP NACK is a poison ack).
+    nack_action: Literal["requeue", "dead_letter"] = "requeue"
+    #: closing a consumer returns its unacked messages (False: Redis streams keep them in the PEL).
+    close_returns: bool = True
+    #: SCHED-4: due scheduled messages go to the queue head (Artemis) or its tail.
+    scheduled_placement: Literal["head", "tail"] = "head"
+    #: PAGING-10 (Artemis read budget per queue) or HornetQ H1 (whole pages while address memory < max).
+    depage_rule: DepageRule = "read_budget"
+    #: PAGING-12 / H2: browsers and selectors see paged messages (Artemis cursors) or only memory.
+    paged_visible_to_browsers: bool = True
+    paged_visible_to_selectors: bool = True
+    #: features the profile has; using a missing one is :class:`~.errors.Unsupported`.
+    features: frozenset[str] = FEATURES
+
+    def has(self, feature: str) -> bool:
+        """True when the profile has `feature` (a name from FEATURES)."""
+        return feature in self.features
+
+    def evolve(self, **changes: object) -> ModelOptions:
+        """A copy with some options changed (used for `options:` in scenarios and for mutants)."""
+        return attrs.evolve(self, **changes)  # type: ignore[arg-type]

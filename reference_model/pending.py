@@ -1,0 +1,146 @@
+"""The pending list of a queue: priority levels, FIFO inside a level, head and sorted inserts.
+
+DELIVERY-3 (10 levels, highest first, FIFO within a level), RING-6 (poll takes the head of the
+highest non-empty level), RING-8/REDELIVERY-10 (sorted insert by the original per-queue sequence),
+SCHED-4 (head inserts go in front of everything in their level). Each level is a binary heap keyed
+by (band, n) with lazy deletion, so add, poll and remove are O(log n); ordered iteration (browse,
+selector dispatch) is O(n log n).
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable, Iterator
+from typing import Generic, Protocol, TypeVar
+
+from .errors import ModelMisuse
+
+
+class HasId(Protocol):
+    @property
+    def id(self) -> str: ...
+
+
+T = TypeVar("T", bound=HasId)
+
+_HEAD_BAND = 0
+_SEQ_BAND = 1
+Key = tuple[int, int]
+
+
+class _Level(Generic[T]):
+    """One priority level: a heap of (key, token, item); an entry is live while its token is current."""
+
+    __slots__ = ("heap", "keys", "tokens")
+
+    def __init__(self) -> None:
+        self.heap: list[tuple[Key, int, T]] = []
+        self.keys: dict[str, int] = {}
+        self.tokens = 0
+
+    def push(self, key: Key, item: T) -> None:
+        self.tokens += 1
+        self.keys[item.id] = self.tokens
+        heapq.heappush(self.heap, (key, self.tokens, item))
+
+    def _live(self, entry: tuple[Key, int, T]) -> bool:
+        return self.keys.get(entry[2].id) == entry[1]
+
+    def _settle(self) -> None:
+        heap = self.heap
+        while heap and not self._live(heap[0]):
+            heapq.heappop(heap)
+        if len(heap) > 64 and len(heap) > 4 * len(self.keys):
+            self.heap = [entry for entry in heap if self._live(entry)]
+            heapq.heapify(self.heap)
+
+    def peek(self) -> T | None:
+        self._settle()
+        return self.heap[0][2] if self.heap else None
+
+    def pop(self) -> T:
+        self._settle()
+        _key, _token, item = heapq.heappop(self.heap)
+        del self.keys[item.id]
+        return item
+
+    def ordered(self) -> list[T]:
+        return [entry[2] for entry in sorted(self.heap, key=lambda e: (e[0], e[1])) if self._live(entry)]
+
+
+class PendingList(Generic[T]):
+    """Pending messages of one queue in delivery order."""
+
+    def __init__(self, levels: int, priority_of: Callable[[T], int]) -> None:
+        if levels < 1:
+            raise ModelMisuse("a queue needs at least one priority level")
+        self._levels: list[_Level[T]] = [_Level() for _ in range(levels)]
+        self._priority_of = priority_of
+        self._level_of: dict[str, int] = {}
+        self._head_counter = 0
+        self.bytes = 0
+        self._size_of: dict[str, int] = {}
+
+    def _level(self, item: T) -> int:
+        return min(max(self._priority_of(item), 0), len(self._levels) - 1)
+
+    def __len__(self) -> int:
+        return len(self._level_of)
+
+    def __contains__(self, item_id: object) -> bool:
+        return item_id in self._level_of
+
+    def _insert(self, item: T, key: Key, size: int) -> None:
+        if item.id in self._level_of:
+            raise ModelMisuse(f"message {item.id!r} is already pending")
+        level = self._level(item)
+        self._levels[level].push(key, item)
+        self._level_of[item.id] = level
+        self._size_of[item.id] = size
+        self.bytes += size
+
+    def add_tail(self, item: T, sequence: int, size: int) -> None:
+        """Append at the tail of its level (sequence is the new per-queue sequence, C8)."""
+        self._insert(item, (_SEQ_BAND, sequence), size)
+
+    def add_sorted(self, item: T, sequence: int, size: int) -> None:
+        """Insert by original sequence (a cancelled message returning to its place)."""
+        self._insert(item, (_SEQ_BAND, sequence), size)
+
+    def add_head(self, item: T, size: int) -> None:
+        """Insert in front of everything in its level; the latest head insert comes first."""
+        self._head_counter += 1
+        self._insert(item, (_HEAD_BAND, -self._head_counter), size)
+
+    def peek(self) -> T | None:
+        """The next message to deliver: head of the highest non-empty level."""
+        for level in reversed(self._levels):
+            if level.keys:
+                return level.peek()
+        return None
+
+    def poll(self) -> T | None:
+        """Remove and return the next message to deliver (RING-6)."""
+        for level in reversed(self._levels):
+            if level.keys:
+                item = level.pop()
+                self._forget(item.id)
+                return item
+        return None
+
+    def remove(self, item_id: str) -> None:
+        """Remove a message anywhere in the list (selector dispatch, eviction of a stored message)."""
+        level = self._level_of.get(item_id)
+        if level is None:
+            raise ModelMisuse(f"message {item_id!r} is not pending")
+        del self._levels[level].keys[item_id]
+        self._forget(item_id)
+
+    def _forget(self, item_id: str) -> None:
+        del self._level_of[item_id]
+        self.bytes -= self._size_of.pop(item_id)
+
+    def __iter__(self) -> Iterator[T]:
+        for level in reversed(self._levels):
+            if level.keys:
+                yield from level.ordered()

@@ -1,0 +1,134 @@
+"""Profiles: each fixes every model option to one implementation's documented semantics.
+
+A profile is data (a :class:`~.options.ModelOptions` value), not a subclass. Sources:
+artemis-semantics.md (artemis, hornetq) and broker-semantics.md (the others).
+"""
+
+from __future__ import annotations
+
+from .errors import ModelMisuse
+from .options import FEATURES, ModelOptions
+
+
+def _without(*names: str) -> frozenset[str]:
+    unknown = set(names) - FEATURES
+    if unknown:
+        raise ModelMisuse(f"unknown features {sorted(unknown)}")
+    return FEATURES - frozenset(names)
+
+
+#: The seeds' semantics: ActiveMQ Artemis 2.44 (artemis-semantics.md C, R, P, D, S rules).
+ARTEMIS = ModelOptions()
+
+#: HornetQ 2.2: no ring queues (added in Artemis 2.10), no FAIL policy (H4), cancelled messages
+#: return with addHead (D10), whole pages depage while memory allows (H1), selectors and browsers see
+#: only in-memory messages (H2).
+HORNETQ = ModelOptions(
+    name="hornetq",
+    return_placement="head",
+    depage_rule="address_memory",
+    paged_visible_to_browsers=False,
+    paged_visible_to_selectors=False,
+    features=_without("ring", "set_ring_size", "fail_policy"),
+)
+
+#: RabbitMQ 3.10 classic queue: x-max-length counts ready messages only, drop-head enforced after a
+#: requeue, no priorities without x-max-priority, no delay, no delivery counter (redelivered flag).
+RABBITMQ_CLASSIC = ModelOptions(
+    name="rabbitmq-classic",
+    priority_levels=1,
+    return_over_bound="drop_head",
+    nack_bypasses_ring=False,
+    nack_keeps_delivery_count=False,
+    delay_on_rollback=False,
+    delay_on_nack=False,
+    features=_without("scheduling", "paging", "redelivery_delay", "window_bytes", "delivery_count",
+                      "transactions", "selectors", "fail_policy", "block_policy", "drop_policy",
+                      "set_ring_size"),
+)
+
+#: RabbitMQ 3.10 quorum queue: x-delivery-count +1 on every return, nack without a delivery limit
+#: goes to the tail, x-delivery-limit allows limit + 1 deliveries.
+RABBITMQ_QUORUM = RABBITMQ_CLASSIC.evolve(
+    name="rabbitmq-quorum",
+    cancel_undoes_delivery_count=False,
+    nack_keeps_delivery_count=True,
+    nack_placement="tail",
+    dla_threshold="gt",
+    features=_without("scheduling", "paging", "redelivery_delay", "window_bytes", "transactions",
+                      "selectors", "fail_policy", "block_policy", "drop_policy", "set_ring_size"),
+)
+
+#: NATS JetStream 2.9: max_msgs counts every stored message and discard=old deletes the oldest even
+#: when unacked; unacked messages come back after ack_wait (modelled as the redelivery delay), before
+#: new ones; num_delivered is never undone.
+JETSTREAM = ModelOptions(
+    name="jetstream",
+    priority_levels=1,
+    bound_counts="stored",
+    evict_unacked=True,
+    return_placement="head",
+    cancel_undoes_delivery_count=False,
+    delay_on_close=True,
+    delay_on_nack=False,
+    features=_without("scheduling", "paging", "transactions", "window_bytes", "selectors", "dead_letter",
+                      "fail_policy", "block_policy", "drop_policy", "set_ring_size"),
+)
+
+#: Redis 7.0 streams: MAXLEN trims the oldest entries whatever their PEL state; nothing returns on its
+#: own (entries stay in the PEL until claimed).
+REDIS_STREAMS = ModelOptions(
+    name="redis-streams",
+    priority_levels=1,
+    bound_counts="stored",
+    evict_unacked=True,
+    close_returns=False,
+    cancel_undoes_delivery_count=False,
+    features=_without("scheduling", "paging", "transactions", "redelivery_delay", "dead_letter", "nack",
+                      "window_bytes", "selectors", "fail_policy", "block_policy", "drop_policy",
+                      "set_ring_size"),
+)
+
+#: ActiveMQ Classic 5.17 over STOMP: no queue count limit, no priorities by default, returned
+#: messages go to a redelivery list ahead of others, STOMP NACK is a poison ack (DLQ), scheduled
+#: messages are re-sent to the destination (tail), STOMP shows only the redelivered flag.
+ACTIVEMQ_CLASSIC = ModelOptions(
+    name="activemq-classic",
+    priority_levels=1,
+    return_placement="head",
+    nack_action="dead_letter",
+    delay_on_rollback=False,
+    scheduled_placement="tail",
+    features=_without("ring", "set_ring_size", "paging", "redelivery_delay", "window_bytes",
+                      "delivery_count", "selectors", "fail_policy", "block_policy", "drop_policy"),
+)
+
+#: Mosquitto 2.0: max_queued_messages counts queued and in-flight together and drops the NEWEST
+#: message silently (the publisher still gets PUBACK); a persistent session gets its unacked messages
+#: again on reconnect, in order.
+MOSQUITTO = ModelOptions(
+    name="mosquitto",
+    priority_levels=1,
+    bound_counts="stored",
+    overflow="drop_newest",
+    silent_overflow=True,
+    return_placement="head",
+    cancel_undoes_delivery_count=False,
+    features=_without("scheduling", "paging", "transactions", "nack", "redelivery_delay", "dead_letter",
+                      "selectors", "browse", "window_bytes", "delivery_count", "fail_policy",
+                      "block_policy", "drop_policy", "set_ring_size"),
+)
+
+PROFILES: dict[str, ModelOptions] = {
+    p.name: p
+    for p in (ARTEMIS, HORNETQ, RABBITMQ_CLASSIC, RABBITMQ_QUORUM, JETSTREAM, REDIS_STREAMS,
+              ACTIVEMQ_CLASSIC, MOSQUITTO)
+}
+
+
+def profile(name: str) -> ModelOptions:
+    """The options of profile `name`; ModelMisuse naming the known profiles otherwise."""
+    try:
+        return PROFILES[name]
+    except KeyError:
+        raise ModelMisuse(f"unknown profile {name!r} (known: {', '.join(PROFILES)})") from None

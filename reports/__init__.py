@@ -1,0 +1,1 @@
+"""Reports: history checks (python and Spark engines) and compliance reports."""

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Start the machine's broker services if they are down (loopback only), and install ActiveMQ
+# from Debian if it is missing. Idempotent. Usage: bash scripts/services.sh
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && exec 3>&- 3<&-; }
+wait_port() { for _ in $(seq 1 "${2:-60}"); do port_open "$1" && return 0; sleep 0.5; done; return 1; }
+
+start() {  # name port command...
+  local name=$1 port=$2; shift 2
+  if port_open "$port"; then echo "services: $name up on $port"; return 0; fi
+  echo "services: starting $name"
+  "$@" </dev/null >/dev/null 2>&1 || true
+  if wait_port "$port" 90; then echo "services: $name up on $port"; else echo "services: $name did not start on $port" >&2; return 1; fi
+}
+
+status=0
+start rabbitmq 5672 rabbitmq-server -detached || status=1
+start redis 6379 redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save "" --appendonly no || status=1
+start nats 4222 start-stop-daemon --start --oknodo --background --exec /usr/sbin/nats-server -- \
+  -a 127.0.0.1 -p 4222 -js -sd /var/lib/nats-server || status=1
+start mosquitto 1883 mosquitto -d -c /etc/mosquitto/mosquitto.conf || status=1
+if [ -x scripts/install-activemq.sh ] || [ -f scripts/install-activemq.sh ]; then
+  bash scripts/install-activemq.sh || status=1
+fi
+exit $status

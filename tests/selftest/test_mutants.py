@@ -1,0 +1,30 @@
+"""The suite must fail: every mutant is caught by its area's machine with a short counterexample."""
+
+from __future__ import annotations
+
+import pytest
+from mqconform.reference_model.profiles import ARTEMIS
+
+from mqconform.conformance import settings as suite_settings
+from mqconform.conformance.registry import MACHINES
+from mqconform.conformance.runner import run_machine
+from mqconform.selftest.mutants import MUTANTS
+
+MAX_STEPS = 12
+
+
+def test_at_least_two_mutants_per_area() -> None:
+    assert len(MUTANTS) >= 16
+    for area in MACHINES:
+        assert sum(m.area == area for m in MUTANTS) >= 2, area
+
+
+@pytest.mark.parametrize("mutant", MUTANTS, ids=lambda m: m.name)
+def test_mutant_is_caught(mutant) -> None:  # type: ignore[no-untyped-def]
+    hyp = suite_settings.get("ci", database=None)
+    result = run_machine(MACHINES[mutant.area], mutant.adapter, ARTEMIS, hyp, max_reruns=0)
+    assert result.unknown is None
+    assert result.findings, f"mutant {mutant.name} ({mutant.description}) was not caught"
+    finding = result.findings[0]
+    assert len(finding.steps) <= MAX_STEPS, (
+        f"{mutant.name}: counterexample has {len(finding.steps)} steps: {finding.steps}")

@@ -1,0 +1,55 @@
+"""Every spec rule has a test, and every test names only rules that exist.
+
+Rule ids are collected from: the conformance machines' check table (mqconform.conformance.rules),
+`@pytest.mark.rules(...)` markers in tests/, and the `rules:` line of the bundled scenario files.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from mqconform.conformance.rules import all_rule_ids
+from mqconform.spec import load_catalogue
+
+ROOT = Path(__file__).resolve().parent.parent
+ID = re.compile(r"\b([A-Z]+-\d+)\b")
+MARKER = re.compile(r"rules\(([^)]*)\)")
+SCENARIO_RULES = re.compile(r"^#\s*rules:\s*(.*)$", re.MULTILINE)
+
+
+def _marker_ids() -> dict[str, set[str]]:
+    found: dict[str, set[str]] = {}
+    for path in (ROOT / "tests").rglob("*.py"):
+        if path.name == "test_rule_coverage.py":
+            continue
+        for args in MARKER.findall(path.read_text()):
+            for rule in re.findall(r"[\"']([A-Z]+-\d+)[\"']", args):
+                found.setdefault(rule, set()).add(str(path.relative_to(ROOT)))
+    return found
+
+
+def _scenario_ids() -> dict[str, set[str]]:
+    found: dict[str, set[str]] = {}
+    for path in sorted((ROOT / "spec" / "examples").glob("*.y*ml")):
+        for line in SCENARIO_RULES.findall(path.read_text()):
+            for rule in ID.findall(line):
+                found.setdefault(rule, set()).add(str(path.relative_to(ROOT)))
+    return found
+
+
+def test_every_spec_rule_has_a_test() -> None:
+    catalogue = load_catalogue()
+    tested = set(all_rule_ids()) | set(_marker_ids()) | set(_scenario_ids())
+    untested = sorted(rule.id for rule in catalogue if rule.id not in tested)
+    assert not untested, f"{len(untested)} spec rules have no test: {', '.join(untested)}"
+
+
+def test_tests_name_only_known_rules() -> None:
+    known = {rule.id for rule in load_catalogue()}
+    named = {rule: {"mqconform/conformance/rules.py"} for rule in all_rule_ids()}
+    for source in (_marker_ids(), _scenario_ids()):
+        for rule, places in source.items():
+            named.setdefault(rule, set()).update(places)
+    unknown = {rule: sorted(places) for rule, places in named.items() if rule not in known}
+    assert not unknown, f"tests name rules that are not in spec/: {unknown}"

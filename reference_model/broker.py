@@ -490,6 +490,8 @@ class Broker:
             queue.pending.add_sorted(ref, ref.sequence, ref.size)
         elif placement == "head":
             queue.pending.add_head(ref, ref.size)
+        elif placement == "returns":
+            queue.pending.add_returned(ref, ref.size)
         else:
             ref.sequence = queue.next_sequence()
             queue.pending.add_tail(ref, ref.sequence, ref.size)
@@ -669,11 +671,16 @@ class Broker:
         return None if ref is None else ref.delivery_count
 
     def paging(self, address_name: str) -> bool:
-        """PAGING-4b: is the address in page mode."""
+        """PAGING-28: the observable flag: page mode under PAGE, "full" under DROP and FAIL, and
+        always false under BLOCK (PagingStore.isPaging)."""
         try:
-            return self.addresses[address_name].paging
+            address = self.addresses[address_name]
         except KeyError:
             raise ModelMisuse(f"unknown address {address_name!r}") from None
+        policy = address.config.full_policy
+        if policy == "PAGE":
+            return address.paging
+        return policy in ("DROP", "FAIL") and address.full()
 
     def queue_address(self, queue_name: str) -> str:
         return self._queue(queue_name).config.address_name

@@ -11,7 +11,7 @@ import attrs
 
 BoundCounts = Literal["pending", "stored"]
 Overflow = Literal["drop_head", "reject_new", "drop_newest"]
-ReturnPlacement = Literal["sorted", "head", "tail"]
+ReturnPlacement = Literal["sorted", "head", "tail", "returns"]
 ReturnOverBound = Literal["drop_returning", "drop_head", "keep"]
 DepageRule = Literal["read_budget", "address_memory"]
 
@@ -49,7 +49,8 @@ class ModelOptions:
     #: a silently dropped send is reported to the producer as accepted (Mosquitto PUBACK).
     silent_overflow: bool = False
     #: REDELIVERY-10 / RING-8: where cancelled messages return: by original sequence (Artemis >= 2.18,
-    #: RabbitMQ classic), at the head in cancel order (HornetQ addHead), or at the tail.
+    #: RabbitMQ classic), at the head in cancel order (HornetQ addHead), at the tail, or to a FIFO
+    #: redelivery queue served before new messages (JetStream, REDELIVERY-20).
     return_placement: ReturnPlacement = "sorted"
     #: where a nacked (individually cancelled) message returns; quorum without a delivery limit: tail.
     nack_placement: ReturnPlacement = "sorted"

@@ -24,7 +24,8 @@ class HasId(Protocol):
 T = TypeVar("T", bound=HasId)
 
 _HEAD_BAND = 0
-_SEQ_BAND = 1
+_RETURN_BAND = 1
+_SEQ_BAND = 2
 Key = tuple[int, int]
 
 
@@ -78,6 +79,7 @@ class PendingList(Generic[T]):
         self._priority_of = priority_of
         self._level_of: dict[str, int] = {}
         self._head_counter = 0
+        self._return_counter = 0
         self.bytes = 0
         self._size_of: dict[str, int] = {}
 
@@ -111,6 +113,12 @@ class PendingList(Generic[T]):
         """Insert in front of everything in its level; the latest head insert comes first."""
         self._head_counter += 1
         self._insert(item, (_HEAD_BAND, -self._head_counter), size)
+
+    def add_returned(self, item: T, size: int) -> None:
+        """Append to the redelivery queue: behind earlier returns, ahead of every sequenced message of
+        its level (JetStream -NAK, REDELIVERY-20)."""
+        self._return_counter += 1
+        self._insert(item, (_RETURN_BAND, self._return_counter), size)
 
     def peek(self) -> T | None:
         """The next message to deliver: head of the highest non-empty level."""

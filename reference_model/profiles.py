@@ -61,13 +61,15 @@ RABBITMQ_QUORUM = RABBITMQ_CLASSIC.evolve(
 
 #: NATS JetStream 2.9: max_msgs counts every stored message and discard=old deletes the oldest even
 #: when unacked; unacked messages come back after ack_wait (modelled as the redelivery delay), before
-#: new ones; num_delivered is never undone.
+#: new ones; -NAKed messages join a FIFO redelivery queue ahead of new ones (REDELIVERY-20);
+#: num_delivered is never undone.
 JETSTREAM = ModelOptions(
     name="jetstream",
     priority_levels=1,
     bound_counts="stored",
     evict_unacked=True,
     return_placement="head",
+    nack_placement="returns",
     cancel_undoes_delivery_count=False,
     delay_on_close=True,
     delay_on_nack=False,

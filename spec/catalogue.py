@@ -1,7 +1,8 @@
 """The spec catalogue: rules as data, one YAML file per area, loaded and checked with file:line errors.
 
 A rule file has the top-level keys ``area``, ``title`` and ``rules``; each rule has ``id``,
-``statement``, ``kind``, ``source``, ``profiles`` and optionally ``params`` and ``notes``.
+``statement``, ``kind``, ``source``, ``profiles`` and optionally ``params``, ``notes`` and
+``unchecked`` (why no model code or test checks the rule yet: an explicit, reported gap, never a pass).
 Every validation error is a :class:`SpecError` whose message starts ``<file>:<line>:``; line
 numbers come from the YAML nodes (``yaml.compose``), so they point at the offending key or value.
 """
@@ -34,7 +35,7 @@ AREAS: Final[Mapping[str, str]] = MappingProxyType({
 
 _TOP_REQUIRED: Final = ("area", "title", "rules")
 _RULE_REQUIRED: Final = ("id", "statement", "kind", "source", "profiles")
-_RULE_OPTIONAL: Final = ("params", "notes")
+_RULE_OPTIONAL: Final = ("params", "notes", "unchecked")
 _ID: Final = re.compile(r"^([A-Z]+)-([1-9][0-9]*)$")
 
 
@@ -58,6 +59,8 @@ class Rule:
     profiles: frozenset[str]
     params: Mapping[str, Any] = attrs.field(factory=dict, converter=_freeze, hash=False)
     notes: str = ""
+    #: why nothing checks this rule yet (empty: the rule has tests); reports list it as uncovered
+    unchecked: str = ""
     #: ``<file>:<line>`` of the rule's id, for reports and error messages.
     location: str = attrs.field(default="", eq=False)
 
@@ -196,6 +199,7 @@ def _rule(file: _File, node: Node, area: str, seen: dict[str, str]) -> Rule:
             raise file.error(params_node, "params must be a mapping with string keys")
         params = raw
     notes = file.text(fields["notes"][1], "notes") if "notes" in fields else ""
+    unchecked = file.text(fields["unchecked"][1], "unchecked") if "unchecked" in fields else ""
     return Rule(
         id=rule_id,
         area=area,
@@ -205,6 +209,7 @@ def _rule(file: _File, node: Node, area: str, seen: dict[str, str]) -> Rule:
         profiles=_profiles(file, fields["profiles"][1]),
         params=params,
         notes=notes,
+        unchecked=unchecked,
         location=location,
     )
 

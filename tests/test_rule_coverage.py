@@ -38,11 +38,24 @@ def _scenario_ids() -> dict[str, set[str]]:
     return found
 
 
+def _tested() -> set[str]:
+    return set(all_rule_ids()) | set(_marker_ids()) | set(_scenario_ids())
+
+
 def test_every_spec_rule_has_a_test() -> None:
+    """A rule without a test fails the build unless spec/ says why nothing checks it (`unchecked`)."""
     catalogue = load_catalogue()
-    tested = set(all_rule_ids()) | set(_marker_ids()) | set(_scenario_ids())
-    untested = sorted(rule.id for rule in catalogue if rule.id not in tested)
+    tested = _tested()
+    untested = sorted(rule.id for rule in catalogue if rule.id not in tested and not rule.unchecked)
     assert not untested, f"{len(untested)} spec rules have no test: {', '.join(untested)}"
+    gaps = sorted(rule.id for rule in catalogue if rule.unchecked)
+    print(f"rules covered: {len(catalogue) - len(gaps)} of {len(catalogue)}; unchecked: {', '.join(gaps)}")
+
+
+def test_unchecked_rules_are_really_unchecked() -> None:
+    """A rule marked `unchecked` that a test names is a stale mark: remove the mark."""
+    stale = sorted(rule.id for rule in load_catalogue() if rule.unchecked and rule.id in _tested())
+    assert not stale, f"rules marked unchecked in spec/ but named by tests: {', '.join(stale)}"
 
 
 def test_tests_name_only_known_rules() -> None:

@@ -83,7 +83,8 @@ FLOW_OPS = ("throttle", "offer", "complete", "admission", "submit", "take", "loc
 FLOW_SCALAR = {"take": "queue", "lock": "state", "open_requester": "store", "close_requester": "store"}
 
 
-def _call(adapter: Adapter, op: str, args: Any) -> Result:
+def call_operation(adapter: Adapter, op: str, args: Any) -> Result:
+    """Run one scenario-language operation on an adapter (the one dispatch table for every caller)."""
     if op in DISPATCH:
         return DISPATCH[op](adapter, args)
     if op in FLOW_OPS:
@@ -159,11 +160,11 @@ class Driver:
         (or `<op>.accepted`).
         """
         self._record("invoke", op, args, args)
-        expected = _call(self.model, op, args)
+        expected = call_operation(self.model, op, args)
         if not expected.is_ok:
             raise RuntimeError(f"the machine generated an operation the claimed model rejects: {op} "
                                f"{args!r}: {expected.error}")
-        actual = _call(self.adapter, op, args)
+        actual = call_operation(self.adapter, op, args)
         self._record(actual.type, op, actual.value if actual.is_ok else actual.error, args)
         step = Step(op, args, {"result": expected.value} if compare else None)
         self.steps.append(step)

@@ -1,0 +1,120 @@
+"""The scenario language as data: every operation and `expect` key with its argument types.
+
+Defaults shown here are documentation only: a declaration passes the keys the file gives, and the
+model's configuration classes (reference_model/config.py and the flow-control components) hold the
+same defaults, so an adapter sees exactly what the author wrote.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+import attrs
+
+#: argument kinds: "str", "id" (str or int, stored as str), "int", "num", "bool", "map", "list",
+#: "any", a tuple of allowed literal values; a trailing "?" allows null.
+Kind = str | tuple[Any, ...]
+
+
+@attrs.frozen
+class Field:
+    kind: Kind
+    required: bool = False
+    default: Any = None
+
+
+@attrs.frozen
+class Op:
+    """One operation: either a scalar argument (`scalar` names its kind) or a mapping of fields."""
+
+    fields: Mapping[str, Field] = attrs.field(factory=dict)
+    scalar: Kind | None = None
+    #: the declaration kind this op creates ("queue", "throttle", ...) with the field naming it
+    declares: str | None = None
+
+
+def _f(kind: Kind, default: Any = None) -> Field:
+    return Field(kind, False, default)
+
+
+def _req(kind: Kind) -> Field:
+    return Field(kind, True)
+
+
+POLICIES: Final = ("PAGE", "DROP", "BLOCK", "FAIL")
+
+OPS: Final[Mapping[str, Op]] = {
+    "address": Op({"name": _req("str"), "max_size_bytes": _f("int", -1), "max_size_messages": _f("int", -1),
+                   "page_size_bytes": _f("int", 10485760), "full_policy": _f(POLICIES, "PAGE"),
+                   "max_read_page_bytes": _f("int?"), "max_read_page_messages": _f("int", -1)},
+                  declares="address"),
+    "queue": Op({"name": _req("str"), "address": _f("str?"), "ring_size": _f("int", -1), "filter": _f("str?"),
+                 "max_delivery_attempts": _f("int", 10), "redelivery_delay_ms": _f("int", 0),
+                 "redelivery_multiplier": _f("num", 1.0), "max_redelivery_delay_ms": _f("int?"),
+                 "dead_letter": _f("str?")}, declares="queue"),
+    "consumer": Op({"name": _req("str"), "queue": _req("str"), "window_bytes": _f("int", 1048576),
+                    "window_messages": _f("int?"), "max_unacked": _f("int?"), "selector": _f("str?"),
+                    "browser": _f("bool", False)}, declares="consumer"),
+    "send": Op({"to": _req("str"), "id": _req("id"), "size": _f("int", 100), "priority": _f("int", 4),
+                "scheduled_at_ms": _f("int?"), "properties": _f("map", {})}),
+    "receive": Op(scalar="str"),
+    "ack": Op({"consumer": _req("str"), "id": _req("id"), "tx": _f("bool", False)}),
+    "nack": Op({"consumer": _req("str"), "id": _req("id")}),
+    "commit": Op(scalar="str"),
+    "rollback": Op(scalar="str"),
+    "close": Op(scalar="str"),
+    "browse": Op(scalar="str"),
+    "set_ring_size": Op({"queue": _req("str"), "size": _req("int")}),
+    "advance": Op(scalar="int"),
+    "throttle": Op({"name": _req("str"), "max_sessions": _req("int"), "low_equals_high": _f("bool", False),
+                    "block_rule": _f(("gt", "ge"), "gt")}, declares="throttle"),
+    "offer": Op({"throttle": _req("str"), "id": _req("id")}),
+    "complete": Op({"throttle": _req("str"), "id": _req("id")}),
+    "admission": Op({"name": _f("str", "broker"), "scan_start_ms": _f("int", 1000),
+                     "scan_period_ms": _f("int", 10),
+                     "enabled": _f("bool", True), "busy_after_ms": _f("int", 1000), "queues": _f("map")},
+                    declares="admission"),
+    "submit": Op({"queue": _req("str"), "id": _req("id"), "admission": _f("str?")}),
+    "take": Op(scalar="str"),
+    "lock": Op(scalar=("held", "released")),
+    "store": Op({"name": _req("str"), "max_bytes": _req("int"), "block_size": _f("int", 4096),
+                 "extent_size": _f("int", 1), "round_to": _f("int?"), "transaction_file": _f("bool", False)},
+                declares="store"),
+    "put": Op({"store": _req("str"), "id": _req("id"), "size": _req("int")}),
+    "remove": Op({"store": _req("str"), "id": _req("id")}),
+    "open_requester": Op(scalar="str"),
+    "close_requester": Op(scalar="str"),
+    "truncate": Op({"store": _req("str"), "caller": _f(("server", "requester"), "server")}),
+}
+
+#: operations whose scalar or named argument must be a declared thing: op -> (field or "", kind)
+REFERENCES: Final[Mapping[str, tuple[tuple[str, str], ...]]] = {
+    "consumer": (("queue", "queue"),),
+    "send": (("to", "address"),),
+    "receive": (("", "consumer"),), "commit": (("", "consumer"),), "rollback": (("", "consumer"),),
+    "close": (("", "consumer"),), "ack": (("consumer", "consumer"),), "nack": (("consumer", "consumer"),),
+    "browse": (("", "queue"),), "set_ring_size": (("queue", "queue"),),
+    "offer": (("throttle", "throttle"),), "complete": (("throttle", "throttle"),),
+    "put": (("store", "store"),), "remove": (("store", "store"),), "truncate": (("store", "store"),),
+    "open_requester": (("", "store"),), "close_requester": (("", "store"),),
+}
+
+QUEUE_COUNTERS: Final = ("message_count", "pending_count", "delivering_count", "scheduled_count",
+                         "paged_count", "added", "acknowledged", "replaced", "killed")
+ANSWERS: Final = (None, "processed", "TIMEOUT_CLEAN_QUEUE", "PCBUSY_CLEAN_QUEUE", "OVERLOAD")
+
+#: expect key -> (fields of one entry, the declaration kind it names or None)
+EXPECT_ENTRIES: Final[Mapping[str, tuple[Mapping[str, Field], str | None]]] = {
+    "queue": ({"name": _f("str"), **{c: _f("int") for c in QUEUE_COUNTERS}, "pending": _f("list"),
+               "paging": _f("bool")}, "queue"),
+    "delivery_count": ({"queue": _f("str"), "id": _req("id"), "count": _req("int?")}, "queue"),
+    "throttle": ({"name": _f("str"), "in_flight": _f("int"), "blocked": _f("bool")}, "throttle"),
+    "request": ({"id": _req("id"), "admission": _f("str"), "answer": _f(ANSWERS), "at_ms": _f("int?"),
+                 "text": _f("str?")}, None),
+    "store": ({"name": _f("str"), "used_bytes": _f("int"), "live": _f("int"), "free_slots": _f("int"),
+               "index_entries": _f("int")}, "store"),
+}
+EXPECT_KEYS: Final = ("result", *EXPECT_ENTRIES)
+#: the field that names the declared thing of an expect entry
+NAME_FIELD: Final = {"queue": "name", "delivery_count": "queue", "throttle": "name", "store": "name"}

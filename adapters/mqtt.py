@@ -1,0 +1,518 @@
+"""The `mqtt` adapter: Mosquitto through paho-mqtt (MQTT 5), claiming the `mosquitto` profile.
+
+By default it runs its own mosquitto processes (:mod:`.mosquitto_server`), one per queue limit,
+because ``max_queued_messages`` is a broker-wide setting; ``url=`` or ``$MQCONFORM_MQTT_URL``
+(``mqtt://[user:password@]host:port``) uses a running broker instead, whose limit the adapter
+cannot know, so ring queues are then not offered.
+
+Mapping (every client id and topic starts with a per-open prefix: namespace + random token):
+
+- a queue is a persistent session: client id ``<prefix>-q-<queue>``, session expiry 1 h, one QoS 1
+  subscription to the topic of its address (``<prefix>/<address>``). Several queues on one address
+  are several sessions on that topic (each gets a copy).
+- ring_size R >= 1 is ``max_queued_messages R`` on a broker with ``max_inflight_messages 0``; -1 is a
+  broker without limit. Between operations a session is **offline** (disconnected), and for an
+  offline client Mosquitto admits a QoS 1 message only while in-flight + queued < R and otherwise
+  drops the newest silently, the publisher still getting PUBACK (``db__ready_for_queue``, adjust 0
+  offline). That is exactly the profile's bound: stored (pending + delivering) messages, drop
+  newest, silent. Online the limit would be ``R + inflight maximum``, so the adapter never leaves a
+  session online across an operation: each disconnect is a DISCONNECT with will (reason 0x04)
+  whose will message, seen by the adapter's publisher, proves the broker has processed it.
+- a *sync* of a session connects it (the broker resends its in-flight messages with DUP=1 in
+  their original order, then the queued ones, all in flight since there is no in-flight cap),
+  publishes a sentinel to the topic, collects everything up to the sentinel, PUBACKs the sentinel
+  and the messages being acknowledged, and disconnects (offline again). Its list is the session's
+  stored messages, in delivery order.
+- a consumer is a pull consumer on a queue (``window_bytes 0``, no ``max_unacked``): ``receive``
+  syncs when something was sent since the last sync and gives the first stored message no consumer
+  holds; ``ack`` is a PUBACK of that message in a sync; ``close_consumer`` releases what it holds:
+  the messages stay in the session (QoS 1 in flight) and come back with DUP=1 on the next
+  connect, in original order, ahead of newer ones (profile: return_placement head).
+
+- ring_size 0 cannot be a Mosquitto limit (``max_queued_messages 0`` means none), so it is a
+  session *without* a subscription: Mosquitto routes nothing to it and every send is dropped
+  silently with a PUBACK, which is exactly a zero-capacity drop-newest queue.
+
+Not offered: nack (MQTT has none),
+counters (Mosquitto shows no per-client queue depth), browse, delivery counts (only the DUP flag),
+push windows and ``max_unacked`` (the in-flight cap is not used: see above), scheduling, paging,
+transactions, selectors, dead letters, time.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import urlsplit
+
+import attrs
+import paho.mqtt.client as paho
+from mqconform.reference_model.config import AddressConfig, ConsumerConfig, Message, QueueConfig
+from paho.mqtt.enums import CallbackAPIVersion, MQTTProtocolVersion
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.properties import Properties
+from paho.mqtt.reasoncodes import ReasonCode
+
+from .contract import AdapterError, Result
+from .mosquitto_server import MosquittoPool
+
+URL_ENV = "MQCONFORM_MQTT_URL"
+SESSION_EXPIRY_S = 3600
+SENTINEL = b"\x00mqc-sync "
+
+CAPABILITIES = frozenset({"queues", "ring", "consumer_pull"})
+URL_CAPABILITIES = frozenset({"queues", "consumer_pull"})
+
+
+class _Unsupported(Exception):
+    pass
+
+
+class _Refused(Exception):
+    pass
+
+
+def _payload(message: Message) -> bytes:
+    head = message.id.encode() + b" "
+    return head + b"x" * max(message.size - len(head), 0)
+
+
+class _Link:
+    """One synchronous paho client (driven with loop() calls; no background thread)."""
+
+    def __init__(self, host: str, port: int, client_id: str, timeout: float,
+                 auth: tuple[str, str] | None, manual_ack: bool = False) -> None:
+        self.host, self.port, self.timeout = host, port, timeout
+        self.client = paho.Client(CallbackAPIVersion.VERSION2, client_id=client_id,
+                                  protocol=MQTTProtocolVersion.MQTTv5, manual_ack=manual_ack)
+        if auth is not None:
+            self.client.username_pw_set(*auth)
+        self.connected = False
+        self.refused: str | None = None
+        self.inbox: list[paho.MQTTMessage] = []
+        self.acked_subs: set[int] = set()
+        self.client.on_connect = self._on_connect
+        self.client.on_disconnect = self._on_disconnect
+        self.client.on_message = lambda _c, _u, msg: self.inbox.append(msg)
+        self.client.on_subscribe = lambda _c, _u, mid, _rc, _p: self.acked_subs.add(mid)
+
+    def _on_connect(self, _c: Any, _u: Any, _flags: Any, reason: Any, _props: Any) -> None:
+        if reason.is_failure:
+            self.refused = str(reason)
+        else:
+            self.connected = True
+
+    def _on_disconnect(self, _c: Any, _u: Any, _flags: Any, _reason: Any, _props: Any) -> None:
+        self.connected = False
+
+    def wait(self, done: Callable[[], bool], what: str) -> None:
+        deadline = time.monotonic() + self.timeout
+        while not done():
+            if time.monotonic() > deadline:
+                raise TimeoutError(what)
+            rc = self.client.loop(timeout=0.005)
+            if rc != paho.MQTT_ERR_SUCCESS and not done():
+                raise ConnectionError(f"{what}: {paho.error_string(rc)}")
+
+    def connect(self, clean_start: bool, expiry: int, will: bytes | None = None,
+                will_topic: str = "") -> None:
+        props = Properties(PacketTypes.CONNECT)
+        props.SessionExpiryInterval = expiry
+        if will is not None:
+            self.client.will_set(will_topic, will, qos=0)
+        self.client.connect(self.host, self.port, keepalive=60, clean_start=clean_start, properties=props)
+        sock = self.client.socket()
+        if isinstance(sock, socket.socket):
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.wait(lambda: self.connected or self.refused is not None, "CONNACK")
+        if self.refused is not None:
+            raise _Refused(f"mqtt: connection refused: {self.refused}")
+
+    def subscribe(self, topic: str, qos: int) -> None:
+        _rc, mid = self.client.subscribe(topic, qos=qos)
+        self.wait(lambda: mid in self.acked_subs, "SUBACK")
+
+    def publish(self, topic: str, payload: bytes) -> None:
+        info = self.client.publish(topic, payload, qos=1)
+        self.wait(info.is_published, "PUBACK")
+
+    def disconnect(self, with_will: bool = False) -> None:
+        reason = ReasonCode(PacketTypes.DISCONNECT, "Disconnect with will message") if with_will else None
+        self.client.disconnect(reasoncode=reason)
+        self.wait(lambda: not self.connected, "DISCONNECT")
+
+    def close(self) -> None:
+        try:
+            if self.connected:
+                self.client.disconnect()
+                self.client.loop(timeout=0.01)
+        except Exception:  # closing a dead connection: nothing to do
+            pass
+        finally:
+            self.connected = False
+
+
+@attrs.define
+class _Queue:
+    name: str
+    address: str
+    port: int
+    client_id: str
+    topic: str
+    #: stored message ids in delivery order, as of the last sync
+    stored: list[str] = attrs.Factory(list)
+    #: something was sent since the last sync
+    dirty: bool = False
+    #: message id -> DUP flag of its last delivery to the session
+    dup: dict[str, bool] = attrs.Factory(dict)
+    #: ring_size 0: the session has no subscription, so it never holds a message
+    subscribed: bool = True
+
+
+@attrs.define
+class _Consumer:
+    name: str
+    queue: str
+    held: list[str] = attrs.Factory(list)
+
+
+class MqttAdapter:
+    """Mosquitto behind the adapter contract (see the module docstring for the mapping)."""
+
+    name = "mqtt"
+    profile = "mosquitto"
+
+    def __init__(self, url: str | None = None, timeout: float = 3.0,
+                 mosquitto_bin: str | None = None) -> None:
+        self.url = url or os.environ.get(URL_ENV) or None
+        self.timeout = float(timeout)
+        self.capabilities = URL_CAPABILITIES if self.url else CAPABILITIES
+        self.pool = MosquittoPool(mosquitto_bin)
+        self.host = "127.0.0.1"
+        self.auth: tuple[str, str] | None = None
+        self.url_port = 1883
+        if self.url:
+            parts = urlsplit(self.url if "://" in self.url else f"mqtt://{self.url}")
+            self.host = parts.hostname or "127.0.0.1"
+            self.url_port = parts.port or 1883
+            if parts.username:
+                self.auth = (parts.username, parts.password or "")
+        self.prefix = ""
+        self.opened = False
+        self._reset()
+
+    def _reset(self) -> None:
+        self.addresses: dict[str, list[str]] = {}
+        self.queues: dict[str, _Queue] = {}
+        self.consumers: dict[str, _Consumer] = {}
+        self.publishers: dict[int, _Link] = {}
+
+    # ------------------------------------------------------------------ plumbing
+    def _where(self, port: int) -> str:
+        return f"mqtt://{self.host}:{port}"
+
+    def _do(self, op: str, fn: Callable[[], Any]) -> Result:
+        try:
+            return Result.ok(fn())
+        except _Unsupported as exc:
+            return Result.fail(f"unsupported: {exc}")
+        except _Refused as exc:
+            return Result.fail(str(exc))
+        except TimeoutError as exc:
+            return Result.info(f"mqtt: {op}: no {exc} within {self.timeout:g} s")
+        except (OSError, ConnectionError) as exc:
+            return Result.info(f"mqtt: {op}: connection lost ({str(exc) or type(exc).__name__})")
+
+    def _port(self, ring: int) -> int:
+        if self.url:
+            return self.url_port
+        return self.pool.port_for(max(ring, 0))
+
+    def _publisher(self, port: int) -> _Link:
+        link = self.publishers.get(port)
+        if link is None or not link.connected:
+            link = _Link(self.host, port, f"{self.prefix}-pub", self.timeout, self.auth)
+            link.connect(clean_start=True, expiry=0)
+            link.subscribe(f"{self.prefix}/$will", qos=0)
+            self.publishers[port] = link
+        return link
+
+    # ------------------------------------------------------------------ lifecycle
+    def open(self, namespace: str) -> None:
+        """Start the unlimited broker (embedded mode) and connect a publisher; AdapterError when
+        the broker cannot be used."""
+        if self.opened:
+            self.close()
+        token = "".join(c if c.isalnum() or c in "-_" else "_" for c in namespace)
+        self.prefix = f"{token}-{uuid.uuid4().hex[:8]}"
+        self._reset()
+        port = self._port(-1)
+        try:
+            self._publisher(port)
+        except (OSError, ConnectionError, TimeoutError, _Refused) as exc:
+            self._reset()
+            reason = str(exc) or type(exc).__name__
+            raise AdapterError(f"mqtt: cannot use {self._where(port)}: {reason}") from None
+        self.opened = True
+
+    def close(self) -> None:
+        """Remove every session this namespace created (clean start, expiry 0), then disconnect."""
+        for queue in self.queues.values():
+            try:
+                link = _Link(self.host, queue.port, queue.client_id, min(self.timeout, 1.0), self.auth)
+                link.connect(clean_start=True, expiry=0)
+                link.disconnect()
+            except Exception:  # broker gone: nothing left to remove
+                pass
+        for link in self.publishers.values():
+            link.close()
+        self._reset()
+        self.opened = False
+
+    def shutdown(self) -> None:
+        """close(), then stop the adapter's own mosquitto processes."""
+        self.close()
+        self.pool.stop()
+
+    # ------------------------------------------------------------------ sessions
+    def _offline(self, queue: _Queue, link: _Link) -> None:
+        """Disconnect with will and wait for the will: the broker has processed the disconnect."""
+        publisher = self._publisher(queue.port)
+        link.disconnect(with_will=True)
+        token = link.will_token  # type: ignore[attr-defined]
+        publisher.wait(lambda: any(m.payload == token for m in publisher.inbox), "will message")
+        publisher.inbox.clear()
+
+    def _session(self, queue: _Queue, clean_start: bool) -> _Link:
+        link = _Link(self.host, queue.port, queue.client_id, self.timeout, self.auth, manual_ack=True)
+        link.will_token = uuid.uuid4().hex.encode()  # type: ignore[attr-defined]
+        link.connect(clean_start=clean_start, expiry=SESSION_EXPIRY_S,
+                     will=link.will_token, will_topic=f"{self.prefix}/$will")  # type: ignore[attr-defined]
+        return link
+
+    def _sync(self, queue: _Queue, acks: frozenset[str] = frozenset()) -> list[str]:
+        """Connect the session, collect its stored messages up to a sentinel, PUBACK `acks` and
+        the sentinel, go offline. Returns the stored ids that were not acknowledged, in order."""
+        if not queue.subscribed:
+            queue.dirty = False
+            return []  # no subscription: Mosquitto routes nothing to this session (ring_size 0)
+        link = self._session(queue, clean_start=False)
+        try:
+            marker = SENTINEL + uuid.uuid4().hex.encode()
+            self._publisher(queue.port).publish(queue.topic, marker)
+            link.wait(lambda: any(m.payload == marker for m in link.inbox), "sentinel")
+            kept: list[str] = []
+            for msg in link.inbox:
+                if msg.payload == marker or msg.payload.startswith(SENTINEL):
+                    link.client.ack(msg.mid, msg.qos)
+                    continue
+                msg_id = msg.payload.split(b" ", 1)[0].decode()
+                queue.dup[msg_id] = bool(msg.dup)
+                if msg_id in acks:
+                    link.client.ack(msg.mid, msg.qos)
+                elif msg_id not in kept:
+                    kept.append(msg_id)
+            self._offline(queue, link)
+        except BaseException:
+            link.close()
+            raise
+        queue.stored = kept
+        queue.dirty = False
+        return kept
+
+    # ------------------------------------------------------------------ lookups
+    def _queue(self, name: str) -> _Queue:
+        try:
+            return self.queues[name]
+        except KeyError:
+            raise _Refused(f"unknown queue {name!r}") from None
+
+    def _consumer(self, name: str) -> _Consumer:
+        try:
+            return self.consumers[name]
+        except KeyError:
+            raise _Refused(f"unknown consumer {name!r}") from None
+
+    # ------------------------------------------------------------------ declarations
+    def declare_address(self, config: AddressConfig) -> Result:
+        def run() -> None:
+            if config.full_policy != "PAGE" or config.max_size_bytes >= 0 or config.max_size_messages >= 0:
+                raise _Unsupported("address limits and full policies")
+            if config.name in self.addresses:
+                raise _Refused(f"address {config.name!r} already exists")
+            self.addresses[config.name] = []
+        return self._do("declare_address", run)
+
+    def declare_queue(self, config: QueueConfig) -> Result:
+        def run() -> None:
+            if config.name in self.queues:
+                raise _Refused(f"queue {config.name!r} already exists")
+            if config.filter is not None:
+                raise _Unsupported("queue filters")
+            if config.redelivery_delay_ms:
+                raise _Unsupported("redelivery delay")
+            if config.dead_letter is not None:
+                raise _Unsupported("dead-letter addresses")
+            if config.ring_size < -1:
+                raise _Refused("ring_size must be -1 or >= 0")
+            if config.ring_size > 0 and self.url:
+                raise _Unsupported("ring sizes on an external broker (its limit is its own config)")
+            address = config.address_name
+            port = self._port(config.ring_size)
+            for other in self.addresses.get(address, []):
+                if self.queues[other].port != port:
+                    raise _Unsupported("queues with different ring sizes on one address")
+            queue = _Queue(config.name, address, port, f"{self.prefix}-q-{config.name}",
+                           f"{self.prefix}/{address}", subscribed=config.ring_size != 0)
+            link = self._session(queue, clean_start=True)
+            try:
+                if queue.subscribed:
+                    link.subscribe(queue.topic, qos=1)
+                self._offline(queue, link)
+            except BaseException:
+                link.close()
+                raise
+            self.addresses.setdefault(address, []).append(config.name)
+            self.queues[config.name] = queue
+        return self._do("declare_queue", run)
+
+    def open_consumer(self, config: ConsumerConfig) -> Result:
+        def run() -> None:
+            if config.name in self.consumers:
+                raise _Refused(f"consumer {config.name!r} already exists")
+            self._queue(config.queue)
+            if config.browser:
+                raise _Unsupported("browsers")
+            if config.selector is not None:
+                raise _Unsupported("selectors")
+            if config.window_bytes != 0 and config.window_messages != 0:
+                raise _Unsupported("push windows (only pull consumers: window_bytes 0)")
+            if config.max_unacked is not None:
+                raise _Unsupported("max_unacked (the session has no in-flight cap)")
+            self.consumers[config.name] = _Consumer(config.name, config.queue)
+        return self._do("open_consumer", run)
+
+    # ------------------------------------------------------------------ messages
+    def send(self, to: str, message: Message) -> Result:
+        def run() -> str:
+            if to not in self.addresses:
+                raise _Refused(f"unknown address {to!r}")
+            if message.scheduled_at_ms is not None and message.scheduled_at_ms > 0:
+                raise _Unsupported("scheduled delivery")
+            names = self.addresses[to]
+            if not names:
+                return "accepted"
+            queue = self.queues[names[0]]
+            self._publisher(queue.port).publish(queue.topic, _payload(message))
+            for name in names:
+                self.queues[name].dirty = True
+            return "accepted"  # a full session drops silently; the publisher still gets PUBACK
+        return self._do("send", run)
+
+    def _held(self, queue: str) -> set[str]:
+        return {m for c in self.consumers.values() if c.queue == queue for m in c.held}
+
+    def receive(self, consumer: str) -> Result:
+        def run() -> str | None:
+            state = self._consumer(consumer)
+            queue = self._queue(state.queue)
+            stored = self._sync(queue) if queue.dirty else queue.stored
+            held = self._held(queue.name)
+            for msg_id in stored:
+                if msg_id not in held:
+                    state.held.append(msg_id)
+                    return msg_id
+            return None
+        return self._do("receive", run)
+
+    def ack(self, consumer: str, msg_id: str, tx: bool = False) -> Result:
+        def run() -> str:
+            if tx:
+                raise _Unsupported("transactions")
+            state = self._consumer(consumer)
+            if msg_id not in state.held:
+                return "failed"
+            queue = self._queue(state.queue)
+            before = set(queue.stored)
+            kept = self._sync(queue, frozenset({msg_id}))
+            state.held.remove(msg_id)
+            return "ok" if msg_id in before and msg_id not in kept else "failed"
+        return self._do("ack", run)
+
+    def nack(self, consumer: str, msg_id: str) -> Result:
+        return Result.fail("unsupported: nack (MQTT has none)")
+
+    def close_consumer(self, consumer: str) -> Result:
+        def run() -> None:
+            self._consumer(consumer)
+            del self.consumers[consumer]  # its messages stay in flight in the session
+        return self._do("close_consumer", run)
+
+    def commit(self, consumer: str) -> Result:
+        return Result.fail("unsupported: transactions")
+
+    def rollback(self, consumer: str) -> Result:
+        return Result.fail("unsupported: transactions")
+
+    # ------------------------------------------------------------------ observation
+    def counters(self, queue: str) -> Result:
+        return Result.fail("unsupported: counters (Mosquitto shows no per-session queue depth)")
+
+    def delivery_count(self, queue: str, msg_id: str) -> Result:
+        return Result.fail("unsupported: delivery counts (MQTT has only the DUP flag)")
+
+    def browse(self, queue: str) -> Result:
+        return Result.fail("unsupported: browsing")
+
+    def pending_ids(self, queue: str) -> Result:
+        return Result.fail("unsupported: pending order")
+
+    def set_ring_size(self, queue: str, size: int) -> Result:
+        return Result.fail("unsupported: set_ring_size")
+
+    def paging(self, address: str) -> Result:
+        return Result.fail("unsupported: paging")
+
+    def advance(self, ms: int) -> Result:
+        return Result.fail("unsupported: time (nothing in Mosquitto's queues depends on it)")
+
+    def call(self, op: str, **kwargs: Any) -> Result:
+        return Result.fail("unsupported")
+
+
+def raw_roundtrip_loop(n: int, url: str | None = None, **_: Any) -> float:
+    """Round trips per second of paho alone: QoS 1 publish (wait for PUBACK), then receive it on
+    the same client's own QoS 1 subscription (auto PUBACK); n times or until a 60 s deadline."""
+    url = url or os.environ.get(URL_ENV) or None
+    pool = MosquittoPool()
+    host, port, auth = "127.0.0.1", 0, None
+    if url:
+        parts = urlsplit(url if "://" in url else f"mqtt://{url}")
+        host, port = parts.hostname or "127.0.0.1", parts.port or 1883
+        auth = (parts.username, parts.password or "") if parts.username else None
+    else:
+        port = pool.port_for(0)
+    try:
+        link = _Link(host, port, f"mqc-raw-{uuid.uuid4().hex[:8]}", 5.0, auth)
+        link.connect(clean_start=True, expiry=0)
+        topic = f"mqc-raw-{uuid.uuid4().hex[:8]}/q"
+        link.subscribe(topic, qos=1)
+        deadline = time.monotonic() + 60
+        done = 0
+        t0 = time.perf_counter()
+        for i in range(n):
+            if time.monotonic() > deadline:
+                break
+            link.publish(topic, f"m{i} ".encode() + bytes(96))
+            link.wait(lambda: bool(link.inbox), "message")
+            link.inbox.clear()
+            done += 1
+        rate = done / (time.perf_counter() - t0)
+        link.close()
+        return rate
+    finally:
+        pool.stop()

@@ -1,0 +1,193 @@
+"""The `activemq` adapter against a real ActiveMQ Classic (Debian's, installed by
+scripts/install-activemq.sh; the adapter starts its own broker once per process). No mocks, no
+skips: a missing ActiveMQ is a failure."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import stomp
+from hypothesis import Phase, settings
+from mqconform.adapters.activemq import CAPABILITIES, ActiveMQAdapter, _Listener, raw_roundtrip_loop
+from mqconform.adapters.contract import AdapterError, Result, contract_violation
+from mqconform.adapters.reference import ReferenceAdapter
+from mqconform.reference_model.config import ConsumerConfig, Message, QueueConfig
+from mqconform.reference_model.profiles import profile
+
+from mqconform.conformance.machines.delivery import DeliveryMachine
+from mqconform.conformance.machines.redelivery import RedeliveryMachine
+from mqconform.conformance.runner import run_machine
+
+pytestmark = pytest.mark.broker("activemq")
+
+
+def prefetch(n: int) -> dict[str, Any]:
+    return {"window_bytes": -1, "max_unacked": n}
+
+
+@pytest.fixture(scope="module")
+def shared() -> Iterator[ActiveMQAdapter]:
+    adapter = ActiveMQAdapter()
+    yield adapter
+    adapter.shutdown()
+
+
+@pytest.fixture
+def amq(shared: ActiveMQAdapter, namespace: str) -> Iterator[ActiveMQAdapter]:
+    shared.open(namespace)
+    yield shared
+    shared.close()
+
+
+def values(results: list[Result]) -> list[Any]:
+    return [(r.type, r.value if r.is_ok else r.error) for r in results]
+
+
+def nack_steps(a: Any) -> list[Result]:
+    out = [a.declare_queue(QueueConfig("q")), a.open_consumer(ConsumerConfig("c", "q", **prefetch(3)))]
+    out += [a.send("q", Message(f"m{i}")) for i in (1, 2, 3)]
+    out += [a.receive("c"), a.receive("c"), a.nack("c", "m1"), a.nack("c", "m1")]
+    out += [a.receive("c"), a.receive("c")]
+    out += [a.close_consumer("c"), a.open_consumer(ConsumerConfig("c", "q", **prefetch(3)))]
+    out += [a.receive("c"), a.receive("c"), a.ack("c", "m2"), a.ack("c", "m2"), a.receive("c")]
+    return out
+
+
+@pytest.mark.rules("REDELIVERY-8", "REDELIVERY-10", "DELIVERY-8")
+def test_nack_dead_letters_and_close_returns_to_the_head(amq: ActiveMQAdapter) -> None:
+    got = values(nack_steps(amq))
+    assert got[5:9] == [("ok", "m1"), ("ok", "m2"), ("ok", "ok"), ("ok", "failed")]
+    assert got[9:11] == [("ok", "m3"), ("ok", None)]  # m1 is not redelivered: it went to the DLQ
+    assert got[13:] == [("ok", "m2"), ("ok", "m3"), ("ok", "ok"), ("ok", "failed"), ("ok", None)]
+    model = ReferenceAdapter("activemq-classic")
+    model.open("x")
+    assert values(nack_steps(model)) == got
+
+
+def test_nacked_persistent_message_is_in_its_dlq(amq: ActiveMQAdapter) -> None:
+    amq.declare_queue(QueueConfig("q"))
+    amq.open_consumer(ConsumerConfig("c", "q", **prefetch(1)))
+    amq.send("q", Message("m1"))
+    assert amq.receive("c").value == "m1"
+    assert amq.nack("c", "m1").value == "ok"
+    listener = amq.listener
+    dlq = amq.queues["q"].destination.replace("/queue/", "/queue/DLQ.", 1)
+    amq.conn.subscribe(dlq, id="peek", ack="client-individual")
+    assert listener.wait_for(lambda: bool(listener.frames["peek"]), 5.0)
+    frame = listener.frames["peek"].popleft()
+    assert frame.headers["mqc-id"] == "m1"
+    amq.conn.ack(frame.headers["ack"])
+    amq.queues["q"].nacked -= 1  # taken out of the DLQ here, so close() has none to drain
+    amq.conn.unsubscribe(id="peek")
+
+
+@pytest.mark.rules("DELIVERY-5")
+def test_prefetch_bounds_unacked_deliveries(amq: ActiveMQAdapter) -> None:
+    a = amq
+    a.declare_queue(QueueConfig("q"))
+    a.open_consumer(ConsumerConfig("c", "q", **prefetch(2)))
+    for i in (1, 2, 3):
+        a.send("q", Message(f"m{i}"))
+    assert [a.receive("c").value for _ in range(3)] == ["m1", "m2", None]
+    a.ack("c", "m1")
+    assert a.receive("c").value == "m3"
+
+
+def test_what_stomp_cannot_do_is_unsupported(amq: ActiveMQAdapter) -> None:
+    a = amq
+    assert contract_violation(a) is None and a.profile == "activemq-classic"
+    assert a.capabilities == CAPABILITIES
+    assert a.declare_queue(QueueConfig("r", ring_size=3)).error.startswith("unsupported")
+    assert a.declare_queue(QueueConfig("q")).is_ok
+    assert a.declare_queue(QueueConfig("q2", address="q")).error.startswith("unsupported")
+    assert a.open_consumer(ConsumerConfig("pull", "q", window_bytes=0)).error.startswith("unsupported")
+    for result in (a.counters("q"), a.browse("q"), a.delivery_count("q", "m1"), a.commit("c"),
+                   a.advance(5), a.send("q", Message("s", scheduled_at_ms=5))):
+        assert result.type == "fail" and (result.error or "").startswith("unsupported")
+    assert a.receive("nobody").type == "fail"
+
+
+def test_close_drains_what_the_namespace_left(shared: ActiveMQAdapter, namespace: str) -> None:
+    shared.open(namespace)
+    shared.declare_queue(QueueConfig("q"))
+    shared.open_consumer(ConsumerConfig("c", "q", **prefetch(1)))
+    for i in (1, 2, 3):
+        shared.send("q", Message(f"m{i}"))
+    shared.receive("c")
+    destination = shared.queues["q"].destination
+    assert shared.broker is not None
+    port = shared.broker.port
+    shared.close()
+    listener = _Listener()
+    conn = stomp.Connection12([("127.0.0.1", port)], heartbeats=(0, 0))
+    conn.set_listener("x", listener)
+    conn.connect("admin", "admin", wait=True)
+    try:
+        conn.subscribe(destination, id="check", ack="auto")
+        assert not listener.wait_for(lambda: bool(listener.frames["check"]), 0.5)
+    finally:
+        conn.disconnect()
+
+
+def test_unreachable_broker_is_an_adapter_error(free_port: int) -> None:
+    adapter = ActiveMQAdapter(url=f"stomp://admin:secret@127.0.0.1:{free_port}", timeout=1.0)
+    t0 = time.monotonic()
+    with pytest.raises(AdapterError) as info:
+        adapter.open("x")
+    assert time.monotonic() - t0 < 10
+    message = str(info.value)
+    assert message.startswith(f"activemq: cannot use stomp://127.0.0.1:{free_port}")
+    assert "secret" not in message and "\n" not in message
+
+
+#: finding a difference needs no shrinking (shrinking replays against the broker many times)
+FIND = settings(deadline=None, derandomize=True, database=None,
+                phases=(Phase.explicit, Phase.reuse, Phase.generate))
+FAST = settings(max_examples=8, stateful_step_count=12, deadline=None, derandomize=True, database=None)
+
+
+@pytest.mark.rules("DELIVERY-3", "DELIVERY-5", "DELIVERY-7")
+def test_small_conformance_run_under_the_claimed_profile(shared: ActiveMQAdapter) -> None:
+    result = run_machine(DeliveryMachine, lambda: shared, profile("activemq-classic"), FAST, max_reruns=0)
+    assert result.unknown is None, result.unknown
+    assert result.findings == [], [f.message for f in result.findings]
+    assert "receive.id" in result.checked
+
+
+@pytest.mark.rules("REDELIVERY-8", "REDELIVERY-10")
+def test_artemis_profile_finds_that_stomp_nack_dead_letters(shared: ActiveMQAdapter) -> None:
+    """Under artemis a nacked message comes back; ActiveMQ's STOMP NACK sends it to the DLQ."""
+    hyp = settings(FIND, max_examples=60, stateful_step_count=20)
+    result = run_machine(RedeliveryMachine, lambda: shared, profile("artemis"), hyp, max_reruns=0)
+    assert result.unknown is None, result.unknown
+    assert result.findings, "the suite did not notice the dead-lettering NACK"
+    finding = result.findings[0]
+    assert finding.check == "receive.id" and "REDELIVERY-10" in finding.rules
+    assert "nack" in [s.op for s in finding.steps]
+
+
+def test_raw_roundtrip_loop(shared: ActiveMQAdapter) -> None:
+    assert raw_roundtrip_loop(20) > 0
+
+
+def test_broker_killed_mid_test_gives_info(namespace: str) -> None:
+    """Kills the process-wide broker; the next open() of any adapter starts a new one."""
+    adapter = ActiveMQAdapter(timeout=1.0)
+    try:
+        adapter.open(namespace)
+        assert adapter.broker is not None
+        adapter.declare_queue(QueueConfig("q"))
+        adapter.open_consumer(ConsumerConfig("c", "q", **prefetch(1)))
+        assert adapter.send("q", Message("m1")).is_ok
+        adapter.broker.kill()
+        t0 = time.monotonic()
+        results = [adapter.send("q", Message("m2")), adapter.receive("c")]
+        assert results[0].type == "info" and (results[0].error or "").startswith("activemq: ")
+        assert results[1].type in ("info", "ok")  # m1 may already sit in the prefetch buffer
+        assert time.monotonic() - t0 < 10
+        adapter.close()
+    finally:
+        adapter.shutdown()

@@ -1,0 +1,122 @@
+"""`mqconform report`: compliance reports from run directories or a history store.
+
+Writes into --out: index.html (+ rules/, cx/), junit.xml, report.json and summary.md, and prints the
+verdict. Exit codes: 0 no failing rule, 1 a rule fails (or is flaky), 2 bad input or usage,
+3 Spark could not start. Errors are one line on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from mqconform.commands._common import fail
+
+DEFAULT_OUT = Path("mqconform-report")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("inputs", nargs="+", type=Path, metavar="RUN_DIR_OR_STORE",
+                        help="run directories (or folders of them), or a history store")
+    parser.add_argument("--engine", choices=("spark", "python"), default="spark",
+                        help="history check engine (default: spark, local mode)")
+    parser.add_argument("--master", help="Spark master URL (default: local[*])")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT,
+                        help=f"report directory (default: {DEFAULT_OUT})")
+    parser.add_argument("--ignore-bad", action="store_true",
+                        help="exclude corrupt or incomplete inputs instead of stopping")
+
+
+def _spark_failure(exc: BaseException) -> bool:
+    """True when `exc` says Spark (or its JVM) could not start, rather than that the input is bad."""
+    kind = type(exc)
+    names = f"{kind.__module__}.{kind.__name__}".lower()
+    if isinstance(exc, ImportError) and (exc.name or "").split(".")[0] in ("pyspark", "py4j"):
+        return True
+    return any(word in names for word in ("spark", "py4j", "java"))
+
+
+def _expand(inputs: list[Path]) -> list[Path]:
+    """Inputs with each plain folder of run directories replaced by the run directories in it."""
+    expanded: list[Path] = []
+    for path in inputs:
+        path = Path(path)
+        if (path / "run.json").exists() or (path / "_schema.json").exists() or not path.is_dir():
+            expanded.append(path)
+            continue
+        inner = sorted(p for p in path.iterdir() if (p / "run.json").exists())
+        expanded.extend(inner or [path])
+    return expanded
+
+
+def _pipeline(args: argparse.Namespace) -> Any:
+    """The PipelineResult of the history stage, or the outcomes-only loader when it is not installed."""
+    try:
+        from mqconform.reports.pipeline import check_runs
+    except ModuleNotFoundError as exc:
+        if exc.name != "mqconform.reports.pipeline":
+            raise
+        from mqconform.reports.matrix import load_run_directories
+
+        return load_run_directories(args.inputs, ignore_bad=args.ignore_bad)
+    return check_runs(_expand(args.inputs), engine=args.engine, master=args.master,
+                      ignore_bad=args.ignore_bad)
+
+
+def run(args: argparse.Namespace) -> int:
+    from mqconform.reports.html import write_html
+    from mqconform.reports.jsonout import write_json
+    from mqconform.reports.junit import write_junit
+    from mqconform.reports.markdown import write_markdown
+    from mqconform.reports.matrix import LABELS, build_matrix
+    from mqconform.spec import SpecError, load_catalogue
+
+    args.ignore_bad = bool(getattr(args, "ignore_bad", False))
+    for path in args.inputs:
+        if not Path(path).exists():
+            return fail(f"report: {path}: no such run directory or store")
+    try:
+        result = _pipeline(args)
+    except KeyboardInterrupt:
+        raise
+    except Exception as exc:
+        if _spark_failure(exc):
+            return fail(f"report: Spark could not start: {type(exc).__name__}: {_line(exc)}", 3)
+        return fail(f"report: {_line(exc)}")
+    if not any(run.status == "complete" for run in result.runs):
+        more = f" ({len(result.bad)} excluded as bad input)" if result.bad else ""
+        return fail(f"report: no usable run in {', '.join(str(p) for p in args.inputs)}{more}")
+    try:
+        catalogue = load_catalogue()
+    except SpecError as exc:
+        return fail(f"report: the spec catalogue is broken: {exc}")
+    matrix = build_matrix(result, [rule.id for rule in catalogue])
+    out = Path(args.out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        index = write_html(matrix, catalogue, out)
+        write_junit(matrix, catalogue, out / "junit.xml")
+        write_json(matrix, catalogue, out / "report.json")
+        write_markdown(matrix, out / "summary.md")
+    except OSError as exc:
+        return fail(f"report: cannot write {exc.filename or out}: {exc.strerror or exc}")
+    counts = matrix.counts()
+    shown = ", ".join(f"{n} {LABELS[s]}" for s, n in counts.items() if n)
+    print(f"report: {len(matrix.rules)} rules x {len(matrix.implementations)} implementation(s) from "
+          f"{len(matrix.runs)} run(s), engine {matrix.engine}: {shown}")
+    for cell in matrix.failing_cells():
+        first = cell.first_failing
+        where = f" first failing run {first.run}" if first else ""
+        scenario = f" counterexample {first.scenario}" if first and first.scenario else ""
+        print(f"  {LABELS[cell.state]:<15} {cell.rule:<14} {cell.implementation.label}{where}{scenario}")
+    if result.bad:
+        print(f"  {len(result.bad)} input(s) excluded as bad input (listed in the report)", file=sys.stderr)
+    print(f"report: {index} (also junit.xml, report.json, summary.md)")
+    return 1 if matrix.failing else 0
+
+
+def _line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text[:300]

@@ -23,9 +23,10 @@ COUNTERS = ("message_count", "pending_count", "delivering_count", "scheduled_cou
 #: `window_bytes` = Artemis-style byte/message windows (push), `consumer_pull` = window 0 (a receive
 #: pulls one message), `consumer_prefetch` = unbounded window with `max_unacked` (AMQP basic.qos),
 #: `max_unacked` = a bound on delivered-but-unacknowledged messages with pull consumers.
+#: `ring_zero` = a ring (max length) of 0 is possible (NATS max_msgs 0 means unlimited: not offered).
 EXTRA_CAPABILITIES = frozenset(
     {"queues", "throttle", "admission", "storage", "advance_time", "paging_flag", "pending_order",
-     "consumer_pull", "consumer_prefetch", "max_unacked"}
+     "consumer_pull", "consumer_prefetch", "max_unacked", "ring_zero"}
     | {f"counter:{name}" for name in COUNTERS}
 )
 

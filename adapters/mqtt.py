@@ -64,7 +64,7 @@ URL_ENV = "MQCONFORM_MQTT_URL"
 SESSION_EXPIRY_S = 3600
 SENTINEL = b"\x00mqc-sync "
 
-CAPABILITIES = frozenset({"queues", "ring", "consumer_pull"})
+CAPABILITIES = frozenset({"queues", "ring", "ring_zero", "consumer_pull"})
 URL_CAPABILITIES = frozenset({"queues", "consumer_pull"})
 
 

@@ -71,6 +71,10 @@ class ModelOptions:
     #: REDELIVERY-5: dead-letter when delivery_count >= max (Artemis) or > max (RabbitMQ quorum
     #: x-delivery-limit: at most limit + 1 deliveries).
     dla_threshold: Literal["ge", "gt"] = "ge"
+    #: REDELIVERY-5: the broker checks a returning message against max-delivery-attempts. ActiveMQ
+    #: Classic applies maximumRedeliveries only in the OpenWire client (REDELIVERY-18), so a STOMP
+    #: consumer's close never dead-letters.
+    dead_letter_on_return: bool = True
     #: what a nack does: return the message (Artemis individual cancel) or dead-letter it at once
     #: (ActiveMQ Classic STOMP NACK is a poison ack).
     nack_action: Literal["requeue", "dead_letter"] = "requeue"

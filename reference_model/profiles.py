@@ -93,11 +93,15 @@ REDIS_STREAMS = ModelOptions(
 
 #: ActiveMQ Classic 5.17 over STOMP: no queue count limit, no priorities by default, returned
 #: messages go to a redelivery list ahead of others, STOMP NACK is a poison ack (DLQ), scheduled
-#: messages are re-sent to the destination (tail), STOMP shows only the redelivered flag.
+#: messages are re-sent to the destination (tail), STOMP shows only the redelivered flag. A close
+#: increments the redelivery counter of delivered messages (REDELIVERY-17) and never dead-letters:
+#: maximumRedeliveries is an OpenWire client policy (REDELIVERY-18).
 ACTIVEMQ_CLASSIC = ModelOptions(
     name="activemq-classic",
     priority_levels=1,
     return_placement="head",
+    cancel_undoes_delivery_count=False,
+    dead_letter_on_return=False,
     nack_action="dead_letter",
     delay_on_rollback=False,
     scheduled_placement="tail",

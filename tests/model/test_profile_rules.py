@@ -306,6 +306,18 @@ def test_activemq_close_returns_messages_ahead_of_others() -> None:
     assert b.receive("c") == "m1" and b.receive("c") == "m2"
 
 
+@rules("REDELIVERY-17")
+def test_activemq_close_counts_redeliveries_and_never_dead_letters() -> None:
+    b = make("activemq-classic", max_delivery_attempts=3)
+    pull(b)
+    b.send("q", Message("m1"))
+    for _ in range(6):  # STOMP has no broker-side maximumRedeliveries: it keeps coming back
+        assert b.receive("c") == "m1"
+        b.close("c")
+        pull(b)
+    assert b.delivery_count("q", "m1") == 6 and b.counters("q").killed == 0
+
+
 @rules("REDELIVERY-19", "REDELIVERY-20")
 def test_jetstream_redelivers_after_ack_wait_ahead_of_new_and_never_undoes_the_count() -> None:
     b = make("jetstream", redelivery_delay_ms=30_000)  # ack_wait modelled as the redelivery delay

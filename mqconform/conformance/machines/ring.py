@@ -20,12 +20,17 @@ class RingMachine(QueueMachine):
 
     @initialize(ring=st.integers(min_value=0, max_value=4), mode=MODE_INDEX)
     def setup(self, ring: int, mode: int) -> None:
+        ring = self.ring_size(ring)
         self.ring = ring
         self.d.both("queue", {"name": "q", "ring_size": ring})
         settings = consumer_settings(self.caps, mode)
         if settings is not None:
             self.declare_consumer("q", **settings)
         self.ready = True
+
+    def ring_size(self, drawn: int) -> int:
+        """A drawn ring size, at least 1 where the implementation cannot have a ring of 0."""
+        return drawn if self.can("ring_zero") else max(drawn, 1)
 
     def _pending(self) -> int | None:
         if not self.can("counter:pending_count"):
@@ -76,6 +81,7 @@ class RingMachine(QueueMachine):
     @precondition(lambda self: self.ready and self.can("set_ring_size"))
     @rule(size=st.integers(min_value=0, max_value=4))
     def set_ring_size(self, size: int) -> None:
+        size = self.ring_size(size)
         self.ring = size
         args: dict[str, Any] = {"queue": "q", "size": size}
         self.d.both("set_ring_size", args)

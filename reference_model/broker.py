@@ -62,6 +62,8 @@ class Broker:
         self.consumers: dict[str, ConsumerState] = {}
         self.events: list[Event] = []
         self.record_events = False
+        #: addresses an operation changed and the next settle must look at (see _settle)
+        self._dirty: dict[str, AddressState] = {}
 
     # ------------------------------------------------------------------ declarations
     def _need(self, feature: str, what: str) -> None:
@@ -114,7 +116,7 @@ class Broker:
         self.consumers[config.name] = state
         if not config.browser:
             queue.consumers.append(state)
-        self._settle()
+        self._settle(queue)
 
     def set_ring_size(self, queue_name: str, size: int) -> None:
         """RING-2: change the ring size; nothing is purged."""
@@ -155,6 +157,7 @@ class Broker:
         return result
 
     def _route(self, address: AddressState, message: Message, unblocking: bool = False) -> SendResult:
+        self._touch(address)
         policy = address.config.full_policy
         if policy == "BLOCK" and not unblocking and (address.blocked or address.full()):
             address.blocked.append(message)
@@ -297,6 +300,7 @@ class Broker:
         del queue.refs[ref.id]
         queue.live.pop(ref.id, None)
         address = self.addresses[queue.config.address_name]
+        self._touch(address)
         if ref.in_memory:
             address.release(ref.msg)
             ref.in_memory = False
@@ -369,7 +373,7 @@ class Broker:
         if ref is None:
             return None
         consumer.received[ref.id] = ref
-        self._settle()
+        self._settle(queue)
         return ref.id
 
     def ack(self, consumer_name: str, msg_id: str, tx: bool = False) -> AckResult:
@@ -389,7 +393,7 @@ class Broker:
         else:
             self._undeliver(queue, ref)
             self._terminate(queue, ref, "acknowledged")
-        self._settle()
+        self._settle(queue)
         return "ok"
 
     def commit(self, consumer_name: str) -> None:
@@ -401,7 +405,7 @@ class Broker:
             self._undeliver(queue, ref)
             self._terminate(queue, ref, "acknowledged")
         consumer.tx_acked.clear()
-        self._settle()
+        self._settle(queue)
 
     def _cancel_list(self, consumer: ConsumerState) -> tuple[list[Ref], list[Ref]]:
         acked = list(consumer.tx_acked)
@@ -418,7 +422,7 @@ class Broker:
         self._need("transactions", "rollback")
         consumer = self._consumer(consumer_name)
         self._return_all(consumer, delay=self.options.delay_on_rollback)
-        self._settle()
+        self._settle(self._queue(consumer.config.queue))
 
     def close(self, consumer_name: str) -> None:
         """Close the consumer (and its session): everything it holds returns at once (REDELIVERY-8)."""
@@ -434,7 +438,7 @@ class Broker:
         if consumer in queue.consumers:
             queue.consumers.remove(consumer)
             queue.next_consumer = 0
-        self._settle()
+        self._settle(queue)
 
     def _return_all(self, consumer: ConsumerState, delay: bool) -> None:
         queue = self._queue(consumer.config.queue)
@@ -460,7 +464,7 @@ class Broker:
         else:
             self._return(queue, ref, undo=not opts.nack_keeps_delivery_count, delay=opts.delay_on_nack,
                          placement=opts.nack_placement, ring_check=not opts.nack_bypasses_ring)
-        self._settle()
+        self._settle(queue)
         return "ok"
 
     def _return(self, queue: QueueState, ref: Ref, *, undo: bool, delay: bool,
@@ -501,7 +505,7 @@ class Broker:
 
     def _dla_due(self, queue: QueueState, ref: Ref) -> bool:
         limit = queue.config.max_delivery_attempts
-        if limit <= 0 or not self.options.has("dead_letter"):
+        if limit <= 0 or not self.options.has("dead_letter") or not self.options.dead_letter_on_return:
             return False
         if self.options.dla_threshold == "ge":
             return ref.delivery_count >= limit
@@ -547,9 +551,9 @@ class Broker:
             if due is None or due > target:
                 break
             self.now_ms = max(self.now_ms, due)
-            self._settle()
+            self._settle_everything()
         self.now_ms = target
-        self._settle()
+        self._settle_everything()
 
     def next_due_ms(self) -> int | None:
         """The earliest due time of any scheduled message."""
@@ -628,20 +632,47 @@ class Broker:
             moved = True
         return moved
 
-    def _settle(self) -> None:
-        """Run what happens by itself after an operation until nothing changes: due scheduled
-        messages, depaging, unblocking and dispatch."""
-        changed = True
-        while changed:
-            changed = False
-            for address in self.addresses.values():
-                changed |= self._unblock(address)
-                changed |= self._depage_address(address)
-                for name in address.queues:
-                    queue = self.queues[name]
-                    changed |= self._fire_due(queue)
-                    changed |= self._depage(queue, address)
-                    changed |= self._deliver(queue)
+    def _touch(self, address: AddressState) -> None:
+        """Mark an address whose state changed: the next settle looks at it (and only at such)."""
+        self._dirty[address.name] = address
+
+    def _settle_everything(self) -> None:
+        """Settle every address (time moved: anything may be due)."""
+        self._dirty.update(self.addresses)
+        self._settle()
+
+    def _settle(self, *touched: QueueState) -> None:
+        """Run what happens by itself after an operation until nothing changes: unblocking, due
+        scheduled messages, depaging and dispatch, on the addresses the operation touched.
+
+        Only unblocking, firing and depaging can enable more of each other; dispatch moves pending
+        messages to delivering, which changes neither address memory nor a queue's read budget
+        (pending + delivering), so a pass is repeated only after one of the former moved something.
+        This keeps every operation's cost independent of the number of other queues.
+        """
+        dirty = self._dirty
+        for queue in touched:
+            address = self.addresses[queue.config.address_name]
+            dirty[address.name] = address
+        whole_pages = self.options.depage_rule == "address_memory"
+        queues = self.queues
+        while dirty:
+            _, address = dirty.popitem()
+            moved = True
+            while moved:
+                moved = False
+                if address.blocked:
+                    moved = self._unblock(address)
+                if whole_pages and address.pages:
+                    moved |= self._depage_address(address)
+                for queue_name in address.queues:
+                    queue = queues[queue_name]
+                    if len(queue.scheduler):
+                        moved |= self._fire_due(queue)
+                    if queue.paged:
+                        moved |= self._depage(queue, address)
+                    if queue.consumers:
+                        self._deliver(queue)
 
     # ------------------------------------------------------------------ observation
     def counters(self, queue_name: str) -> QueueCounters:

@@ -21,6 +21,16 @@ if TYPE_CHECKING:  # the components load on first use: a queue-only run never im
     from .throttle import Throttle
 
 
+def _build(cls: Any, kw: Any) -> Any:
+    """Construct a component config from scenario keywords; a wrong key or type is ModelMisuse."""
+    if not isinstance(kw, Mapping):
+        raise ModelMisuse(f"{cls.__name__}: expected a map of settings, not {kw!r}")
+    try:
+        return cls(**kw)
+    except TypeError as exc:
+        raise ModelMisuse(f"{cls.__name__}: {exc}") from None
+
+
 class World:
     """The broker and the flow-control components under one clock."""
 
@@ -80,23 +90,26 @@ class World:
         if op == "throttle":
             from .throttle import Throttle, ThrottleConfig
 
-            config = ThrottleConfig(**kw)
+            config = _build(ThrottleConfig, kw)
             self.throttles[config.name] = Throttle(config)
             return None
         if op == "offer":
             return self._get(self.throttles, "throttle", kw["throttle"]).offer(str(kw["id"]))
         if op == "complete":
-            return self._get(self.throttles, "throttle", kw["throttle"]).complete(str(kw["id"]))
+            return self._get(self.throttles, "throttle", kw["throttle"]).complete(
+                str(kw["id"]), kw.get("outcome", "commit"))
         if op == "throttle_state":
             t = self._get(self.throttles, "throttle", kw["throttle"])
-            return {"in_flight": t.in_flight, "blocked": t.blocked}
+            return {"in_flight": t.in_flight, "blocked": t.blocked, "blocks": t.blocks, "waiting": t.waiting}
         if op == "admission":
             from .admission import Admission, AdmissionConfig, QueueLimit
 
             queues = kw.pop("queues", None)
             if queues is not None:
-                kw["queues"] = {q: QueueLimit(**limit) for q, limit in queues.items()}
-            config = AdmissionConfig(**kw)
+                if not isinstance(queues, Mapping):
+                    raise ModelMisuse("admission queues: a map of queue name -> {wait_ms, capacity}")
+                kw["queues"] = {q: _build(QueueLimit, limit) for q, limit in queues.items()}
+            config = _build(AdmissionConfig, kw)
             self.admissions[config.name] = Admission(config)
             return None
         if op == "submit":
@@ -112,7 +125,7 @@ class World:
         if op == "request":
             answer = self._admission(kw.get("admission")).answer(str(kw["id"]))
             return None if answer is None else {"answer": answer.kind, "at_ms": answer.at_ms,
-                                                "text": answer.text}
+                                                "text": answer.text, "code": answer.code}
         if op == "store":
             from .storage import QueueFile, StoreConfig
 
@@ -120,7 +133,8 @@ class World:
             self.stores[config.name] = QueueFile(config)
             return None
         store = self._get(self.stores, "store", kw.pop("store")) if op in (
-            "put", "remove", "open_requester", "close_requester", "truncate", "store_state") else None
+            "put", "remove", "open_requester", "close_requester", "truncate", "store_state", "locate"
+        ) else None
         if store is None:
             raise ModelMisuse(f"unknown operation {op!r}")
         if op == "put":
@@ -133,5 +147,8 @@ class World:
             return store.close_requester()
         if op == "truncate":
             return store.truncate(kw.get("caller", "server"))
+        if op == "locate":  # observation: the byte offset of a live message, None if not live
+            return store.offset_of(str(kw["id"]))
         return {"used_bytes": store.used_bytes, "live": store.live, "free_slots": store.free_slots,
-                "index_entries": store.index_entries}
+                "index_entries": store.index_entries, "blocks_used": store.blocks_used,
+                "last_message": store.last_message}

@@ -11,11 +11,14 @@ from collections.abc import Callable
 import attrs
 
 from mqconform.adapters.reference import ReferenceAdapter
+from mqconform.reference_model.admission import Admission, Answer
 from mqconform.reference_model.broker import Broker, SendResult
 from mqconform.reference_model.config import Message
 from mqconform.reference_model.options import ModelOptions
 from mqconform.reference_model.profiles import ARTEMIS
 from mqconform.reference_model.state import AddressState, QueueState
+from mqconform.reference_model.storage import PutResult, QueueFile, RemoveResult, StoreConfig, TruncateResult
+from mqconform.reference_model.throttle import Throttle
 from mqconform.reference_model.world import World
 
 WorldFactory = Callable[[ModelOptions], World]
@@ -149,4 +152,183 @@ QUEUE_MUTANTS: tuple[Mutant, ...] = (
            _broker(_CopyPerQueueBroker)),
 )
 
-MUTANTS: tuple[Mutant, ...] = QUEUE_MUTANTS
+# ---------------------------------------------------------------- storage (VOS queue files)
+class _BestFitFile(QueueFile):
+    """Without a slot of the exact length, the smallest larger free slot is taken whole (best fit)."""
+
+    def put(self, msg_id: str, size: int) -> PutResult:
+        stored = self.config.stored_size(size)
+        if not self._index.get(stored):
+            larger = [length for length in self._index if length > stored]
+            if larger:
+                size = min(larger)
+        return super().put(msg_id, size)
+
+
+class _TruncateWhileOpen(QueueFile):
+    """s$truncate_queue ignores requesters that hold the queue open."""
+
+    def truncate(self, caller: str = "server") -> TruncateResult:
+        held, self._requesters = self._requesters, 0
+        try:
+            return super().truncate(caller)
+        finally:
+            self._requesters = held
+
+
+class _OldestSlot(QueueFile):
+    """The free slots of one length are a FIFO: the oldest deleted slot is reused first."""
+
+    def put(self, msg_id: str, size: int) -> PutResult:
+        slots = self._index.get(self.config.stored_size(size))
+        if slots and len(slots) > 1:
+            slots.append(slots.pop(0))
+        return super().put(msg_id, size)
+
+
+class _EmptyReclaims(QueueFile):
+    """An emptied queue forgets its index and reclaims its space (as if truncated by itself)."""
+
+    def remove(self, msg_id: str) -> RemoveResult:
+        result = super().remove(msg_id)
+        if result == "ok" and not self.live:
+            self._index.clear()
+            self._free_slots = self._free_bytes = self._virgin = 0
+        return result
+
+
+def _store(cls: type[QueueFile]) -> WorldFactory:
+    class _StoreWorld(World):
+        def call(self, op: str, **kw: object) -> object:
+            if op == "store":
+                config = StoreConfig(**kw)  # type: ignore[arg-type]
+                self.stores[config.name] = cls(config)
+                return None
+            return super().call(op, **kw)
+
+    return lambda options: _StoreWorld(options)
+
+
+STORAGE_MUTANTS: tuple[Mutant, ...] = (
+    Mutant("storage-best-fit", "storage", "a free slot larger than the message is reused (best fit) "
+           "instead of exact-length only", _store(_BestFitFile)),
+    Mutant("storage-truncate-while-open", "storage", "truncate is allowed while a requester holds the "
+           "queue open", _store(_TruncateWhileOpen)),
+    Mutant("storage-oldest-slot", "storage", "the oldest deleted slot of the length is reused instead of "
+           "the most recently deleted", _store(_OldestSlot)),
+    Mutant("storage-empty-reclaims", "storage", "an emptied queue forgets its index and reclaims its "
+           "space", _store(_EmptyReclaims)),
+)
+
+
+# ---------------------------------------------------------------- flow control (throttle, admission)
+class _ReleaseAtHigh(Throttle):
+    """The throttle wakes as soon as the count is back at high, not at low."""
+
+    def _released(self) -> bool:
+        return self.in_flight <= self.config.high
+
+
+class _AlwaysGe(Throttle):
+    """The block test is count >= high even under the `gt` rule."""
+
+    def _over(self) -> bool:
+        return self.in_flight >= self.config.high
+
+
+class _ReleaseForgetsWaiting(Throttle):
+    """On release the messages left on the destination while blocked are never taken again."""
+
+    def _drain(self) -> list[str]:
+        self._waiting.clear()
+        return super()._drain()
+
+
+class _EarlyScan(Admission):
+    """The scanner rejects a request one scan period before its wait limit (age at the next tick)."""
+
+    def _expired(self, request: object, wait_ms: int, now: int) -> bool:
+        return now - request.created_ms + self.config.scan_period_ms >= wait_ms  # type: ignore[attr-defined]
+
+
+class _FreeLockIsBusy(Admission):
+    """PCBUSY reads a free lock as begin = 0, so a long-running broker looks busy (A.3)."""
+
+    def page_cache_busy(self, now: int) -> bool:
+        held_for = now - (self.lock_begin or 0)
+        return self.config.busy_after_ms < held_for < self.config.busy_upper_ms
+
+
+class _TimeoutLeavesRequest(Admission):
+    """The timeout scan answers expired requests but leaves them queued, so a worker runs them too."""
+
+    def tick(self, now: int) -> None:
+        if not self.config.enabled:
+            return
+        for name in self._order:
+            wait_ms = self.config.queues[name].wait_ms
+            for request in self._queues[name]:
+                if not self._expired(request, wait_ms, now):
+                    break
+                if self._answers[request.id] is None:
+                    self._reject(request, "TIMEOUT_CLEAN_QUEUE", now, len(self._queues[name]))
+
+    def take(self, queue: str, now: int) -> str | None:
+        q = self._queue(queue)
+        if not q:
+            return None
+        request = q.popleft()
+        self._answers[request.id] = Answer("processed", now)
+        return request.id
+
+
+class _OverloadLate(Admission):
+    """The queue accepts one request beyond its capacity before refusing OVERLOAD."""
+
+    def submit(self, queue: str, request_id: str, now: int) -> str:  # type: ignore[override]
+        q = self._queue(queue)
+        if len(q) == self.config.queues[queue].capacity and request_id not in self._answers:
+            q.append(type(q[0])(request_id, queue, now))
+            self._answers[request_id] = None
+            return "queued"
+        return super().submit(queue, request_id, now)
+
+
+def _flow(throttle: type[Throttle] = Throttle, admission: type[Admission] = Admission) -> WorldFactory:
+    """A world whose throttles or admissions are built from the given (mutant) classes."""
+
+    class _FlowWorld(World):
+        def call(self, op: str, **kw: object) -> object:
+            result = super().call(op, **kw)
+            if op == "throttle":
+                for name, component in self.throttles.items():
+                    if type(component) is not throttle:
+                        self.throttles[name] = throttle(component.config)
+            elif op == "admission":
+                for name, gate in self.admissions.items():
+                    if type(gate) is not admission:
+                        self.admissions[name] = admission(gate.config)
+            return result
+
+    return lambda options: _FlowWorld(options)
+
+
+FLOW_MUTANTS: tuple[Mutant, ...] = (
+    Mutant("throttle-release-at-high", "throttle", "the blocked throttle is released when the count is "
+           "back at high instead of low", _flow(throttle=_ReleaseAtHigh)),
+    Mutant("throttle-ge-under-gt", "throttle", "the throttle blocks at count >= high under the gt rule",
+           _flow(throttle=_AlwaysGe)),
+    Mutant("throttle-release-forgets-waiting", "throttle", "messages left on the destination while "
+           "blocked are lost at the release", _flow(throttle=_ReleaseForgetsWaiting)),
+    Mutant("admission-early-scan", "admission", "the scanner rejects a young request one period before "
+           "its wait limit", _flow(admission=_EarlyScan)),
+    Mutant("admission-free-lock-busy", "admission", "PCBUSY fires without a held lock (free lock read as "
+           "begin 0)", _flow(admission=_FreeLockIsBusy)),
+    Mutant("admission-second-answer", "admission", "a timed-out request stays queued and is answered a "
+           "second time by a worker", _flow(admission=_TimeoutLeavesRequest)),
+    Mutant("admission-overload-late", "admission", "the queue takes one request beyond its capacity",
+           _flow(admission=_OverloadLate)),
+)
+
+
+MUTANTS: tuple[Mutant, ...] = QUEUE_MUTANTS + STORAGE_MUTANTS + FLOW_MUTANTS

@@ -1,4 +1,11 @@
-"""The MDB throttle: hysteresis between high (max sessions) and low; never queue while blocked."""
+"""The MDB throttle: hysteresis between high (max sessions) and low; never queue while blocked.
+
+Besides comparing every answer with the model, the machine checks model-free invariants on what
+the implementation shows: nothing queued while blocked (THROTTLE-3), release only at count <= low
+(THROTTLE-5), 0 <= in_flight <= high + 1 (gt) or high (ge) (THROTTLE-7), the count equals the work
+records reported queued and not completed (THROTTLE-2, THROTTLE-4), and no message is lost or
+invented on release (THROTTLE-8).
+"""
 
 from __future__ import annotations
 
@@ -7,9 +14,13 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import initialize, invariant, precondition, rule
 
+from ..driver import Inconclusive
 from ..flow_machine import FlowMachine
 from ..queue_machine import WHICH
 from ..rules import rules_for
+
+#: completion outcomes; a commit is the common case (THROTTLE-4, THROTTLE-14, THROTTLE-16)
+OUTCOMES = st.sampled_from(["commit", "commit", "commit", "rollback", "timeout"])
 
 
 class ThrottleMachine(FlowMachine):
@@ -22,7 +33,12 @@ class ThrottleMachine(FlowMachine):
     def setup(self, max_sessions: int, low_equals_high: bool, block_rule: str) -> None:
         if not self.can("throttle"):
             return
+        self.high = max_sessions
+        self.low = max_sessions if low_equals_high else max_sessions // 2
+        self.cap = self.high + 1 if block_rule == "gt" else self.high
+        #: work records the model says are queued or executing, and messages left on the destination
         self.in_process: list[str] = []
+        self.waiting: list[str] = []
         self.d.both("throttle", {"name": "t", "max_sessions": max_sessions,
                                  "low_equals_high": low_equals_high, "block_rule": block_rule})
         self.ready = True
@@ -31,7 +47,6 @@ class ThrottleMachine(FlowMachine):
         want = self.d.model.call("throttle_state", throttle="t")
         got = self.adapter.call("throttle_state", throttle="t")
         if not got.is_ok:
-            from ..driver import Inconclusive
             raise Inconclusive(f"throttle_state: {got.error}")
         return want.value, got.value
 
@@ -45,15 +60,32 @@ class ThrottleMachine(FlowMachine):
         if before["blocked"]:
             self.d.check("throttle.no_queue_while_blocked", actual != "queued",
                          lambda: f"{msg_id} was queued while the throttle was blocked")
-        if expected == "queued":
-            self.in_process.append(msg_id)
+        (self.in_process if expected == "queued" else self.waiting).append(msg_id)
 
     @precondition(lambda self: self.ready and self.in_process)
-    @rule(index=WHICH)
-    def complete(self, index: int) -> None:
+    @rule(index=WHICH, outcome=OUTCOMES)
+    def complete(self, index: int, outcome: str) -> None:
+        _, before = self._state()
         msg_id = self.in_process.pop(index % len(self.in_process))
-        released = self.d.both("complete", {"throttle": "t", "id": msg_id}, compare="throttle.release")
-        self.in_process.extend(released or [])
+        args: dict[str, Any] = {"throttle": "t", "id": msg_id}
+        if outcome != "commit":
+            args["outcome"] = outcome
+        expected, actual = self.d.both_values("complete", args, compare="throttle.release")
+        _, after = self._state()
+        released = list(actual or [])
+        if before["blocked"] and (released or not after["blocked"]):
+            count = before["in_flight"] - 1
+            self.d.check("throttle.release_at_low", count <= self.low,
+                         lambda: f"released at count {count}, above low {self.low}")
+        candidates = ([msg_id] if outcome != "commit" else []) + self.waiting
+        self.d.check("throttle.no_loss", released == candidates[:len(released)],
+                     lambda: f"completing {msg_id} ({outcome}) queued {released}; the messages waiting "
+                             f"on the destination, in order, were {candidates}")
+        if outcome != "commit":
+            self.waiting.insert(0, msg_id)
+        queued = list(expected or [])
+        self.in_process.extend(queued)
+        self.waiting = [m for m in self.waiting if m not in queued]
 
     @invariant()
     def state_agrees(self) -> None:
@@ -63,3 +95,16 @@ class ThrottleMachine(FlowMachine):
         self.d.observe("throttle_state", "t", got)
         self.d.expect_equal("throttle.in_flight", want["in_flight"], got["in_flight"], "in flight: ")
         self.d.expect_equal("throttle.blocked", want["blocked"], got["blocked"], "blocked: ")
+        if "blocks" in got:
+            self.d.expect_equal("throttle.blocks", want["blocks"], got["blocks"], "BLOCKS statistic: ")
+        if "waiting" in got:
+            self.d.expect_equal("throttle.waiting", want["waiting"], got["waiting"],
+                                "messages waiting on the destination: ")
+        in_flight = got["in_flight"]
+        self.d.check("throttle.in_flight_bound", 0 <= in_flight <= self.cap,
+                     lambda: f"in flight {in_flight} outside 0..{self.cap}")
+        self.d.check("throttle.count_matches_work", in_flight == len(self.in_process),
+                     lambda: f"in flight {in_flight}, but {len(self.in_process)} work records are queued "
+                             f"and not completed: {self.in_process}")
+        self.d.check("throttle.waiting_only_while_blocked", got["blocked"] or not self.waiting,
+                     lambda: f"not blocked, yet {self.waiting} still wait on the destination")

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import importlib
+import os
 import re
+import sys
 from importlib.metadata import entry_points
 from typing import Any
 
@@ -48,11 +50,24 @@ def resolve(spec: str) -> str:
     return target
 
 
+def _import(module_name: str) -> Any:
+    """Import an adapter module; like `python -m`, a module in the current directory is found too."""
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        cwd = os.getcwd()
+        top = module_name.partition(".")[0]
+        if exc.name not in (module_name, top) or cwd in sys.path:
+            raise
+        sys.path.append(cwd)
+        return importlib.import_module(module_name)
+
+
 def load_class(spec: str) -> type[Any]:
     target = resolve(spec)
     module_name, _, class_name = target.partition(":")
     try:
-        module = importlib.import_module(module_name)
+        module = _import(module_name)
     except ModuleNotFoundError as exc:
         raise AdapterLoadError(f"adapter {spec!r}: cannot import {module_name} ({exc})") from None
     except Exception as exc:  # an adapter module that fails on import is a usage problem

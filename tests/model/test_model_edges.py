@@ -1,0 +1,101 @@
+"""Edges of the queue model the seed stories do not reach: transactions, misuse, events, evictions
+of messages held in odd places."""
+
+from __future__ import annotations
+
+import pytest
+from mqconform.reference_model.broker import Broker
+from mqconform.reference_model.config import AddressConfig, ConsumerConfig, Message, QueueConfig
+from mqconform.reference_model.errors import ModelMisuse
+from mqconform.reference_model.profiles import profile
+
+rules = pytest.mark.rules
+
+
+def pull(broker: Broker, name: str = "c", queue: str = "q") -> None:
+    broker.open_consumer(ConsumerConfig(name, queue, window_bytes=0))
+
+
+@rules("DELIVERY-8", "DELIVERY-10", "REDELIVERY-3")
+def test_commit_acknowledges_the_tx_acked_messages_only_then() -> None:
+    b = Broker()
+    b.declare_queue(QueueConfig("q"))
+    pull(b)
+    b.send("q", Message("m1"))
+    b.send("q", Message("m2"))
+    b.receive("c"), b.receive("c")
+    assert b.ack("c", "m1", tx=True) == "ok"
+    c = b.counters("q")
+    assert (c.delivering_count, c.acknowledged) == (2, 0)  # C3: acked in a tx still delivering
+    b.commit("c")
+    c = b.counters("q")
+    assert (c.delivering_count, c.acknowledged, c.message_count) == (1, 1, 1)
+    assert b.unacked_ids("c") == ["m2"]
+
+
+def test_misuse_of_declarations_is_an_exception_not_an_outcome() -> None:
+    b = Broker()
+    b.declare_address(AddressConfig("a"))
+    with pytest.raises(ModelMisuse, match="already exists"):
+        b.declare_address(AddressConfig("a"))
+    with pytest.raises(ModelMisuse, match="full_policy"):
+        b.declare_address(AddressConfig("x", full_policy="SPILL"))  # type: ignore[arg-type]
+    with pytest.raises(ModelMisuse, match="page_size_bytes"):
+        b.declare_address(AddressConfig("y", page_size_bytes=0))
+    with pytest.raises(ModelMisuse, match="ring_size"):
+        b.declare_queue(QueueConfig("q", ring_size=-5))
+    b.declare_queue(QueueConfig("q"))
+    pull(b)
+    with pytest.raises(ModelMisuse, match="already exists"):
+        pull(b)
+    with pytest.raises(ModelMisuse, match="ring size"):
+        b.set_ring_size("q", -2)
+    with pytest.raises(ModelMisuse, match="size"):
+        b.send("q", Message("neg", size=-1))
+    with pytest.raises(ModelMisuse, match="unknown address"):
+        b.paging("nowhere")
+    assert b.queue_address("q") == "q"
+    assert b.nack("c", "never-received") == "failed"
+
+
+@rules("RING-3", "REDELIVERY-6")
+def test_events_record_what_the_model_did_on_its_own() -> None:
+    b = Broker()
+    b.record_events = True
+    b.declare_queue(QueueConfig("q", ring_size=1, max_delivery_attempts=1))
+    b.send("q", Message("m1"))
+    b.send("q", Message("m2"))
+    pull(b)
+    b.receive("c")
+    b.nack("c", "m2")  # a nack keeps the increment: 1 >= max attempts 1, dead-lettered
+    kinds = [(e.kind, e.msg_id) for e in b.events]
+    assert ("replaced", "m1") in kinds and ("killed", "m2") in kinds
+
+
+@rules("RING-18")
+def test_stored_eviction_reaches_buffered_and_tx_acked_messages() -> None:
+    b = Broker(profile("jetstream").evolve(features=profile("artemis").features))
+    b.declare_queue(QueueConfig("q", ring_size=2))
+    b.open_consumer(ConsumerConfig("c", "q", window_messages=5))
+    b.send("q", Message("m1"))
+    b.send("q", Message("m2"))  # both dispatched to the consumer's buffer, not yet received
+    b.send("q", Message("m3"))  # the oldest stored message goes, although it is buffered
+    assert b.counters("q").replaced == 1
+    assert b.receive("c") == "m2"
+    assert b.ack("c", "m2", tx=True) == "ok"
+    b.send("q", Message("m4"))  # now the oldest stored one is tx-acked m2
+    assert b.counters("q").replaced == 2
+    assert b.ack("c", "m1") == "ok"  # a late ack of an evicted message is a no-op answered ok
+
+
+@rules("RING-19", "DELIVERY-20")
+def test_stored_eviction_of_an_orphaned_pel_entry() -> None:
+    b = Broker(profile("redis-streams"))
+    b.declare_queue(QueueConfig("q", ring_size=1))
+    pull(b)
+    b.send("q", Message("m1"))
+    b.receive("c")
+    b.close("c")  # m1 stays pending in the PEL with no consumer
+    b.send("q", Message("m2"))
+    c = b.counters("q")
+    assert (c.replaced, c.delivering_count, c.message_count) == (1, 0, 1)

@@ -75,7 +75,7 @@ def find_home(explicit: str | None = None) -> str:
     """The ActiveMQ installation: `explicit`, $MQCONFORM_ACTIVEMQ_HOME or /usr/share/activemq."""
     home = explicit or os.environ.get(HOME_ENV) or DEFAULT_HOME
     if not (Path(home) / "bin" / "activemq.jar").is_file():
-        raise AdapterError(f"activemq: no ActiveMQ at {home} (run scripts/install-activemq.sh, set "
+        raise AdapterError(f"activemq: no ActiveMQ at {home} (run scripts/install-debian.sh, set "
                            f"{HOME_ENV}, or pass url= to use a running broker)")
     if shutil.which("java") is None:
         raise AdapterError("activemq: no java on PATH (apt-get install default-jre-headless)")

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Start the machine's broker services if they are down (loopback only), and install ActiveMQ
-# from Debian if it is missing. Idempotent. Usage: bash scripts/services.sh
+# Start the machine's broker services if they are down (loopback only). Idempotent.
+# Usage: bash scripts/services.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,7 +21,4 @@ start redis 6379 redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --sav
 start nats 4222 start-stop-daemon --start --oknodo --background --exec /usr/sbin/nats-server -- \
   -a 127.0.0.1 -p 4222 -js -sd /var/lib/nats-server || status=1
 start mosquitto 1883 mosquitto -d -c /etc/mosquitto/mosquitto.conf || status=1
-if [ -x scripts/install-activemq.sh ] || [ -f scripts/install-activemq.sh ]; then
-  bash scripts/install-activemq.sh || status=1
-fi
 exit $status

@@ -1,5 +1,5 @@
 """The `activemq` adapter against a real ActiveMQ Classic (Debian's, installed by
-scripts/install-activemq.sh; the adapter starts its own broker once per process). No mocks, no
+scripts/install-debian.sh; the adapter starts its own broker once per process). No mocks, no
 skips: a missing ActiveMQ is a failure."""
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ A run directory holds::
 
     run.json            run id, adapter, profile, settings, versions, status (incomplete|complete)
     history/<machine>.jsonl   one Jepsen-shaped record per operation (see HistoryRecord)
-    outcomes.jsonl      one record per (machine, rule): pass | fail | not_applicable | unknown
+    outcomes.jsonl      one record per (machine, rule): pass | fail | deviation | not_applicable | unknown
     counterexamples/    <machine>.py (a plain pytest test) and <machine>.yaml (a scenario)
 
 Records are appended and flushed as they happen, so an interrupted run keeps what it recorded and
@@ -16,14 +16,18 @@ from __future__ import annotations
 import json
 import os
 import platform
+import threading
 import time
 import uuid
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import IO, Any, Literal
 
 SCHEMA_VERSION = 1
 RecordType = Literal["invoke", "ok", "fail", "info"]
-Outcome = Literal["pass", "fail", "not_applicable", "unknown"]
+#: `deviation`: the rule failed, but the failure is a registered known deviation of this adapter
+#: (adapters/deviations.yaml); `mqconform run --strict` reports it as `fail`.
+Outcome = Literal["pass", "fail", "deviation", "not_applicable", "unknown"]
 
 #: The fields of one history record, in order; `v` is the schema version.
 HISTORY_FIELDS = ("v", "run", "adapter", "profile", "machine", "example", "index", "time", "process",
@@ -43,25 +47,35 @@ def write_json_atomic(path: Path, data: Any) -> None:
 
 
 class HistoryWriter:
-    """Appends history records of one machine to history/<machine>.jsonl."""
+    """Appends history records of one machine to history/<machine>.jsonl.
 
-    def __init__(self, run: RunDirectory, machine: str) -> None:
+    With ``threadsafe=True`` several threads may call :meth:`record` at once (`mqconform soak`): a
+    lock makes each record's index, time and line one atomic step, so the file is in index order.
+    """
+
+    def __init__(self, run: RunDirectory, machine: str, threadsafe: bool = False) -> None:
         self.run = run
         self.machine = machine
         self.index = 0
         self.example = 0
+        self._lock: AbstractContextManager[Any] = threading.Lock() if threadsafe else nullcontext()
         self._file: IO[str] = (run.path / "history" / f"{machine}.jsonl").open("a", encoding="utf-8")
 
     def record(self, type_: RecordType, f: str, value: Any = None, *, process: str = "control",
                queue: str | None = None) -> None:
-        rec = {
-            "v": SCHEMA_VERSION, "run": self.run.run_id, "adapter": self.run.adapter,
-            "profile": self.run.profile, "machine": self.machine, "example": self.example,
-            "index": self.index, "time": time.monotonic_ns() - self.run.start_ns, "process": process,
-            "type": type_, "f": f, "queue": queue, "value": value,
-        }
-        self.index += 1
-        self._file.write(json.dumps(rec, default=str, separators=(",", ":")) + "\n")
+        with self._lock:
+            rec = {
+                "v": SCHEMA_VERSION, "run": self.run.run_id, "adapter": self.run.adapter,
+                "profile": self.run.profile, "machine": self.machine, "example": self.example,
+                "index": self.index, "time": time.monotonic_ns() - self.run.start_ns, "process": process,
+                "type": type_, "f": f, "queue": queue, "value": value,
+            }
+            self.index += 1
+            self._file.write(json.dumps(rec, default=str, separators=(",", ":")) + "\n")
+
+    def flush(self) -> None:
+        with self._lock:
+            self._file.flush()
 
     def next_example(self) -> None:
         self.example += 1
@@ -91,8 +105,8 @@ class RunDirectory:
         write_json_atomic(path / "run.json", self.meta)
         self._outcomes = (path / "outcomes.jsonl").open("a", encoding="utf-8")
 
-    def history(self, machine: str) -> HistoryWriter:
-        return HistoryWriter(self, machine)
+    def history(self, machine: str, threadsafe: bool = False) -> HistoryWriter:
+        return HistoryWriter(self, machine, threadsafe=threadsafe)
 
     def outcome(self, machine: str, rule: str, outcome: Outcome, *, examples: int = 0,
                 counterexample: str | None = None, message: str | None = None) -> None:

@@ -76,7 +76,7 @@ def test_soak_embedded_nats_loses_nothing(tmp_path: Path, capsys: pytest.Capture
 
 
 @pytest.mark.broker("nats")
-@pytest.mark.rules("DELIVERY-2", "DELIVERY-6", "DELIVERY-7")
+@pytest.mark.rules("DELIVERY-2", "DELIVERY-6", "DELIVERY-7", "DELIVERY-21")
 def test_soak_with_broker_restarts_reports_consistent_figures(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, meta, out = soak(tmp_path, "--duration", "3s", "--faults", "restart", "--fault-interval", "1s",

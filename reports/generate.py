@@ -1,0 +1,267 @@
+"""Generated histories for the pipeline's tests and benchmark, with optional injected faults.
+
+:func:`write_run_dir` writes a run directory in the format of :mod:`mqconform.history` (JSON Lines),
+simulating a correct queue (sends, receives, acks, nacks, counters observations) and injecting the
+named :data:`FAULTS`. :func:`bench_table` builds normalised rows column-wise (Arrow, no Python rows)
+and :func:`spark_bench_store` builds a store of any size with Spark itself (``spark.range``).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+from mqconform.history import SCHEMA_VERSION
+
+#: fault name -> what it does (and which check must notice it)
+FAULTS = {
+    "lost": "an accepted message vanishes from the queue and its counters (lost)",
+    "duplicate": "a message is delivered twice without a nack (total-queue duplicated, still a pass)",
+    "unexpected": "a consumer receives an id that was never sent (total-queue, DELIVERY-6)",
+    "counter": "one counters observation breaks messageCount = sum of parts (DELIVERY-1)",
+    "after-ack": "an acknowledged message is delivered again (DELIVERY-7)",
+    "ring": "one counters observation shows pending above the ring size (RING-17)",
+    "throttle": "one throttle observation shows in-flight above high + 1 (THROTTLE-7)",
+    "corrupt": "a truncated JSON line in a history file",
+    "version": "a history record with an unknown schema version",
+    "incomplete": "run.json says the run is incomplete",
+}
+
+
+class _Sim:
+    """A correct single-queue broker, recording Jepsen-shaped records of one example."""
+
+    def __init__(self, out: list[dict[str, Any]], run: str, adapter: str, profile: str, machine: str,
+                 example: int, ring: int) -> None:
+        self.out, self.run, self.adapter, self.profile, self.machine = out, run, adapter, profile, machine
+        self.example, self.ring = example, ring
+        self.pending: list[str] = []
+        self.delivering: list[str] = []
+        self.added = self.acknowledged = 0
+        self.skew = 0  # counter fault: added to messageCount once
+
+    def rec(self, process: str, type_: str, f: str, queue: str | None, value: Any) -> None:
+        self.out.append({"v": SCHEMA_VERSION, "run": self.run, "adapter": self.adapter,
+                         "profile": self.profile, "machine": self.machine, "example": self.example,
+                         "index": len(self.out), "time": 1000 * len(self.out), "process": process,
+                         "type": type_, "f": f, "queue": queue, "value": value})
+
+    def op(self, process: str, f: str, queue: str | None, args: Any, result: Any) -> None:
+        self.rec(process, "invoke", f, queue, args)
+        self.rec(process, "ok", f, queue, result)
+
+    def counters(self, pending_extra: int = 0) -> None:
+        pending = len(self.pending) + pending_extra
+        self.rec("observer", "ok", "counters", "q", {
+            "message_count": pending + len(self.delivering) + self.skew, "pending_count": pending,
+            "delivering_count": len(self.delivering), "scheduled_count": 0, "paged_count": 0,
+            "added": self.added, "acknowledged": self.acknowledged, "replaced": 0, "killed": 0})
+        self.skew = 0
+
+
+def _example(sim: _Sim, rnd: random.Random, faults: set[str]) -> None:
+    sim.op("control", "queue", "q", {"name": "q", "ring_size": sim.ring}, None)
+    sim.op("control", "consumer", "q", {"name": "c-q", "queue": "q", "window_bytes": 0}, None)
+    sim.counters()
+    count = rnd.randint(2, max(2, sim.ring if sim.ring > 0 else 6))
+    for i in range(count):
+        msg = f"m{i}"
+        sim.op("producer", "send", "q", {"to": "q", "id": msg, "size": 100}, "accepted")
+        sim.pending.append(msg)
+        sim.added += 1
+        sim.counters()
+    if "lost" in faults:
+        sim.pending.pop()  # the broker forgets it: no delivery, no counter
+        sim.counters()
+    if "counter" in faults:
+        sim.skew = 1
+        sim.counters()
+    if "ring" in faults:
+        sim.counters(pending_extra=sim.ring + 1 - len(sim.pending))
+    if "throttle" in faults:
+        sim.op("control", "throttle", "t", {"name": "t", "max_sessions": 2}, None)
+        sim.rec("observer", "ok", "throttle_state", "t", {"in_flight": 4, "blocked": True})
+    if "unexpected" in faults:
+        sim.op("c-q", "receive", None, "c-q", "zz-never-sent")
+    while sim.pending:
+        msg = sim.pending.pop(0)
+        sim.op("c-q", "receive", None, "c-q", msg)
+        sim.delivering.append(msg)
+        sim.counters()
+        if "duplicate" in faults and msg == "m0":
+            sim.op("c-q", "receive", None, "c-q", msg)
+        choice = rnd.random()
+        if choice < 0.2 and msg != "m0":
+            sim.op("c-q", "nack", None, {"consumer": "c-q", "id": msg}, "ok")
+            sim.delivering.remove(msg)
+            sim.pending.append(msg)
+        elif choice < 0.9 or msg == "m0":
+            sim.op("c-q", "ack", None, {"consumer": "c-q", "id": msg}, "ok")
+            sim.delivering.remove(msg)
+            sim.acknowledged += 1
+            if "after-ack" in faults and msg == "m0":
+                sim.op("c-q", "receive", None, "c-q", msg)
+        sim.counters()
+    sim.op("c-q", "close", None, "c-q", None)
+    sim.pending[:0] = sim.delivering
+    sim.delivering = []
+    sim.counters()
+
+
+def generate_records(run: str, examples: int = 5, seed: int = 0, faults: frozenset[str] = frozenset(),
+                     adapter: str = "generated", profile: str = "artemis",
+                     machine: str = "delivery") -> list[dict[str, Any]]:
+    """History records of `examples` examples; each fault is injected into example 2 only."""
+    rnd = random.Random(seed)
+    out: list[dict[str, Any]] = []
+    for example in range(1, examples + 1):
+        sim = _Sim(out, run, adapter, profile, machine, example, ring=rnd.choice((-1, 4, 8)))
+        _example(sim, rnd, set(faults) if example == 2 else set())
+    return out
+
+
+def write_run_dir(path: Path, run: str = "gen-run", examples: int = 5, seed: int = 0,
+                  faults: frozenset[str] | set[str] = frozenset(), adapter: str = "generated",
+                  profile: str = "artemis", started: str = "2026-01-02T03:04:05Z") -> Path:
+    """Write a run directory (run.json, history/delivery.jsonl, outcomes.jsonl) with faults."""
+    unknown = set(faults) - set(FAULTS)
+    if unknown:
+        raise ValueError(f"unknown faults {sorted(unknown)}")
+    record_faults = frozenset(faults) - {"corrupt", "version", "incomplete"}
+    records = generate_records(run, examples, seed, record_faults, adapter, profile)
+    (path / "history").mkdir(parents=True, exist_ok=True)
+    lines = [json.dumps(r, separators=(",", ":")) for r in records]
+    if "version" in faults:
+        rec = dict(records[len(records) // 2], v=SCHEMA_VERSION + 98)
+        lines[len(records) // 2] = json.dumps(rec, separators=(",", ":"))
+    if "corrupt" in faults:
+        lines[len(lines) // 3] = lines[len(lines) // 3][:17]
+    (path / "history" / "delivery.jsonl").write_text("\n".join(lines) + "\n")
+    complete = "incomplete" not in faults
+    meta = {"v": SCHEMA_VERSION, "run": run, "adapter": adapter, "profile": profile, "settings": {},
+            "started": started, "finished": started if complete else None,
+            "status": "complete" if complete else "incomplete", "exit_code": 0 if complete else None,
+            "versions": {"python": "3"}}
+    (path / "run.json").write_text(json.dumps(meta, indent=2))
+    (path / "outcomes.jsonl").write_text(json.dumps({
+        "v": SCHEMA_VERSION, "run": run, "adapter": adapter, "profile": profile, "machine": "delivery",
+        "rule": "DELIVERY-6", "outcome": "pass", "examples": examples, "counterexample": None,
+        "message": None}) + "\n")
+    return path
+
+
+# ------------------------------------------------------------------------------ benchmark data
+#: one message = 7 rows: send invoke/ok, receive invoke/ok, ack invoke/ok, a counters observation
+_PATTERN_F = ("send", "send", "receive", "receive", "ack", "ack", "counters")
+_PATTERN_TYPE = ("invoke", "ok", "invoke", "ok", "invoke", "ok", "ok")
+_PATTERN_MSG = (True, True, False, True, True, True, False)
+_PATTERN_RESULT = (None, "accepted", None, None, None, "ok", None)
+_PATTERN_PROCESS = ("producer", "producer", "c-q", "c-q", "c-q", "c-q", "observer")
+PER_EXAMPLE = 100  # messages per example
+
+
+def bench_table(rows: int, run: str = "bench-run") -> Any:
+    """`rows` normalised rows (whole messages of 7 rows) as an Arrow table with the store schema."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    from mqconform.reports.store import arrow_schema
+
+    n = max(7, rows - rows % 7)
+    index = np.arange(n, dtype=np.int64)
+    slot = index % 7
+    message = index // 7
+    example = message // PER_EXAMPLE + 1
+
+    def pattern(values: tuple[Any, ...], kind: Any) -> Any:
+        return pc.take(pa.array(values, kind), pa.array(slot))
+
+    msg_ids = pc.binary_join_element_wise("m", pc.cast(pa.array(message % PER_EXAMPLE), pa.string()), "")
+    has_msg = pa.array(np.array(_PATTERN_MSG)[slot])
+    msg = pc.if_else(has_msg, msg_ids, pa.scalar(None, pa.string()))
+    is_counters = pa.array(slot == 6)
+    zero = pa.scalar(0, pa.int64())
+    null_int = pa.scalar(None, pa.int64())
+    done = (message % PER_EXAMPLE) + 1
+    columns = {
+        "run": pa.repeat(pa.scalar(run, pa.string()), n), "profile": pa.repeat(pa.scalar("artemis"), n),
+        "machine": pa.repeat(pa.scalar("delivery"), n), "example": pa.array(example),
+        "index": pa.array(index), "time": pa.array(index * 1000),
+        "process": pattern(_PATTERN_PROCESS, pa.string()),
+        "type": pattern(_PATTERN_TYPE, pa.string()), "f": pattern(_PATTERN_F, pa.string()),
+        "queue": pa.repeat(pa.scalar("q"), n), "msg": msg,
+        "result": pattern(_PATTERN_RESULT, pa.string()),
+        "tx": pattern((None, None, None, None, False, False, None), pa.bool_()),
+        "bound": pa.repeat(pa.scalar(PER_EXAMPLE, pa.int64()), n),
+    }
+    for name in ("c_message", "c_pending", "c_delivering", "c_scheduled", "c_paged", "c_replaced",
+                 "c_killed"):
+        columns[name] = pc.if_else(is_counters, zero, null_int)
+    columns["c_added"] = pc.if_else(is_counters, pa.array(done), null_int)
+    columns["c_acknowledged"] = columns["c_added"]
+    columns["in_flight"] = pa.nulls(n, pa.int64())
+    columns["value"] = pa.nulls(n, pa.string())
+    schema = arrow_schema()
+    return pa.Table.from_arrays([columns[name] for name in schema.names], schema=schema)
+
+
+def write_bench_store(store: Path, table: Any, run: str = "bench-run", adapter: str = "bench") -> None:
+    """Write a bench table as one run of a store (with its runs/<run>.json)."""
+    import pyarrow.parquet as pq
+    from mqconform.reports import store as hstore
+
+    hstore.init_store(store)
+    target = hstore.partition_dir(store, adapter, "2026-01-01")
+    target.mkdir(parents=True, exist_ok=True)
+    pq.write_table(table, target / f"{run}.parquet", row_group_size=1 << 20)
+    _write_run_meta(store, run, adapter)
+
+
+def _write_run_meta(store: Path, run: str, adapter: str) -> None:
+    (store / "runs").mkdir(parents=True, exist_ok=True)
+    (store / "runs" / f"{run}.json").write_text(json.dumps({
+        "v": SCHEMA_VERSION, "run": run, "adapter": adapter, "profile": "artemis", "status": "complete",
+        "started": "2026-01-01T00:00:00Z", "exit_code": 0, "versions": {}, "outcomes": []}))
+
+
+def spark_bench_store(spark: Any, store: Path, rows: int, run: str = "big-run",
+                      adapter: str = "bench") -> None:
+    """The same rows as :func:`bench_table`, generated and written by Spark (``spark.range``)."""
+    from mqconform.reports import store as hstore
+    from pyspark.sql import functions as F
+
+    hstore.init_store(store)
+    n = max(7, rows - rows % 7)
+
+    def pick(values: tuple[Any, ...]) -> Any:
+        expr = F.lit(None)
+        for i, value in enumerate(values):
+            expr = F.when(F.col("slot") == i, F.lit(value)).otherwise(expr)
+        return expr
+
+    counter = F.when(F.col("slot") == 6, F.lit(0).cast("long")).otherwise(F.lit(None).cast("long"))
+    done = F.when(F.col("slot") == 6, (F.col("message") % PER_EXAMPLE) + 1)
+    df = (spark.range(n).withColumnRenamed("id", "index")
+          .withColumn("slot", (F.col("index") % 7).cast("int"))
+          .withColumn("message", F.floor(F.col("index") / 7)))
+    df = df.select(
+        F.lit(run).alias("run"), F.lit("artemis").alias("profile"), F.lit("delivery").alias("machine"),
+        (F.floor(F.col("message") / PER_EXAMPLE) + 1).cast("long").alias("example"),
+        F.col("index").cast("long").alias("index"), (F.col("index") * 1000).alias("time"),
+        pick(_PATTERN_PROCESS).cast("string").alias("process"),
+        pick(_PATTERN_TYPE).cast("string").alias("type"), pick(_PATTERN_F).cast("string").alias("f"),
+        F.lit("q").alias("queue"),
+        F.when(pick(_PATTERN_MSG).cast("boolean"),
+               F.concat(F.lit("m"), (F.col("message") % PER_EXAMPLE).cast("string"))).alias("msg"),
+        pick(_PATTERN_RESULT).cast("string").alias("result"),
+        F.when(F.col("slot").isin(4, 5), F.lit(False)).alias("tx"),
+        F.lit(PER_EXAMPLE).cast("long").alias("bound"),
+        *[counter.alias(c) for c in ("c_message", "c_pending", "c_delivering", "c_scheduled", "c_paged")],
+        done.cast("long").alias("c_added"), done.cast("long").alias("c_acknowledged"),
+        counter.alias("c_replaced"), counter.alias("c_killed"),
+        F.lit(None).cast("long").alias("in_flight"), F.lit(None).cast("string").alias("value"))
+    target = hstore.partition_dir(store, adapter, "2026-01-01")
+    df.write.mode("overwrite").parquet(str(target))
+    _write_run_meta(store, run, adapter)

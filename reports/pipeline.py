@@ -1,0 +1,114 @@
+"""The history stage: run directories or a Parquet store in, :class:`PipelineResult` out.
+
+Two engines compute the same statistics (:mod:`.checks_python` in-process, :mod:`.checks_spark` on
+the Parquet store); verdicts come from one shared function, and a check whose rules do not apply to
+the run's profile (spec ``profiles``) is reported ``not_applicable``. Bad input (corrupt or
+truncated line, unknown schema version, incomplete run) raises :class:`BadHistory` unless
+``ignore_bad``; then it is excluded and listed in ``PipelineResult.bad``, never counted as a pass.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+
+import attrs
+from mqconform.reports import checks_python
+from mqconform.reports import store as hstore
+from mqconform.reports.api import BadInput, CheckResult, PipelineResult, RunInfo
+from mqconform.reports.store import BadHistory
+
+ENGINES = ("python", "spark")
+
+__all__ = ["ENGINES", "BadHistory", "check_runs"]
+
+
+def check_runs(inputs: list[Path], engine: str = "python", master: str | None = None,
+               ignore_bad: bool = False, store: Path | None = None) -> PipelineResult:
+    """Check run directories and/or history stores with `engine`; optionally ingest into `store`.
+
+    Implements the history checks of :mod:`.checks_python` (DELIVERY-1, DELIVERY-2, DELIVERY-6,
+    DELIVERY-7, DELIVERY-15, RING-17, THROTTLE-7).
+    """
+    if engine not in ENGINES:
+        raise ValueError(f"unknown engine {engine!r} (choose from {', '.join(ENGINES)})")
+    run_data: list[hstore.RunData] = []
+    stores: list[Path] = []
+    bad: list[BadInput] = []
+    for path in inputs:
+        path = Path(path)
+        if hstore.is_store(path):
+            hstore.check_store_version(path)
+            stores.append(path)
+        else:
+            data = hstore.read_run(path)
+            run_data.append(data)
+            bad.extend(data.bad)
+    if bad and not ignore_bad:
+        raise BadHistory(bad[0], len(bad) - 1)
+    usable = [d for d in run_data if d.usable]
+    if store is not None:
+        for data in usable:
+            hstore.write_run(store, data)
+    infos: list[RunInfo] = [d.info for d in run_data]
+    for path in stores:
+        infos.extend(hstore.store_runs(path))
+    runs = {info.run: info for info in infos if info.status == "complete"}
+    if engine == "python":
+        stats = _python_stats(usable, stores)
+    else:
+        stats = _spark_stats(usable, stores, store, master)
+    checks = gate_by_profile(checks_python.results(stats, runs))
+    return PipelineResult(runs=tuple(infos), checks=tuple(checks), bad=tuple(bad), engine=engine)
+
+
+def _python_stats(usable: list[hstore.RunData], stores: list[Path]) -> checks_python.Stats:
+    def batches() -> Iterable[dict[str, list[object]]]:
+        for data in usable:
+            yield from checks_python.rows_batches(data.rows)
+        for path in stores:
+            yield from checks_python.table_batches(hstore.read_store_table(path))
+
+    return checks_python.compute_stats(batches())
+
+
+def _spark_stats(usable: list[hstore.RunData], stores: list[Path], store: Path | None,
+                 master: str | None) -> checks_python.Stats:
+    from mqconform.reports import checks_spark
+    from mqconform.reports.spark_session import get_session
+
+    spark = get_session(master)
+    total: checks_python.Stats = {}
+    with tempfile.TemporaryDirectory(prefix="mqconform-store-") as tmp:
+        targets = list(stores)
+        if usable:
+            target = store if store is not None else Path(tmp)
+            if store is None:
+                for data in usable:
+                    hstore.write_run(target, data)
+            if target not in targets:
+                targets.append(target)
+        for path in targets:
+            if not hstore.history_files(path):
+                continue
+            for key, figures in checks_spark.compute_stats(spark, path).items():
+                entry = total.setdefault(key, {})
+                for name, value in figures.items():
+                    entry[name] = entry.get(name, 0) + value
+    return total
+
+
+def gate_by_profile(checks: list[CheckResult]) -> list[CheckResult]:
+    """A check whose rules all exclude the run's profile is not applicable (both engines alike)."""
+    from mqconform.spec.catalogue import load_catalogue
+
+    catalogue = load_catalogue()
+    out = []
+    for check in checks:
+        known = [catalogue[r] for r in check.rules if r in catalogue]
+        if known and not any(rule.applies_to(check.profile) for rule in known):
+            check = attrs.evolve(check, verdict="not_applicable", count=0,
+                                 detail=f"{', '.join(check.rules)} do not apply to profile {check.profile}")
+        out.append(check)
+    return out

@@ -1,0 +1,106 @@
+"""Both engines (python, Spark) give identical CheckResults on generated histories with faults."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mqconform.reports import generate, pipeline
+
+#: fault -> (check that must notice it, expected verdict, statistic that must be non-zero)
+DETECTED = {
+    "lost": ("lost", "fail", "lost"),
+    "duplicate": ("total-queue", "pass", "duplicated"),
+    "unexpected": ("total-queue", "fail", "unexpected"),
+    "counter": ("counter-identity", "fail", "broken"),
+    "after-ack": ("delivery-after-ack", "fail", "delivered_after_ack"),
+    "ring": ("ring-bound", "fail", "over_bound"),
+    "throttle": ("throttle-bound", "fail", "over_bound"),
+}
+ALL_RULES = ("DELIVERY-1", "DELIVERY-2", "DELIVERY-6", "DELIVERY-7", "DELIVERY-15", "RING-17", "THROTTLE-7")
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    base = tmp_path_factory.mktemp("runs")
+    paths = [generate.write_run_dir(base / "clean", run="clean", examples=8, seed=11)]
+    for i, fault in enumerate(DETECTED):
+        paths.append(generate.write_run_dir(base / fault, run=fault, examples=4, seed=i, faults={fault}))
+    paths.append(generate.write_run_dir(base / "corrupt", run="corrupt", faults={"corrupt"}))
+    paths.append(generate.write_run_dir(base / "version", run="version", faults={"version"}))
+    paths.append(generate.write_run_dir(base / "incomplete", run="incomplete", faults={"incomplete"}))
+    return paths
+
+
+@pytest.fixture(scope="module")
+def python_result(runs: list[Path]) -> Any:
+    return pipeline.check_runs(runs, engine="python", ignore_bad=True)
+
+
+def by_key(result: Any) -> dict[tuple[Any, ...], Any]:
+    return {(c.run, c.machine, c.queue, c.check): c for c in result.checks}
+
+
+@pytest.mark.rules(*ALL_RULES)
+@pytest.mark.parametrize("fault", sorted(DETECTED))
+def test_python_engine_detects(python_result: Any, fault: str) -> None:
+    check, verdict, stat = DETECTED[fault]
+    found = [c for c in python_result.checks if c.run == fault and c.check == check]
+    assert found and found[0].verdict == verdict and found[0].stats[stat] >= 1
+    others = [c for c in python_result.checks if c.run == fault and c.check != check]
+    assert all(c.verdict in ("pass", "not_applicable") for c in others), others
+
+
+@pytest.mark.rules(*ALL_RULES)
+def test_clean_history_passes_every_check(python_result: Any) -> None:
+    clean = [c for c in python_result.checks if c.run == "clean"]
+    assert {c.check for c in clean} >= {"total-queue", "lost", "delivery-after-ack", "counter-identity",
+                                         "ring-bound"}
+    assert all(c.verdict in ("pass", "not_applicable") for c in clean), clean
+
+
+@pytest.mark.rules(*ALL_RULES)
+def test_bad_inputs_are_listed_and_incomplete_run_has_no_verdicts(python_result: Any) -> None:
+    problems = {(Path(b.path).parent.parent.name if b.line is not None else "", b.problem.split(" ")[0])
+                for b in python_result.bad}
+    assert ("corrupt", "corrupt") in problems and ("version", "unknown") in problems
+    assert not [c for c in python_result.checks if c.run == "incomplete"]
+
+
+@pytest.mark.rules("RING-17")
+def test_profile_gating(tmp_path: Path) -> None:
+    run = generate.write_run_dir(tmp_path / "r", faults={"ring"}, profile="jetstream")
+    ring = [c for c in pipeline.check_runs([run]).checks if c.check == "ring-bound"]
+    assert ring and ring[0].verdict == "not_applicable"
+
+
+@pytest.mark.spark
+@pytest.mark.rules(*ALL_RULES)
+def test_spark_engine_agrees(spark: Any, runs: list[Path], python_result: Any) -> None:
+    result = pipeline.check_runs(runs, engine="spark", ignore_bad=True)
+    assert result.engine == "spark"
+    assert by_key(result) == by_key(python_result)
+    assert result.checks == python_result.checks
+    assert result.bad == python_result.bad
+    assert any(c.verdict == "fail" for c in result.checks)
+
+
+@pytest.mark.spark
+@pytest.mark.rules(*ALL_RULES)
+def test_spark_on_bench_store_agrees(spark: Any, tmp_path: Path) -> None:
+    from mqconform.reports import checks_python, checks_spark, store
+
+    table = generate.bench_table(7 * 450)
+    generate.write_bench_store(tmp_path / "a", table)
+    generate.spark_bench_store(spark, tmp_path / "b", 7 * 450)
+    def full(stats: Any) -> Any:
+        return {k: {n: v.get(n, 0) for n in checks_python.STATS[k[3]]} for k, v in stats.items()}
+
+    table_a = store.read_store_table(tmp_path / "a")
+    py = full(checks_python.compute_stats(checks_python.table_batches(table_a)))
+    sa = full(checks_spark.compute_stats(spark, tmp_path / "a"))
+    sb = full(checks_spark.compute_stats(spark, tmp_path / "b"))
+    assert py == sa
+    assert {k[1:]: v for k, v in sb.items()} == {k[1:]: v for k, v in py.items()}
+    assert py[("bench-run", "delivery", "q", "total-queue")]["delivered"] == 450

@@ -1,0 +1,581 @@
+"""The `rabbitmq` adapter: RabbitMQ 3.10 through pika, classic or quorum queues.
+
+Claims profile `rabbitmq-classic`, or `rabbitmq-quorum` with ``queue_type="quorum"``. The broker is
+``url=``, else ``$MQCONFORM_RABBITMQ_URL``, else ``amqp://guest:guest@127.0.0.1:5672/%2F`` (the
+password never appears in an error or a report).
+
+Mapping (every physical name starts with ``<namespace>-<random token>``, so concurrent runs and
+xdist workers never share a queue or an exchange; close() deletes them):
+
+- an address is a fanout exchange; a queue is a queue bound to its address's exchange (several
+  queues on one address each get a copy). ``ring_size >= 0`` -> ``x-max-length`` with ``x-overflow``
+  = the ``overflow`` option (``drop-head``, the default and what both profiles say, or
+  ``reject-publish``). ``dead_letter`` -> ``x-dead-letter-exchange`` (the address's exchange).
+  Quorum only: ``max_delivery_attempts > 0`` -> ``x-delivery-limit`` (the broker drops or dead-letters
+  a message returned more than that many times: at most limit + 1 deliveries, the profile's ``gt``).
+- ``send`` publishes on a channel in confirm mode, so the answer is definite: ``basic.ack`` ->
+  "accepted", ``basic.nack`` (reject-publish) -> "failed".
+- consumers, one channel each: ``consumer_pull`` (window 0): ``receive`` is ``basic.get``;
+  ``consumer_prefetch`` (window -1 with ``max_unacked``): ``basic.qos prefetch_count = max_unacked``
+  and ``basic.consume``; ``receive`` takes the next delivered message from the client-side buffer.
+  After every operation that can make the broker push (open, send, ack, nack, close) the adapter
+  settles: it reads the queue's ready count and flushes the consumer channels with a round trip
+  until the queue is empty or every prefetch consumer holds ``max_unacked`` messages, so the buffer
+  is what the broker has pushed (bounded by ``settle_timeout``).
+- ``ack`` = ``basic.ack``, ``nack`` = ``basic.nack(requeue=True)``, ``close_consumer`` = channel
+  close (the broker requeues everything the consumer holds).
+- counters: ``pending_count`` = the ready messages of a passive ``queue.declare`` (exact and
+  immediate for both queue types); ``delivering_count`` = the messages the adapter holds unacked
+  (received or buffered; exact because the suite is the only client of its queues);
+  ``message_count`` = their sum (RabbitMQ's own "messages" = ready + unacknowledged).
+- ``delivery_count`` (quorum only, REDELIVERY-1/2): the header ``x-delivery-count`` counts returns
+  and is absent on the first delivery, so a held message's count is ``x-delivery-count + 1``
+  (deliveries so far, as the model counts). Only messages the adapter holds can be answered.
+
+Not offered (capabilities it lacks, not errors): browsing and pending order (no non-destructive
+read), scheduling (no delayed-message plugin in Debian's 3.10.8), redelivery delay, byte windows,
+``max_unacked`` with pull consumers (``basic.get`` has no cap), transactions, selectors, paging,
+address limits, ``added``/``acknowledged``/``replaced``/``killed`` (only the management plugin has
+rates; nothing exact), delivery counts on classic queues (only the ``redelivered`` flag).
+``advance(ms)`` sleeps. Implements the adapter side of DELIVERY-1..8, RING-1/3/4/5, REDELIVERY-1/2/5/6.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import os
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import attrs
+import pika
+import pika.exceptions as pex
+from mqconform.reference_model.config import AddressConfig, ConsumerConfig, Message, QueueConfig
+from pika.adapters.blocking_connection import BlockingChannel, BlockingConnection
+
+from .contract import AdapterError, Result
+
+URL_ENV = "MQCONFORM_RABBITMQ_URL"
+DEFAULT_URL = "amqp://guest:guest@127.0.0.1:5672/%2F"
+QUEUE_TYPES = ("classic", "quorum")
+OVERFLOWS = ("drop-head", "reject-publish")
+
+_COMMON = frozenset({
+    "queues", "ring", "priorities", "nack", "dead_letter", "consumer_pull", "consumer_prefetch",
+    "advance_time", "counter:message_count", "counter:pending_count", "counter:delivering_count",
+})
+#: what the adapter can do and observe exactly, per queue type
+CAPABILITIES = {"classic": _COMMON, "quorum": _COMMON | {"delivery_count"}}
+PROFILES = {"classic": "rabbitmq-classic", "quorum": "rabbitmq-quorum"}
+
+#: pika errors that mean the outcome is unknown (connection gone, no answer)
+_LOST = (pex.AMQPConnectionError, pex.ConnectionClosed, pex.StreamLostError, pex.ConnectionWrongStateError,
+         pex.ChannelWrongStateError, OSError)
+
+
+class _Unsupported(Exception):
+    pass
+
+
+class _Refused(Exception):
+    """The operation was refused without reaching the broker (unknown name, misuse)."""
+
+
+@attrs.define
+class _Queue:
+    name: str
+    physical: str
+    address: str
+    max_length: int
+    delivery_limit: int
+    dead_letter: str | None
+
+
+@attrs.define
+class _Held:
+    tag: int
+    #: x-delivery-count of this delivery (0 when absent: the first delivery)
+    returns: int
+
+
+@attrs.define
+class _Consumer:
+    name: str
+    queue: str
+    channel: BlockingChannel
+    prefetch: int | None
+    #: received and not yet settled, in delivery order
+    received: dict[str, _Held] = attrs.Factory(dict)
+    #: pushed by the broker and not yet taken by receive() (prefetch consumers)
+    buffer: collections.deque[tuple[str, _Held]] = attrs.Factory(collections.deque)
+
+    def held(self) -> int:
+        return len(self.received) + len(self.buffer)
+
+    def full(self) -> bool:
+        return self.prefetch is not None and self.held() >= self.prefetch
+
+
+def redact(url: str) -> str:
+    """The URL without its password (URLs end up in messages and reports)."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.hostname or ""
+    if parts.port is not None:
+        host = f"{host}:{parts.port}"
+    user = parts.username or ""
+    return urlunsplit((parts.scheme, f"{user}:***@{host}", parts.path, parts.query, parts.fragment))
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc) or type(exc).__name__
+    return " ".join(text.split()) or type(exc).__name__
+
+
+def connect(url: str, timeout: float) -> BlockingConnection:
+    """A blocking pika connection to `url` with bounded connect and handshake times."""
+    params = pika.URLParameters(url)
+    params.connection_attempts = 1
+    params.socket_timeout = timeout
+    params.stack_timeout = 3 * timeout
+    params.blocked_connection_timeout = 3 * timeout
+    params.heartbeat = 30
+    return BlockingConnection(params)
+
+
+class RabbitMQAdapter:
+    """RabbitMQ behind the adapter contract (one blocking connection, one channel per consumer)."""
+
+    name = "rabbitmq"
+
+    def __init__(self, url: str | None = None, queue_type: str = "classic", overflow: str = "drop-head",
+                 timeout: float = 2.0, settle_timeout: float = 1.0) -> None:
+        if queue_type not in QUEUE_TYPES:
+            raise TypeError(f"queue_type must be one of {QUEUE_TYPES}, not {queue_type!r}")
+        if overflow not in OVERFLOWS:
+            raise TypeError(f"overflow must be one of {OVERFLOWS}, not {overflow!r}")
+        self.url = url or os.environ.get(URL_ENV) or DEFAULT_URL
+        self.queue_type = queue_type
+        self.overflow = overflow
+        self.timeout = float(timeout)
+        self.settle_timeout = float(settle_timeout)
+        self.profile = PROFILES[queue_type]
+        self.capabilities = CAPABILITIES[queue_type]
+        self.server_version = ""
+        #: settles that ended at settle_timeout (the broker did not reach the awaited state)
+        self.settle_timeouts = 0
+        self._conn: BlockingConnection | None = None
+        self._ctl: BlockingChannel | None = None
+        self.prefix = ""
+        self._reset()
+
+    def _reset(self) -> None:
+        self.addresses: dict[str, list[str]] = {}
+        self.queues: dict[str, _Queue] = {}
+        self.consumers: dict[str, _Consumer] = {}
+        self.exchanges: list[str] = []
+        self.physical_queues: list[str] = []
+
+    # ------------------------------------------------------------------ plumbing
+    def _do(self, op: str, fn: Callable[[], Any]) -> Result:
+        """ok(value); fail(error) when refused; info when the outcome is unknown."""
+        try:
+            return Result.ok(fn())
+        except _Unsupported as exc:
+            return Result.fail(f"unsupported: {exc}")
+        except _Refused as exc:
+            return Result.fail(str(exc))
+        except pex.ChannelClosedByBroker as exc:
+            self._ctl = None  # the broker closed the control channel; reopen it on next use
+            return Result.fail(f"rabbitmq: {op}: {exc.reply_code} {exc.reply_text}")
+        except TimeoutError:
+            return Result.info(f"rabbitmq: {op}: no answer within {self.timeout:g} s")
+        except _LOST as exc:
+            return Result.info(f"rabbitmq: {op}: connection lost ({_one_line(exc)})")
+
+    def _connection(self) -> BlockingConnection:
+        if self._conn is None or not self._conn.is_open:
+            raise pex.ConnectionWrongStateError("not connected (open() first)")
+        return self._conn
+
+    def _control(self) -> BlockingChannel:
+        """The control channel (confirm mode): declarations, publishes, passive declares."""
+        if self._ctl is None or not self._ctl.is_open:
+            self._ctl = self._connection().channel()
+            self._ctl.confirm_delivery()
+        return self._ctl
+
+    def _pump(self) -> None:
+        """Dispatch whatever the connection has already received (deliveries to the buffers)."""
+        self._connection().process_data_events(time_limit=0)
+
+    # ------------------------------------------------------------------ lifecycle
+    def open(self, namespace: str) -> None:
+        """Connect (the connection is kept across open/close) and start fresh physical names for
+        `namespace`. AdapterError when the broker cannot be used."""
+        if self.prefix:
+            self.close()
+        if self._conn is None or not self._conn.is_open:
+            try:
+                self._conn = connect(self.url, self.timeout)
+            except (pex.AMQPError, OSError) as exc:
+                self._conn = None
+                reason = _one_line(exc) if str(exc) else type(exc).__name__
+                raise AdapterError(f"rabbitmq: cannot use {redact(self.url)}: {reason}") from None
+            props = self._conn._impl.server_properties or {}
+            version = props.get("version", b"")
+            self.server_version = version.decode() if isinstance(version, bytes) else str(version)
+            self._ctl = None
+        self.prefix = f"{namespace}-{uuid.uuid4().hex[:8]}"
+        self._reset()
+
+    def close(self) -> None:
+        """Close the consumer channels, delete every queue and exchange of this namespace. The
+        connection stays open for the next open(); shutdown() closes it."""
+        try:
+            for consumer in list(self.consumers.values()):
+                if consumer.channel.is_open:
+                    consumer.channel.close()
+            if self.physical_queues or self.exchanges:
+                ctl = self._control()
+                for queue in self.physical_queues:
+                    ctl.queue_delete(queue)
+                for exchange in self.exchanges:
+                    ctl.exchange_delete(exchange)
+        except (pex.AMQPError, OSError):
+            self._drop_connection()  # broker gone: nothing can be removed any more
+        self.prefix = ""
+        self._reset()
+
+    def shutdown(self) -> None:
+        """close(), then close the connection."""
+        self.close()
+        self._drop_connection()
+
+    def _drop_connection(self) -> None:
+        conn, self._conn, self._ctl = self._conn, None, None
+        if conn is not None and conn.is_open:
+            with contextlib.suppress(pex.AMQPError, OSError):  # already gone: nothing to close
+                conn.close()
+
+    # ------------------------------------------------------------------ lookups
+    def _queue(self, name: str) -> _Queue:
+        try:
+            return self.queues[name]
+        except KeyError:
+            raise _Refused(f"unknown queue {name!r}") from None
+
+    def _consumer(self, name: str) -> _Consumer:
+        try:
+            return self.consumers[name]
+        except KeyError:
+            raise _Refused(f"unknown consumer {name!r}") from None
+
+    def _exchange(self, address: str) -> str:
+        return f"{self.prefix}.x.{address}"
+
+    # ------------------------------------------------------------------ declarations
+    def _declare_exchange(self, address: str) -> None:
+        exchange = self._exchange(address)
+        self._control().exchange_declare(exchange, exchange_type="fanout", durable=False)
+        self.exchanges.append(exchange)
+        self.addresses[address] = []
+
+    def declare_address(self, config: AddressConfig) -> Result:
+        def run() -> None:
+            if config.full_policy != "PAGE" or config.max_size_bytes >= 0 or config.max_size_messages >= 0:
+                raise _Unsupported("address limits and full policies (RabbitMQ bounds queues)")
+            if config.name in self.addresses:
+                raise _Refused(f"address {config.name!r} already exists")
+            self._declare_exchange(config.name)
+        return self._do("declare_address", run)
+
+    def _arguments(self, config: QueueConfig) -> dict[str, Any]:
+        args: dict[str, Any] = {"x-queue-type": self.queue_type}
+        if config.ring_size >= 0:
+            args["x-max-length"] = config.ring_size
+            args["x-overflow"] = self.overflow
+        if config.dead_letter is not None:
+            args["x-dead-letter-exchange"] = self._exchange(config.dead_letter)
+        if self.queue_type == "quorum" and config.max_delivery_attempts > 0:
+            args["x-delivery-limit"] = config.max_delivery_attempts
+        return args
+
+    def declare_queue(self, config: QueueConfig) -> Result:
+        def run() -> None:
+            if config.name in self.queues:
+                raise _Refused(f"queue {config.name!r} already exists")
+            if config.filter is not None:
+                raise _Unsupported("queue filters")
+            if config.redelivery_delay_ms:
+                raise _Unsupported("redelivery delay")
+            if config.ring_size < -1:
+                raise _Refused("ring_size must be -1 or >= 0")
+            address = config.address_name
+            if address not in self.addresses:
+                self._declare_exchange(address)
+            physical = f"{self.prefix}.q.{config.name}"
+            ctl = self._control()
+            ctl.queue_declare(physical, durable=self.queue_type == "quorum",
+                              arguments=self._arguments(config))
+            self.physical_queues.append(physical)
+            ctl.queue_bind(physical, self._exchange(address))
+            self.addresses[address].append(config.name)
+            limit = config.max_delivery_attempts if self.queue_type == "quorum" else 0
+            self.queues[config.name] = _Queue(config.name, physical, address, config.ring_size, limit,
+                                              config.dead_letter)
+        return self._do("declare_queue", run)
+
+    def open_consumer(self, config: ConsumerConfig) -> Result:
+        def run() -> None:
+            if config.name in self.consumers:
+                raise _Refused(f"consumer {config.name!r} already exists")
+            queue = self._queue(config.queue)
+            if config.browser:
+                raise _Unsupported("browsers (RabbitMQ has no non-destructive read)")
+            if config.selector is not None:
+                raise _Unsupported("selectors")
+            pull = config.window_bytes == 0 or config.window_messages == 0
+            if pull and config.max_unacked is not None:
+                raise _Unsupported("max_unacked with pull consumers (basic.get has no cap)")
+            if not pull and (config.window_bytes != -1 or config.max_unacked is None
+                             or config.window_messages is not None):
+                raise _Unsupported("byte/message windows (only basic.get or basic.qos prefetch)")
+            if not pull and config.max_unacked is not None and config.max_unacked < 1:
+                raise _Unsupported("max_unacked below 1 (prefetch 0 means unlimited)")
+            channel = self._connection().channel()
+            consumer = _Consumer(config.name, queue.name, channel, None if pull else config.max_unacked)
+            self.consumers[config.name] = consumer
+            if not pull:
+                channel.basic_qos(prefetch_count=config.max_unacked or 0)
+                channel.basic_consume(queue.physical, self._on_delivery(consumer), auto_ack=False)
+                self._settle([queue.name])
+        return self._do("open_consumer", run)
+
+    @staticmethod
+    def _on_delivery(consumer: _Consumer) -> Callable[..., None]:
+        def on_message(_ch: Any, method: Any, props: Any, _body: bytes) -> None:
+            consumer.buffer.append((_message_id(props), _Held(method.delivery_tag, _returns(props))))
+        return on_message
+
+    # ------------------------------------------------------------------ settling
+    def _ready(self, queue: _Queue, channel: BlockingChannel | None = None) -> int:
+        frame = (channel or self._control()).queue_declare(queue.physical, passive=True)
+        return int(frame.method.message_count)
+
+    def _settle(self, names: list[str], expect_ready: dict[str, int] | None = None) -> None:
+        """Wait until what the broker pushed is in the buffers (see the module docstring) and,
+        for queues in `expect_ready`, until the ready count reaches the value asynchronous returns
+        lead to (quorum queues apply returns after the channel operation); bounded in time."""
+        deadline = time.monotonic() + self.settle_timeout
+        pending = [self.queues[n] for n in dict.fromkeys(names) if n in self.queues]
+        while pending:
+            waiting = []
+            for queue in pending:
+                pushers = [c for c in self.consumers.values() if c.queue == queue.name and c.prefetch]
+                hinted = expect_ready is not None and queue.name in expect_ready
+                if not pushers and not hinted:
+                    continue  # nothing is pushed and nothing is awaited: no round trip needed
+                ready = self._ready(queue, pushers[0].channel if pushers else None)
+                for consumer in pushers:  # a round trip on each: deliveries sent before now arrive
+                    consumer.channel.basic_qos(prefetch_count=consumer.prefetch or 0)
+                self._pump()
+                settled = ready == 0 or all(c.full() for c in pushers)
+                if expect_ready is not None and queue.name in expect_ready:
+                    total = ready + self._pushed(queue.name)
+                    settled = settled and total == expect_ready[queue.name]
+                if not settled:
+                    waiting.append(queue)
+            if not waiting:
+                return
+            if time.monotonic() > deadline:
+                self.settle_timeouts += 1
+                return
+            pending = waiting
+            time.sleep(0.001)
+
+    # ------------------------------------------------------------------ messages
+    def send(self, to: str, message: Message) -> Result:
+        def run() -> str:
+            if to not in self.addresses:
+                raise _Refused(f"unknown address {to!r}")
+            if message.scheduled_at_ms is not None and message.scheduled_at_ms > 0:
+                raise _Unsupported("scheduled delivery")
+            props = pika.BasicProperties(message_id=message.id, delivery_mode=2,
+                                         priority=max(0, min(message.priority, 9)))
+            try:
+                self._control().basic_publish(self._exchange(to), "", bytes(max(message.size, 0)), props)
+                outcome = "accepted"
+            except pex.NackError:
+                outcome = "failed"
+            self._settle(self.addresses[to])
+            return outcome
+        return self._do("send", run)
+
+    def receive(self, consumer: str) -> Result:
+        def run() -> str | None:
+            state = self._consumer(consumer)
+            if state.prefetch is not None:
+                self._pump()
+                if not state.buffer:
+                    return None
+                msg_id, held = state.buffer.popleft()
+            else:
+                method, props, _body = state.channel.basic_get(self._queue(state.queue).physical,
+                                                               auto_ack=False)
+                if method is None:
+                    return None
+                msg_id, held = _message_id(props), _Held(method.delivery_tag, _returns(props))
+            state.received[msg_id] = held
+            return msg_id
+        return self._do("receive", run)
+
+    def ack(self, consumer: str, msg_id: str, tx: bool = False) -> Result:
+        def run() -> str:
+            if tx:
+                raise _Unsupported("transactions")
+            state = self._consumer(consumer)
+            held = state.received.pop(msg_id, None)
+            if held is None:
+                return "failed"
+            state.channel.basic_ack(held.tag)
+            self._settle([state.queue])
+            return "ok"
+        return self._do("ack", run)
+
+    def nack(self, consumer: str, msg_id: str) -> Result:
+        def run() -> str:
+            state = self._consumer(consumer)
+            held = state.received.get(msg_id)
+            if held is None:
+                return "failed"
+            expect = self._expect_after_return(state, [held])
+            del state.received[msg_id]
+            state.channel.basic_nack(held.tag, requeue=True)
+            self._settle(list(expect), expect)
+            return "ok"
+        return self._do("nack", run)
+
+    def close_consumer(self, consumer: str) -> Result:
+        def run() -> None:
+            state = self._consumer(consumer)
+            returned = list(state.received.values()) + [h for _, h in state.buffer]
+            expect = self._expect_after_return(state, returned)
+            del self.consumers[consumer]
+            if state.channel.is_open:
+                state.channel.close()
+            self._settle(list(expect), expect)
+        return self._do("close_consumer", run)
+
+    def _pushed(self, queue: str) -> int:
+        """Messages held by the queue's prefetch consumers."""
+        return sum(c.held() for c in self.consumers.values() if c.queue == queue and c.prefetch)
+
+    def _expect_after_return(self, state: _Consumer, returned: list[_Held]) -> dict[str, int]:
+        """Ready + prefetch-held counts the broker reaches once `returned` are back (a wait hint for
+        _settle, never an observation: quorum queues apply returns after the channel operation).
+        Over-limit quorum returns leave for the dead-letter queues; drop-head trims to x-max-length."""
+        queue = self._queue(state.queue)
+        dead = sum(1 for h in returned if queue.delivery_limit > 0 and h.returns + 1 > queue.delivery_limit)
+        ready = self._ready(queue) + len(returned) - dead
+        if queue.max_length >= 0 and self.overflow == "drop-head":
+            ready = min(ready, queue.max_length)
+        held = self._pushed(queue.name) - (len(returned) if state.prefetch else 0)
+        expect = {queue.name: ready + held}
+        if dead and queue.dead_letter in self.addresses:
+            for name in self.addresses[queue.dead_letter]:
+                expect[name] = self._ready(self.queues[name]) + self._pushed(name) + dead
+        return expect
+
+    def commit(self, consumer: str) -> Result:
+        return Result.fail("unsupported: transactions")
+
+    def rollback(self, consumer: str) -> Result:
+        return Result.fail("unsupported: transactions")
+
+    # ------------------------------------------------------------------ observation
+    def counters(self, queue: str) -> Result:
+        def run() -> dict[str, int]:
+            state = self._queue(queue)
+            self._pump()
+            ready = self._ready(state)
+            delivering = sum(c.held() for c in self.consumers.values() if c.queue == queue)
+            return {"message_count": ready + delivering, "pending_count": ready,
+                    "delivering_count": delivering}
+        return self._do("counters", run)
+
+    def delivery_count(self, queue: str, msg_id: str) -> Result:
+        def run() -> int:
+            if self.queue_type != "quorum":
+                raise _Unsupported("delivery counts (classic queues only set the redelivered flag)")
+            self._queue(queue)
+            for consumer in self.consumers.values():
+                if consumer.queue == queue and msg_id in consumer.received:
+                    return consumer.received[msg_id].returns + 1
+            raise _Unsupported(f"the delivery count of {msg_id!r}, which the adapter does not hold")
+        return self._do("delivery_count", run)
+
+    def browse(self, queue: str) -> Result:
+        return Result.fail("unsupported: browsing (RabbitMQ has no non-destructive read)")
+
+    def pending_ids(self, queue: str) -> Result:
+        return Result.fail("unsupported: pending order (not observable without consuming)")
+
+    def set_ring_size(self, queue: str, size: int) -> Result:
+        return Result.fail("unsupported: set_ring_size (queue arguments are immutable)")
+
+    def paging(self, address: str) -> Result:
+        return Result.fail("unsupported: paging")
+
+    def advance(self, ms: int) -> Result:
+        if ms < 0:
+            return Result.fail("time only moves forward")
+        time.sleep(ms / 1000)
+        return Result.ok(None)
+
+    def call(self, op: str, **kwargs: Any) -> Result:
+        return Result.fail("unsupported")
+
+
+def _message_id(props: Any) -> str:
+    msg_id = getattr(props, "message_id", None)
+    if msg_id is None:
+        raise _Refused("rabbitmq: receive: a message without a message_id")
+    return str(msg_id)
+
+
+def _returns(props: Any) -> int:
+    headers = getattr(props, "headers", None) or {}
+    return int(headers.get("x-delivery-count", 0))
+
+
+def raw_roundtrip_loop(n: int, url: str | None = None, queue_type: str = "classic", **_: Any) -> float:
+    """Round trips per second of pika alone, the pattern the adapter uses for a pull consumer:
+    publish with confirms, basic.get, basic.ack; n times or until a 60 s deadline."""
+    conn = connect(url or os.environ.get(URL_ENV) or DEFAULT_URL, 2.0)
+    queue = f"mqc-raw-{uuid.uuid4().hex[:8]}"
+    try:
+        ch = conn.channel()
+        ch.confirm_delivery()
+        ch.queue_declare(queue, durable=queue_type == "quorum", arguments={"x-queue-type": queue_type})
+        deadline = time.monotonic() + 60
+        done = 0
+        t0 = time.perf_counter()
+        for i in range(n):
+            if time.monotonic() > deadline:
+                break
+            ch.basic_publish("", queue, bytes(100), pika.BasicProperties(message_id=f"m{i}", delivery_mode=2))
+            method, _props, _body = ch.basic_get(queue, auto_ack=False)
+            if method is not None:
+                ch.basic_ack(method.delivery_tag)
+            done += 1
+        return done / (time.perf_counter() - t0)
+    finally:
+        if conn.is_open:
+            conn.channel().queue_delete(queue)
+            conn.close()

@@ -1,0 +1,303 @@
+"""The `rabbitmq` adapter against the machine's RabbitMQ 3.10.8 (127.0.0.1:5672, guest/guest), classic
+and quorum queues. No mocks, no skips: a missing broker is a failure (also under CI=true)."""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pika
+import pika.exceptions as pex
+import pytest
+from hypothesis import Phase, settings
+from mqconform.adapters.contract import AdapterError, Result, contract_violation
+from mqconform.adapters.rabbitmq import CAPABILITIES, RabbitMQAdapter, raw_roundtrip_loop, redact
+from mqconform.adapters.reference import ReferenceAdapter
+from mqconform.reference_model.config import AddressConfig, ConsumerConfig, Message, QueueConfig
+from mqconform.reference_model.profiles import profile
+
+from mqconform.conformance import settings as suite_settings
+from mqconform.conformance.machines.delivery import DeliveryMachine
+from mqconform.conformance.machines.redelivery import RedeliveryMachine
+from mqconform.conformance.machines.ring import RingMachine
+from mqconform.conformance.runner import run_machine
+
+pytestmark = pytest.mark.broker("rabbitmq")
+
+SERVICE_URL = "amqp://guest:guest@127.0.0.1:5672/%2F"
+PULL = {"window_bytes": 0}
+QUEUE_TYPES = ("classic", "quorum")
+
+
+@pytest.fixture(params=QUEUE_TYPES)
+def rabbit(request: pytest.FixtureRequest, namespace: str) -> Iterator[RabbitMQAdapter]:
+    adapter = RabbitMQAdapter(url=SERVICE_URL, queue_type=request.param)
+    adapter.open(namespace)
+    yield adapter
+    adapter.shutdown()
+
+
+def queue_exists(name: str) -> bool:
+    conn = pika.BlockingConnection(pika.URLParameters(SERVICE_URL))
+    try:
+        conn.channel().queue_declare(name, passive=True)
+        return True
+    except pex.ChannelClosedByBroker as exc:
+        assert exc.reply_code == 404
+        return False
+    finally:
+        if conn.is_open:
+            conn.close()
+
+
+def delete_queues(names: list[str], exchanges: list[str] = ()) -> None:  # type: ignore[assignment]
+    conn = pika.BlockingConnection(pika.URLParameters(SERVICE_URL))
+    try:
+        channel = conn.channel()
+        for name in names:
+            channel.queue_delete(name)
+        for exchange in exchanges:
+            channel.exchange_delete(exchange)
+    finally:
+        conn.close()
+
+
+def values(results: list[Result]) -> list[Any]:
+    return [(r.type, r.value if r.is_ok else r.error) for r in results]
+
+
+def small(max_examples: int) -> settings:
+    return suite_settings.get("dev", max_examples=max_examples, database=None, derandomize=True)
+
+
+def test_contract_and_capabilities() -> None:
+    for queue_type, claimed in (("classic", "rabbitmq-classic"), ("quorum", "rabbitmq-quorum")):
+        adapter = RabbitMQAdapter(url=SERVICE_URL, queue_type=queue_type)
+        assert contract_violation(adapter) is None
+        assert adapter.profile == claimed
+        assert adapter.capabilities == CAPABILITIES[queue_type]
+        for missing in ("browse", "pending_order", "scheduling", "transactions", "window_bytes",
+                        "max_unacked", "counter:added", "counter:replaced", "counter:killed"):
+            assert missing not in adapter.capabilities
+    assert "delivery_count" in CAPABILITIES["quorum"] and "delivery_count" not in CAPABILITIES["classic"]
+    with pytest.raises(TypeError):
+        RabbitMQAdapter(queue_type="stream")
+
+
+@pytest.mark.rules("DELIVERY-1", "DELIVERY-2", "DELIVERY-4", "DELIVERY-8")
+def test_round_trip_and_counters(rabbit: RabbitMQAdapter) -> None:
+    a = rabbit
+    assert a.declare_queue(QueueConfig("q")).is_ok
+    assert a.open_consumer(ConsumerConfig("c", "q", **PULL)).is_ok
+    assert a.receive("c").value is None
+    assert a.send("q", Message("m1")).value == "accepted"
+    assert a.send("q", Message("m2")).value == "accepted"
+    assert a.receive("c").value == "m1"
+    assert a.counters("q").value == {"message_count": 2, "pending_count": 1, "delivering_count": 1}
+    assert a.ack("c", "m1").value == "ok"
+    assert a.ack("c", "m1").value == "failed"
+    assert a.counters("q").value == {"message_count": 1, "pending_count": 1, "delivering_count": 0}
+
+
+def ring_steps(a: Any) -> list[Result]:
+    """environment.md probe: x-max-length 3 drop-head, 3 unacked, a 4th publish, channel close."""
+    out = [a.declare_queue(QueueConfig("q", ring_size=3)), a.open_consumer(ConsumerConfig("c", "q", **PULL))]
+    out += [a.send("q", Message(f"m{i}")) for i in (1, 2, 3)]
+    out += [a.receive("c") for _ in range(3)]
+    out += [a.send("q", Message("m4")), a.counters("q"), a.close_consumer("c"), a.counters("q"),
+            a.open_consumer(ConsumerConfig("c", "q", **PULL))]
+    out += [a.receive("c") for _ in range(4)]
+    return out
+
+
+@pytest.mark.rules("RING-3", "RING-4", "RING-5", "RING-7")
+def test_max_length_counts_ready_only_and_drop_head_after_requeue(rabbit: RabbitMQAdapter) -> None:
+    got = values(ring_steps(rabbit))
+    assert got[9] == ("ok", {"message_count": 4, "pending_count": 1, "delivering_count": 3})
+    assert got[11] == ("ok", {"message_count": 3, "pending_count": 3, "delivering_count": 0})
+    assert [v for _, v in got[13:]] == ["m2", "m3", "m4", None]  # m1 dropped after the requeue
+    model = ReferenceAdapter(rabbit.profile)
+    model.open("x")
+    expected = values(ring_steps(model))
+    expected[9] = ("ok", {k: expected[9][1][k] for k in got[9][1]})
+    expected[11] = ("ok", {k: expected[11][1][k] for k in got[11][1]})
+    assert got == expected
+
+
+@pytest.mark.rules("DELIVERY-1", "DELIVERY-5")
+def test_prefetch_consumer_buffers_up_to_max_unacked(rabbit: RabbitMQAdapter) -> None:
+    a = rabbit
+    a.declare_queue(QueueConfig("q"))
+    assert a.open_consumer(ConsumerConfig("c", "q", window_bytes=-1, max_unacked=2)).is_ok
+    for i in range(1, 5):
+        assert a.send("q", Message(f"m{i}")).value == "accepted"
+    # the broker pushed two: both delivering although not yet received
+    assert a.counters("q").value == {"message_count": 4, "pending_count": 2, "delivering_count": 2}
+    assert [a.receive("c").value for _ in range(3)] == ["m1", "m2", None]
+    assert a.ack("c", "m1").value == "ok"  # frees one prefetch slot: m3 is pushed
+    assert a.counters("q").value == {"message_count": 3, "pending_count": 1, "delivering_count": 2}
+    assert a.receive("c").value == "m3"
+    assert a.close_consumer("c").is_ok  # m2, m3 back to the queue
+    assert a.counters("q").value == {"message_count": 3, "pending_count": 3, "delivering_count": 0}
+
+
+@pytest.mark.rules("REDELIVERY-1", "REDELIVERY-2", "REDELIVERY-5", "REDELIVERY-6")
+def test_quorum_delivery_count_and_delivery_limit(namespace: str) -> None:
+    a = RabbitMQAdapter(url=SERVICE_URL, queue_type="quorum")
+    a.open(namespace)
+    try:
+        a.declare_address(AddressConfig("dla"))
+        a.declare_queue(QueueConfig("dlq", address="dla"))
+        a.declare_queue(QueueConfig("q", max_delivery_attempts=1, dead_letter="dla"))
+        a.open_consumer(ConsumerConfig("c", "q", **PULL))
+        a.send("q", Message("m1"))
+        assert a.receive("c").value == "m1"
+        assert a.delivery_count("q", "m1").value == 1  # no x-delivery-count header yet
+        assert a.nack("c", "m1").value == "ok"
+        assert a.receive("c").value == "m1"
+        assert a.delivery_count("q", "m1").value == 2  # x-delivery-count 1
+        assert a.nack("c", "m1").value == "ok"  # returned twice > limit 1: dead-lettered
+        assert a.counters("q").value["message_count"] == 0
+        assert a.counters("dlq").value["pending_count"] == 1
+        assert a.receive("c").value is None
+    finally:
+        a.shutdown()
+
+
+def test_what_rabbitmq_cannot_do_is_unsupported(rabbit: RabbitMQAdapter) -> None:
+    a = rabbit
+    assert a.declare_queue(QueueConfig("q")).is_ok
+    assert a.declare_queue(QueueConfig("d", redelivery_delay_ms=20)).error.startswith("unsupported")
+    assert a.declare_address(AddressConfig("paged", max_size_bytes=10)).error.startswith("unsupported")
+    assert a.open_consumer(ConsumerConfig("w", "q")).error.startswith("unsupported")
+    assert a.open_consumer(ConsumerConfig("b", "q", browser=True)).error.startswith("unsupported")
+    capped = ConsumerConfig("c", "q", window_bytes=0, max_unacked=2)
+    assert a.open_consumer(capped).error.startswith("unsupported")
+    assert a.send("q", Message("s", scheduled_at_ms=5)).error.startswith("unsupported")
+    for result in (a.browse("q"), a.pending_ids("q"), a.commit("c"), a.set_ring_size("q", 2), a.paging("q")):
+        assert result.type == "fail" and result.error.startswith("unsupported")
+    assert a.call("take", queue="x").error == "unsupported"
+    assert a.receive("nobody").type == "fail"
+    assert a.declare_queue(QueueConfig("q")).type == "fail"
+
+
+@pytest.mark.rules("DELIVERY-2")
+def test_several_queues_on_one_address_each_get_a_copy(rabbit: RabbitMQAdapter) -> None:
+    a = rabbit
+    a.declare_address(AddressConfig("topic"))
+    for name in ("q1", "q2"):
+        a.declare_queue(QueueConfig(name, address="topic"))
+        a.open_consumer(ConsumerConfig(f"c-{name}", name, **PULL))
+    assert a.send("topic", Message("m1")).value == "accepted"
+    assert [a.receive("c-q1").value, a.receive("c-q2").value] == ["m1", "m1"]
+
+
+def test_close_deletes_every_queue(namespace: str) -> None:
+    for queue_type in QUEUE_TYPES:
+        a = RabbitMQAdapter(url=SERVICE_URL, queue_type=queue_type)
+        a.open(namespace)
+        for name in ("a", "b"):
+            a.declare_queue(QueueConfig(name, ring_size=5))
+        a.open_consumer(ConsumerConfig("c", "a", window_bytes=-1, max_unacked=1))
+        a.send("a", Message("m1"))
+        names = list(a.physical_queues)
+        assert len(names) == 2 and all(queue_exists(n) for n in names)
+        a.close()
+        assert not any(queue_exists(n) for n in names)
+        a.shutdown()
+
+
+def test_two_adapters_with_the_same_names_do_not_meet(namespace: str) -> None:
+    one, two = RabbitMQAdapter(url=SERVICE_URL), RabbitMQAdapter(url=SERVICE_URL)
+    one.open(namespace)
+    two.open(namespace)
+    try:
+        for a in (one, two):
+            a.declare_queue(QueueConfig("q"))
+            a.open_consumer(ConsumerConfig("c", "q", **PULL))
+        one.send("q", Message("m1"))
+        assert two.receive("c").value is None
+        assert one.receive("c").value == "m1"
+    finally:
+        one.shutdown()
+        two.shutdown()
+
+
+def test_unreachable_broker_is_an_adapter_error(free_port: int) -> None:
+    adapter = RabbitMQAdapter(url=f"amqp://guest:secret@127.0.0.1:{free_port}/%2F", timeout=1.0)
+    with pytest.raises(AdapterError) as info:
+        adapter.open("x")
+    message = str(info.value)
+    assert message.startswith(f"rabbitmq: cannot use amqp://guest:***@127.0.0.1:{free_port}/")
+    assert "\n" not in message
+    assert "secret" not in message
+    assert redact("amqp://127.0.0.1:5672/") == "amqp://127.0.0.1:5672/"
+
+
+def test_lost_connection_gives_info(namespace: str) -> None:
+    a = RabbitMQAdapter(url=SERVICE_URL)
+    a.open(namespace)
+    try:
+        a.declare_queue(QueueConfig("q"))
+        a.open_consumer(ConsumerConfig("c", "q", **PULL))
+        assert a._conn is not None
+        # the TCP connection dies under the adapter (as when the broker goes away)
+        a._conn._impl._transport._sock.shutdown(socket.SHUT_RDWR)
+        t0 = time.monotonic()
+        results = [a.send("q", Message("m1")), a.receive("c"), a.counters("q")]
+        assert time.monotonic() - t0 < 10
+        assert [r.type for r in results] == ["info", "info", "info"]
+        assert all(r.error and r.error.startswith("rabbitmq: ") for r in results)
+        names, exchanges = list(a.physical_queues), list(a.exchanges)
+    finally:
+        a.shutdown()  # must not raise with the connection gone
+    a.open(namespace)  # reconnects
+    a.shutdown()
+    delete_queues(names, exchanges)  # the adapter could not: its connection was gone
+    assert not any(queue_exists(n) for n in names)
+
+
+@pytest.mark.rules("DELIVERY-1", "DELIVERY-3", "DELIVERY-4", "DELIVERY-6", "DELIVERY-7", "DELIVERY-8")
+def test_delivery_machine_passes_under_the_claimed_profile(namespace: str) -> None:
+    for queue_type in QUEUE_TYPES:
+        adapter = RabbitMQAdapter(url=SERVICE_URL, queue_type=queue_type)
+        try:
+            result = run_machine(DeliveryMachine, lambda a=adapter: a, profile(adapter.profile), small(8))
+        finally:
+            adapter.shutdown()
+        assert result.unknown is None
+        assert result.findings == []
+        assert "counters.delivering_count" in result.checked
+
+
+@pytest.mark.rules("REDELIVERY-8", "REDELIVERY-10", "DELIVERY-7")
+def test_redelivery_machine_passes_under_rabbitmq_classic() -> None:
+    adapter = RabbitMQAdapter(url=SERVICE_URL)
+    try:
+        result = run_machine(RedeliveryMachine, lambda: adapter, profile("rabbitmq-classic"), small(6))
+    finally:
+        adapter.shutdown()
+    assert result.unknown is None
+    assert result.findings == []
+
+
+@pytest.mark.rules("RING-3", "RING-4")
+def test_the_suite_finds_the_ready_only_bound_against_artemis() -> None:
+    """Checked against artemis, the suite finds that RabbitMQ counts only ready messages and
+    enforces drop-head after a requeue, where Artemis lets a nacked message return over the bound
+    (RING-9) and keeps it: a counter or receive finding on the ring rules."""
+    adapter = RabbitMQAdapter(url=SERVICE_URL)
+    try:
+        no_shrink = settings(small(40), phases=(Phase.explicit, Phase.reuse, Phase.generate))
+        result = run_machine(RingMachine, lambda: adapter, profile("artemis"), no_shrink, max_reruns=6)
+    finally:
+        adapter.shutdown()
+    assert result.unknown is None
+    rules = {rule for finding in result.findings for rule in finding.rules}
+    assert rules & {"RING-3", "RING-4", "RING-9"}, [f.message for f in result.findings]
+
+
+def test_raw_roundtrip_loop() -> None:
+    assert raw_roundtrip_loop(20, url=SERVICE_URL) > 0

@@ -115,8 +115,9 @@ class QueueMachine(ConformanceMachine):
         if target is None:
             return
         consumer, msg_id = target
-        self.d.both("ack", {"consumer": consumer, "id": msg_id}, compare="ack.result")
-        self.acked.add((self.consumer_args[consumer]["queue"], msg_id))
+        _, answer = self.d.both_values("ack", {"consumer": consumer, "id": msg_id}, compare="ack.result")
+        if answer == "ok":  # only what the implementation says it acknowledged (DELIVERY-7)
+            self.acked.add((self.consumer_args[consumer]["queue"], msg_id))
 
     @precondition(lambda self: self.ready and self.open_consumers)
     @rule(which=WHICH)

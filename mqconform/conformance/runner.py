@@ -17,6 +17,7 @@ import attrs
 import yaml
 from hypothesis import Verbosity, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
+from hypothesis.errors import Flaky
 from hypothesis.stateful import run_state_machine_as_test
 
 from mqconform.adapters.contract import EXTRA_CAPABILITIES, Adapter
@@ -103,6 +104,10 @@ def run_machine(base: type[ConformanceMachine], adapter_factory: Callable[[], Ad
                 continue
             except Inconclusive as exc:
                 result.unknown = str(exc)
+            except Flaky as exc:  # the implementation did not answer the same way twice
+                result.unknown = f"the implementation behaved non-deterministically: {_first_line(exc)}"
+            except Exception as exc:  # an adapter bug is never a conformance failure, nor a pass
+                result.unknown = f"the adapter raised {type(exc).__name__}: {_first_line(exc)}"
             finally:
                 result.examples += context.examples
                 _close_quietly(context)
@@ -113,6 +118,11 @@ def run_machine(base: type[ConformanceMachine], adapter_factory: Callable[[], Ad
             history.close()
     result.seconds = time.perf_counter() - started
     return result
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def _close_quietly(context: RunContext) -> None:

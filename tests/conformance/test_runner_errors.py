@@ -1,0 +1,55 @@
+"""An adapter that raises or behaves non-deterministically makes its machine *unknown*: never a
+conformance failure, never a pass, never a traceback."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from mqconform.adapters.contract import Result
+from mqconform.adapters.reference import ReferenceAdapter
+from mqconform.reference_model.profiles import ARTEMIS
+
+from mqconform.conformance import settings as suite_settings
+from mqconform.conformance.registry import MACHINES
+from mqconform.conformance.runner import merge_outcomes, run_machine
+
+
+class RaisingAdapter(ReferenceAdapter):
+    """Raises a bug of its own on the sixth receive."""
+
+    calls = itertools.count()
+
+    def receive(self, consumer: str) -> Result:
+        if next(self.calls) >= 5:
+            raise KeyError("bug in the adapter")
+        return super().receive(consumer)
+
+
+class CoinAdapter(ReferenceAdapter):
+    """Answers sends wrongly every other time, whatever the example: not reproducible."""
+
+    calls = itertools.count()
+
+    def send(self, to: str, message: Any) -> Result:
+        result = super().send(to, message)
+        return Result.ok("dropped") if next(self.calls) % 2 else result
+
+
+def _run(factory: Any) -> Any:
+    hyp = suite_settings.get("ci", database=None, max_examples=30)
+    return run_machine(MACHINES["delivery"], factory, ARTEMIS, hyp, max_reruns=0)
+
+
+def test_an_adapter_exception_is_unknown_not_a_failure() -> None:
+    result = _run(lambda: RaisingAdapter("artemis"))
+    assert result.findings == []
+    assert result.unknown is not None and "KeyError" in result.unknown
+    assert "pass" not in merge_outcomes([result]).values()
+
+
+def test_a_non_reproducible_difference_is_reported_not_crashed() -> None:
+    result = _run(lambda: CoinAdapter("artemis"))
+    # either shrunk to a counterexample or, when Hypothesis cannot reproduce it, unknown
+    assert result.findings or result.unknown
+    assert "pass" not in {v for k, v in merge_outcomes([result]).items() if k == "DELIVERY-2"}

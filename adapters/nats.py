@@ -9,8 +9,9 @@ token, so concurrent runs and xdist workers never share a stream):
 
 - an address is the subject ``<prefix>.<address>``; a queue is a work-queue stream on that subject
   (one queue per address: work-queue streams cannot share subjects) with ``max_msgs = ring_size``
-  and ``discard: old`` when ``ring_size >= 0``. Work-queue retention removes a message when it is
-  acknowledged, so the stream's message count is the queue's message count.
+  and ``discard: old`` when ``ring_size >= 0`` (ring 0 is ``max_bytes: 1``: every message is
+  evicted right after its PubAck, since ``max_msgs: 0`` would mean unlimited). Work-queue retention
+  removes a message when it is acknowledged, so the stream's message count is the queue's.
 - the consumers of a queue share one durable pull consumer (explicit ack, ``ack_wait`` =
   ``ack_wait_s``, ``max_ack_pending`` = the consumer's ``max_unacked``), so they compete for its
   messages as the model's consumers do. ``receive`` sends one pull request for one message
@@ -20,7 +21,8 @@ token, so concurrent runs and xdist workers never share a stream):
   or a 404/408 status (None).
 - ``ack`` is ``+ACK`` and ``nack`` is ``-NAK``, both as requests (the server answers once it has
   processed them). ``close_consumer`` with ``close_mode="nak"`` (default) gives the messages the
-  consumer holds back with ``-NAK`` in delivery order, as a graceful JetStream consumer does; with
+  consumer holds back with ``-NAK``, newest first (the order in which a consumer cancels, RING-8);
+  JetStream appends each to its redelivery queue (REDELIVERY-20), so they come back newest first; with
   ``close_mode="abandon"`` it just forgets them and the server redelivers them after ``ack_wait``.
 - counters: ``message_count`` = stream ``state.messages`` and ``added`` = ``state.last_seq``. The
   consumer's ``num_ack_pending`` and ``num_pending`` are not offered: a NAKed message stays in
@@ -29,7 +31,12 @@ token, so concurrent runs and xdist workers never share a stream):
 - ``delivery_count`` is ``num_delivered`` of the message's last delivery (0 before the first; None
   once the stream no longer has it).
 
-Not offered: ring size 0 (``max_msgs: 0`` means unlimited), scheduling (message schedules exist only
+``shared_namespace=true`` (for ``mqconform soak``, where each thread has its own adapter): the prefix
+is the namespace itself, with no random token, so every instance opened on one namespace addresses
+the same streams; declaring a queue whose stream exists joins it, and ``close()`` deletes only the
+streams this instance created.
+
+Not offered: scheduling (message schedules exist only
 from nats-server 2.12 and fire on the server's clock, not on the suite's), browsing and pending order
 (the redelivery queue is not observable), transactions, selectors, paging, dead letters and byte
 windows. ``advance(ms)`` sleeps.
@@ -129,7 +136,7 @@ class NatsAdapter:
 
     def __init__(self, url: str | None = None, fetch_timeout: float = 0.2, request_timeout: float = 2.0,
                  ack_wait_s: float = 30.0, close_mode: str = "nak", storage: str = "file",
-                 server_bin: str | None = None) -> None:
+                 server_bin: str | None = None, shared_namespace: bool = False) -> None:
         if close_mode not in ("nak", "abandon"):
             raise TypeError(f"close_mode must be 'nak' or 'abandon', not {close_mode!r}")
         if storage not in ("file", "memory"):
@@ -141,6 +148,7 @@ class NatsAdapter:
         self.close_mode = close_mode
         self.storage = StorageType.FILE if storage == "file" else StorageType.MEMORY
         self.server_bin = server_bin
+        self.shared_namespace = bool(shared_namespace)
         self.capabilities = CAPABILITIES
         self.server: EmbeddedNatsServer | None = None
         self.server_version = ""
@@ -176,6 +184,8 @@ class NatsAdapter:
         except _Refused as exc:
             return Result.fail(str(exc))
         except js_errors.APIError as exc:
+            if exc.code == 500:  # the server failed internally (e.g. creating a store): outcome unknown
+                return Result.info(f"nats: {op}: server error {exc.description or exc}")
             return Result.fail(f"nats: {op}: {exc.description or exc}")
         except nats_errors.NoRespondersError:
             return Result.fail(f"nats: {op}: no responders (no stream on the subject)")
@@ -187,25 +197,42 @@ class NatsAdapter:
 
     # ------------------------------------------------------------------ lifecycle
     def open(self, namespace: str) -> None:
-        """Connect (starting the embedded server first when no URL is given) and start a fresh set
-        of physical names for `namespace`. AdapterError when the broker cannot be used."""
-        if self._nc is not None:
+        """Connect (starting the embedded server first when no URL is given; a live connection from
+        the previous example is reused) and start a fresh set of physical names and a fresh reply
+        inbox for `namespace`. AdapterError when the broker cannot be used."""
+        if self.prefix:
             self.close()
         url = self.url
         if url is None:
             if self.server is None or not self.server.running():
+                self._run(self._disconnect())
                 self.server = EmbeddedNatsServer(self.server_bin).start()
             url = self.server.url
         try:
-            self._run(self._connect(url))
+            if self._nc is None or not self._nc.is_connected:
+                self._run(self._disconnect())
+                self._run(self._connect(url))
+            self._run(self._new_inbox())
         except AdapterError:
             raise
         except Exception as exc:
             self._run(self._disconnect())
             reason = str(exc) or type(exc).__name__
             raise AdapterError(f"nats: cannot use {url}: {reason}") from None
-        self.prefix = f"{_token(namespace)}-{uuid.uuid4().hex[:8]}"
+        self.prefix = _token(namespace)
+        if not self.shared_namespace:
+            self.prefix += f"-{uuid.uuid4().hex[:8]}"
         self._reset()
+
+    async def _new_inbox(self) -> None:
+        """A fresh reply subscription, so a late answer to an earlier example's request is never read
+        as an answer to this one's."""
+        assert self._nc is not None
+        if self._sub is not None:
+            with contextlib.suppress(Exception):
+                await self._sub.unsubscribe()
+        self._inbox = self._nc.new_inbox()
+        self._sub = await self._nc.subscribe(self._inbox)
 
     async def _connect(self, url: str) -> None:
         async def quiet(*_: Any) -> None:
@@ -225,8 +252,6 @@ class NatsAdapter:
             raise AdapterError(f"nats: JetStream is not enabled on {url} "
                                "(start nats-server with -js)") from None
         self.capabilities = capabilities_for(self.server_version)
-        self._inbox = self._nc.new_inbox()
-        self._sub = await self._nc.subscribe(self._inbox)
 
     async def _disconnect(self) -> None:
         nc, self._nc, self._sub = self._nc, None, None
@@ -235,27 +260,33 @@ class NatsAdapter:
                 await asyncio.wait_for(nc.close(), self.request_timeout)
 
     def close(self) -> None:
-        """Delete every stream (and so every consumer) this namespace created, then disconnect.
-        The embedded server keeps running for the next open(); shutdown() stops it."""
+        """Delete every stream (and so every consumer) this namespace created. The connection and
+        the embedded server stay for the next open(); shutdown() ends both. A connection that failed
+        during the cleanup is dropped."""
         async def cleanup() -> None:
-            if self._nc is not None and not self._nc.is_closed:
-                js = self._js()
-                for stream in self.streams:
-                    try:
-                        await js.delete_stream(stream)
-                    except js_errors.NotFoundError:
-                        pass
-                    except Exception:  # broker gone: nothing can be removed any more
-                        break
-            await self._disconnect()
+            if self._nc is None or not self._nc.is_connected:
+                await self._disconnect()
+                return
+            js = self._js()
+            for stream in self.streams:
+                try:
+                    await js.delete_stream(stream)
+                except js_errors.NotFoundError:
+                    pass
+                except Exception:  # broker gone: nothing can be removed any more
+                    await self._disconnect()
+                    break
 
         if not self._loop.is_closed():
             self._run(cleanup())
+        self.prefix = ""
         self._reset()
 
     def shutdown(self) -> None:
-        """close(), then stop the embedded server (if any) and the private event loop."""
+        """close(), disconnect, then stop the embedded server (if any) and the private event loop."""
         self.close()
+        if not self._loop.is_closed():
+            self._run(self._disconnect())
         if self.server is not None:
             self.server.stop()
             self.server = None
@@ -295,8 +326,6 @@ class NatsAdapter:
                 raise _Unsupported("redelivery delay (ack_wait times every unacknowledged message)")
             if config.dead_letter is not None:
                 raise _Unsupported("dead-letter addresses")
-            if config.ring_size == 0:
-                raise _Unsupported("ring_size 0 (JetStream reads max_msgs 0 as unlimited)")
             if config.ring_size < -1:
                 raise _Refused("ring_size must be -1 or >= 0")
             address = config.address_name
@@ -305,11 +334,22 @@ class NatsAdapter:
                                    "(work-queue streams cannot share a subject)")
             stream = f"{self.prefix}_{_token(config.name)}"
             subject = f"{self.prefix}.{_token(address)}"
+            created = True
+            if self.shared_namespace:  # join a stream another instance created (see the docstring)
+                try:
+                    await self._js().stream_info(stream)
+                    created = False
+                except js_errors.NotFoundError:
+                    pass
             await self._js().add_stream(StreamConfig(
                 name=stream, subjects=[subject], retention=RetentionPolicy.WORK_QUEUE,
                 max_msgs=config.ring_size if config.ring_size > 0 else -1,
+                # ring 0: max_msgs 0 means unlimited, but max_bytes 1 with discard old evicts every
+                # message right after its PubAck (accepted, counted in last_seq, never stored)
+                max_bytes=1 if config.ring_size == 0 else -1,
                 discard=DiscardPolicy.OLD, storage=self.storage, num_replicas=1))
-            self.streams.append(stream)
+            if created:
+                self.streams.append(stream)
             self.addresses.setdefault(address, []).append(config.name)
             self.queues[config.name] = _Queue(config.name, stream, subject, address)
         return self._do("declare_queue", run)
@@ -419,7 +459,7 @@ class NatsAdapter:
             held = list(state.held.values())
             del self.consumers[consumer]
             if self.close_mode == "nak":
-                for msg in held:
+                for msg in reversed(held):  # newest first, as a consumer cancels (RING-8)
                     await self._reply(msg, b"-NAK")
         return self._do("close_consumer", run)
 

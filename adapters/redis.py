@@ -23,6 +23,11 @@ Mapping (every key starts with ``<namespace>:<random token>:``, so concurrent ru
   one no longer in the stream); ``browse`` and ``pending_ids`` list the ids after the group's
   last-delivered-id, which is the order ``>`` reads deliver them in.
 
+``shared_namespace=true`` (for ``mqconform soak``, where each thread has its own adapter): the prefix
+is the namespace itself, with no random token, so every instance opened on one namespace addresses
+the same keys; declaring a queue whose group exists joins it, and ``close()`` deletes only the keys
+this instance created.
+
 Not offered: nack (Redis has none), redelivery delay, dead letters, ``max_unacked`` (no in-flight
 cap), scheduling, transactions, selectors, paging. ``advance(ms)`` sleeps (nothing in Redis
 streams depends on time).
@@ -96,8 +101,10 @@ class RedisAdapter:
     name = "redis"
     profile = "redis-streams"
 
-    def __init__(self, url: str | None = None, block_ms: int | None = None, timeout: float = 2.0) -> None:
+    def __init__(self, url: str | None = None, block_ms: int | None = None, timeout: float = 2.0,
+                 shared_namespace: bool = False) -> None:
         self.url = url or os.environ.get(URL_ENV) or DEFAULT_URL
+        self.shared_namespace = bool(shared_namespace)
         self.block_ms = block_ms
         self.timeout = float(timeout)
         self.capabilities = CAPABILITIES
@@ -154,7 +161,7 @@ class RedisAdapter:
             raise AdapterError(f"redis: server {self.server_version} is too old (streams need 7.0+)")
         self.client = client
         self._ack = client.register_script(ACK_SCRIPT)
-        self.prefix = f"{namespace}:{uuid.uuid4().hex[:8]}"
+        self.prefix = namespace if self.shared_namespace else f"{namespace}:{uuid.uuid4().hex[:8]}"
         self._reset()
 
     def close(self) -> None:
@@ -213,7 +220,12 @@ class RedisAdapter:
                 raise _Unsupported("a second queue on one address")
             key = f"{self.prefix}:{config.name}"
             self.keys.append(key)
-            self._r().xgroup_create(key, GROUP, id="0", mkstream=True)
+            try:
+                self._r().xgroup_create(key, GROUP, id="0", mkstream=True)
+            except redis.exceptions.ResponseError as exc:
+                if not (self.shared_namespace and "BUSYGROUP" in str(exc)):
+                    raise
+                self.keys.remove(key)  # another instance created it: join, leave its removal to it
             self.addresses.setdefault(address, []).append(config.name)
             self.queues[config.name] = _Queue(config.name, key, config.ring_size)
         return self._do("declare_queue", run)

@@ -13,9 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from mqconform.adapters.contract import AdapterError
+from mqconform.adapters.deviations import Deviation, DeviationError, Registry, load_registry
 from mqconform.adapters.registry import AdapterLoadError, load_adapter
 from mqconform.commands._common import adapter_options, add_adapter_arguments, fail
-from mqconform.history import RunDirectory, new_run_id
+from mqconform.history import RunDirectory, new_run_id, write_json_atomic
 
 DEFAULT_ADAPTER = "nats"
 
@@ -35,6 +36,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-report", action="store_true", help="skip the report at the end")
     parser.add_argument("--strict", action="store_true",
                         help="registered known deviations count as failures")
+    parser.add_argument("--deviations", type=Path, action="append", metavar="FILE",
+                        help="another known-deviation registry file (repeatable; added to the shipped "
+                             "adapters/deviations.yaml)")
 
 
 def _prepare_out(out: Path | None, run_id: str) -> Path:
@@ -52,7 +56,13 @@ def _prepare_out(out: Path | None, run_id: str) -> Path:
 def run(args: argparse.Namespace) -> int:
     from mqconform.conformance import settings as suite_settings
     from mqconform.conformance.registry import MACHINES
-    from mqconform.conformance.runner import database, merge_outcomes, run_machine, write_counterexample
+    from mqconform.conformance.runner import (
+        MachineResult,
+        database,
+        merge_outcomes,
+        run_machine,
+        write_counterexample,
+    )
     from mqconform.reference_model.errors import ModelMisuse
     from mqconform.reference_model.profiles import profile as load_profile
 
@@ -71,6 +81,10 @@ def run(args: argparse.Namespace) -> int:
         out = _prepare_out(args.out, run_id)
     except (AdapterLoadError, ModelMisuse, ValueError) as exc:
         return fail(str(exc))
+    try:
+        registry = _load_deviations(args.deviations)
+    except DeviationError as exc:
+        return fail(f"deviation registry: {exc}")
 
     overrides: dict[str, Any] = {"database": database(out)}
     if args.max_examples:
@@ -81,6 +95,12 @@ def run(args: argparse.Namespace) -> int:
         adapter.close()
     except AdapterError as exc:
         return fail(f"{args.adapter}: cannot reach the implementation: {exc}", 3)
+    server_version = str(getattr(adapter, "server_version", "") or "")
+
+    def registered(rule: str) -> Deviation | None:
+        if args.strict:
+            return None
+        return registry.find(rule, adapter.name, server_version, claimed.name, adapter.profile)
 
     run_dir = RunDirectory(out, adapter.name, claimed.name,
                            {"settings": settings_name, "areas": areas, "max_examples": hyp.max_examples,
@@ -90,11 +110,16 @@ def run(args: argparse.Namespace) -> int:
           f"{claimed.name}, settings {settings_name}", flush=True)
     results = []
     exit_code = 0
+    aborted: str | None = None  # set when the implementation stopped answering (a fault)
     try:
         for area in areas:
             t0 = time.perf_counter()
             print(f"  {area:<11} ", end="", flush=True)
-            result = run_machine(MACHINES[area], lambda: adapter, claimed, hyp, run_dir)
+            try:
+                result = run_machine(MACHINES[area], lambda: adapter, claimed, hyp, run_dir)
+            except (Exception, BaseExceptionGroup) as exc:  # a fault: never a traceback, never a pass
+                aborted = f"area {area}: {_fault_reason(exc)}"
+                result = MachineResult(area, unknown=aborted)
             results.append(result)
             for index, finding in enumerate(result.findings, start=1):
                 write_counterexample(run_dir, finding, args.adapter, options, claimed.name, index)
@@ -103,12 +128,15 @@ def run(args: argparse.Namespace) -> int:
             print(f"{state:<15} {result.examples:>5} examples {result.steps:>7} records "
                   f"{time.perf_counter() - t0:6.1f} s", flush=True)
             for finding in result.findings:
-                print(f"      FAIL {finding.check} [{', '.join(finding.rules)}] {len(finding.steps)} steps: "
-                      f"{finding.message[:160]}")
+                label = "DEVIATION" if all(registered(r) for r in finding.rules) else "FAIL"
+                print(f"      {label} {finding.check} [{', '.join(finding.rules)}] {len(finding.steps)} "
+                      f"steps: {finding.message[:160]}")
                 print(f"           replay: mqconform scenario {out / (finding.scenario_path or '')} "
                       f"--adapter {args.adapter}")
             if result.unknown:
                 print(f"      UNKNOWN: {result.unknown[:200]}")
+            if aborted is not None:
+                break
     except KeyboardInterrupt:
         print("\nmqconform: interrupted; the run directory is marked incomplete", file=sys.stderr)
         return 130
@@ -121,23 +149,44 @@ def run(args: argparse.Namespace) -> int:
             pass
 
     outcomes = merge_outcomes(results)
+    not_run = [a for a in areas if a not in {r.machine for r in results}]
+    unknown_why = _mark_interrupted(outcomes, results, not_run)
+    known: dict[str, Deviation] = {}
+    for rule, state in outcomes.items():
+        deviation = registered(rule) if state == "fail" else None
+        if deviation is not None:
+            outcomes[rule] = "deviation"
+            known[rule] = deviation
     findings = {r: f for res in results for f in res.findings for r in f.rules}
     for rule, state in sorted(outcomes.items()):
         finding = findings.get(rule)
+        message = (known[rule].describe() if rule in known else
+                   unknown_why.get(rule) if state == "unknown" else finding.message if finding else None)
         run_dir.outcome(finding.machine if finding else _area_of(rule), rule, state,  # type: ignore[arg-type]
                         examples=sum(r.examples for r in results),
                         counterexample=finding.scenario_path if finding else None,
-                        message=finding.message if finding else None)
-    states = ("pass", "fail", "unknown", "not_applicable")
+                        message=message)
+    for rule, deviation in sorted(known.items()):
+        print(f"  DEVIATION {rule}: {deviation.describe()}")
+    states = ("pass", "fail", "deviation", "unknown", "not_applicable")
     counts = {s: sum(1 for v in outcomes.values() if v == s) for s in states}
     covered, total = _coverage(outcomes, claimed.name)
-    print(f"rules: {counts['pass']} pass, {counts['fail']} fail, {counts['unknown']} unknown, "
+    deviations = f"{counts['deviation']} known deviation(s), " if counts["deviation"] else ""
+    print(f"rules: {counts['pass']} pass, {counts['fail']} fail, {deviations}{counts['unknown']} unknown, "
           f"{counts['not_applicable']} not applicable; rules covered: {covered} of {total}")
     if counts["fail"]:
         exit_code = 1
-    elif counts["unknown"]:
+    elif counts["unknown"] or aborted is not None:
         exit_code = 3
-    run_dir.finish(exit_code, outcomes=counts)
+    run_dir.finish(exit_code, outcomes=counts, strict=bool(args.strict), server_version=server_version,
+                   deviations={rule: d.location for rule, d in sorted(known.items())}, aborted=aborted)
+    if aborted is not None:  # the outcomes are what was recorded; the run did not cover every area
+        run_dir.meta["status"] = "incomplete"
+        write_json_atomic(out / "run.json", run_dir.meta)
+    if exit_code == 3:
+        reason = aborted or next((r.unknown for r in results if r.unknown), "")
+        print(f"mqconform: {args.adapter}: the implementation did not answer ({reason[:300]}); "
+              f"{counts['unknown']} rule(s) unknown", file=sys.stderr)
     print(f"run directory: {out}")
     if not args.no_report:
         code = _report(out, args)
@@ -147,13 +196,48 @@ def run(args: argparse.Namespace) -> int:
     return exit_code
 
 
+def _load_deviations(extra: list[Path] | None) -> Registry:
+    """The shipped registry plus any --deviations files (DeviationError with file:line)."""
+    from mqconform.adapters.deviations import DEFAULT_PATH
+
+    return load_registry([DEFAULT_PATH, *(extra or [])])
+
+
+def _fault_reason(exc: BaseException) -> str:
+    """One line for an exception that stopped a machine (a broker fault, possibly wrapped by
+    Hypothesis in an exception group)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0] if text else ''}".rstrip(": ")
+
+
+def _mark_interrupted(outcomes: dict[str, str], results: list[Any], not_run: list[str]) -> dict[str, str]:
+    """A machine stopped by an `info` answer or a fault proves nothing: none of its rules passes
+    (nor is "not applicable" for want of a step that never ran). Rules of areas never run are
+    unknown too. Returns rule -> why it is unknown."""
+    from mqconform.conformance.rules import rules_for
+
+    why: dict[str, str] = {}
+    stopped = [(r.machine, f"not established: the run of area {r.machine} stopped: {r.unknown}")
+               for r in results if r.unknown]
+    stopped += [(area, "not established: area not run (the run stopped earlier)") for area in not_run]
+    for machine, reason in stopped:
+        for rules in rules_for(machine).values():
+            for rule in rules:
+                if outcomes.get(rule) != "fail":
+                    outcomes[rule] = "unknown"
+                    why.setdefault(rule, reason)
+    return why
+
+
 def _area_of(rule: str) -> str:
     return rule.split("-", 1)[0].lower()
 
 
 def _coverage(outcomes: dict[str, str], profile: str) -> tuple[int, int]:
     """(rules with a check that ran, rules of the catalogue that apply to the profile)."""
-    ran = {r for r, s in outcomes.items() if s in ("pass", "fail", "unknown")}
+    ran = {r for r, s in outcomes.items() if s in ("pass", "fail", "deviation", "unknown")}
     try:
         from mqconform.spec import load_catalogue
 

@@ -137,7 +137,9 @@ def test_nack_redelivers_before_new_messages_and_keeps_the_count(nats_adapter: N
     assert a.receive("c").value == "m3"
 
 
-def test_close_gives_held_messages_back_in_delivery_order(nats_adapter: NatsAdapter) -> None:
+def test_close_gives_held_messages_back_newest_first(nats_adapter: NatsAdapter) -> None:
+    """close NAKs the held messages newest first; JetStream serves its redelivery queue in NAK
+    order before new messages."""
     a = nats_adapter
     a.declare_queue(QueueConfig("q"))
     a.open_consumer(ConsumerConfig("c", "q", **PULL))
@@ -147,7 +149,7 @@ def test_close_gives_held_messages_back_in_delivery_order(nats_adapter: NatsAdap
     assert a.close_consumer("c").is_ok
     assert a.receive("c").type == "fail"  # closed
     assert a.open_consumer(ConsumerConfig("c", "q", **PULL)).is_ok
-    assert [a.receive("c").value for _ in range(3)] == ["m1", "m2", "m3"]
+    assert [a.receive("c").value for _ in range(3)] == ["m2", "m1", "m3"]
     assert [a.delivery_count("q", m).value for m in ("m1", "m2", "m3")] == [2, 2, 1]
     assert counters(a, "q")["message_count"] == 3
 
@@ -182,9 +184,19 @@ def test_max_unacked_stops_new_deliveries(nats_adapter: NatsAdapter) -> None:
     assert a.receive("c").value == "m3"
 
 
+def test_ring_zero_keeps_nothing(nats_adapter: NatsAdapter) -> None:
+    """ring_size 0 is max_bytes 1 + discard old: accepted, counted in added, never stored."""
+    a = nats_adapter
+    assert a.declare_queue(QueueConfig("q", ring_size=0)).is_ok
+    assert a.open_consumer(ConsumerConfig("c", "q", **PULL)).is_ok
+    assert a.send("q", Message("m1")).value == "accepted"
+    assert a.receive("c").value is None
+    assert counters(a, "q") == {"message_count": 0, "added": 1}
+    assert a.delivery_count("q", "m1").value is None
+
+
 def test_what_jetstream_cannot_do_is_unsupported(nats_adapter: NatsAdapter) -> None:
     a = nats_adapter
-    assert a.declare_queue(QueueConfig("zero", ring_size=0)).error.startswith("unsupported")
     assert a.declare_queue(QueueConfig("q")).is_ok
     assert a.declare_queue(QueueConfig("q2", address="q")).error.startswith("unsupported")
     assert a.open_consumer(ConsumerConfig("push", "q")).error.startswith("unsupported")
@@ -317,3 +329,32 @@ def test_raw_roundtrip_loop(embedded: NatsAdapter, namespace: str) -> None:
     embedded.close()
     assert raw_roundtrip_loop(20, url=url) > 0
     assert [s for s in streams_on(url) if s.startswith("mqc-raw-")] == []
+
+
+@pytest.mark.rules("DELIVERY-1", "RING-5")
+def test_suite_finds_discard_old_evicting_an_unacked_message_under_artemis(
+        embedded: NatsAdapter, tmp_path: Any) -> None:
+    """Cross-profile finding: checked against artemis (a delivering message is never evicted, RING-5),
+    the ring machine finds that JetStream `discard: old` evicted an unacknowledged message: the stored
+    count is one short right after a send to a full ring while a consumer holds a message. The
+    counterexample is small and is written as a scenario file. Nothing is left on the server."""
+    from hypothesis import settings
+    from mqconform.reference_model.profiles import profile
+
+    from mqconform.conformance import settings as suite_settings
+    from mqconform.conformance.machines.ring import RingMachine
+    from mqconform.conformance.runner import run_machine, write_counterexample
+    from mqconform.history import RunDirectory
+
+    hyp = settings(suite_settings.get("ci", database=None), max_examples=40)
+    run = RunDirectory(tmp_path, "nats", "artemis", {})
+    result = run_machine(RingMachine, lambda: embedded, profile("artemis"), hyp, run, max_reruns=0)
+    (finding,) = result.findings
+    assert finding.check == "counters.message_count" and "DELIVERY-1" in finding.rules
+    ops = [next(iter(step.as_scenario())) for step in finding.steps]
+    assert len(ops) <= 8 and ops[-1] == "send" and "receive" in ops
+    assert "the implementation gave" in finding.message
+    write_counterexample(run, finding, "nats", {}, "artemis", 1)
+    assert finding.scenario_path and (tmp_path / finding.scenario_path).read_text().count("- send:") >= 2
+    assert embedded.server is not None
+    assert streams_on(embedded.server.url) == []  # every example removed its streams

@@ -251,3 +251,49 @@ def test_raw_roundtrip_loop() -> None:
         assert list(raw.scan_iter(match="mqc-raw:*")) == []
     finally:
         raw.close()
+
+
+@pytest.mark.rules("RING-5")
+def test_suite_finds_trimmed_entries_left_in_the_pel_under_artemis(namespace: str, tmp_path: Path) -> None:
+    """Cross-profile finding: checked against artemis (a delivering message is never evicted, RING-5),
+    the ring machine finds that MAXLEN trimming removed an entry a consumer still holds: its PEL
+    record stays, its message is gone. The counterexample is small and written as a scenario file.
+    Every key the examples created is gone afterwards."""
+    from hypothesis import settings
+    from mqconform.reference_model.profiles import profile
+
+    from mqconform.conformance import settings as suite_settings
+    from mqconform.conformance.machines.ring import RingMachine
+    from mqconform.conformance.runner import run_machine, write_counterexample
+    from mqconform.history import RunDirectory
+
+    prefixes: list[str] = []
+
+    class Recording(RedisAdapter):
+        def open(self, ns: str) -> None:
+            super().open(f"{namespace}-{ns}")
+            prefixes.append(self.prefix)
+
+    adapter = Recording(url=SERVICE_URL)
+    hyp = settings(suite_settings.get("ci", database=None), max_examples=25)
+    run = RunDirectory(tmp_path, "redis", "artemis", {})
+    try:
+        result = run_machine(RingMachine, lambda: adapter, profile("artemis"), hyp, run, max_reruns=3)
+    finally:
+        adapter.shutdown()
+
+    def trims_a_held_message(ops: list[str]) -> bool:  # send, receive (held, no close), send
+        return "close" not in ops and "ack" not in ops and "send" in ops[ops.index("receive"):]
+
+    found = [(f, [next(iter(step.as_scenario())) for step in f.steps]) for f in result.findings]
+    finding, ops = next((f, ops) for f, ops in found
+                        if {"RING-5", "DELIVERY-1"} & set(f.rules) and "receive" in ops
+                        and trims_a_held_message(ops))
+    assert len(ops) <= 8
+    write_counterexample(run, finding, "redis", {}, "artemis", 1)
+    assert finding.scenario_path and (tmp_path / finding.scenario_path).is_file()
+    raw = redis.Redis.from_url(SERVICE_URL, decode_responses=True)
+    try:
+        assert prefixes and not any(list(raw.scan_iter(match=f"{p}:*")) for p in prefixes)
+    finally:
+        raw.close()

@@ -116,11 +116,13 @@ class RunDirectory:
         self._outcomes.write(json.dumps(rec) + "\n")
         self._outcomes.flush()
 
-    def finish(self, exit_code: int, **extra: Any) -> None:
+    def finish(self, exit_code: int, *, complete: bool = True, **extra: Any) -> None:
+        """Close the run: run.json gets the exit code and `complete`, or `incomplete` when the run
+        stopped before covering everything it was asked to (what it recorded stays valid)."""
         self._outcomes.close()
         self.meta.update(extra)
-        self.meta.update(finished=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), status="complete",
-                         exit_code=exit_code)
+        self.meta.update(finished=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                         status="complete" if complete else "incomplete", exit_code=exit_code)
         write_json_atomic(self.path / "run.json", self.meta)
 
 

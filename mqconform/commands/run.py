@@ -16,7 +16,7 @@ from mqconform.adapters.contract import AdapterError
 from mqconform.adapters.deviations import Deviation, DeviationError, Registry, load_registry
 from mqconform.adapters.registry import AdapterLoadError, load_adapter
 from mqconform.commands._common import adapter_options, add_adapter_arguments, fail
-from mqconform.history import RunDirectory, new_run_id, write_json_atomic
+from mqconform.history import RunDirectory, new_run_id
 
 DEFAULT_ADAPTER = "nats"
 
@@ -178,11 +178,10 @@ def run(args: argparse.Namespace) -> int:
         exit_code = 1
     elif counts["unknown"] or aborted is not None:
         exit_code = 3
-    run_dir.finish(exit_code, outcomes=counts, strict=bool(args.strict), server_version=server_version,
+    # aborted: the outcomes are what was recorded; the run did not cover every area
+    run_dir.finish(exit_code, complete=aborted is None, outcomes=counts, strict=bool(args.strict),
+                   server_version=server_version,
                    deviations={rule: d.location for rule, d in sorted(known.items())}, aborted=aborted)
-    if aborted is not None:  # the outcomes are what was recorded; the run did not cover every area
-        run_dir.meta["status"] = "incomplete"
-        write_json_atomic(out / "run.json", run_dir.meta)
     if exit_code == 3:
         reason = aborted or next((r.unknown for r in results if r.unknown), "")
         print(f"mqconform: {args.adapter}: the implementation did not answer ({reason[:300]}); "

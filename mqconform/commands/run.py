@@ -148,7 +148,7 @@ def run(args: argparse.Namespace) -> int:
         except Exception:
             pass
 
-    outcomes = merge_outcomes(results)
+    outcomes = merge_outcomes(results, claimed.name)
     not_run = [a for a in areas if a not in {r.machine for r in results}]
     unknown_why = _mark_interrupted(outcomes, results, not_run)
     known: dict[str, Deviation] = {}

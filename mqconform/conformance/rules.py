@@ -161,6 +161,45 @@ TABLES: dict[str, dict[str, tuple[str, ...]]] = {
 }
 
 
+#: The broker-profile rules each check also evidences: under a broker's profile the model implements
+#: that broker's rule (spec/ names the profiles), so the same comparison fails when it is broken.
+#: merge_outcomes keeps only the rules that apply to the claimed profile.
+_PROFILE_RULES: dict[str, dict[str, tuple[str, ...]]] = {
+    "delivery": {
+        "receive.id": ("DELIVERY-14", "DELIVERY-16", "DELIVERY-17", "DELIVERY-18", "DELIVERY-19",
+                       "DELIVERY-20"),
+    },
+    "ring": {
+        "receive.id": ("DELIVERY-14", "RING-14", "RING-18", "RING-19", "RING-21"),
+        "send.result": ("RING-21",),
+        "counters.message_count": ("RING-18", "RING-19", "RING-20", "RING-25"),
+        "counters.pending_count": ("RING-14",),
+        "counters.replaced": ("RING-14", "RING-18", "RING-19"),
+        "pending.order": ("RING-14",),
+    },
+    "redelivery": {
+        "receive.id": ("REDELIVERY-14", "REDELIVERY-15", "REDELIVERY-17", "REDELIVERY-19", "REDELIVERY-20",
+                       "REDELIVERY-22", "REDELIVERY-23"),
+        "delivery_count": ("REDELIVERY-12", "REDELIVERY-19", "REDELIVERY-22"),
+        "counters.killed": ("REDELIVERY-13", "REDELIVERY-16"),
+        "pending.order": ("REDELIVERY-15", "REDELIVERY-17", "REDELIVERY-20"),
+    },
+    "scheduling": {
+        "receive.id": ("SCHED-9", "SCHED-10", "SCHED-12"),
+        "counters.scheduled_count": ("SCHED-9", "SCHED-10"),
+        "pending.order": ("SCHED-11", "SCHED-12"),
+    },
+    "paging": {
+        "receive.id": ("PAGING-18", "PAGING-20"),
+        "counters.paged_count": ("PAGING-18", "PAGING-20"),
+        "browse.ids": ("PAGING-19",),
+    },
+}
+for _area, _extra in _PROFILE_RULES.items():
+    for _check, _ids in _extra.items():
+        TABLES[_area][_check] = tuple(dict.fromkeys(TABLES[_area].get(_check, ()) + _ids))
+
+
 def rules_for(area: str) -> dict[str, tuple[str, ...]]:
     """The check -> rule ids table of one area."""
     return TABLES[area]

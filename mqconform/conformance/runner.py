@@ -176,12 +176,23 @@ def database(run_path: Path) -> DirectoryBasedExampleDatabase:
     return DirectoryBasedExampleDatabase(str(run_path / ".hypothesis"))
 
 
-def merge_outcomes(results: Iterable[MachineResult]) -> dict[str, str]:
+def merge_outcomes(results: Iterable[MachineResult], profile: str | None = None) -> dict[str, str]:
+    """Per rule, the worst outcome over the machines. With `profile`, a rule that does not apply to
+    that profile (spec/ says so) is not_applicable whatever the checks naming it did: a check evidences
+    a rule only for the profiles the rule speaks about."""
+    from mqconform.spec import load_catalogue
+
     from .rules import rules_for
 
+    applies = None
+    if profile is not None:
+        catalogue = load_catalogue()
+        applies = {rule.id for rule in catalogue if rule.applies_to(profile)}
     merged: dict[str, str] = {}
     for res in results:
         for rule, state in res.rule_outcomes(rules_for(res.machine)).items():
+            if applies is not None and rule not in applies:
+                state = "not_applicable"
             if rule not in merged or SEVERITY[state] > SEVERITY[merged[rule]]:
                 merged[rule] = state
     return merged

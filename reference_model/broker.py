@@ -3,8 +3,10 @@
 One :class:`Broker` holds the whole state and a logical clock in milliseconds that only
 :meth:`Broker.advance` moves. Every operation is O(log n) (or amortised O(1)) in the live state and
 independent of history; expected outcomes are return values, misuse raises ModelMisuse.
-Implements DELIVERY-*, RING-1..12, REDELIVERY-1..10, SCHED-1..8 and PAGING-1..12 of spec/ with the
-options of :class:`~.options.ModelOptions` where the sources disagree.
+Implements DELIVERY-* (with DELIVERY-11 cumulative acks and DELIVERY-12 non-destructive queues),
+RING-1..16 (RING-15 last-value queues, RING-16 retroactive addresses), REDELIVERY-1..10, SCHED-1..8
+and PAGING-1..16 (PAGING-13..16 page limits) of spec/ with the options of
+:class:`~.options.ModelOptions` where the sources disagree.
 """
 
 from __future__ import annotations
@@ -16,9 +18,10 @@ import attrs
 from .config import AddressConfig, ConsumerConfig, Message, QueueConfig
 from .errors import ModelMisuse, Unsupported
 from .options import ModelOptions, ReturnPlacement
+from .pending import PendingList
 from .profiles import ARTEMIS
 from .selectors import compile_selector
-from .state import AddressState, ConsumerState, QueueState, Ref
+from .state import AddressState, ConsumerState, QueueState, Ref, ref_priority
 
 SendResult = Literal["accepted", "paged", "dropped", "failed", "blocked"]
 AckResult = Literal["ok", "failed"]
@@ -83,6 +86,15 @@ class Broker:
             self._need("paging", "paging")
         if config.page_size_bytes <= 0:
             raise ModelMisuse("page_size_bytes must be positive")
+        if (config.page_full_policy is not None or config.page_limit_bytes >= 0
+                or config.page_limit_messages >= 0):
+            self._need("page_limits", "page limits")
+            if config.page_full_policy not in (None, "DROP", "FAIL"):
+                raise ModelMisuse(f"unknown page_full_policy {config.page_full_policy!r}")
+        if config.retroactive_message_count != 0:
+            self._need("retroactive", "retroactive_message_count")
+            if config.retroactive_message_count < 0:
+                raise ModelMisuse("retroactive_message_count must be >= 0")
         self.addresses[config.name] = AddressState(config)
 
     def declare_queue(self, config: QueueConfig) -> None:
@@ -97,11 +109,28 @@ class Broker:
             self._need("redelivery_delay", "redelivery_delay_ms")
         if config.filter is not None:
             self._need("selectors", "filter")
+        if config.non_destructive:
+            self._need("non_destructive", "non_destructive")
+        if config.last_value_key is not None:
+            self._need("last_value", "last_value_key")
         address = config.address_name
         if address not in self.addresses:
             self.declare_address(AddressConfig(name=address))
-        self.queues[config.name] = QueueState(config, self.options.priority_levels)
-        self.addresses[address].queues.append(config.name)
+        state = self.addresses[address]
+        queue = QueueState(config, self.options.priority_levels, state)
+        self.queues[config.name] = queue
+        state.queues.append(config.name)
+        state.queue_states.append(queue)
+        if state.retro:
+            self._copy_retroactive(state, queue)
+
+    def _copy_retroactive(self, address: AddressState, queue: QueueState) -> None:
+        """RING-16: a new queue gets copies of the address's retained messages its filter matches,
+        oldest first, through its tail (its ring applies); the retained messages stay."""
+        for message in list(address.retro or ()):
+            if queue.filter is None or queue.filter(message.properties):
+                self._admit_to_queue(queue, address, message)
+        self._settle(queue)
 
     def open_consumer(self, config: ConsumerConfig) -> None:
         """Open a consumer; dispatch to it happens at once (DELIVERY window rules)."""
@@ -114,9 +143,21 @@ class Broker:
             self._need("window_bytes", "window_bytes")
         state = ConsumerState(config, compile_selector(config.selector))
         self.consumers[config.name] = state
+        if config.cumulative_ack:
+            self._need("cumulative_ack", "cumulative_ack")
         if not config.browser:
+            if queue.non_destructive:
+                state.unseen = self._iterator_over(queue)
             queue.consumers.append(state)
         self._settle(queue)
+
+    def _iterator_over(self, queue: QueueState) -> PendingList[Ref]:
+        """DELIVERY-12: a new consumer of a non-destructive queue starts at the head of the list."""
+        unseen: PendingList[Ref] = PendingList(self.options.priority_levels, ref_priority)
+        listed = list(queue.pending)
+        for n, ref in enumerate(listed):
+            unseen.add_tail(ref, n - len(listed), ref.size)
+        return unseen
 
     def set_ring_size(self, queue_name: str, size: int) -> None:
         """RING-2: change the ring size; nothing is purged."""
@@ -166,11 +207,14 @@ class Broker:
         if policy in ("DROP", "FAIL") and address.full():
             self._event("dropped", address.name, message.id, policy)
             return "dropped" if policy == "DROP" else "failed"
-        targets = [
-            self.queues[name]
-            for name in address.queues
-            if self.queues[name].filter is None or self.queues[name].filter(message.properties)  # type: ignore[misc]
-        ]
+        if address.page_full:  # PAGING-14: page limits reached, page-full-policy applies
+            page_policy = address.config.page_full_policy
+            self._event("dropped", address.name, message.id, f"page_full {page_policy}")
+            return "dropped" if page_policy == "DROP" else "failed"
+        if address.retro is not None:
+            address.retro.append(message)  # RING-16: the internal ring queue keeps the last n
+        targets = [queue for queue in address.queue_states
+                   if queue.filter is None or queue.filter(message.properties)]
         if not targets:
             return "accepted"  # no queue matches: routed nowhere
         for queue in targets:
@@ -178,11 +222,16 @@ class Broker:
                 raise ModelMisuse(f"message id {message.id!r} is already in queue {queue.name!r}")
         if policy == "PAGE" and address.paging:
             page = address.page_for(message.size)
+            self._check_page_files(address)
+            limit = address.config.message_page_limit
             for queue in targets:
                 ref = Ref(message, queue.name, place="paged", page=page)
                 queue.refs[ref.id] = ref
                 queue.paged.append(ref)
                 queue.counters.added += 1
+                queue.page_counter += 1
+                if limit is not None and queue.page_counter >= limit:
+                    address.page_full = True  # PAGING-15: checked as the counter is incremented
                 address.pages[page].append(ref)
                 address.page_outstanding[page] += 1
             self._event("paged", address.name, message.id, str(page))
@@ -193,15 +242,38 @@ class Broker:
                 outcome = "accepted" if self.options.silent_overflow else self._overflow_result()
         if policy == "PAGE" and address.full() and address.copies:
             address.paging = True  # PAGING-6: the crossing message stays in memory
+            self._check_page_files(address)  # PAGING-14: page mode opens the first page file
             self._event("paging_started", address.name, message.id)
         return outcome
+
+    def _check_page_files(self, address: AddressState) -> None:
+        """PAGING-14: page-full once the page files exceed page_limit_bytes // page_size_bytes."""
+        max_pages = address.config.max_pages
+        if max_pages is not None and address.page_files() > max_pages:
+            address.page_full = True
+
+    def _check_page_release(self, address: AddressState) -> None:
+        """PAGING-16: at page cleanup, clear page-full when the largest page counter is below
+        page_limit_messages and the page files are within the byte limit; stopping paging clears it."""
+        if not address.page_full:
+            return
+        if address.paging:
+            cfg = address.config
+            limit = cfg.message_page_limit
+            if limit is not None and max(self.queues[q].page_counter for q in address.queues) >= limit:
+                return
+            max_pages = cfg.max_pages
+            if max_pages is not None and address.page_files() > max_pages:
+                return
+        address.page_full = False
+        self._event("page_free", address.name, "")
 
     def _overflow_result(self) -> SendResult:
         return "failed" if self.options.overflow == "reject_new" else "dropped"
 
     def _admit_to_queue(self, queue: QueueState, address: AddressState, message: Message) -> bool:
         """Put a new message on one queue; False when the queue's bound refused it (RING-3 options)."""
-        if not self._bound_accepts(queue):
+        if queue.ring_size >= 0 and not self._bound_accepts(queue):
             self._event("rejected", queue.name, message.id, self.options.overflow)
             return False
         ref = Ref(message, queue.name)
@@ -244,11 +316,18 @@ class Broker:
     def _add_tail(self, queue: QueueState, ref: Ref) -> None:
         """RING-3: insert at the tail, then evict exactly one head when over the bound."""
         ref.place = "pending"
-        ref.sequence = queue.next_sequence()
-        queue.pending.add_tail(ref, ref.sequence, ref.size)
-        if (queue.ring_size >= 0 and self.options.overflow == "drop_head"
-                and queue.bound_count(self.options.bound_counts) > queue.ring_size):
-            self._evict_one(queue)
+        queue.sequence += 1
+        ref.sequence = sequence = queue.sequence
+        queue.pending.add_tail(ref, sequence, ref.size)
+        if queue.special:
+            if queue.non_destructive:
+                self._listed(queue, ref, head=False)
+            self._lv_put(queue, ref)
+        bound = queue.ring_size
+        if bound >= 0:
+            opts = self.options
+            if opts.overflow == "drop_head" and queue.bound_count(opts.bound_counts) > bound:
+                self._evict_one(queue)
 
     def _evict_one(self, queue: QueueState) -> None:
         """Remove one message to keep the bound: the pending head (RING-4/5/6), or with evict_unacked
@@ -261,12 +340,16 @@ class Broker:
             return
         victim = queue.pending.poll()
         if victim is not None:
+            if queue.special:
+                self._unlisted(queue, victim)
             self._terminate(queue, victim, "replaced")
             self._event("replaced", queue.name, victim.id, "ring")
 
     def _evict(self, queue: QueueState, ref: Ref) -> None:
         if ref.place == "pending":
             queue.pending.remove(ref.id)
+            if queue.special:
+                self._unlisted(queue, ref)
         else:
             self._take_from_consumers(queue, ref)
         self._terminate(queue, ref, "replaced")
@@ -295,15 +378,23 @@ class Broker:
 
     def _terminate(self, queue: QueueState, ref: Ref, reason: Reason) -> None:
         """A ref leaves the queue for good: counters (C5), address memory, page completion (PAGING-9)."""
-        setattr(queue.counters, reason, getattr(queue.counters, reason) + 1)
+        counters = queue.counters
+        if reason == "acknowledged":
+            counters.acknowledged += 1
+        elif reason == "replaced":
+            counters.replaced += 1
+        else:
+            counters.killed += 1
         ref.place = "done"
         del queue.refs[ref.id]
         queue.live.pop(ref.id, None)
-        address = self.addresses[queue.config.address_name]
-        self._touch(address)
+        address = queue.address
+        self._dirty[address.name] = address
         if ref.in_memory:
             address.release(ref.msg)
             ref.in_memory = False
+        if ref.page is not None:
+            queue.page_counter -= 1
         if ref.page is not None and ref.page in address.page_outstanding:
             address.page_outstanding[ref.page] -= 1
             if address.page_outstanding[ref.page] == 0:
@@ -315,38 +406,126 @@ class Broker:
         if not address.pages:
             address.paging = False  # PAGING-8: leave page mode when no page is left
             self._event("paging_stopped", address.name, "")
+        self._check_page_release(address)  # PAGING-16: page cleanup
+
+    # ------------------------------------------------------------------ last value, non-destructive
+    def _listed(self, queue: QueueState, ref: Ref, *, head: bool) -> None:
+        """DELIVERY-12: a ref entered the list of a non-destructive queue: every consumer's iterator
+        will still reach it."""
+        for consumer in queue.consumers:
+            if consumer.unseen is not None:
+                if head:
+                    consumer.unseen.add_head(ref, ref.size)
+                else:
+                    consumer.unseen.add_tail(ref, ref.sequence, ref.size)
+
+    def _lv_put(self, queue: QueueState, ref: Ref) -> None:
+        """RING-15: a new (or due scheduled) message becomes its key's current value; the previous
+        one is pruned after the next dispatch pass (LastValueQueue#trackLastValue)."""
+        value = queue.last_value(ref)
+        if value is not None:
+            current = queue.last_values.get(value)
+            queue.last_values[value] = ref
+            if current is not None and current is not ref:
+                queue.lv_candidates.append(current)
+
+    def _lv_if_absent(self, queue: QueueState, ref: Ref) -> None:
+        """RING-15: a message returned by a rollback or close is current only if no value is."""
+        value = queue.last_value(ref)
+        if value is not None:
+            queue.last_values.setdefault(value, ref)
+
+    def _lv_check(self, queue: QueueState, ref: Ref) -> None:
+        """RING-15: a listed ref that is not its key's current value is pruned after the next pass."""
+        value = queue.last_value(ref)
+        if value is not None and queue.last_values.get(value) is not ref:
+            queue.lv_candidates.append(ref)
+
+    def _unlisted(self, queue: QueueState, ref: Ref) -> None:
+        """A ref left the pending list (dispatch, eviction, prune): consumers' iterators skip it,
+        and it stops being its key's current value (LastValueQueue#refRemoved)."""
+        if queue.non_destructive:
+            for consumer in queue.consumers:
+                if consumer.unseen is not None and ref.id in consumer.unseen:
+                    consumer.unseen.remove(ref.id)
+        self._forget_value(queue, ref)
+
+    def _forget_value(self, queue: QueueState, ref: Ref) -> None:
+        if queue.last_value_key is not None:
+            value = queue.last_value(ref)
+            if value is not None and queue.last_values.get(value) is ref:
+                del queue.last_values[value]
+
+    def _prune_last_values(self, queue: QueueState) -> bool:
+        """RING-15: after a dispatch pass, pending refs that are not their key's current value are
+        removed with reason REPLACED (LastValueQueue#pruneLastValues); a consumer still holding one
+        (non-destructive) keeps it delivering."""
+        candidates, queue.lv_candidates = queue.lv_candidates, []
+        pruned = False
+        for ref in candidates:
+            if ref.place != "pending" or ref.id not in queue.pending:
+                continue
+            if queue.last_values.get(queue.last_value(ref)) is ref:
+                continue
+            queue.pending.remove(ref.id)
+            self._unlisted(queue, ref)
+            self._terminate(queue, ref, "replaced")
+            self._event("replaced", queue.name, ref.id, "last_value")
+            pruned = True
+        return pruned
 
     # ------------------------------------------------------------------ dispatch and consume
     def _dispatch(self, queue: QueueState, consumer: ConsumerState, ref: Ref) -> None:
         """REDELIVERY-1: the delivery count is incremented at dispatch."""
         ref.delivery_count += 1
-        ref.place = "delivering"
+        if not queue.non_destructive:
+            ref.place = "delivering"
         queue.delivering += 1
         queue.delivering_bytes += ref.size
 
     def _first_match(self, queue: QueueState, consumer: ConsumerState) -> Ref | None:
+        source = queue.pending if consumer.unseen is None else consumer.unseen
         if consumer.selector is None:
-            return queue.pending.peek()
-        for ref in queue.pending:
+            return source.peek()
+        for ref in source:
             if consumer.matches(ref):
                 return ref
         return None
+
+    def _take(self, queue: QueueState, consumer: ConsumerState, ref: Ref) -> None:
+        """Dispatch takes `ref` off the list (C2), or on a non-destructive queue only moves the
+        consumer's iterator past it (DELIVERY-12)."""
+        if consumer.unseen is not None:
+            consumer.unseen.remove(ref.id)
+            return
+        queue.pending.remove(ref.id)
+        if queue.special:
+            self._unlisted(queue, ref)
 
     def _deliver(self, queue: QueueState) -> bool:
         """Dispatch pending messages round-robin to consumers with room; True if anything moved."""
         moved = False
         consumers = queue.consumers
-        while len(queue.pending) and consumers:
+        pending = queue.pending
+        listed = pending.level_of
+        plain = not queue.special
+        while listed and consumers:
             n = len(consumers)
             for offset in range(n):
                 index = (queue.next_consumer + offset) % n
                 consumer = consumers[index]
                 if not consumer.has_room():
                     continue
-                ref = self._first_match(queue, consumer)
-                if ref is None:
-                    continue
-                queue.pending.remove(ref.id)
+                if plain and consumer.selector is None:
+                    ref = pending.peek()
+                    if ref is None:
+                        continue
+                    pending.remove(ref.id)
+                else:
+                    ref = self._first_match(queue, consumer)
+                    if ref is None:
+                        continue
+                    self._take(queue, consumer, ref)
                 self._dispatch(queue, consumer, ref)
                 consumer.buffer[ref.id] = ref
                 consumer.buffer_bytes += ref.size
@@ -368,7 +547,7 @@ class Broker:
         elif consumer.no_buffering and not consumer.config.browser and consumer.under_unacked_limit():
             ref = self._first_match(queue, consumer)
             if ref is not None:
-                queue.pending.remove(ref.id)
+                self._take(queue, consumer, ref)
                 self._dispatch(queue, consumer, ref)
         if ref is None:
             return None
@@ -377,22 +556,39 @@ class Broker:
         return ref.id
 
     def ack(self, consumer_name: str, msg_id: str, tx: bool = False) -> AckResult:
-        """Acknowledge a received message; in a transaction it stays delivering until commit (C3)."""
+        """Acknowledge a received message; in a transaction it stays delivering until commit (C3).
+
+        DELIVERY-11: a consumer with `cumulative_ack` acknowledges every message it received before
+        `msg_id` too. DELIVERY-12: on a non-destructive queue an ack only ends the delivery.
+        """
         consumer = self._consumer(consumer_name)
         if tx:
             self._need("transactions", "transactional ack")
-        ref = consumer.received.pop(msg_id, None)
-        if ref is None:
+        received = consumer.received
+        if msg_id not in received:
             if msg_id in consumer.evicted:
                 consumer.evicted.discard(msg_id)
                 return "ok"  # JetStream: acking a message discard=old removed succeeds
             return "failed"
         queue = self._queue(consumer.config.queue)
-        if tx:
-            consumer.tx_acked.append(ref)
+        if consumer.config.cumulative_ack:
+            refs = []
+            for ref in received.values():
+                refs.append(ref)
+                if ref.id == msg_id:
+                    break
+            for ref in refs:
+                del received[ref.id]
         else:
-            self._undeliver(queue, ref)
-            self._terminate(queue, ref, "acknowledged")
+            refs = [received.pop(msg_id)]
+        for ref in refs:
+            if tx:
+                consumer.tx_acked.append(ref)
+            elif queue.non_destructive:
+                self._undeliver(queue, ref)
+            else:
+                self._undeliver(queue, ref)
+                self._terminate(queue, ref, "acknowledged")
         self._settle(queue)
         return "ok"
 
@@ -403,7 +599,8 @@ class Broker:
         queue = self._queue(consumer.config.queue)
         for ref in consumer.tx_acked:
             self._undeliver(queue, ref)
-            self._terminate(queue, ref, "acknowledged")
+            if not queue.non_destructive:
+                self._terminate(queue, ref, "acknowledged")
         consumer.tx_acked.clear()
         self._settle(queue)
 
@@ -444,19 +641,24 @@ class Broker:
         queue = self._queue(consumer.config.queue)
         acked, cancelled = self._cancel_list(consumer)
         undo = self.options.cancel_undoes_delivery_count
+        # RING-13: a last-value queue's addSorted is addHead
+        placement = "head" if queue.last_value_key is not None else self.options.return_placement
         for ref in reversed(acked + cancelled):  # RING-8 step 2: newest first
             keep = ref in acked
             self._return(queue, ref, undo=undo and not keep, delay=delay,
-                         placement=self.options.return_placement, ring_check=True)
+                         placement=placement, ring_check=True)
 
     def nack(self, consumer_name: str, msg_id: str) -> AckResult:
         """Individual cancel of a received message (REDELIVERY-2 Modified-failed, RING-9)."""
         self._need("nack", "nack")
         consumer = self._consumer(consumer_name)
+        queue = self._queue(consumer.config.queue)
+        if queue.non_destructive:
+            # QueueImpl#cancel re-adds the still-listed ref and resets every iterator: not modelled
+            raise Unsupported("nack on a non-destructive queue is not modelled")
         ref = consumer.received.pop(msg_id, None)
         if ref is None:
             return "failed"
-        queue = self._queue(consumer.config.queue)
         opts = self.options
         if opts.nack_action == "dead_letter":
             self._undeliver(queue, ref)
@@ -470,13 +672,23 @@ class Broker:
     def _return(self, queue: QueueState, ref: Ref, *, undo: bool, delay: bool,
                 placement: ReturnPlacement, ring_check: bool) -> None:
         """A delivering message goes back: DLA check (REDELIVERY-5), ring check before insertion
-        (RING-7), then redelivery delay (REDELIVERY-7, 9) or re-insertion (REDELIVERY-10)."""
+        (RING-7), then redelivery delay (REDELIVERY-7, 9) or re-insertion (REDELIVERY-10).
+
+        DELIVERY-12: on a non-destructive queue the message never left the list: only the delivery
+        ends. RING-15: on a last-value queue a rolled-back or closed message is tracked if absent
+        (before the ring check and the delay); an individual cancel is not tracked.
+        """
         self._undeliver(queue, ref)
         if undo:
             ref.delivery_count -= 1
+        if queue.non_destructive:
+            return
         if self._dla_due(queue, ref):
             self._dead_letter(queue, ref)
             return
+        lvq = queue.last_value_key is not None
+        if lvq and placement == "head":
+            self._lv_if_absent(queue, ref)
         delay_ms = self._redelivery_delay(queue, ref) if delay else 0
         opts = self.options
         bound = queue.ring_size
@@ -499,6 +711,8 @@ class Broker:
         else:
             ref.sequence = queue.next_sequence()
             queue.pending.add_tail(ref, ref.sequence, ref.size)
+        if lvq:
+            self._lv_check(queue, ref)
         if ring_check and bound >= 0 and opts.return_over_bound == "drop_head":
             while queue.bound_count(opts.bound_counts) > bound and len(queue.pending):
                 self._evict_one(queue)
@@ -570,6 +784,8 @@ class Broker:
             if opts.scheduled_placement == "tail":
                 self._add_tail(queue, ref)
                 continue
+            if queue.last_value_key is not None:
+                self._lv_put(queue, ref)  # RING-15: tracked before the ring check (LVQ#addHead)
             bound = queue.ring_size
             if bound >= 0 and queue.bound_count(opts.bound_counts) + 1 > bound:
                 self._terminate(queue, ref, "replaced")
@@ -577,6 +793,8 @@ class Broker:
                 continue
             ref.place = "pending"
             queue.pending.add_head(ref, ref.size)
+            if queue.non_destructive:
+                self._listed(queue, ref, head=True)
         return True
 
     # ------------------------------------------------------------------ paging
@@ -613,6 +831,7 @@ class Broker:
                     continue
                 queue.paged.popleft()
                 ref.page = None
+                queue.page_counter -= 1
                 address.hold(ref.msg)
                 ref.in_memory = True
                 self._enqueue_new(queue, ref)
@@ -652,10 +871,9 @@ class Broker:
         """
         dirty = self._dirty
         for queue in touched:
-            address = self.addresses[queue.config.address_name]
+            address = queue.address
             dirty[address.name] = address
         whole_pages = self.options.depage_rule == "address_memory"
-        queues = self.queues
         while dirty:
             _, address = dirty.popitem()
             moved = True
@@ -665,14 +883,15 @@ class Broker:
                     moved = self._unblock(address)
                 if whole_pages and address.pages:
                     moved |= self._depage_address(address)
-                for queue_name in address.queues:
-                    queue = queues[queue_name]
-                    if len(queue.scheduler):
+                for queue in address.queue_states:
+                    if queue.scheduler.heap:
                         moved |= self._fire_due(queue)
                     if queue.paged:
                         moved |= self._depage(queue, address)
                     if queue.consumers:
                         self._deliver(queue)
+                    if queue.lv_candidates:
+                        moved |= self._prune_last_values(queue)
 
     # ------------------------------------------------------------------ observation
     def counters(self, queue_name: str) -> QueueCounters:
@@ -680,8 +899,11 @@ class Broker:
         queue = self._queue(queue_name)
         c = queue.counters
         pending, scheduled, paged = len(queue.pending), len(queue.scheduler), len(queue.paged)
+        # DELIVERY-12: a non-destructive queue counts a delivering message twice (pending +
+        # delivering); LastValueQueue#getMessageCount subtracts the delivering count.
+        delivering = 0 if queue.last_value_key is not None else queue.delivering
         return QueueCounters(
-            message_count=pending + queue.delivering + scheduled + paged,
+            message_count=pending + delivering + scheduled + paged,
             pending_count=pending,
             delivering_count=queue.delivering,
             scheduled_count=scheduled,

@@ -1,7 +1,9 @@
 """Frozen declarations: addresses, queues, consumers and messages, with the scenario defaults.
 
-Defaults: PAGING-4 (page-size 10 MiB, policy PAGE, max -1), RING-1 (ring-size -1),
-REDELIVERY-6/7 (max attempts 10, delay 0, multiplier 1.0, cap 10 x delay), DELIVERY window 1 MiB.
+Defaults: PAGING-4 (page-size 10 MiB, policy PAGE, max -1), PAGING-13 (page limits unset),
+RING-1 (ring-size -1), RING-15 (no last-value key), RING-16 (retroactive-message-count 0),
+DELIVERY-12 (destructive), DELIVERY-11 (individual acks), REDELIVERY-6/7 (max attempts 10, delay 0,
+multiplier 1.0, cap 10 x delay), DELIVERY window 1 MiB.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ import attrs
 
 FullPolicy = Literal["PAGE", "DROP", "BLOCK", "FAIL"]
 FULL_POLICIES: tuple[FullPolicy, ...] = ("PAGE", "DROP", "BLOCK", "FAIL")
+PageFullPolicy = Literal["DROP", "FAIL"]
+PAGE_FULL_POLICIES: tuple[PageFullPolicy, ...] = ("DROP", "FAIL")
 DEFAULT_PAGE_SIZE = 10 * 1024 * 1024
 DEFAULT_WINDOW_BYTES = 1024 * 1024
 PRIORITY_LEVELS = 10
@@ -35,10 +39,37 @@ class AddressConfig:
     #: PAGING-10: per-queue depage budget; None means 2 x page_size_bytes (the Artemis default).
     max_read_page_bytes: int | None = None
     max_read_page_messages: int = -1
+    #: PAGING-13..16 (Artemis >= 2.28): page limits; negative = unset. They act only together with a
+    #: page_full_policy, and a policy acts only with a limit (either alone is ignored).
+    page_limit_bytes: int = -1
+    page_limit_messages: int = -1
+    page_full_policy: PageFullPolicy | None = None
+    #: RING-16: keep the last n messages for queues created later (0 = off).
+    retroactive_message_count: int = 0
 
     @property
     def read_budget_bytes(self) -> int:
         return 2 * self.page_size_bytes if self.max_read_page_bytes is None else self.max_read_page_bytes
+
+    @property
+    def page_limits_active(self) -> bool:
+        """PAGING-13: a page-full policy together with at least one non-negative limit."""
+        limited = self.page_limit_bytes >= 0 or self.page_limit_messages >= 0
+        return self.page_full_policy is not None and limited
+
+    @property
+    def max_pages(self) -> int | None:
+        """PAGING-14: page_limit_bytes // page_size_bytes when the byte limit is in effect."""
+        if not self.page_limits_active or self.page_limit_bytes < 0:
+            return None
+        return self.page_limit_bytes // self.page_size_bytes
+
+    @property
+    def message_page_limit(self) -> int | None:
+        """PAGING-15: page_limit_messages when in effect."""
+        if not self.page_limits_active or self.page_limit_messages < 0:
+            return None
+        return self.page_limit_messages
 
 
 @attrs.frozen
@@ -54,6 +85,11 @@ class QueueConfig:
     redelivery_multiplier: float = 1.0
     max_redelivery_delay_ms: int | None = None
     dead_letter: str | None = None
+    #: DELIVERY-12 / RING-12: delivered messages stay in the queue (Artemis non-destructive).
+    non_destructive: bool = False
+    #: RING-15: property whose value names the "last value"; a newer message with the same value
+    #: supersedes the pending older one (Artemis last-value-key).
+    last_value_key: str | None = None
 
     @property
     def address_name(self) -> str:
@@ -71,6 +107,9 @@ class ConsumerConfig:
     max_unacked: int | None = None
     selector: str | None = None
     browser: bool = False
+    #: DELIVERY-11: core acknowledgement mode: an ack of id m acknowledges every message the
+    #: consumer received before m as well (Artemis ServerConsumerImpl#acknowledge).
+    cumulative_ack: bool = False
 
 
 @attrs.frozen

@@ -18,8 +18,14 @@ DepageRule = Literal["read_budget", "address_memory"]
 FEATURES = frozenset(
     {"ring", "priorities", "scheduling", "paging", "redelivery_delay", "dead_letter", "transactions",
      "nack", "selectors", "browse", "window_bytes", "delivery_count", "fail_policy", "block_policy",
-     "drop_policy", "set_ring_size"}
+     "drop_policy", "set_ring_size",
+     # Artemis-only settings: page limits (PAGING-13..16), last-value queues (RING-15),
+     # non-destructive queues (DELIVERY-12, RING-12), core cumulative ack (DELIVERY-11),
+     # retroactive addresses (RING-16).
+     "page_limits", "last_value", "non_destructive", "cumulative_ack", "retroactive"}
 )
+#: features only ActiveMQ Artemis has among the profiles (HornetQ has cumulative core acks too).
+ARTEMIS_ONLY = frozenset({"page_limits", "last_value", "non_destructive", "cumulative_ack", "retroactive"})
 
 
 @attrs.frozen

@@ -48,16 +48,30 @@ class _Level(Generic[T]):
         return self.keys.get(entry[2].id) == entry[1]
 
     def _settle(self) -> None:
-        heap = self.heap
-        while heap and not self._live(heap[0]):
+        """Drop dead entries off the top; rebuild the heap when dead entries dominate."""
+        heap, keys = self.heap, self.keys
+        while heap:
+            entry = heap[0]
+            if keys.get(entry[2].id) == entry[1]:
+                break
             heapq.heappop(heap)
+        self.compact()
+
+    def compact(self) -> None:
+        """Rebuild the heap once dead entries outnumber live ones 3 to 1 (amortised O(1))."""
+        heap = self.heap
         if len(heap) > 64 and len(heap) > 4 * len(self.keys):
             self.heap = [entry for entry in heap if self._live(entry)]
             heapq.heapify(self.heap)
 
     def peek(self) -> T | None:
-        self._settle()
-        return self.heap[0][2] if self.heap else None
+        heap, keys = self.heap, self.keys
+        while heap:
+            entry = heap[0]
+            if keys.get(entry[2].id) == entry[1]:
+                return entry[2]
+            heapq.heappop(heap)
+        return None
 
     def pop(self) -> T:
         self._settle()
@@ -76,8 +90,10 @@ class PendingList(Generic[T]):
         if levels < 1:
             raise ModelMisuse("a queue needs at least one priority level")
         self._levels: list[_Level[T]] = [_Level() for _ in range(levels)]
+        self._by_priority = self._levels[::-1]
         self._priority_of = priority_of
-        self._level_of: dict[str, int] = {}
+        #: id -> priority level of every pending message (public: a cheap emptiness/length test).
+        self.level_of: dict[str, int] = {}
         self._head_counter = 0
         self._return_counter = 0
         self.bytes = 0
@@ -87,17 +103,17 @@ class PendingList(Generic[T]):
         return min(max(self._priority_of(item), 0), len(self._levels) - 1)
 
     def __len__(self) -> int:
-        return len(self._level_of)
+        return len(self.level_of)
 
     def __contains__(self, item_id: object) -> bool:
-        return item_id in self._level_of
+        return item_id in self.level_of
 
     def _insert(self, item: T, key: Key, size: int) -> None:
-        if item.id in self._level_of:
+        if item.id in self.level_of:
             raise ModelMisuse(f"message {item.id!r} is already pending")
         level = self._level(item)
         self._levels[level].push(key, item)
-        self._level_of[item.id] = level
+        self.level_of[item.id] = level
         self._size_of[item.id] = size
         self.bytes += size
 
@@ -122,14 +138,14 @@ class PendingList(Generic[T]):
 
     def peek(self) -> T | None:
         """The next message to deliver: head of the highest non-empty level."""
-        for level in reversed(self._levels):
+        for level in self._by_priority:
             if level.keys:
                 return level.peek()
         return None
 
     def poll(self) -> T | None:
         """Remove and return the next message to deliver (RING-6)."""
-        for level in reversed(self._levels):
+        for level in self._by_priority:
             if level.keys:
                 item = level.pop()
                 self._forget(item.id)
@@ -138,14 +154,16 @@ class PendingList(Generic[T]):
 
     def remove(self, item_id: str) -> None:
         """Remove a message anywhere in the list (selector dispatch, eviction of a stored message)."""
-        level = self._level_of.get(item_id)
+        level = self.level_of.get(item_id)
         if level is None:
             raise ModelMisuse(f"message {item_id!r} is not pending")
-        del self._levels[level].keys[item_id]
+        holder = self._levels[level]
+        del holder.keys[item_id]
+        holder.compact()
         self._forget(item_id)
 
     def _forget(self, item_id: str) -> None:
-        del self._level_of[item_id]
+        del self.level_of[item_id]
         self.bytes -= self._size_of.pop(item_id)
 
     def __iter__(self) -> Iterator[T]:

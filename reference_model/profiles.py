@@ -7,14 +7,16 @@ artemis-semantics.md (artemis, hornetq) and broker-semantics.md (the others).
 from __future__ import annotations
 
 from .errors import ModelMisuse
-from .options import FEATURES, ModelOptions
+from .options import ARTEMIS_ONLY, FEATURES, ModelOptions
 
 
-def _without(*names: str) -> frozenset[str]:
+def _without(*names: str, artemis_only: frozenset[str] = ARTEMIS_ONLY) -> frozenset[str]:
+    """FEATURES minus `names` and minus the Artemis-only features (PAGING-13, RING-15, RING-16,
+    DELIVERY-11, DELIVERY-12): a non-Artemis profile lacks those unless `artemis_only` keeps some."""
     unknown = set(names) - FEATURES
     if unknown:
         raise ModelMisuse(f"unknown features {sorted(unknown)}")
-    return FEATURES - frozenset(names)
+    return FEATURES - frozenset(names) - artemis_only
 
 
 #: The seeds' semantics: ActiveMQ Artemis 2.44 (artemis-semantics.md C, R, P, D, S rules).
@@ -22,14 +24,17 @@ ARTEMIS = ModelOptions()
 
 #: HornetQ 2.2: no ring queues (added in Artemis 2.10), no FAIL policy (H4), cancelled messages
 #: return with addHead (D10), whole pages depage while memory allows (H1), selectors and browsers see
-#: only in-memory messages (H2).
+#: only in-memory messages (H2). Page limits (2.28), non-destructive queues, retroactive addresses (2.11)
+#: are Artemis additions; HornetQ's last-value queue acked the superseded message NORMAL (not
+#: REPLACED, RING-15); its core acks are cumulative (DELIVERY-11).
 HORNETQ = ModelOptions(
     name="hornetq",
     return_placement="head",
     depage_rule="address_memory",
     paged_visible_to_browsers=False,
     paged_visible_to_selectors=False,
-    features=_without("ring", "set_ring_size", "fail_policy"),
+    features=_without("ring", "set_ring_size", "fail_policy",
+                      artemis_only=ARTEMIS_ONLY - {"cumulative_ack"}),
 )
 
 #: RabbitMQ 3.10 classic queue: x-max-length counts ready messages only, drop-head enforced after a
@@ -61,14 +66,14 @@ RABBITMQ_QUORUM = RABBITMQ_CLASSIC.evolve(
 
 #: NATS JetStream 2.9: max_msgs counts every stored message and discard=old deletes the oldest even
 #: when unacked; unacked messages come back after ack_wait (modelled as the redelivery delay), before
-#: new ones; -NAKed messages join a FIFO redelivery queue ahead of new ones (REDELIVERY-20);
-#: num_delivered is never undone.
+#: new ones; returned and -NAKed messages join a FIFO redelivery queue ahead of new ones, in the order
+#: they were given back (REDELIVERY-20, checked live on 2.9.10 and 2.15.1); num_delivered is never undone.
 JETSTREAM = ModelOptions(
     name="jetstream",
     priority_levels=1,
     bound_counts="stored",
     evict_unacked=True,
-    return_placement="head",
+    return_placement="returns",
     nack_placement="returns",
     cancel_undoes_delivery_count=False,
     delay_on_close=True,

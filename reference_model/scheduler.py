@@ -17,27 +17,28 @@ class Scheduler(Generic[T]):
     """Scheduled messages of one queue awaiting their due time."""
 
     def __init__(self) -> None:
-        self._heap: list[tuple[int, int, int, T]] = []
+        #: (due, band, tie, item) entries; public so the broker can test emptiness cheaply.
+        self.heap: list[tuple[int, int, int, T]] = []
         self._counter = 0
 
     def __len__(self) -> int:
-        return len(self._heap)
+        return len(self.heap)
 
     def add(self, due_ms: int, item: T, head: bool) -> None:
         """Schedule `item` at `due_ms`; `head` marks a redelivery/cancel entry (SCHED-3)."""
         self._counter += 1
         tie = -self._counter if head else self._counter
-        heapq.heappush(self._heap, (due_ms, 0 if head else 1, tie, item))
+        heapq.heappush(self.heap, (due_ms, 0 if head else 1, tie, item))
 
     def next_due(self) -> int | None:
-        return self._heap[0][0] if self._heap else None
+        return self.heap[0][0] if self.heap else None
 
     def pop_due(self, now_ms: int) -> list[T]:
         """Remove every entry due at or before `now_ms`, in scheduler order (SCHED-4)."""
         due: list[T] = []
-        while self._heap and self._heap[0][0] <= now_ms:
-            due.append(heapq.heappop(self._heap)[3])
+        while self.heap and self.heap[0][0] <= now_ms:
+            due.append(heapq.heappop(self.heap)[3])
         return due
 
     def items(self) -> list[T]:
-        return [entry[3] for entry in sorted(self._heap, key=lambda e: e[:3])]
+        return [entry[3] for entry in sorted(self.heap, key=lambda e: e[:3])]

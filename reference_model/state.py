@@ -30,17 +30,17 @@ class Ref:
     place: Place = "pending"
     page: int | None = None
     in_memory: bool = False
+    #: copies of msg.id and msg.size (plain attributes: read on every hot-path step)
+    id: str = attrs.field(init=False)
+    size: int = attrs.field(init=False)
 
-    @property
-    def id(self) -> str:
-        return self.msg.id
-
-    @property
-    def size(self) -> int:
-        return self.msg.size
+    def __attrs_post_init__(self) -> None:
+        self.id = self.msg.id
+        self.size = self.msg.size
 
 
-def _priority(ref: Ref) -> int:
+def ref_priority(ref: Ref) -> int:
+    """The priority level a ref is listed at (DELIVERY-3)."""
     return ref.msg.priority
 
 
@@ -56,6 +56,14 @@ class ConsumerState:
     tx_acked: list[Ref] = attrs.field(factory=list)
     #: ids removed by an eviction while unacked (RING-5 under evict_unacked): acking them is a no-op.
     evicted: set[str] = attrs.field(factory=set)
+    #: DELIVERY-12: on a non-destructive queue, the listed messages this consumer's iterator has not
+    #: passed yet (each consumer walks the whole list; delivered messages stay listed).
+    unseen: PendingList[Ref] | None = None
+    #: copies of the config read by has_room on every dispatch (set after init)
+    pushes: bool = attrs.field(init=False, default=True)
+    window_bytes: int = attrs.field(init=False, default=0)
+    window_messages: int | None = attrs.field(init=False, default=None)
+    max_unacked: int | None = attrs.field(init=False, default=None)
 
     @property
     def name(self) -> str:
@@ -72,16 +80,24 @@ class ConsumerState:
         limit = self.config.max_unacked
         return limit is None or self.unacked() < limit
 
+    def __attrs_post_init__(self) -> None:
+        cfg = self.config
+        self.pushes = not (cfg.browser or self.no_buffering)
+        self.window_bytes = cfg.window_bytes
+        self.window_messages = cfg.window_messages
+        self.max_unacked = cfg.max_unacked
+
     def has_room(self) -> bool:
         """Window credit left (DELIVERY window: bytes may overshoot, as Artemis credits do)."""
-        cfg = self.config
-        if cfg.browser or self.no_buffering:
+        if not self.pushes:
             return False
-        if cfg.window_bytes > 0 and self.buffer_bytes >= cfg.window_bytes:
+        if self.window_bytes > 0 and self.buffer_bytes >= self.window_bytes:
             return False
-        if cfg.window_messages is not None and len(self.buffer) >= cfg.window_messages:
+        buffered = len(self.buffer)
+        if self.window_messages is not None and buffered >= self.window_messages:
             return False
-        return self.under_unacked_limit()
+        limit = self.max_unacked
+        return limit is None or buffered + len(self.received) < limit
 
     def matches(self, ref: Ref) -> bool:
         return self.selector is None or self.selector(ref.msg.properties)
@@ -100,11 +116,13 @@ class Counters:
 class QueueState:
     """A queue: pending list, delivering refs, scheduler, paged refs and counters."""
 
-    def __init__(self, config: QueueConfig, priority_levels: int) -> None:
+    def __init__(self, config: QueueConfig, priority_levels: int, address: AddressState) -> None:
         self.config = config
+        self.name = config.name
+        self.address = address
         self.ring_size = config.ring_size
         self.filter = compile_selector(config.filter)
-        self.pending: PendingList[Ref] = PendingList(priority_levels, _priority)
+        self.pending: PendingList[Ref] = PendingList(priority_levels, ref_priority)
         self.scheduler: Scheduler[Ref] = Scheduler()
         self.paged: deque[Ref] = deque()
         self.consumers: list[ConsumerState] = []
@@ -120,16 +138,30 @@ class QueueState:
         self.counters = Counters()
         #: reject_new hysteresis state (RabbitMQ quorum reject-publish).
         self.rejecting = False
+        #: DELIVERY-12: delivered messages stay pending (Artemis non-destructive).
+        self.non_destructive = config.non_destructive
+        #: RING-15: last-value key -> the current ref for each value, and refs that may be superseded
+        #: and are pruned (REPLACED) after the next dispatch pass.
+        self.last_value_key = config.last_value_key
+        self.last_values: dict[object, Ref] = {}
+        self.lv_candidates: list[Ref] = []
+        #: a last-value or non-destructive queue: list changes go through Broker._listed/_unlisted.
+        self.special = self.non_destructive or self.last_value_key is not None
+        #: PAGING-15: the page-subscription counter: paged refs of this queue not yet acknowledged.
+        self.page_counter = 0
 
-    @property
-    def name(self) -> str:
-        return self.config.name
+    def last_value(self, ref: Ref) -> object:
+        """RING-15: the ref's last-value property value, None when it has none."""
+        key = self.last_value_key
+        return None if key is None else ref.msg.properties.get(key)
 
     def stored(self) -> int:
         return len(self.pending) + self.delivering
 
     def bound_count(self, counts: str) -> int:
-        return len(self.pending) if counts == "pending" else self.stored()
+        """RING-4: the count a ring bound compares: pending only, or pending + delivering."""
+        listed = len(self.pending.level_of)
+        return listed if counts == "pending" else listed + self.delivering
 
     def next_sequence(self) -> int:
         self.sequence += 1
@@ -141,7 +173,10 @@ class AddressState:
 
     def __init__(self, config: AddressConfig) -> None:
         self.config = config
+        self.name = config.name
         self.queues: list[str] = []
+        #: the same queues as state objects, in the same order
+        self.queue_states: list[QueueState] = []
         self.memory_bytes = 0
         self.memory_messages = 0
         #: message id -> number of live in-memory refs holding the one copy.
@@ -152,10 +187,16 @@ class AddressState:
         self.page_number = 0
         self.page_bytes = 0
         self.blocked: deque[Message] = deque()
+        #: PAGING-14..16: page-full flag (page limits reached: page-full-policy applies).
+        self.page_full = False
+        #: RING-16: the last n messages routed to the address (its internal retroactive ring queue).
+        count = config.retroactive_message_count
+        self.retro: deque[Message] | None = deque(maxlen=count) if count > 0 else None
 
-    @property
-    def name(self) -> str:
-        return self.config.name
+    def page_files(self) -> int:
+        """PAGING-14: Artemis numberOfPages: the page files, counting the (possibly empty) current
+        page opened when page mode started."""
+        return len(self.pages) if self.pages else int(self.paging)
 
     def full(self) -> bool:
         """PAGING-1: over when size >= max or elements >= max; negative limits are off."""

@@ -326,6 +326,8 @@ class Broker:
         bound = queue.ring_size
         if bound >= 0:
             opts = self.options
+            if opts.dispatch_before_bound and queue.consumers:
+                self._deliver(queue)
             if opts.overflow == "drop_head" and queue.bound_count(opts.bound_counts) > bound:
                 self._evict_one(queue)
 
@@ -706,7 +708,8 @@ class Broker:
             queue.pending.add_sorted(ref, ref.sequence, ref.size)
         elif placement == "head":
             queue.pending.add_head(ref, ref.size)
-        elif placement == "returns":
+        elif placement == "returns" or (placement == "returns_if_limited"
+                                        and queue.config.max_delivery_attempts > 0):
             queue.pending.add_returned(ref, ref.size)
         else:
             ref.sequence = queue.next_sequence()

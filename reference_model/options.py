@@ -11,7 +11,7 @@ import attrs
 
 BoundCounts = Literal["pending", "stored"]
 Overflow = Literal["drop_head", "reject_new", "drop_newest"]
-ReturnPlacement = Literal["sorted", "head", "tail", "returns"]
+ReturnPlacement = Literal["sorted", "head", "tail", "returns", "returns_if_limited"]
 ReturnOverBound = Literal["drop_returning", "drop_head", "keep"]
 DepageRule = Literal["read_budget", "address_memory"]
 
@@ -45,6 +45,10 @@ class ModelOptions:
     #: RING-3: on a tail add over the bound: evict the head (ring, drop-head, discard old), reject
     #: the new message (reject-publish, discard new) or drop it silently (Mosquitto).
     overflow: Overflow = "drop_head"
+    #: RING-3 (RabbitMQ deliver_or_enqueue, rabbit_fifo): a new message is offered to a consumer with
+    #: room before the length limit is checked, so it never counts as ready and a ring of 0 still
+    #: delivers to a waiting consumer.
+    dispatch_before_bound: bool = False
     #: RING-5: may an eviction remove a delivered but unacknowledged message (JetStream discard=old).
     evict_unacked: bool = False
     #: reject_new only: reject when the add WOULD exceed the bound ("before", exact) or only once the
@@ -56,7 +60,8 @@ class ModelOptions:
     silent_overflow: bool = False
     #: REDELIVERY-10 / RING-8: where cancelled messages return: by original sequence (Artemis >= 2.18,
     #: RabbitMQ classic), at the head in cancel order (HornetQ addHead), at the tail, or to a FIFO
-    #: redelivery queue served before new messages (JetStream, REDELIVERY-20).
+    #: redelivery queue served before new messages (JetStream, REDELIVERY-20); returns_if_limited: the
+    #: returns queue when the queue has a delivery limit, else the tail (RabbitMQ quorum, REDELIVERY-14).
     return_placement: ReturnPlacement = "sorted"
     #: where a nacked (individually cancelled) message returns; quorum without a delivery limit: tail.
     nack_placement: ReturnPlacement = "sorted"

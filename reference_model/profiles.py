@@ -42,6 +42,7 @@ HORNETQ = ModelOptions(
 RABBITMQ_CLASSIC = ModelOptions(
     name="rabbitmq-classic",
     priority_levels=1,
+    dispatch_before_bound=True,
     return_over_bound="drop_head",
     nack_bypasses_ring=False,
     nack_keeps_delivery_count=False,
@@ -53,12 +54,13 @@ RABBITMQ_CLASSIC = ModelOptions(
 )
 
 #: RabbitMQ 3.10 quorum queue: x-delivery-count +1 on every return, nack without a delivery limit
-#: goes to the tail, x-delivery-limit allows limit + 1 deliveries.
+#: goes to the tail and with one to the returns queue served first (rabbit_fifo L1756-1779),
+#: x-delivery-limit allows limit + 1 deliveries.
 RABBITMQ_QUORUM = RABBITMQ_CLASSIC.evolve(
     name="rabbitmq-quorum",
     cancel_undoes_delivery_count=False,
     nack_keeps_delivery_count=True,
-    nack_placement="tail",
+    nack_placement="returns_if_limited",
     dla_threshold="gt",
     features=_without("scheduling", "paging", "redelivery_delay", "window_bytes", "transactions",
                       "selectors", "fail_policy", "block_policy", "drop_policy", "set_ring_size"),

@@ -271,6 +271,27 @@ def test_quorum_nack_without_a_delivery_limit_goes_to_the_tail() -> None:
     assert b.pending_ids("q") == ["m2", "m3", "m1"]
 
 
+@rules("REDELIVERY-14")
+def test_quorum_nack_with_a_delivery_limit_goes_to_the_returns_queue_served_first() -> None:
+    b = make("rabbitmq-quorum", max_delivery_attempts=1)
+    pull(b)
+    send(b, "m1")
+    assert b.receive("c") == "m1"
+    send(b, "m2")
+    assert b.nack("c", "m1") == "ok"
+    assert b.receive("c") == "m1"  # rabbit_fifo returns queue, ahead of m2
+
+
+@rules("RING-3", "RING-14")
+def test_rabbitmq_offers_a_new_message_to_a_waiting_consumer_before_the_length_limit() -> None:
+    b = make("rabbitmq-classic", ring_size=0)
+    b.open_consumer(ConsumerConfig("c", "q", window_bytes=-1, max_unacked=1))
+    send(b, "m1", "m2")
+    c = b.counters("q")
+    assert (c.delivering_count, c.pending_count, c.replaced) == (1, 0, 1)  # m1 delivered, m2 dropped
+    assert b.receive("c") == "m1"
+
+
 @rules("REDELIVERY-15")
 def test_classic_close_requeues_at_the_original_position_without_a_counter() -> None:
     b = make("rabbitmq-classic")

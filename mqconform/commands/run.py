@@ -178,6 +178,8 @@ def run(args: argparse.Namespace) -> int:
         exit_code = 1
     elif counts["unknown"] or aborted is not None:
         exit_code = 3
+    # the implementation's version is a column of the compliance matrix (reports/matrix.py)
+    run_dir.meta["versions"]["implementation"] = server_version
     # aborted: the outcomes are what was recorded; the run did not cover every area
     run_dir.finish(exit_code, complete=aborted is None, outcomes=counts, strict=bool(args.strict),
                    server_version=server_version,

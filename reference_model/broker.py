@@ -627,16 +627,16 @@ class Broker:
         """Close the consumer (and its session): everything it holds returns at once (REDELIVERY-8)."""
         consumer = self._consumer(consumer_name)
         queue = self._queue(consumer.config.queue)
+        del self.consumers[consumer_name]
+        if consumer in queue.consumers:  # first: what it returns never comes back to it
+            queue.consumers.remove(consumer)
+            queue.next_consumer = 0
         if self.options.close_returns:
             self._return_all(consumer, delay=self.options.delay_on_close)
         else:
             acked, cancelled = self._cancel_list(consumer)
             for ref in acked + cancelled:
                 queue.orphans[ref.id] = ref
-        del self.consumers[consumer_name]
-        if consumer in queue.consumers:
-            queue.consumers.remove(consumer)
-            queue.next_consumer = 0
         self._settle(queue)
 
     def _return_all(self, consumer: ConsumerState, delay: bool) -> None:
@@ -717,6 +717,8 @@ class Broker:
         if lvq:
             self._lv_check(queue, ref)
         if ring_check and bound >= 0 and opts.return_over_bound == "drop_head":
+            if opts.dispatch_before_bound and queue.consumers:
+                self._deliver(queue)  # a consumer with room takes it before the limit is checked
             while queue.bound_count(opts.bound_counts) > bound and len(queue.pending):
                 self._evict_one(queue)
 

@@ -292,6 +292,19 @@ def test_rabbitmq_offers_a_new_message_to_a_waiting_consumer_before_the_length_l
     assert b.receive("c") == "m1"
 
 
+@rules("RING-14", "REDELIVERY-14")
+def test_rabbitmq_requeue_reaches_a_consumer_with_room_before_drop_head() -> None:
+    b = make("rabbitmq-quorum", ring_size=1)
+    b.open_consumer(ConsumerConfig("c", "q", window_bytes=-1, max_unacked=1))
+    send(b, "m1")
+    assert b.receive("c") == "m1"
+    send(b, "m2")
+    assert b.nack("c", "m1") == "ok"  # checked out again at once; m2 stays ready
+    c = b.counters("q")
+    assert (c.message_count, c.delivering_count, c.replaced) == (2, 1, 0)
+    assert b.receive("c") == "m1"
+
+
 @rules("REDELIVERY-15")
 def test_classic_close_requeues_at_the_original_position_without_a_counter() -> None:
     b = make("rabbitmq-classic")

@@ -23,6 +23,12 @@ Mapping (physical names ``/queue/mqc.<namespace>.<token>.<queue>``, unique per o
 - ``close`` unsubscribes, drains what its queues (and their DLQs) still hold with ``ack:auto``, and
   disconnects; empty queues are garbage-collected by the broker (``gcInactiveDestinations``).
 
+``shared_namespace=true`` (for ``mqconform soak``, where each thread has its own adapter): the prefix
+is ``mqc.<namespace>`` with no random token, so every instance opened on one namespace addresses the
+same queues. The books of one instance cannot say whether another sent, so ``receive`` with an empty
+buffer waits ``shared_wait`` (default 0.05 s) for a frame instead, and ``close()`` leaves the queues'
+messages in place (the soak drains them).
+
 Not offered: ring queues (no count bound in Classic), counters and delivery counts (STOMP shows
 only ``redelivered``), browse, pull consumers (STOMP prefetch 0 is not supported), transactions,
 selectors, paging, dead-letter addresses, scheduling (see the report: the broker's scheduler fires
@@ -36,37 +42,25 @@ import contextlib
 import os
 import socket
 import threading
-import time
 import uuid
-from collections.abc import Callable
-from typing import Any
-from urllib.parse import urlsplit
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar
 
 import attrs
 import stomp
-from mqconform.reference_model.config import AddressConfig, ConsumerConfig, Message, QueueConfig
+from mqconform.reference_model.config import ConsumerConfig, Message, QueueConfig
 from stomp.exception import ConnectFailedException, NotConnectedException, StompException
 
+from ._base import BrokerAdapter, Refused, Unsupported, one_line, physical_prefix
+from ._urls import parse_endpoint, redact
 from .activemq_server import ActiveMQProcess, shared_broker
+from .bench import roundtrip_rate
 from .contract import AdapterError, Result
 
 URL_ENV = "MQCONFORM_ACTIVEMQ_URL"
 ID_HEADER = "mqc-id"
 
 CAPABILITIES = frozenset({"queues", "nack", "consumer_prefetch"})
-
-
-class _Unsupported(Exception):
-    pass
-
-
-class _Refused(Exception):
-    pass
-
-
-def _redact(url: str) -> str:
-    parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.hostname or '?'}:{parts.port or 61613}"
 
 
 class _Listener(stomp.ConnectionListener):  # type: ignore[misc]
@@ -124,15 +118,22 @@ class _Consumer:
     held: dict[str, str] = attrs.Factory(dict)
 
 
-class ActiveMQAdapter:
+class ActiveMQAdapter(BrokerAdapter):
     """ActiveMQ Classic over STOMP behind the adapter contract."""
 
     name = "activemq"
     profile = "activemq-classic"
+    UNSUPPORTED: ClassVar[Mapping[str, str]] = {
+        "counters": "counters (not exposed over STOMP)",
+        "delivery_count": "delivery counts (STOMP shows only the redelivered flag)",
+    }
 
     def __init__(self, url: str | None = None, timeout: float = 5.0, dispatch_timeout: float = 2.0,
-                 activemq_home: str | None = None) -> None:
+                 activemq_home: str | None = None, shared_namespace: bool = False,
+                 shared_wait: float = 0.05) -> None:
         self.url = url or os.environ.get(URL_ENV) or None
+        self.shared_namespace = bool(shared_namespace)
+        self.shared_wait = float(shared_wait)
         self.timeout = float(timeout)
         self.dispatch_timeout = float(dispatch_timeout)
         self.home = activemq_home
@@ -144,23 +145,14 @@ class ActiveMQAdapter:
         self._subs = 0
         self._reset()
 
-    def _reset(self) -> None:
-        self.addresses: dict[str, list[str]] = {}
-        self.queues: dict[str, _Queue] = {}
-        self.consumers: dict[str, _Consumer] = {}
-
     # ------------------------------------------------------------------ plumbing
-    def _do(self, op: str, fn: Callable[[], Any]) -> Result:
-        try:
-            return Result.ok(fn())
-        except _Unsupported as exc:
-            return Result.fail(f"unsupported: {exc}")
-        except _Refused as exc:
-            return Result.fail(str(exc))
-        except TimeoutError as exc:
+    def _classify(self, op: str, exc: Exception) -> Result | None:
+        """No receipt in time or a lost connection: the outcome is unknown (info)."""
+        if isinstance(exc, TimeoutError):
             return Result.info(f"activemq: {op}: {exc}")
-        except (NotConnectedException, StompException, OSError) as exc:
-            return Result.info(f"activemq: {op}: connection lost ({str(exc) or type(exc).__name__})")
+        if isinstance(exc, NotConnectedException | StompException | OSError):
+            return Result.info(f"activemq: {op}: connection lost ({one_line(exc)})")
+        return None
 
     def _receipt(self) -> str:
         return uuid.uuid4().hex
@@ -174,7 +166,7 @@ class ActiveMQAdapter:
             raise TimeoutError(f"no receipt for {what} within {self.timeout:g} s")
         error = self.listener.receipts.pop(receipt)
         if error is not None:
-            raise _Refused(f"activemq: {what}: {error}")
+            raise Refused(f"activemq: {what}: {error}")
 
     # ------------------------------------------------------------------ lifecycle
     def open(self, namespace: str) -> None:
@@ -184,11 +176,11 @@ class ActiveMQAdapter:
             self.close()
         user, password = "admin", "admin"
         if self.url:
-            parts = urlsplit(self.url if "://" in self.url else f"stomp://{self.url}")
-            host, port = parts.hostname or "127.0.0.1", parts.port or 61613
-            if parts.username:
-                user, password = parts.username, parts.password or ""
-            where = _redact(self.url)
+            endpoint = parse_endpoint(self.url, "stomp", 61613)
+            host, port = endpoint.host, endpoint.port
+            if endpoint.auth:
+                user, password = endpoint.auth
+            where = redact(self.url)
         else:
             if self.broker is None or not self.broker.running():
                 self.broker = shared_broker(self.home)
@@ -202,13 +194,12 @@ class ActiveMQAdapter:
         except (ConnectFailedException, StompException, OSError) as exc:
             with contextlib.suppress(Exception):  # never connected: nothing to close
                 conn.disconnect()
-            raise AdapterError(f"activemq: cannot use {where}: {str(exc) or type(exc).__name__}") from None
+            raise AdapterError(f"activemq: cannot use {where}: {one_line(exc)}") from None
         sock = getattr(conn.transport, "socket", None)
         if isinstance(sock, socket.socket):
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.conn = conn
-        token = "".join(c if c.isalnum() or c in "-_" else "_" for c in namespace)
-        self.prefix = f"mqc.{token}.{uuid.uuid4().hex[:8]}"
+        self.prefix = "mqc." + physical_prefix(namespace, self.shared_namespace, sep=".")
         self._reset()
 
     def _drain(self, destination: str, count: int) -> None:
@@ -234,7 +225,7 @@ class ActiveMQAdapter:
                     receipt = self._receipt()
                     conn.unsubscribe(id=consumer.sub_id, headers={"receipt": receipt})
                     self._await(receipt, "unsubscribe")
-                for queue in self.queues.values():
+                for queue in [] if self.shared_namespace else self.queues.values():
                     self._drain(queue.destination, queue.count)
                     if not self.url:
                         self._drain(queue.destination.replace("/queue/", "/queue/DLQ.", 1), queue.nacked)
@@ -250,51 +241,19 @@ class ActiveMQAdapter:
         """close(); the shared broker stays up for the process (stopped at interpreter exit)."""
         self.close()
 
-    # ------------------------------------------------------------------ lookups
-    def _queue(self, name: str) -> _Queue:
-        try:
-            return self.queues[name]
-        except KeyError:
-            raise _Refused(f"unknown queue {name!r}") from None
-
-    def _consumer(self, name: str) -> _Consumer:
-        try:
-            return self.consumers[name]
-        except KeyError:
-            raise _Refused(f"unknown consumer {name!r}") from None
-
+    # ------------------------------------------------------------------ plumbing
     def _connected(self) -> Any:
         if self.conn is None or not self.listener.connected:
             raise NotConnectedException("not connected")
         return self.conn
 
     # ------------------------------------------------------------------ declarations
-    def declare_address(self, config: AddressConfig) -> Result:
-        def run() -> None:
-            if config.full_policy != "PAGE" or config.max_size_bytes >= 0 or config.max_size_messages >= 0:
-                raise _Unsupported("address limits and full policies")
-            if config.name in self.addresses:
-                raise _Refused(f"address {config.name!r} already exists")
-            self.addresses[config.name] = []
-        return self._do("declare_address", run)
-
     def declare_queue(self, config: QueueConfig) -> Result:
         def run() -> None:
-            if config.name in self.queues:
-                raise _Refused(f"queue {config.name!r} already exists")
+            self._check_new_queue(config)
             if config.ring_size >= 0:
-                raise _Unsupported("ring queues (ActiveMQ Classic has no queue count bound)")
-            if config.ring_size < -1:
-                raise _Refused("ring_size must be -1 or >= 0")
-            if config.filter is not None:
-                raise _Unsupported("queue filters")
-            if config.redelivery_delay_ms:
-                raise _Unsupported("redelivery delay")
-            if config.dead_letter is not None:
-                raise _Unsupported("dead-letter addresses")
+                raise Unsupported("ring queues (ActiveMQ Classic has no queue count bound)")
             address = config.address_name
-            if self.addresses.get(address):
-                raise _Unsupported("a second queue on one address")
             self._connected()
             self.addresses.setdefault(address, []).append(config.name)
             self.queues[config.name] = _Queue(config.name, f"/queue/{self.prefix}.{config.name}")
@@ -302,15 +261,9 @@ class ActiveMQAdapter:
 
     def open_consumer(self, config: ConsumerConfig) -> Result:
         def run() -> None:
-            if config.name in self.consumers:
-                raise _Refused(f"consumer {config.name!r} already exists")
-            queue = self._queue(config.queue)
-            if config.browser:
-                raise _Unsupported("browsers")
-            if config.selector is not None:
-                raise _Unsupported("selectors")
+            queue: _Queue = self._check_new_consumer(config)
             if config.window_bytes != -1 or config.max_unacked is None or config.max_unacked < 1:
-                raise _Unsupported("consumers other than prefetch (window_bytes -1, max_unacked >= 1)")
+                raise Unsupported("consumers other than prefetch (window_bytes -1, max_unacked >= 1)")
             self._subs += 1
             sub = f"s{self._subs}"
             receipt = self._receipt()
@@ -324,14 +277,9 @@ class ActiveMQAdapter:
     # ------------------------------------------------------------------ messages
     def send(self, to: str, message: Message) -> Result:
         def run() -> str:
-            if to not in self.addresses:
-                raise _Refused(f"unknown address {to!r}")
-            if message.scheduled_at_ms is not None and message.scheduled_at_ms > 0:
-                raise _Unsupported("scheduled delivery")
-            names = self.addresses[to]
-            if not names:
+            queue = self._single_route(to, message)
+            if queue is None:
                 return "accepted"
-            queue = self.queues[names[0]]
             receipt = self._receipt()
             self._connected().send(queue.destination, "x" * max(message.size, 0),
                                    headers={"persistent": "true", ID_HEADER: message.id, "receipt": receipt})
@@ -353,10 +301,12 @@ class ActiveMQAdapter:
                     return None  # prefetch full: the broker dispatches nothing more
                 taken = sum(len(c.held) + len(self._buffered(c)) for c in self.consumers.values()
                             if c.queue == queue.name)
-                if queue.count - taken <= 0:
+                # shared: other instances send too, so the books cannot say; wait briefly instead
+                if queue.count - taken <= 0 and not self.shared_namespace:
                     return None
                 self._connected()
-                self.listener.wait_for(lambda: bool(frames), self.dispatch_timeout)
+                wait = self.shared_wait if self.shared_namespace else self.dispatch_timeout
+                self.listener.wait_for(lambda: bool(frames), wait)
                 if not frames:
                     if not self.listener.connected:
                         raise NotConnectedException("connection lost while waiting for a message")
@@ -365,7 +315,7 @@ class ActiveMQAdapter:
                 frame = frames.popleft()
             msg_id = frame.headers.get(ID_HEADER)
             if msg_id is None:
-                raise _Refused(f"activemq: receive: a message without an {ID_HEADER} header")
+                raise Refused(f"activemq: receive: a message without an {ID_HEADER} header")
             state.held[msg_id] = frame.headers.get("ack") or frame.headers["message-id"]
             return str(msg_id)
         return self._do("receive", run)
@@ -387,8 +337,7 @@ class ActiveMQAdapter:
 
     def ack(self, consumer: str, msg_id: str, tx: bool = False) -> Result:
         def run() -> str:
-            if tx:
-                raise _Unsupported("transactions")
+            self._no_tx(tx)
             return self._settle(consumer, msg_id, "ack")
         return self._do("ack", run)
 
@@ -406,45 +355,14 @@ class ActiveMQAdapter:
                 self.listener.frames.pop(state.sub_id, None)
         return self._do("close_consumer", run)
 
-    def commit(self, consumer: str) -> Result:
-        return Result.fail("unsupported: transactions")
-
-    def rollback(self, consumer: str) -> Result:
-        return Result.fail("unsupported: transactions")
-
-    # ------------------------------------------------------------------ observation
-    def counters(self, queue: str) -> Result:
-        return Result.fail("unsupported: counters (not exposed over STOMP)")
-
-    def delivery_count(self, queue: str, msg_id: str) -> Result:
-        return Result.fail("unsupported: delivery counts (STOMP shows only the redelivered flag)")
-
-    def browse(self, queue: str) -> Result:
-        return Result.fail("unsupported: browsing")
-
-    def pending_ids(self, queue: str) -> Result:
-        return Result.fail("unsupported: pending order")
-
-    def set_ring_size(self, queue: str, size: int) -> Result:
-        return Result.fail("unsupported: set_ring_size")
-
-    def paging(self, address: str) -> Result:
-        return Result.fail("unsupported: paging")
-
-    def advance(self, ms: int) -> Result:
-        return Result.fail("unsupported: time")
-
-    def call(self, op: str, **kwargs: Any) -> Result:
-        return Result.fail("unsupported")
-
 
 def raw_roundtrip_loop(n: int, url: str | None = None, **_: Any) -> float:
     """Round trips per second of stomp.py alone (STOMP 1.2, client-individual, persistent, TCP_NODELAY):
     SEND, wait for the MESSAGE, ACK; n times or until a 60 s deadline."""
     url = url or os.environ.get(URL_ENV) or None
     if url:
-        parts = urlsplit(url if "://" in url else f"stomp://{url}")
-        host, port = parts.hostname or "127.0.0.1", parts.port or 61613
+        endpoint = parse_endpoint(url, "stomp", 61613)
+        host, port = endpoint.host, endpoint.port
     else:
         host, port = "127.0.0.1", shared_broker().port
     listener = _Listener()
@@ -455,17 +373,13 @@ def raw_roundtrip_loop(n: int, url: str | None = None, **_: Any) -> float:
     dest = f"/queue/mqc-raw-{uuid.uuid4().hex[:8]}"
     conn.subscribe(dest, id="raw", ack="client-individual")
     frames = listener.frames["raw"]
-    deadline = time.monotonic() + 60
-    done = 0
-    t0 = time.perf_counter()
-    for i in range(n):
-        if time.monotonic() > deadline:
-            break
+
+    def step(i: int) -> None:
         conn.send(dest, "x" * 100, headers={"persistent": "true", ID_HEADER: f"m{i}"})
         listener.wait_for(lambda: bool(frames), 5.0)
         frame = frames.popleft()
         conn.ack(frame.headers["ack"])
-        done += 1
-    rate = done / (time.perf_counter() - t0)
+
+    rate = roundtrip_rate(n, step)
     conn.disconnect()
     return rate

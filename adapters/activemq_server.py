@@ -6,23 +6,18 @@ loopback port with ``transport.tcpNoDelay=true``, ``schedulerSupport``, ``persis
 ``useJmx=false``, bounded memory with ``sendFailIfNoSpace`` (a full broker fails a send instead of
 stalling the STOMP connection), and a log4j 1.2 ``log4j.properties`` (Debian's build ignores
 log4j2). Start-up takes about 1.5 s, so :func:`shared_broker` starts one per process and reuses it;
-:meth:`ActiveMQProcess.stop` (or interpreter exit) stops it.
+:meth:`ActiveMQProcess.stop` (or interpreter exit) stops it. The process plumbing is
+:mod:`._process`.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import sys
-import tempfile
-import time
-import weakref
 from pathlib import Path
 
+from ._process import ServerProcess
 from .contract import AdapterError
-from .mosquitto_server import port_accepts
-from .nats_embedded import _die_with_parent, _stop_process, free_port
 
 HOME_ENV = "MQCONFORM_ACTIVEMQ_HOME"
 DEFAULT_HOME = "/usr/share/activemq"
@@ -82,23 +77,23 @@ def find_home(explicit: str | None = None) -> str:
     return home
 
 
-class ActiveMQProcess:
+class ActiveMQProcess(ServerProcess):
     """One ActiveMQ Classic broker with STOMP on 127.0.0.1:<free port>."""
 
+    dir_prefix = "mqc-activemq-"
+    log_name = "stdout.log"
+    ready_timeout_s = READY_TIMEOUT_S
+    poll_s = 0.05
+    attempts = 2
+
     def __init__(self, home: str | None = None, heap_mb: int = 256) -> None:
+        super().__init__()
         self.home = find_home(home)
         self.heap_mb = heap_mb
-        self.port = 0
-        self.process: subprocess.Popen[bytes] | None = None
-        self.workdir: str | None = None
-        self._finalizer: weakref.finalize | None = None
 
     @property
     def url(self) -> str:
         return f"stomp://127.0.0.1:{self.port}"
-
-    def running(self) -> bool:
-        return self.process is not None and self.process.poll() is None
 
     def _command(self, conf: Path, data: Path) -> list[str]:
         java = shutil.which("java") or "java"
@@ -112,54 +107,20 @@ class ActiveMQProcess:
                 f"-Djava.io.tmpdir={data}/tmp",
                 "-jar", f"{self.home}/bin/activemq.jar", "start", f"xbean:file:{conf}/activemq.xml"]
 
-    def start(self) -> ActiveMQProcess:
-        if self.running():
-            return self
-        last_error = "did not start"
-        for _attempt in range(2):
-            self.port = free_port()
-            self.workdir = tempfile.mkdtemp(prefix="mqc-activemq-")
-            conf, data = Path(self.workdir) / "conf", Path(self.workdir) / "data"
-            (data / "tmp").mkdir(parents=True)
-            conf.mkdir()
-            (conf / "activemq.xml").write_text(BROKER_XML.format(data=data, port=self.port))
-            log_path = Path(self.workdir) / "activemq.log"
-            (conf / "log4j.properties").write_text(LOG4J.format(log=log_path))
-            out_path = Path(self.workdir) / "stdout.log"
-            with open(out_path, "wb") as out:
-                self.process = subprocess.Popen(
-                    self._command(conf, data), stdin=subprocess.DEVNULL, stdout=out,
-                    stderr=subprocess.STDOUT, start_new_session=True, cwd=self.workdir,
-                    preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None)
-            self._finalizer = weakref.finalize(self, _stop_process, self.process, self.workdir)
-            deadline = time.monotonic() + READY_TIMEOUT_S
-            while time.monotonic() < deadline:
-                if self.process.poll() is not None:
-                    text = (out_path.read_text(errors="replace") + log_path.read_text(errors="replace")
-                            if log_path.exists() else out_path.read_text(errors="replace"))
-                    lines = [ln for ln in text.strip().splitlines() if ln.strip()]
-                    last_error = f"exited with code {self.process.returncode}: {(lines or ['no output'])[-1]}"
-                    break
-                if port_accepts(self.port):
-                    return self
-                time.sleep(0.05)
-            else:
-                last_error = f"not ready within {READY_TIMEOUT_S:.0f} s"
-            self.stop()
-        raise AdapterError(f"activemq: broker at {self.home} {last_error}")
+    def _prepare(self, workdir: Path) -> tuple[list[str], Path | None]:
+        conf, data = workdir / "conf", workdir / "data"
+        (data / "tmp").mkdir(parents=True, exist_ok=True)
+        conf.mkdir(exist_ok=True)
+        (conf / "activemq.xml").write_text(BROKER_XML.format(data=data, port=self.port))
+        (conf / "log4j.properties").write_text(LOG4J.format(log=workdir / "activemq.log"))
+        return self._command(conf, data), workdir
 
-    def kill(self) -> None:
-        """SIGKILL at once (a crash, for fault tests)."""
-        if self.process is not None and self.process.poll() is None:
-            self.process.kill()
-            self.process.wait(timeout=5)
+    def _log_paths(self) -> list[Path]:
+        assert self.workdir is not None
+        return [Path(self.workdir) / "stdout.log", Path(self.workdir) / "activemq.log"]
 
-    def stop(self) -> None:
-        if self._finalizer is not None:
-            self._finalizer()
-            self._finalizer = None
-        self.process = None
-        self.workdir = None
+    def _failure(self, reason: str) -> str:
+        return f"activemq: broker at {self.home} {reason}"
 
 
 _shared: ActiveMQProcess | None = None

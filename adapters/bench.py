@@ -14,11 +14,13 @@ import importlib
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from mqconform.reference_model.config import ConsumerConfig, Message, QueueConfig
+from mqconform.reference_model.config import Message, QueueConfig
 
+from ._base import simple_consumer
 from .contract import Adapter, AdapterError
 from .registry import AdapterLoadError, load_adapter, resolve
 
@@ -27,33 +29,45 @@ MACHINE_AREAS = ("delivery", "ring")
 WARMUP = 20
 
 
-def _roundtrips(adapter: Adapter, n: int) -> float:
-    """send + receive + ack through an opened adapter, n times (60 s at most); round trips per second."""
-    adapter.declare_queue(QueueConfig("q"))
-    adapter.open_consumer(ConsumerConfig("c", "q", window_bytes=0))
+def roundtrip_rate(n: int, step: Callable[[int], object], limit_s: float = 60.0) -> float:
+    """Call step(0), step(1), ... n times or until `limit_s` passes; the calls per second."""
+    deadline = time.monotonic() + limit_s
+    done = 0
+    t0 = time.perf_counter()
+    for i in range(n):
+        if time.monotonic() > deadline:
+            break
+        step(i)
+        done += 1
+    return done / (time.perf_counter() - t0)
 
-    def loop(count: int, tag: str) -> float:
-        deadline = time.monotonic() + 60
-        done = 0
-        t0 = time.perf_counter()
-        for i in range(count):
-            if time.monotonic() > deadline:
-                break
+
+def _roundtrips(adapter: Adapter, n: int) -> float:
+    """send + receive + ack through an opened adapter, n times (60 s at most); round trips per second.
+    The consumer is in the mode the adapter offers (pull, else a prefetch of one)."""
+    queue = adapter.declare_queue(QueueConfig("q"))
+    consumer = adapter.open_consumer(simple_consumer(adapter.capabilities, "c", "q"))
+    if not (queue.is_ok and consumer.is_ok):
+        problem = queue.error or consumer.error
+        raise AdapterError(f"{adapter.name}: cannot set up the benchmark queue: {problem}")
+
+    def step(tag: str) -> Callable[[int], None]:
+        def one(i: int) -> None:
             if not adapter.send("q", Message(f"{tag}{i}")).is_ok:
                 raise AdapterError(f"{adapter.name}: send failed during the benchmark")
             got = adapter.receive("c")
             if got.is_ok and got.value is not None:
                 adapter.ack("c", got.value)
-            done += 1
-        return done / (time.perf_counter() - t0)
+        return one
 
-    loop(WARMUP, "w")
-    return loop(n, "m")
+    roundtrip_rate(WARMUP, step("w"))
+    return roundtrip_rate(n, step("m"))
 
 
 def _broker_url(adapter: Any) -> str | None:
-    """The URL the adapter talks to (its option, or its embedded server's)."""
-    server = getattr(adapter, "server", None)
+    """The URL the adapter talks to (its option, or its own server's: nats `server`, activemq
+    `broker`)."""
+    server = getattr(adapter, "server", None) or getattr(adapter, "broker", None)
     if server is not None and getattr(server, "url", None):
         return str(server.url)
     url = getattr(adapter, "url", None)

@@ -6,23 +6,19 @@ adapter runs one process per distinct limit, each on a free loopback port with a
 Processes start lazily, are reused for the life of the :class:`MosquittoPool`, and stop in
 :meth:`MosquittoPool.stop` (or at interpreter exit). Output goes to a log file, never a caller's pipe.
 
-The process helpers (free port, die-with-parent, stop) are reused from :mod:`.nats_embedded`.
+The process plumbing (free port, readiness, stop, die-with-parent, directory) is :mod:`._process`.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
-import socket
-import subprocess
-import sys
-import tempfile
-import time
-import weakref
 from pathlib import Path
 
+from ._process import ServerProcess, port_accepts
 from .contract import AdapterError
-from .nats_embedded import _die_with_parent, _stop_process, free_port
+
+__all__ = ["MosquittoPool", "MosquittoProcess", "config_text", "find_binary", "port_accepts"]
 
 #: environment variable naming a mosquitto binary to use instead of the one on PATH
 BIN_ENV = "MQCONFORM_MOSQUITTO_BIN"
@@ -53,70 +49,27 @@ def config_text(port: int, max_queued: int) -> str:
             "log_type error\nlog_type warning\nlog_type notice\n")
 
 
-def port_accepts(port: int, timeout: float = 0.2) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=timeout):
-            return True
-    except OSError:
-        return False
-
-
-class MosquittoProcess:
+class MosquittoProcess(ServerProcess):
     """One mosquitto on 127.0.0.1:<free port> with `max_queued_messages = max_queued`."""
 
+    dir_prefix = "mqc-mosquitto-"
+    log_name = "mosquitto.log"
+    ready_timeout_s = READY_TIMEOUT_S
+
     def __init__(self, binary: str, max_queued: int) -> None:
+        super().__init__()
         self.binary = binary
         self.max_queued = max_queued
-        self.port = 0
-        self.process: subprocess.Popen[bytes] | None = None
-        self.workdir: str | None = None
-        self._finalizer: weakref.finalize | None = None
 
-    def running(self) -> bool:
-        return self.process is not None and self.process.poll() is None
+    def _prepare(self, workdir: Path) -> tuple[list[str], Path | None]:
+        os.chmod(workdir, 0o755)  # mosquitto drops to user `mosquitto` when started as root
+        conf = workdir / "mosquitto.conf"
+        conf.write_text(config_text(self.port, self.max_queued))
+        os.chmod(conf, 0o644)
+        return [self.binary, "-c", str(conf)], None
 
-    def start(self) -> MosquittoProcess:
-        last_error = "did not start"
-        for _attempt in range(3):  # a free port can be taken between probing and binding
-            self.port = free_port()
-            self.workdir = tempfile.mkdtemp(prefix="mqc-mosquitto-")
-            os.chmod(self.workdir, 0o755)  # mosquitto drops to user `mosquitto` when started as root
-            conf = Path(self.workdir) / "mosquitto.conf"
-            conf.write_text(config_text(self.port, self.max_queued))
-            os.chmod(conf, 0o644)
-            log_path = Path(self.workdir) / "mosquitto.log"
-            with open(log_path, "wb") as log:
-                self.process = subprocess.Popen(
-                    [self.binary, "-c", str(conf)], stdin=subprocess.DEVNULL, stdout=log,
-                    stderr=subprocess.STDOUT, start_new_session=True,
-                    preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None)
-            self._finalizer = weakref.finalize(self, _stop_process, self.process, self.workdir)
-            deadline = time.monotonic() + READY_TIMEOUT_S
-            while time.monotonic() < deadline:
-                if self.process.poll() is not None:
-                    lines = log_path.read_text(errors="replace").strip().splitlines()
-                    last_error = f"exited with code {self.process.returncode}: {(lines or ['no output'])[-1]}"
-                    break
-                if port_accepts(self.port):
-                    return self
-                time.sleep(0.02)
-            else:
-                last_error = f"not ready within {READY_TIMEOUT_S:.0f} s"
-            self.stop()
-        raise AdapterError(f"mqtt: mosquitto ({self.binary}) {last_error}")
-
-    def kill(self) -> None:
-        """SIGKILL at once (a crash, for fault tests)."""
-        if self.process is not None and self.process.poll() is None:
-            self.process.kill()
-            self.process.wait(timeout=5)
-
-    def stop(self) -> None:
-        if self._finalizer is not None:
-            self._finalizer()
-            self._finalizer = None
-        self.process = None
-        self.workdir = None
+    def _failure(self, reason: str) -> str:
+        return f"mqtt: mosquitto ({self.binary}) {reason}"
 
 
 class MosquittoPool:
@@ -137,3 +90,4 @@ class MosquittoPool:
         for process in self.processes.values():
             process.stop()
         self.processes.clear()
+

@@ -52,12 +52,12 @@ import os
 import re
 import time
 import uuid
-from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, ClassVar, TypeVar
 
 import attrs
 import nats
-from mqconform.reference_model.config import AddressConfig, ConsumerConfig, Message, QueueConfig
+from mqconform.reference_model.config import ConsumerConfig, Message, QueueConfig
 from nats import errors as nats_errors
 from nats.aio.client import Client
 from nats.aio.msg import Msg
@@ -66,6 +66,8 @@ from nats.js import errors as js_errors
 from nats.js.api import AckPolicy, DeliverPolicy, DiscardPolicy, RetentionPolicy, StorageType, StreamConfig
 from nats.js.api import ConsumerConfig as JsConsumerConfig
 
+from ._base import BrokerAdapter, Refused, Unsupported, one_line
+from ._urls import redact
 from .contract import AdapterError, Result
 from .nats_embedded import EmbeddedNatsServer
 
@@ -82,14 +84,6 @@ CAPABILITIES = frozenset({
     "queues", "ring", "priorities", "nack", "delivery_count", "consumer_pull", "max_unacked",
     "advance_time", "counter:message_count", "counter:added",
 })
-
-
-class _Unsupported(Exception):
-    pass
-
-
-class _Refused(Exception):
-    """The operation was refused without reaching the broker (unknown name, misuse)."""
 
 
 def _token(name: str) -> str:
@@ -128,11 +122,18 @@ class _Consumer:
     held: dict[str, Msg] = attrs.Factory(dict)
 
 
-class NatsAdapter:
+class NatsAdapter(BrokerAdapter):
     """JetStream behind the adapter contract (synchronous; nats-py runs on a private event loop)."""
 
     name = "nats"
     profile = "jetstream"
+    UNSUPPORTED: ClassVar[Mapping[str, str]] = {
+        "address_limits": "address limits and full policies (JetStream has per-stream limits)",
+        "redelivery_delay": "redelivery delay (ack_wait times every unacknowledged message)",
+        "second_queue": "a second queue on one address (work-queue streams cannot share a subject)",
+        "browse": "browsing (the redelivery queue is not observable)",
+        "pending_ids": "pending order (the redelivery queue is not observable)",
+    }
 
     def __init__(self, url: str | None = None, fetch_timeout: float = 0.2, request_timeout: float = 2.0,
                  ack_wait_s: float = 30.0, close_mode: str = "nak", storage: str = "file",
@@ -160,9 +161,7 @@ class NatsAdapter:
         self._reset()
 
     def _reset(self) -> None:
-        self.addresses: dict[str, list[str]] = {}
-        self.queues: dict[str, _Queue] = {}
-        self.consumers: dict[str, _Consumer] = {}
+        super()._reset()
         self.streams: list[str] = []
 
     # ------------------------------------------------------------------ plumbing
@@ -174,26 +173,23 @@ class NatsAdapter:
             raise nats_errors.ConnectionClosedError
         return self._nc.jetstream(timeout=self.request_timeout)
 
-    def _do(self, op: str, fn: Callable[[], Awaitable[Any]]) -> Result:
-        """Run one operation: ok(value); fail(error) when the broker refused it; info when the
-        outcome is unknown (no answer in time, connection lost)."""
-        try:
-            return Result.ok(self._run(fn()))
-        except _Unsupported as exc:
-            return Result.fail(f"unsupported: {exc}")
-        except _Refused as exc:
-            return Result.fail(str(exc))
-        except js_errors.APIError as exc:
-            if exc.code == 500:  # the server failed internally (e.g. creating a store): outcome unknown
+    def _invoke(self, fn: Callable[[], Awaitable[Any]]) -> Any:
+        return self._run(fn())
+
+    def _classify(self, op: str, exc: Exception) -> Result | None:
+        """A server refusal is fail (an internal server error, 500, is info: the outcome of e.g.
+        creating a store is unknown); no answer in time or a lost connection is info."""
+        if isinstance(exc, js_errors.APIError):
+            if exc.code == 500:
                 return Result.info(f"nats: {op}: server error {exc.description or exc}")
             return Result.fail(f"nats: {op}: {exc.description or exc}")
-        except nats_errors.NoRespondersError:
+        if isinstance(exc, nats_errors.NoRespondersError):
             return Result.fail(f"nats: {op}: no responders (no stream on the subject)")
-        except TimeoutError:
+        if isinstance(exc, TimeoutError):
             return Result.info(f"nats: {op}: no answer within {self.request_timeout:g} s")
-        except (nats_errors.Error, OSError) as exc:
-            reason = str(exc) or type(exc).__name__
-            return Result.info(f"nats: {op}: connection lost ({reason})")
+        if isinstance(exc, nats_errors.Error | OSError):
+            return Result.info(f"nats: {op}: connection lost ({one_line(exc)})")
+        return None
 
     # ------------------------------------------------------------------ lifecycle
     def open(self, namespace: str) -> None:
@@ -217,8 +213,7 @@ class NatsAdapter:
             raise
         except Exception as exc:
             self._run(self._disconnect())
-            reason = str(exc) or type(exc).__name__
-            raise AdapterError(f"nats: cannot use {url}: {reason}") from None
+            raise AdapterError(f"nats: cannot use {redact(url)}: {one_line(exc)}") from None
         self.prefix = _token(namespace)
         if not self.shared_namespace:
             self.prefix += f"-{uuid.uuid4().hex[:8]}"
@@ -293,45 +288,11 @@ class NatsAdapter:
         if not self._loop.is_closed():
             self._loop.close()
 
-    # ------------------------------------------------------------------ lookups
-    def _queue(self, name: str) -> _Queue:
-        try:
-            return self.queues[name]
-        except KeyError:
-            raise _Refused(f"unknown queue {name!r}") from None
-
-    def _consumer(self, name: str) -> _Consumer:
-        try:
-            return self.consumers[name]
-        except KeyError:
-            raise _Refused(f"unknown consumer {name!r}") from None
-
     # ------------------------------------------------------------------ declarations
-    def declare_address(self, config: AddressConfig) -> Result:
-        async def run() -> None:
-            if config.full_policy != "PAGE" or config.max_size_bytes >= 0 or config.max_size_messages >= 0:
-                raise _Unsupported("address limits and full policies (JetStream has per-stream limits)")
-            if config.name in self.addresses:
-                raise _Refused(f"address {config.name!r} already exists")
-            self.addresses[config.name] = []
-        return self._do("declare_address", run)
-
     def declare_queue(self, config: QueueConfig) -> Result:
         async def run() -> None:
-            if config.name in self.queues:
-                raise _Refused(f"queue {config.name!r} already exists")
-            if config.filter is not None:
-                raise _Unsupported("queue filters")
-            if config.redelivery_delay_ms:
-                raise _Unsupported("redelivery delay (ack_wait times every unacknowledged message)")
-            if config.dead_letter is not None:
-                raise _Unsupported("dead-letter addresses")
-            if config.ring_size < -1:
-                raise _Refused("ring_size must be -1 or >= 0")
+            self._check_new_queue(config)
             address = config.address_name
-            if self.addresses.get(address):
-                raise _Unsupported("a second queue on one address "
-                                   "(work-queue streams cannot share a subject)")
             stream = f"{self.prefix}_{_token(config.name)}"
             subject = f"{self.prefix}.{_token(address)}"
             created = True
@@ -356,21 +317,14 @@ class NatsAdapter:
 
     def open_consumer(self, config: ConsumerConfig) -> Result:
         async def run() -> None:
-            if config.name in self.consumers:
-                raise _Refused(f"consumer {config.name!r} already exists")
-            queue = self._queue(config.queue)
-            if config.browser:
-                raise _Unsupported("browsers")
-            if config.selector is not None:
-                raise _Unsupported("selectors")
-            if config.window_bytes != 0 and config.window_messages != 0:
-                raise _Unsupported("push windows (only pull consumers: window_bytes 0)")
+            queue: _Queue = self._check_new_consumer(config)
+            self._require_pull(config)
             want = config.max_unacked if config.max_unacked is not None else UNBOUNDED_ACK_PENDING
             if want < 1:
-                raise _Unsupported("max_unacked below 1")
+                raise Unsupported("max_unacked below 1")
             if not queue.durable or want != queue.max_ack_pending:
                 if queue.durable and any(c.queue == queue.name for c in self.consumers.values()):
-                    raise _Unsupported("different max_unacked on consumers of one queue "
+                    raise Unsupported("different max_unacked on consumers of one queue "
                                        "(max_ack_pending belongs to the shared JetStream consumer)")
                 await self._js().add_consumer(queue.stream, JsConsumerConfig(
                     durable_name=DURABLE, ack_policy=AckPolicy.EXPLICIT,
@@ -384,14 +338,9 @@ class NatsAdapter:
     # ------------------------------------------------------------------ messages
     def send(self, to: str, message: Message) -> Result:
         async def run() -> str:
-            if to not in self.addresses:
-                raise _Refused(f"unknown address {to!r}")
-            if message.scheduled_at_ms is not None and message.scheduled_at_ms > 0:
-                raise _Unsupported("scheduled delivery")
-            names = self.addresses[to]
-            if not names:
-                return "accepted"  # no queue on the address: routed nowhere, as in the model
-            queue = self.queues[names[0]]
+            queue = self._single_route(to, message)
+            if queue is None:
+                return "accepted"
             ack = await self._js().publish(queue.subject, bytes(max(message.size, 0)),
                                            timeout=self.request_timeout,
                                            headers={ID_HEADER: message.id})
@@ -420,10 +369,10 @@ class NatsAdapter:
                 return None
             if status is not None:
                 description = msg.headers.get("Description", "") if msg.headers else ""
-                raise _Refused(f"nats: receive: {status} {description}".strip())
+                raise Refused(f"nats: receive: {status} {description}".strip())
             msg_id = msg.headers.get(ID_HEADER) if msg.headers else None
             if msg_id is None:
-                raise _Refused(f"nats: receive: a message without an {ID_HEADER} header")
+                raise Refused(f"nats: receive: a message without an {ID_HEADER} header")
             queue.delivered[msg_id] = msg.metadata.num_delivered
             state.held[msg_id] = msg
             return msg_id
@@ -435,8 +384,7 @@ class NatsAdapter:
 
     def ack(self, consumer: str, msg_id: str, tx: bool = False) -> Result:
         async def run() -> str:
-            if tx:
-                raise _Unsupported("transactions")
+            self._no_tx(tx)
             msg = self._consumer(consumer).held.pop(msg_id, None)
             if msg is None:
                 return "failed"
@@ -463,12 +411,6 @@ class NatsAdapter:
                     await self._reply(msg, b"-NAK")
         return self._do("close_consumer", run)
 
-    def commit(self, consumer: str) -> Result:
-        return Result.fail("unsupported: transactions")
-
-    def rollback(self, consumer: str) -> Result:
-        return Result.fail("unsupported: transactions")
-
     # ------------------------------------------------------------------ observation
     def counters(self, queue: str) -> Result:
         async def run() -> dict[str, int]:
@@ -488,27 +430,6 @@ class NatsAdapter:
                 return None
             return state.delivered.get(msg_id, 0)
         return self._do("delivery_count", run)
-
-    def browse(self, queue: str) -> Result:
-        return Result.fail("unsupported: browsing (the redelivery queue is not observable)")
-
-    def pending_ids(self, queue: str) -> Result:
-        return Result.fail("unsupported: pending order (the redelivery queue is not observable)")
-
-    def set_ring_size(self, queue: str, size: int) -> Result:
-        return Result.fail("unsupported: set_ring_size")
-
-    def paging(self, address: str) -> Result:
-        return Result.fail("unsupported: paging")
-
-    def advance(self, ms: int) -> Result:
-        if ms < 0:
-            return Result.fail("time only moves forward")
-        time.sleep(ms / 1000)
-        return Result.ok(None)
-
-    def call(self, op: str, **kwargs: Any) -> Result:
-        return Result.fail("unsupported")
 
 
 def raw_roundtrip_loop(n: int, url: str | None = None, **_: Any) -> float:

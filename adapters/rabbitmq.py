@@ -32,6 +32,12 @@ xdist workers never share a queue or an exchange; close() deletes them):
   and is absent on the first delivery, so a held message's count is ``x-delivery-count + 1``
   (deliveries so far, as the model counts). Only messages the adapter holds can be answered.
 
+``shared_namespace=true`` (for ``mqconform soak``, where each thread has its own adapter): the prefix
+is the namespace itself, with no random token, so every instance opened on one namespace addresses
+the same exchanges and queues; declaring one that exists (a passive declare finds it) joins it, and
+``close()`` deletes only what this instance created. ``delivering_count`` then counts only what this
+instance holds.
+
 Not offered (capabilities it lacks, not errors): browsing and pending order (no non-destructive
 read), scheduling (no delayed-message plugin in Debian's 3.10.8), redelivery delay, byte windows,
 ``max_unacked`` with pull consumers (``basic.get`` has no cap), transactions, selectors, paging,
@@ -47,17 +53,21 @@ import contextlib
 import os
 import time
 import uuid
-from collections.abc import Callable
-from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar
 
 import attrs
 import pika
 import pika.exceptions as pex
-from mqconform.reference_model.config import AddressConfig, ConsumerConfig, Message, QueueConfig
+from mqconform.reference_model.config import ConsumerConfig, Message, QueueConfig
 from pika.adapters.blocking_connection import BlockingChannel, BlockingConnection
 
+from ._base import BrokerAdapter, Refused, Unsupported, one_line
+from ._urls import redact
+from .bench import roundtrip_rate
 from .contract import AdapterError, Result
+
+__all__ = ["CAPABILITIES", "RabbitMQAdapter", "connect", "raw_roundtrip_loop", "redact"]
 
 URL_ENV = "MQCONFORM_RABBITMQ_URL"
 DEFAULT_URL = "amqp://guest:guest@127.0.0.1:5672/%2F"
@@ -75,14 +85,6 @@ PROFILES = {"classic": "rabbitmq-classic", "quorum": "rabbitmq-quorum"}
 #: pika errors that mean the outcome is unknown (connection gone, no answer)
 _LOST = (pex.AMQPConnectionError, pex.ConnectionClosed, pex.StreamLostError, pex.ConnectionWrongStateError,
          pex.ChannelWrongStateError, OSError)
-
-
-class _Unsupported(Exception):
-    pass
-
-
-class _Refused(Exception):
-    """The operation was refused without reaching the broker (unknown name, misuse)."""
 
 
 @attrs.define
@@ -120,23 +122,6 @@ class _Consumer:
         return self.prefetch is not None and self.held() >= self.prefetch
 
 
-def redact(url: str) -> str:
-    """The URL without its password (URLs end up in messages and reports)."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.hostname or ""
-    if parts.port is not None:
-        host = f"{host}:{parts.port}"
-    user = parts.username or ""
-    return urlunsplit((parts.scheme, f"{user}:***@{host}", parts.path, parts.query, parts.fragment))
-
-
-def _one_line(exc: BaseException) -> str:
-    text = str(exc) or type(exc).__name__
-    return " ".join(text.split()) or type(exc).__name__
-
-
 def connect(url: str, timeout: float) -> BlockingConnection:
     """A blocking pika connection to `url` with bounded connect and handshake times."""
     params = pika.URLParameters(url)
@@ -148,13 +133,20 @@ def connect(url: str, timeout: float) -> BlockingConnection:
     return BlockingConnection(params)
 
 
-class RabbitMQAdapter:
+class RabbitMQAdapter(BrokerAdapter):
     """RabbitMQ behind the adapter contract (one blocking connection, one channel per consumer)."""
 
     name = "rabbitmq"
+    UNSUPPORTED: ClassVar[Mapping[str, str]] = {
+        "address_limits": "address limits and full policies (RabbitMQ bounds queues)",
+        "browser": "browsers (RabbitMQ has no non-destructive read)",
+        "browse": "browsing (RabbitMQ has no non-destructive read)",
+        "pending_ids": "pending order (not observable without consuming)",
+        "set_ring_size": "set_ring_size (queue arguments are immutable)",
+    }
 
     def __init__(self, url: str | None = None, queue_type: str = "classic", overflow: str = "drop-head",
-                 timeout: float = 2.0, settle_timeout: float = 1.0) -> None:
+                 timeout: float = 2.0, settle_timeout: float = 1.0, shared_namespace: bool = False) -> None:
         if queue_type not in QUEUE_TYPES:
             raise TypeError(f"queue_type must be one of {QUEUE_TYPES}, not {queue_type!r}")
         if overflow not in OVERFLOWS:
@@ -164,6 +156,7 @@ class RabbitMQAdapter:
         self.overflow = overflow
         self.timeout = float(timeout)
         self.settle_timeout = float(settle_timeout)
+        self.shared_namespace = bool(shared_namespace)
         self.profile = PROFILES[queue_type]
         self.capabilities = CAPABILITIES[queue_type]
         self.server_version = ""
@@ -175,28 +168,22 @@ class RabbitMQAdapter:
         self._reset()
 
     def _reset(self) -> None:
-        self.addresses: dict[str, list[str]] = {}
-        self.queues: dict[str, _Queue] = {}
-        self.consumers: dict[str, _Consumer] = {}
+        super()._reset()
+        #: the exchanges and queues this instance created (and close() deletes)
         self.exchanges: list[str] = []
         self.physical_queues: list[str] = []
 
     # ------------------------------------------------------------------ plumbing
-    def _do(self, op: str, fn: Callable[[], Any]) -> Result:
-        """ok(value); fail(error) when refused; info when the outcome is unknown."""
-        try:
-            return Result.ok(fn())
-        except _Unsupported as exc:
-            return Result.fail(f"unsupported: {exc}")
-        except _Refused as exc:
-            return Result.fail(str(exc))
-        except pex.ChannelClosedByBroker as exc:
+    def _classify(self, op: str, exc: Exception) -> Result | None:
+        """A channel the broker closed is fail; no answer in time or a lost connection is info."""
+        if isinstance(exc, pex.ChannelClosedByBroker):
             self._ctl = None  # the broker closed the control channel; reopen it on next use
             return Result.fail(f"rabbitmq: {op}: {exc.reply_code} {exc.reply_text}")
-        except TimeoutError:
+        if isinstance(exc, TimeoutError):
             return Result.info(f"rabbitmq: {op}: no answer within {self.timeout:g} s")
-        except _LOST as exc:
-            return Result.info(f"rabbitmq: {op}: connection lost ({_one_line(exc)})")
+        if isinstance(exc, _LOST):
+            return Result.info(f"rabbitmq: {op}: connection lost ({one_line(exc)})")
+        return None
 
     def _connection(self) -> BlockingConnection:
         if self._conn is None or not self._conn.is_open:
@@ -225,13 +212,12 @@ class RabbitMQAdapter:
                 self._conn = connect(self.url, self.timeout)
             except (pex.AMQPError, OSError) as exc:
                 self._conn = None
-                reason = _one_line(exc) if str(exc) else type(exc).__name__
-                raise AdapterError(f"rabbitmq: cannot use {redact(self.url)}: {reason}") from None
+                raise AdapterError(f"rabbitmq: cannot use {redact(self.url)}: {one_line(exc)}") from None
             props = self._conn._impl.server_properties or {}
             version = props.get("version", b"")
             self.server_version = version.decode() if isinstance(version, bytes) else str(version)
             self._ctl = None
-        self.prefix = f"{namespace}-{uuid.uuid4().hex[:8]}"
+        self.prefix = namespace if self.shared_namespace else f"{namespace}-{uuid.uuid4().hex[:8]}"
         self._reset()
 
     def close(self) -> None:
@@ -263,37 +249,37 @@ class RabbitMQAdapter:
             with contextlib.suppress(pex.AMQPError, OSError):  # already gone: nothing to close
                 conn.close()
 
-    # ------------------------------------------------------------------ lookups
-    def _queue(self, name: str) -> _Queue:
-        try:
-            return self.queues[name]
-        except KeyError:
-            raise _Refused(f"unknown queue {name!r}") from None
-
-    def _consumer(self, name: str) -> _Consumer:
-        try:
-            return self.consumers[name]
-        except KeyError:
-            raise _Refused(f"unknown consumer {name!r}") from None
-
+    # ------------------------------------------------------------------ names
     def _exchange(self, address: str) -> str:
         return f"{self.prefix}.x.{address}"
 
     # ------------------------------------------------------------------ declarations
-    def _declare_exchange(self, address: str) -> None:
-        exchange = self._exchange(address)
-        self._control().exchange_declare(exchange, exchange_type="fanout", durable=False)
-        self.exchanges.append(exchange)
-        self.addresses[address] = []
+    def _exists(self, kind: str, name: str) -> bool:
+        """Whether another instance sharing the namespace already declared the exchange or queue
+        (a passive declare; the broker closes the channel on 404). Always False when not shared."""
+        if not self.shared_namespace:
+            return False
+        ctl = self._control()
+        try:
+            if kind == "queue":
+                ctl.queue_declare(name, passive=True)
+            else:
+                ctl.exchange_declare(name, passive=True)
+        except pex.ChannelClosedByBroker as exc:
+            self._ctl = None
+            if exc.reply_code == 404:
+                return False
+            raise
+        return True
 
-    def declare_address(self, config: AddressConfig) -> Result:
-        def run() -> None:
-            if config.full_policy != "PAGE" or config.max_size_bytes >= 0 or config.max_size_messages >= 0:
-                raise _Unsupported("address limits and full policies (RabbitMQ bounds queues)")
-            if config.name in self.addresses:
-                raise _Refused(f"address {config.name!r} already exists")
-            self._declare_exchange(config.name)
-        return self._do("declare_address", run)
+    def _create_address(self, name: str) -> None:
+        """A fanout exchange (joined, not owned, when another instance declared it)."""
+        exchange = self._exchange(name)
+        joined = self._exists("exchange", exchange)
+        self._control().exchange_declare(exchange, exchange_type="fanout", durable=False)
+        if not joined:
+            self.exchanges.append(exchange)
+        self.addresses[name] = []
 
     def _arguments(self, config: QueueConfig) -> dict[str, Any]:
         args: dict[str, Any] = {"x-queue-type": self.queue_type}
@@ -308,22 +294,17 @@ class RabbitMQAdapter:
 
     def declare_queue(self, config: QueueConfig) -> Result:
         def run() -> None:
-            if config.name in self.queues:
-                raise _Refused(f"queue {config.name!r} already exists")
-            if config.filter is not None:
-                raise _Unsupported("queue filters")
-            if config.redelivery_delay_ms:
-                raise _Unsupported("redelivery delay")
-            if config.ring_size < -1:
-                raise _Refused("ring_size must be -1 or >= 0")
+            self._check_new_queue(config, one_per_address=False)
             address = config.address_name
             if address not in self.addresses:
-                self._declare_exchange(address)
+                self._create_address(address)
             physical = f"{self.prefix}.q.{config.name}"
+            joined = self._exists("queue", physical)
             ctl = self._control()
             ctl.queue_declare(physical, durable=self.queue_type == "quorum",
                               arguments=self._arguments(config))
-            self.physical_queues.append(physical)
+            if not joined:
+                self.physical_queues.append(physical)
             ctl.queue_bind(physical, self._exchange(address))
             self.addresses[address].append(config.name)
             limit = config.max_delivery_attempts if self.queue_type == "quorum" else 0
@@ -333,21 +314,15 @@ class RabbitMQAdapter:
 
     def open_consumer(self, config: ConsumerConfig) -> Result:
         def run() -> None:
-            if config.name in self.consumers:
-                raise _Refused(f"consumer {config.name!r} already exists")
-            queue = self._queue(config.queue)
-            if config.browser:
-                raise _Unsupported("browsers (RabbitMQ has no non-destructive read)")
-            if config.selector is not None:
-                raise _Unsupported("selectors")
+            queue: _Queue = self._check_new_consumer(config)
             pull = config.window_bytes == 0 or config.window_messages == 0
             if pull and config.max_unacked is not None:
-                raise _Unsupported("max_unacked with pull consumers (basic.get has no cap)")
+                raise Unsupported("max_unacked with pull consumers (basic.get has no cap)")
             if not pull and (config.window_bytes != -1 or config.max_unacked is None
                              or config.window_messages is not None):
-                raise _Unsupported("byte/message windows (only basic.get or basic.qos prefetch)")
+                raise Unsupported("byte/message windows (only basic.get or basic.qos prefetch)")
             if not pull and config.max_unacked is not None and config.max_unacked < 1:
-                raise _Unsupported("max_unacked below 1 (prefetch 0 means unlimited)")
+                raise Unsupported("max_unacked below 1 (prefetch 0 means unlimited)")
             channel = self._connection().channel()
             consumer = _Consumer(config.name, queue.name, channel, None if pull else config.max_unacked)
             self.consumers[config.name] = consumer
@@ -402,10 +377,7 @@ class RabbitMQAdapter:
     # ------------------------------------------------------------------ messages
     def send(self, to: str, message: Message) -> Result:
         def run() -> str:
-            if to not in self.addresses:
-                raise _Refused(f"unknown address {to!r}")
-            if message.scheduled_at_ms is not None and message.scheduled_at_ms > 0:
-                raise _Unsupported("scheduled delivery")
+            names = self._route(to, message)
             props = pika.BasicProperties(message_id=message.id, delivery_mode=2,
                                          priority=max(0, min(message.priority, 9)))
             try:
@@ -413,7 +385,7 @@ class RabbitMQAdapter:
                 outcome = "accepted"
             except pex.NackError:
                 outcome = "failed"
-            self._settle(self.addresses[to])
+            self._settle(names)
             return outcome
         return self._do("send", run)
 
@@ -437,8 +409,7 @@ class RabbitMQAdapter:
 
     def ack(self, consumer: str, msg_id: str, tx: bool = False) -> Result:
         def run() -> str:
-            if tx:
-                raise _Unsupported("transactions")
+            self._no_tx(tx)
             state = self._consumer(consumer)
             held = state.received.pop(msg_id, None)
             if held is None:
@@ -492,12 +463,6 @@ class RabbitMQAdapter:
                 expect[name] = self._ready(self.queues[name]) + self._pushed(name) + dead
         return expect
 
-    def commit(self, consumer: str) -> Result:
-        return Result.fail("unsupported: transactions")
-
-    def rollback(self, consumer: str) -> Result:
-        return Result.fail("unsupported: transactions")
-
     # ------------------------------------------------------------------ observation
     def counters(self, queue: str) -> Result:
         def run() -> dict[str, int]:
@@ -512,40 +477,19 @@ class RabbitMQAdapter:
     def delivery_count(self, queue: str, msg_id: str) -> Result:
         def run() -> int:
             if self.queue_type != "quorum":
-                raise _Unsupported("delivery counts (classic queues only set the redelivered flag)")
+                raise Unsupported("delivery counts (classic queues only set the redelivered flag)")
             self._queue(queue)
             for consumer in self.consumers.values():
                 if consumer.queue == queue and msg_id in consumer.received:
                     return consumer.received[msg_id].returns + 1
-            raise _Unsupported(f"the delivery count of {msg_id!r}, which the adapter does not hold")
+            raise Unsupported(f"the delivery count of {msg_id!r}, which the adapter does not hold")
         return self._do("delivery_count", run)
-
-    def browse(self, queue: str) -> Result:
-        return Result.fail("unsupported: browsing (RabbitMQ has no non-destructive read)")
-
-    def pending_ids(self, queue: str) -> Result:
-        return Result.fail("unsupported: pending order (not observable without consuming)")
-
-    def set_ring_size(self, queue: str, size: int) -> Result:
-        return Result.fail("unsupported: set_ring_size (queue arguments are immutable)")
-
-    def paging(self, address: str) -> Result:
-        return Result.fail("unsupported: paging")
-
-    def advance(self, ms: int) -> Result:
-        if ms < 0:
-            return Result.fail("time only moves forward")
-        time.sleep(ms / 1000)
-        return Result.ok(None)
-
-    def call(self, op: str, **kwargs: Any) -> Result:
-        return Result.fail("unsupported")
 
 
 def _message_id(props: Any) -> str:
     msg_id = getattr(props, "message_id", None)
     if msg_id is None:
-        raise _Refused("rabbitmq: receive: a message without a message_id")
+        raise Refused("rabbitmq: receive: a message without a message_id")
     return str(msg_id)
 
 
@@ -563,18 +507,14 @@ def raw_roundtrip_loop(n: int, url: str | None = None, queue_type: str = "classi
         ch = conn.channel()
         ch.confirm_delivery()
         ch.queue_declare(queue, durable=queue_type == "quorum", arguments={"x-queue-type": queue_type})
-        deadline = time.monotonic() + 60
-        done = 0
-        t0 = time.perf_counter()
-        for i in range(n):
-            if time.monotonic() > deadline:
-                break
+
+        def step(i: int) -> None:
             ch.basic_publish("", queue, bytes(100), pika.BasicProperties(message_id=f"m{i}", delivery_mode=2))
             method, _props, _body = ch.basic_get(queue, auto_ack=False)
             if method is not None:
                 ch.basic_ack(method.delivery_tag)
-            done += 1
-        return done / (time.perf_counter() - t0)
+
+        return roundtrip_rate(n, step)
     finally:
         if conn.is_open:
             conn.channel().queue_delete(queue)

@@ -12,8 +12,8 @@ Mapping (every key starts with ``<namespace>:<random token>:``, so concurrent ru
   (no BLOCK unless ``block_ms`` is given: an XADD is visible at once) and gives the ``id`` field.
 - ``ack`` is XACK and, when XACK removed the entry from the PEL, XDEL of the entry (one Lua script):
   as in the model, an acknowledged message leaves the queue, so MAXLEN counts only stored
-  (pending + delivering) messages. ``close_consumer`` leaves the consumer's entries in the PEL
-  (the profile's close_returns=False): nothing comes back by itself.
+  (pending + delivering) messages. ``close_consumer`` only forgets the consumer: its entries stay in
+  the PEL (the profile's close_returns=False): nothing comes back by itself.
 - counters, all from the server: ``message_count`` = XLEN; ``pending_count`` = entries after the
   group's last-delivered-id (XRANGE); ``delivering_count`` = XLEN - pending, i.e. PEL entries whose
   entry still exists (MAXLEN leaves PEL records of trimmed entries behind; they hold no message);
@@ -36,15 +36,17 @@ streams depends on time).
 from __future__ import annotations
 
 import os
-import time
 import uuid
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 import attrs
 import redis
-from mqconform.reference_model.config import AddressConfig, ConsumerConfig, Message, QueueConfig
+from mqconform.reference_model.config import ConsumerConfig, Message, QueueConfig
 
+from ._base import BrokerAdapter, Refused, Unsupported, one_line
+from ._urls import redact
+from .bench import roundtrip_rate
 from .contract import AdapterError, Result
 
 URL_ENV = "MQCONFORM_REDIS_URL"
@@ -63,14 +65,6 @@ local n = redis.call('XACK', KEYS[1], ARGV[1], ARGV[2])
 if n == 1 then redis.call('XDEL', KEYS[1], ARGV[2]) end
 return n
 """
-
-
-class _Unsupported(Exception):
-    pass
-
-
-class _Refused(Exception):
-    pass
 
 
 @attrs.define
@@ -95,11 +89,15 @@ def _version_tuple(version: str) -> tuple[int, ...]:
     return tuple(int(p) for p in version.split(".")[:2] if p.isdigit())
 
 
-class RedisAdapter:
+class RedisAdapter(BrokerAdapter):
     """Redis streams behind the adapter contract."""
 
     name = "redis"
     profile = "redis-streams"
+    UNSUPPORTED: ClassVar[Mapping[str, str]] = {
+        "browser": "browser consumers", "nack": "nack (Redis streams have none)",
+        "max_unacked": "max_unacked (Redis has no in-flight cap)",
+    }
 
     def __init__(self, url: str | None = None, block_ms: int | None = None, timeout: float = 2.0,
                  shared_namespace: bool = False) -> None:
@@ -115,9 +113,7 @@ class RedisAdapter:
         self._reset()
 
     def _reset(self) -> None:
-        self.addresses: dict[str, list[str]] = {}
-        self.queues: dict[str, _Queue] = {}
-        self.consumers: dict[str, _Consumer] = {}
+        super()._reset()
         self.keys: list[str] = []
 
     # ------------------------------------------------------------------ plumbing
@@ -127,21 +123,17 @@ class RedisAdapter:
             raise redis.exceptions.ConnectionError("not connected (open() first)")
         return self.client
 
-    def _do(self, op: str, fn: Callable[[], Any]) -> Result:
-        try:
-            return Result.ok(fn())
-        except _Unsupported as exc:
-            return Result.fail(f"unsupported: {exc}")
-        except _Refused as exc:
-            return Result.fail(str(exc))
-        except redis.exceptions.ResponseError as exc:
+    def _classify(self, op: str, exc: Exception) -> Result | None:
+        """A command error is fail; a timeout, a lost connection or another client error is info."""
+        if isinstance(exc, redis.exceptions.ResponseError):
             return Result.fail(f"redis: {op}: {exc}")
-        except redis.exceptions.TimeoutError:
+        if isinstance(exc, redis.exceptions.TimeoutError):
             return Result.info(f"redis: {op}: no answer within {self.timeout:g} s")
-        except (redis.exceptions.ConnectionError, OSError) as exc:
-            return Result.info(f"redis: {op}: connection lost ({_one_line(exc)})")
-        except redis.exceptions.RedisError as exc:
-            return Result.info(f"redis: {op}: {_one_line(exc)}")
+        if isinstance(exc, redis.exceptions.ConnectionError | OSError):
+            return Result.info(f"redis: {op}: connection lost ({one_line(exc)})")
+        if isinstance(exc, redis.exceptions.RedisError):
+            return Result.info(f"redis: {op}: {one_line(exc)}")
+        return None
 
     # ------------------------------------------------------------------ lifecycle
     def open(self, namespace: str) -> None:
@@ -154,7 +146,7 @@ class RedisAdapter:
             info = client.info("server")
         except redis.exceptions.RedisError as exc:
             client.close()
-            raise AdapterError(f"redis: cannot use {_redact(self.url)}: {_one_line(exc)}") from None
+            raise AdapterError(f"redis: cannot use {redact(self.url)}: {one_line(exc)}") from None
         self.server_version = str(info.get("redis_version", ""))
         if _version_tuple(self.server_version) < (7, 0):
             client.close()
@@ -180,44 +172,11 @@ class RedisAdapter:
     def shutdown(self) -> None:
         self.close()
 
-    # ------------------------------------------------------------------ lookups
-    def _queue(self, name: str) -> _Queue:
-        try:
-            return self.queues[name]
-        except KeyError:
-            raise _Refused(f"unknown queue {name!r}") from None
-
-    def _consumer(self, name: str) -> _Consumer:
-        try:
-            return self.consumers[name]
-        except KeyError:
-            raise _Refused(f"unknown consumer {name!r}") from None
-
     # ------------------------------------------------------------------ declarations
-    def declare_address(self, config: AddressConfig) -> Result:
-        def run() -> None:
-            if config.full_policy != "PAGE" or config.max_size_bytes >= 0 or config.max_size_messages >= 0:
-                raise _Unsupported("address limits and full policies")
-            if config.name in self.addresses:
-                raise _Refused(f"address {config.name!r} already exists")
-            self.addresses[config.name] = []
-        return self._do("declare_address", run)
-
     def declare_queue(self, config: QueueConfig) -> Result:
         def run() -> None:
-            if config.name in self.queues:
-                raise _Refused(f"queue {config.name!r} already exists")
-            if config.filter is not None:
-                raise _Unsupported("queue filters")
-            if config.redelivery_delay_ms:
-                raise _Unsupported("redelivery delay")
-            if config.dead_letter is not None:
-                raise _Unsupported("dead-letter addresses")
-            if config.ring_size < -1:
-                raise _Refused("ring_size must be -1 or >= 0")
+            self._check_new_queue(config)
             address = config.address_name
-            if self.addresses.get(address):
-                raise _Unsupported("a second queue on one address")
             key = f"{self.prefix}:{config.name}"
             self.keys.append(key)
             try:
@@ -232,17 +191,10 @@ class RedisAdapter:
 
     def open_consumer(self, config: ConsumerConfig) -> Result:
         def run() -> None:
-            if config.name in self.consumers:
-                raise _Refused(f"consumer {config.name!r} already exists")
-            queue = self._queue(config.queue)
-            if config.browser:
-                raise _Unsupported("browser consumers")
-            if config.selector is not None:
-                raise _Unsupported("selectors")
-            if config.window_bytes != 0 and config.window_messages != 0:
-                raise _Unsupported("push windows (only pull consumers: window_bytes 0)")
+            queue: _Queue = self._check_new_consumer(config)
+            self._require_pull(config)
             if config.max_unacked is not None:
-                raise _Unsupported("max_unacked (Redis has no in-flight cap)")
+                raise Unsupported(self._why("max_unacked"))
             self._incarnation += 1
             physical = f"{config.name}#{self._incarnation}"
             self._r().xgroup_createconsumer(queue.key, GROUP, physical)
@@ -252,14 +204,9 @@ class RedisAdapter:
     # ------------------------------------------------------------------ messages
     def send(self, to: str, message: Message) -> Result:
         def run() -> str:
-            if to not in self.addresses:
-                raise _Refused(f"unknown address {to!r}")
-            if message.scheduled_at_ms is not None and message.scheduled_at_ms > 0:
-                raise _Unsupported("scheduled delivery")
-            names = self.addresses[to]
-            if not names:
+            queue = self._single_route(to, message)
+            if queue is None:
                 return "accepted"
-            queue = self.queues[names[0]]
             fields = {"id": message.id, "body": "x" * max(message.size, 0)}
             if queue.ring_size >= 0:
                 entry = self._r().xadd(queue.key, fields, maxlen=queue.ring_size, approximate=False)
@@ -283,15 +230,14 @@ class RedisAdapter:
             entry_id, fields = entries[0]
             msg_id = fields.get("id") if fields else None
             if msg_id is None:
-                raise _Refused(f"redis: receive: entry {entry_id} has no id field")
+                raise Refused(f"redis: receive: entry {entry_id} has no id field")
             state.held[msg_id] = entry_id
             return str(msg_id)
         return self._do("receive", run)
 
     def ack(self, consumer: str, msg_id: str, tx: bool = False) -> Result:
         def run() -> str:
-            if tx:
-                raise _Unsupported("transactions")
+            self._no_tx(tx)
             state = self._consumer(consumer)
             entry = state.held.pop(msg_id, None)
             if entry is None:
@@ -299,21 +245,6 @@ class RedisAdapter:
             removed = self._ack(keys=[self._queue(state.queue).key], args=[GROUP, entry])
             return "ok" if int(removed) == 1 else "failed"
         return self._do("ack", run)
-
-    def nack(self, consumer: str, msg_id: str) -> Result:
-        return Result.fail("unsupported: nack (Redis streams have none)")
-
-    def close_consumer(self, consumer: str) -> Result:
-        def run() -> None:
-            self._consumer(consumer)
-            del self.consumers[consumer]  # its entries stay in the PEL, as in Redis
-        return self._do("close_consumer", run)
-
-    def commit(self, consumer: str) -> Result:
-        return Result.fail("unsupported: transactions")
-
-    def rollback(self, consumer: str) -> Result:
-        return Result.fail("unsupported: transactions")
 
     # ------------------------------------------------------------------ observation
     def _undelivered(self, key: str) -> tuple[int, list[tuple[str, dict[str, str]]], int]:
@@ -361,34 +292,6 @@ class RedisAdapter:
             return int(pel[0]["times_delivered"]) if pel else 0
         return self._do("delivery_count", run)
 
-    def set_ring_size(self, queue: str, size: int) -> Result:
-        return Result.fail("unsupported: set_ring_size")
-
-    def paging(self, address: str) -> Result:
-        return Result.fail("unsupported: paging")
-
-    def advance(self, ms: int) -> Result:
-        if ms < 0:
-            return Result.fail("time only moves forward")
-        time.sleep(ms / 1000)
-        return Result.ok(None)
-
-    def call(self, op: str, **kwargs: Any) -> Result:
-        return Result.fail("unsupported")
-
-
-def _one_line(exc: BaseException) -> str:
-    text = str(exc) or type(exc).__name__
-    return text.splitlines()[0] if text else type(exc).__name__
-
-
-def _redact(url: str) -> str:
-    """The URL without a password (URLs end up in reports)."""
-    if "@" not in url:
-        return url
-    scheme, _, rest = url.partition("://")
-    return f"{scheme}://***@{rest.rpartition('@')[2]}"
-
 
 def raw_roundtrip_loop(n: int, url: str | None = None, **_: Any) -> float:
     """Round trips per second of redis-py alone: XADD, XREADGROUP COUNT 1 >, XACK; n times or until
@@ -397,18 +300,14 @@ def raw_roundtrip_loop(n: int, url: str | None = None, **_: Any) -> float:
     key = f"mqc-raw:{uuid.uuid4().hex[:8]}"
     try:
         client.xgroup_create(key, "g", id="0", mkstream=True)
-        deadline = time.monotonic() + 60
-        done = 0
-        t0 = time.perf_counter()
-        for i in range(n):
-            if time.monotonic() > deadline:
-                break
+
+        def step(i: int) -> None:
             client.xadd(key, {"id": f"m{i}", "body": "x" * 100})
             reply = client.xreadgroup("g", "c", {key: ">"}, count=1)
             for entry_id, _fields in reply[0][1]:
                 client.xack(key, "g", entry_id)
-            done += 1
-        return done / (time.perf_counter() - t0)
+
+        return roundtrip_rate(n, step)
     finally:
         client.delete(key)
         client.close()

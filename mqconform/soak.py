@@ -5,10 +5,13 @@ unique values ``p<k>-<n>`` (a per-producer counter, as jepsen-io/nats does, so l
 before, between or after what was read); consumer threads receive and acknowledge. Each thread has
 its own adapter instance (adapters are not thread-safe), all opened with ``shared_namespace=True``
 on one namespace, so they address one physical queue. A nemesis thread (``faults=("restart",)``)
-stops and starts a broker this module started itself (:class:`ManagedNats`: same port, same
-JetStream store). At the end producers, nemesis and consumers stop, the broker is healed, the queue
-quiesces, and one drain process receives and acknowledges until the broker counts the queue empty
-(bounded by time).
+stops and starts a broker the command started itself (an
+:class:`~mqconform.adapters.nats_embedded.EmbeddedNatsServer`: same port, same JetStream store).
+At the end producers, nemesis and consumers stop, the broker is healed, the queue quiesces, and one
+drain process receives and acknowledges until the broker counts the queue empty (bounded by time);
+for an adapter without a message counter, until receives have found nothing for ``idle_s``.
+Consumers use the adapter's own consumer mode (pull, else a prefetch of one: see
+:func:`mqconform.adapters._base.simple_consumer`).
 
 Every operation is one history record pair in the vocabulary of ``mqconform run`` (``send`` with
 ``{"to", "id", "size"}``, ``receive`` with the consumer name and the delivered id as ok value,
@@ -25,9 +28,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
-import subprocess
-import tempfile
 import threading
 import time
 from collections import Counter
@@ -37,7 +37,9 @@ from typing import Any
 
 import attrs
 
+from mqconform.adapters._base import simple_consumer
 from mqconform.adapters.contract import Adapter, AdapterError, Result
+from mqconform.adapters.nats_embedded import EmbeddedNatsServer
 from mqconform.adapters.registry import load_adapter
 from mqconform.conformance.driver import call_operation
 from mqconform.history import HistoryWriter
@@ -71,71 +73,15 @@ class SoakConfig:
     message_size: int = 100
     #: how long a crashed process keeps trying to reconnect before it gives up
     reconnect_s: float = 15.0
+    #: without a message counter the drain ends after receives found nothing for this long
+    idle_s: float = 1.0
 
 
 # --------------------------------------------------------------------------------- managed broker
-class ManagedNats:
-    """A nats-server with JetStream that this command starts, restarts and removes: fixed loopback
-    port and store directory, so a restart keeps the file store (what JetStream promises to keep)."""
-
-    name = "nats"
-
-    def __init__(self, binary: str | None = None, ready_s: float = 10.0) -> None:
-        from mqconform.adapters.nats_embedded import find_binary, free_port
-
-        self.binary = find_binary(binary)
-        self.port = free_port()
-        self.ready_s = ready_s
-        self.workdir = Path(tempfile.mkdtemp(prefix="mqc-soak-nats-"))
-        (self.workdir / "nats.conf").write_text(
-            f'listen: "127.0.0.1:{self.port}"\n'
-            f"jetstream {{\n  store_dir: {json.dumps(str(self.workdir / 'store'))}\n"
-            "  max_memory_store: 256MB\n  max_file_store: 1GB\n}\n")
-        self.process: subprocess.Popen[bytes] | None = None
-        self.restarts = 0
-
-    @property
-    def url(self) -> str:
-        return f"nats://127.0.0.1:{self.port}"
-
-    def start(self) -> None:
-        """Start the server and wait until it answers with JetStream on; AdapterError if not."""
-        from mqconform.adapters.nats_embedded import read_info
-
-        if self.process is not None and self.process.poll() is None:
-            return
-        with open(self.workdir / "nats.log", "ab") as log:
-            self.process = subprocess.Popen(
-                [self.binary, "-c", str(self.workdir / "nats.conf")], stdin=subprocess.DEVNULL,
-                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-        deadline = time.monotonic() + self.ready_s
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise AdapterError(f"nats: the soak's nats-server exited with code {self.process.returncode}"
-                                   f" (log: {self.workdir / 'nats.log'})")
-            try:
-                if read_info("127.0.0.1", self.port, timeout=0.5).get("jetstream"):
-                    return
-            except OSError:
-                pass
-            time.sleep(0.02)
-        self.stop()
-        raise AdapterError(f"nats: the soak's nats-server was not ready within {self.ready_s:g} s")
-
-    def stop(self) -> None:
-        """SIGTERM (a clean shutdown that flushes the store), SIGKILL after 5 s."""
-        process, self.process = self.process, None
-        if process is not None and process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=5)
-
-    def close(self) -> None:
-        self.stop()
-        shutil.rmtree(self.workdir, ignore_errors=True)
+#: the broker the soak starts itself and the nemesis restarts (same port, same JetStream store);
+#: the name stays for mqconform.commands.soak
+ManagedNats = EmbeddedNatsServer
+BROKER_NAME = "nats"
 
 
 # ------------------------------------------------------------------------------------- the workload
@@ -163,6 +109,7 @@ class _Soak:
         self.stop_consumers = threading.Event()
         self.stop_nemesis = threading.Event()
         self.abort = threading.Event()
+        self.restarts = 0
         self.problems: list[str] = []
         self._lock = threading.Lock()
 
@@ -277,7 +224,11 @@ class _Consumer(_Client):
     def setup(self) -> bool:
         if not self.declare_queue():
             return False
-        result = self.call("consumer", {"name": self.process, "queue": QUEUE, "window_bytes": 0})
+        assert self.adapter is not None
+        config = simple_consumer(self.adapter.capabilities, self.process, QUEUE)
+        result = self.call("consumer", {"name": self.process, "queue": QUEUE,
+                                        "window_bytes": config.window_bytes,
+                                        "max_unacked": config.max_unacked})
         if result.type == "fail":
             self.soak.problem(f"{self.base}: opening a consumer failed: {result.error}")
         return result.is_ok
@@ -320,13 +271,14 @@ def _dispose(adapter: Adapter) -> None:
             adapter.close()
 
 
-def _nemesis(soak: _Soak, broker: ManagedNats) -> None:
-    """Restart the broker every fault_interval_s (Jepsen: nemesis ops are info on both ends)."""
+def _nemesis(soak: _Soak, broker: EmbeddedNatsServer) -> None:
+    """Restart the broker every fault_interval_s, keeping its port and store (Jepsen: nemesis ops
+    are info on both ends)."""
     config = soak.config
     while not soak.stop_nemesis.wait(config.fault_interval_s) and not soak.abort.is_set():
-        value = {"broker": broker.name, "port": broker.port}
+        value = {"broker": BROKER_NAME, "port": broker.port}
         soak.history.record("info", "stop", value, process="nemesis")
-        broker.stop()
+        broker.halt()
         soak.history.record("info", "stop", value, process="nemesis")
         time.sleep(config.fault_down_s)
         soak.history.record("info", "start", value, process="nemesis")
@@ -336,26 +288,37 @@ def _nemesis(soak: _Soak, broker: ManagedNats) -> None:
             soak.history.record("info", "start", {**value, "error": str(exc)}, process="nemesis")
             soak.problem(f"nemesis: the broker did not come back: {exc}")
             return
-        broker.restarts += 1
+        soak.restarts += 1
         soak.history.record("info", "start", value, process="nemesis")
 
 
 def _drain(soak: _Soak, run: SoakRun) -> None:
-    """Receive and acknowledge until the broker counts the queue empty or drain_timeout_s passes;
-    then one final counters observation (the pipeline's lost check reads the last one)."""
+    """Receive and acknowledge until the broker counts the queue empty (an adapter without a
+    message counter: until receives found nothing for idle_s) or drain_timeout_s passes; then one
+    final counters observation (the pipeline's lost check reads the last one)."""
     config = soak.config
     drainer = _Consumer(soak, "d0", threading.Event())
     soak.history.record("invoke", "drain", {"queue": QUEUE}, process="drain", queue=QUEUE)
     t0 = time.monotonic()
     deadline = t0 + config.drain_timeout_s
     counters: dict[str, Any] | None = None
+    last_seen = t0
+    by = "counters"
     try:
         while time.monotonic() < deadline and not soak.abort.is_set():
             took = drainer.take_one()
             if took:
                 run.drained += 1
+                last_seen = time.monotonic()
                 continue
             if took is None or drainer.adapter is None:
+                continue
+            if "counter:message_count" not in drainer.adapter.capabilities:
+                by = "idle"
+                if time.monotonic() - last_seen >= config.idle_s:
+                    run.drain_empty = True
+                    break
+                time.sleep(0.01)
                 continue
             seen = drainer.adapter.counters(QUEUE)
             if seen.is_ok and isinstance(seen.value, dict):
@@ -366,7 +329,7 @@ def _drain(soak: _Soak, run: SoakRun) -> None:
             time.sleep(0.05)
     finally:
         run.drain_s = time.monotonic() - t0
-        outcome = {"received": run.drained, "empty": run.drain_empty}
+        outcome = {"received": run.drained, "empty": run.drain_empty, "by": by}
         soak.history.record("ok" if run.drain_empty else "info", "drain", outcome, process="drain",
                             queue=QUEUE)
         if counters is not None:
@@ -388,7 +351,7 @@ def _join(threads: list[threading.Thread], timeout_s: float, soak: _Soak) -> Non
             soak.problem(f"{thread.name} did not stop within {timeout_s:g} s")
 
 
-def run_workload(config: SoakConfig, history: HistoryWriter, broker: ManagedNats | None) -> SoakRun:
+def run_workload(config: SoakConfig, history: HistoryWriter, broker: EmbeddedNatsServer | None) -> SoakRun:
     """Run the workload into `history` (a thread-safe writer); the broker must already be up."""
     soak = _Soak(config, history)
     run = SoakRun()
@@ -414,13 +377,13 @@ def run_workload(config: SoakConfig, history: HistoryWriter, broker: ManagedNats
     grace = config.reconnect_s + 10.0
     if nemesis is not None:
         _join([nemesis], config.fault_down_s + 20.0, soak)
-    if broker is not None and broker.process is None:
+    if broker is not None and not broker.running():
         with contextlib.suppress(AdapterError):
             broker.start()
     _join(workers[:config.producers], grace, soak)
     soak.stop_consumers.set()
     _join(workers[config.producers:], grace, soak)
-    run.restarts = broker.restarts if broker is not None else 0
+    run.restarts = soak.restarts
     if not soak.abort.is_set():
         time.sleep(config.quiesce_s)
         _drain(soak, run)

@@ -139,7 +139,7 @@ def test_unreachable_broker_is_an_adapter_error(free_port: int) -> None:
         adapter.open("x")
     assert time.monotonic() - t0 < 10
     message = str(info.value)
-    assert message.startswith(f"activemq: cannot use stomp://127.0.0.1:{free_port}")
+    assert message.startswith(f"activemq: cannot use stomp://admin:***@127.0.0.1:{free_port}")
     assert "secret" not in message and "\n" not in message
 
 

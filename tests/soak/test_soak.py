@@ -280,3 +280,63 @@ def test_redis_shared_namespace_joins_one_stream() -> None:
         owner.close()
         joiner.close()
         raw.close()
+
+
+@pytest.mark.broker("rabbitmq")
+@pytest.mark.rules("DELIVERY-1", "DELIVERY-2", "DELIVERY-6")
+def test_soak_rabbitmq(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, meta, out = soak(tmp_path, "--adapter", "rabbitmq", "--duration", "1.5s", "--no-report")
+    printed = capsys.readouterr().out
+    assert code == 0, printed
+    assert meta["soak"]["lost"] == 0 and meta["soak"]["acknowledged"] > 50
+    assert_accounting_consistent(meta["soak"])
+    drain = [r for r in history(out) if r["f"] == "drain" and r["type"] != "invoke"]
+    assert drain[0]["value"]["by"] == "counters" and drain[0]["value"]["empty"] is True
+
+
+@pytest.mark.broker("activemq")
+@pytest.mark.rules("DELIVERY-2", "DELIVERY-6")
+def test_soak_activemq_with_prefetch_consumers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, meta, out = soak(tmp_path, "--adapter", "activemq", "--duration", "1.5s", "--no-report")
+    printed = capsys.readouterr().out
+    assert code == 0, printed
+    assert meta["soak"]["lost"] == 0 and meta["soak"]["acknowledged"] > 50
+    assert_accounting_consistent(meta["soak"])
+    records = history(out)
+    consumers = [r for r in records if r["f"] == "consumer" and r["type"] == "invoke"]
+    # ActiveMQ refuses pull consumers: the soak opens prefetch-1 consumers instead
+    assert consumers and all(r["value"]["window_bytes"] == -1 and r["value"]["max_unacked"] == 1
+                             for r in consumers)
+    drain = [r for r in records if r["f"] == "drain" and r["type"] != "invoke"]
+    assert drain[0]["value"]["by"] == "idle" and drain[0]["value"]["empty"] is True
+
+
+def test_mqtt_is_not_soakable_with_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["soak", "--adapter", "mqtt", "--duration", "1s", "--out", str(tmp_path / "run")]) == 2
+    assert "cannot share one queue" in one_line_error(capsys)
+
+
+@pytest.mark.broker("nats")
+def test_embedded_nats_restart_keeps_port_and_store() -> None:
+    server = EmbeddedNatsServer().start()
+    adapter = NatsAdapter(url=server.url, shared_namespace=True)
+    namespace = f"mqct-restart-{uuid.uuid4().hex[:6]}"
+    try:
+        adapter.open(namespace)
+        assert adapter.declare_queue(QueueConfig(name="q")).is_ok
+        assert adapter.send("q", Message(id="m1")).value == "accepted"
+        port, workdir, pid = server.port, server.workdir, server.pid
+        server.restart()
+        assert (server.port, server.workdir) == (port, workdir) and server.pid != pid
+        adapter.shutdown()
+        adapter = NatsAdapter(url=server.url, shared_namespace=True)
+        adapter.open(namespace)
+        assert adapter.declare_queue(QueueConfig(name="q")).is_ok  # joins the kept stream
+        assert adapter.counters("q").value["message_count"] == 1
+        server.restart(keep_store=False)
+        assert server.port == port
+        assert adapter.counters("q").type == "info"  # the old connection is gone
+    finally:
+        adapter.shutdown()
+        server.stop()
+    assert server.workdir is None and not Path(workdir or "/nonexistent").exists()

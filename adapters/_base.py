@@ -1,0 +1,251 @@
+"""What the broker adapters share: result wrapping, lookups, the common checks, unsupported operations.
+
+:class:`BrokerAdapter` is a base class; each adapter module keeps its real mapping to its broker.
+
+- ``_do(op, fn)`` runs one operation: ``ok(value)``; ``fail`` for :class:`Unsupported` (``unsupported:
+  <what>``) and :class:`Refused` (refused before reaching the broker: unknown name, misuse); any other
+  exception goes to the adapter's ``_classify(op, exc)``, which maps its client's errors to ``fail``
+  (the broker refused) or ``info`` (outcome unknown: timeout, lost connection). An error it does not
+  classify is a bug and propagates. ``_invoke(fn)`` runs ``fn`` (the nats adapter runs a coroutine).
+- operations an adapter does not offer answer ``fail("unsupported: <reason>")`` with the reason from
+  the adapter's ``UNSUPPORTED`` table (defaults in :data:`UNSUPPORTED_DEFAULTS`); ``advance`` sleeps
+  when the adapter has the ``advance_time`` capability, and ``call`` (the flow-control components)
+  is unsupported for every broker.
+- :func:`simple_consumer` picks the consumer mode an adapter offers (bench and soak loops).
+- ``shared_namespace``: :func:`physical_prefix` builds the per-open prefix (the namespace alone when
+  instances share it, else namespace + random token).
+
+The checks keep the contract's outcomes of DELIVERY/RING declarations: a name declared twice is
+refused, a feature the broker lacks is unsupported.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar
+
+from mqconform.reference_model.config import AddressConfig, ConsumerConfig, Message, QueueConfig
+
+from .contract import Result
+
+
+class Unsupported(Exception):
+    """The broker cannot do what the call asks: ``fail("unsupported: <message>")``."""
+
+
+class Refused(Exception):
+    """Refused without reaching the broker (unknown name, misuse): ``fail(<message>)``."""
+
+
+#: operation -> what is unsupported (the text after "unsupported: "), unless an adapter says more
+UNSUPPORTED_DEFAULTS: Mapping[str, str] = {
+    "commit": "transactions", "rollback": "transactions", "tx": "transactions",
+    "browse": "browsing", "browser": "browsers", "pending_ids": "pending order",
+    "set_ring_size": "set_ring_size", "paging": "paging", "counters": "counters",
+    "delivery_count": "delivery counts", "nack": "nack", "advance": "time",
+    "address_limits": "address limits and full policies", "redelivery_delay": "redelivery delay",
+    "second_queue": "a second queue on one address", "max_unacked": "max_unacked",
+}
+
+
+def one_line(exc: BaseException) -> str:
+    """An exception as one line of text (its message with white space folded, else its type)."""
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def physical_prefix(namespace: str, shared: bool, sep: str = "-") -> str:
+    """The physical name prefix of one open(): `namespace` (with characters outside ``[A-Za-z0-9_-]``
+    replaced) when instances share it, else that plus `sep` and a random token."""
+    token = "".join(c if c.isalnum() or c in "-_" else "_" for c in namespace)
+    return token if shared else f"{token}{sep}{uuid.uuid4().hex[:8]}"
+
+
+def simple_consumer(capabilities: frozenset[str], name: str, queue: str) -> ConsumerConfig:
+    """A consumer every adapter can open, in its own mode: a pull consumer (window 0) with
+    ``consumer_pull``, else a prefetch of one (window -1, max_unacked 1) with ``consumer_prefetch``
+    (ActiveMQ refuses pull consumers), else the default push window. For loops that receive and
+    acknowledge one message at a time (bench, soak)."""
+    if "consumer_pull" in capabilities:
+        return ConsumerConfig(name, queue, window_bytes=0)
+    if "consumer_prefetch" in capabilities:
+        return ConsumerConfig(name, queue, window_bytes=-1, max_unacked=1)
+    return ConsumerConfig(name, queue)
+
+
+class BrokerAdapter:
+    """The shared half of a broker adapter (see the module docstring)."""
+
+    name: ClassVar[str]
+    capabilities: frozenset[str]
+    #: operation or feature -> why it is not offered (overrides UNSUPPORTED_DEFAULTS)
+    UNSUPPORTED: ClassVar[Mapping[str, str]] = {}
+
+    def _reset(self) -> None:
+        """Forget the logical names of the previous open()."""
+        self.addresses: dict[str, list[str]] = {}
+        self.queues: dict[str, Any] = {}
+        self.consumers: dict[str, Any] = {}
+
+    # ------------------------------------------------------------------ results
+    def _do(self, op: str, fn: Callable[[], Any]) -> Result:
+        """Run one operation: ok(value); fail when refused; info when the outcome is unknown."""
+        try:
+            return Result.ok(self._invoke(fn))
+        except Unsupported as exc:
+            return Result.fail(f"unsupported: {exc}")
+        except Refused as exc:
+            return Result.fail(str(exc))
+        except Exception as exc:
+            result = self._classify(op, exc)
+            if result is None:
+                raise
+            return result
+
+    def _invoke(self, fn: Callable[[], Any]) -> Any:
+        return fn()
+
+    def _classify(self, op: str, exc: Exception) -> Result | None:
+        """The Result for a client error `exc` during `op`, or None when it is not the client's."""
+        return None
+
+    def _why(self, what: str) -> str:
+        return self.UNSUPPORTED.get(what) or UNSUPPORTED_DEFAULTS.get(what) or what
+
+    def _unsupported(self, what: str) -> Result:
+        return Result.fail(f"unsupported: {self._why(what)}")
+
+    # ------------------------------------------------------------------ lookups
+    def _queue(self, name: str) -> Any:
+        try:
+            return self.queues[name]
+        except KeyError:
+            raise Refused(f"unknown queue {name!r}") from None
+
+    def _consumer(self, name: str) -> Any:
+        try:
+            return self.consumers[name]
+        except KeyError:
+            raise Refused(f"unknown consumer {name!r}") from None
+
+    def _forget_consumer(self, name: str) -> Any:
+        """Remove consumer `name` from the books (Refused when unknown); its state."""
+        state = self._consumer(name)
+        del self.consumers[name]
+        return state
+
+    # ------------------------------------------------------------------ common checks
+    def _check_new_queue(self, config: QueueConfig, *, one_per_address: bool = True) -> None:
+        """The checks every adapter makes before declaring a queue: a new name, no filter, no
+        redelivery delay, dead letters only with the ``dead_letter`` capability, a valid ring size,
+        and (`one_per_address`) no second queue on an address."""
+        if config.name in self.queues:
+            raise Refused(f"queue {config.name!r} already exists")
+        if config.filter is not None:
+            raise Unsupported("queue filters")
+        if config.redelivery_delay_ms:
+            raise Unsupported(self._why("redelivery_delay"))
+        if config.dead_letter is not None and "dead_letter" not in self.capabilities:
+            raise Unsupported("dead-letter addresses")
+        if config.ring_size < -1:
+            raise Refused("ring_size must be -1 or >= 0")
+        if one_per_address and self.addresses.get(config.address_name):
+            raise Unsupported(self._why("second_queue"))
+
+    def _check_new_consumer(self, config: ConsumerConfig) -> Any:
+        """A new consumer name on a known queue, no browser, no selector; the queue's state."""
+        if config.name in self.consumers:
+            raise Refused(f"consumer {config.name!r} already exists")
+        queue = self._queue(config.queue)
+        if config.browser:
+            raise Unsupported(self._why("browser"))
+        if config.selector is not None:
+            raise Unsupported("selectors")
+        return queue
+
+    @staticmethod
+    def _require_pull(config: ConsumerConfig) -> None:
+        if config.window_bytes != 0 and config.window_messages != 0:
+            raise Unsupported("push windows (only pull consumers: window_bytes 0)")
+
+    def _route(self, to: str, message: Message) -> list[str]:
+        """The queues a send to address `to` reaches (Refused for an unknown address; scheduled
+        delivery is unsupported)."""
+        if to not in self.addresses:
+            raise Refused(f"unknown address {to!r}")
+        if message.scheduled_at_ms is not None and message.scheduled_at_ms > 0:
+            raise Unsupported("scheduled delivery")
+        return self.addresses[to]
+
+    def _single_route(self, to: str, message: Message) -> Any | None:
+        """The one queue a send to `to` reaches (adapters with one queue per address), or None
+        when the address has none (the send is accepted and routed nowhere, as in the model)."""
+        names = self._route(to, message)
+        return self.queues[names[0]] if names else None
+
+    def _no_tx(self, tx: bool) -> None:
+        if tx:
+            raise Unsupported(self._why("tx"))
+
+    # ------------------------------------------------------------------ declarations
+    def _create_address(self, name: str) -> None:
+        """Make address `name` exist (default: only in the adapter's books)."""
+        self.addresses[name] = []
+
+    def declare_address(self, config: AddressConfig) -> Result:
+        def run() -> None:
+            if config.full_policy != "PAGE" or config.max_size_bytes >= 0 or config.max_size_messages >= 0:
+                raise Unsupported(self._why("address_limits"))
+            if config.name in self.addresses:
+                raise Refused(f"address {config.name!r} already exists")
+            self._create_address(config.name)
+        return self._do("declare_address", run)
+
+    def close_consumer(self, consumer: str) -> Result:
+        """Forget the consumer (brokers whose consumers hold nothing on the broker's side)."""
+        def run() -> None:
+            self._forget_consumer(consumer)
+        return self._do("close_consumer", run)
+
+    # ------------------------------------------------------------------ what brokers rarely offer
+    def nack(self, consumer: str, msg_id: str) -> Result:
+        return self._unsupported("nack")
+
+    def commit(self, consumer: str) -> Result:
+        return self._unsupported("commit")
+
+    def rollback(self, consumer: str) -> Result:
+        return self._unsupported("rollback")
+
+    def counters(self, queue: str) -> Result:
+        return self._unsupported("counters")
+
+    def delivery_count(self, queue: str, msg_id: str) -> Result:
+        return self._unsupported("delivery_count")
+
+    def browse(self, queue: str) -> Result:
+        return self._unsupported("browse")
+
+    def pending_ids(self, queue: str) -> Result:
+        return self._unsupported("pending_ids")
+
+    def set_ring_size(self, queue: str, size: int) -> Result:
+        return self._unsupported("set_ring_size")
+
+    def paging(self, address: str) -> Result:
+        return self._unsupported("paging")
+
+    def advance(self, ms: int) -> Result:
+        """Sleeps `ms` with the ``advance_time`` capability (nothing of the broker's depends on the
+        suite's clock), else unsupported."""
+        if "advance_time" not in self.capabilities:
+            return self._unsupported("advance")
+        if ms < 0:
+            return Result.fail("time only moves forward")
+        time.sleep(ms / 1000)
+        return Result.ok(None)
+
+    def call(self, op: str, **kwargs: Any) -> Result:
+        """No broker adapter offers the flow-control components."""
+        return Result.fail(f"unsupported: flow-control component {op!r}")

@@ -16,6 +16,7 @@ from mqconform.adapters.contract import AdapterError
 from mqconform.adapters.deviations import Deviation, DeviationError, Registry, load_registry
 from mqconform.adapters.registry import AdapterLoadError, load_adapter
 from mqconform.commands._common import adapter_options, add_adapter_arguments, fail
+from mqconform.conformance.runner import MAX_RERUNS
 from mqconform.history import RunDirectory, new_run_id
 
 DEFAULT_ADAPTER = "nats"
@@ -29,6 +30,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="Hypothesis settings profile (default: ci when CI=true, else dev)")
     parser.add_argument("--areas", help="comma-separated areas to run (default: all)")
     parser.add_argument("--max-examples", type=int, help="override the examples per machine")
+    parser.add_argument("--max-findings", type=int, default=MAX_RERUNS + 1, metavar="N",
+                        help="stop exploring an area after N violations (each is shrunk to a "
+                             f"counterexample; default {MAX_RERUNS + 1})")
     parser.add_argument("--out", type=Path, help="run directory (default: mqconform-runs/<run id>)")
     parser.add_argument("--engine", choices=("spark", "python"), default="spark",
                         help="report engine (default: spark, local mode)")
@@ -89,6 +93,8 @@ def run(args: argparse.Namespace) -> int:
     overrides: dict[str, Any] = {"database": database(out)}
     if args.max_examples:
         overrides["max_examples"] = args.max_examples
+    if args.max_findings < 1:
+        return fail("--max-findings must be at least 1")
     hyp = suite_settings.get(settings_name, **overrides)
     try:
         adapter.open("mqc-probe")
@@ -116,7 +122,8 @@ def run(args: argparse.Namespace) -> int:
             t0 = time.perf_counter()
             print(f"  {area:<11} ", end="", flush=True)
             try:
-                result = run_machine(MACHINES[area], lambda: adapter, claimed, hyp, run_dir)
+                result = run_machine(MACHINES[area], lambda: adapter, claimed, hyp, run_dir,
+                                     max_reruns=args.max_findings - 1)
             except (Exception, BaseExceptionGroup) as exc:  # a fault: never a traceback, never a pass
                 aborted = f"area {area}: {_fault_reason(exc)}"
                 result = MachineResult(area, unknown=aborted)

@@ -168,6 +168,8 @@ _PROFILE_RULES: dict[str, dict[str, tuple[str, ...]]] = {
     "delivery": {
         "receive.id": ("DELIVERY-14", "DELIVERY-16", "DELIVERY-17", "DELIVERY-18", "DELIVERY-19",
                        "DELIVERY-20"),
+        "pending.order": ("DELIVERY-14",),
+        "browse.ids": ("DELIVERY-14",),
     },
     "ring": {
         "receive.id": ("DELIVERY-14", "RING-14", "RING-18", "RING-19", "RING-21"),

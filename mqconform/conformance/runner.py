@@ -178,8 +178,8 @@ def database(run_path: Path) -> DirectoryBasedExampleDatabase:
 
 def merge_outcomes(results: Iterable[MachineResult], profile: str | None = None) -> dict[str, str]:
     """Per rule, the worst outcome over the machines. With `profile`, a rule that does not apply to
-    that profile (spec/ says so) is not_applicable whatever the checks naming it did: a check evidences
-    a rule only for the profiles the rule speaks about."""
+    that profile (spec/ says so) cannot *pass*: a check evidences a rule only for the profiles the rule
+    speaks about. A failure is never hidden: a failed check keeps its rules failed whatever profile."""
     from mqconform.spec import load_catalogue
 
     from .rules import rules_for
@@ -191,7 +191,7 @@ def merge_outcomes(results: Iterable[MachineResult], profile: str | None = None)
     merged: dict[str, str] = {}
     for res in results:
         for rule, state in res.rule_outcomes(rules_for(res.machine)).items():
-            if applies is not None and rule not in applies:
+            if applies is not None and rule not in applies and state != "fail":
                 state = "not_applicable"
             if rule not in merged or SEVERITY[state] > SEVERITY[merged[rule]]:
                 merged[rule] = state

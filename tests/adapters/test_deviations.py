@@ -107,7 +107,8 @@ def test_empty_registries_register_nothing(tmp_path: Path) -> None:
 def _run(out: Path, *extra: str) -> int:
     """The reference adapter (claims artemis) checked against rabbitmq-classic: delivery fails."""
     return main(["run", "--adapter", "reference", "--profile", "rabbitmq-classic", "--areas", "delivery",
-                 "--settings", "ci", "--max-examples", "10", "--no-report", "--out", str(out), *extra])
+                 "--settings", "ci", "--max-examples", "10", "--max-findings", "3", "--no-report", "--out",
+                 str(out), *extra])
 
 
 def _outcomes(out: Path) -> dict[str, dict[str, object]]:

@@ -12,7 +12,7 @@ from mqconform.cli import main
 
 def _run(tmp_path: Path, *extra: str) -> int:
     return main(["run", "--adapter", "reference", "--settings", "ci", "--max-examples", "15",
-                 "--no-report", *extra])
+                 "--max-findings", "2", "--no-report", *extra])
 
 
 def test_reference_run_exits_zero_and_writes_a_complete_run_directory(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
@@ -80,10 +80,11 @@ def test_unreachable_implementation_is_exit_3(tmp_path: Path, capsys) -> None:  
 
 
 def test_outside_example_adapter_runs_and_a_bug_in_it_is_found(tmp_path: Path) -> None:
-    assert main(["run", "--adapter", "tests.example_adapter:FifoAdapter", "--settings", "ci",
-                 "--no-report", "--out", str(tmp_path / "ok")]) == 0
+    budget = ["--settings", "ci", "--max-examples", "40", "--max-findings", "2", "--no-report"]
+    assert main(["run", "--adapter", "tests.example_adapter:FifoAdapter", *budget,
+                 "--out", str(tmp_path / "ok")]) == 0
     assert main(["run", "--adapter", "tests.example_adapter:FifoAdapter", "-o", "lose_returns=true",
-                 "--settings", "ci", "--no-report", "--out", str(tmp_path / "bug")]) == 1
+                 *budget, "--out", str(tmp_path / "bug")]) == 1
 
 
 class NotAnAdapter:

@@ -53,3 +53,16 @@ def test_a_non_reproducible_difference_is_reported_not_crashed() -> None:
     # either shrunk to a counterexample or, when Hypothesis cannot reproduce it, unknown
     assert result.findings or result.unknown
     assert "pass" not in {v for k, v in merge_outcomes([result]).items() if k == "DELIVERY-2"}
+
+
+def test_outcomes_follow_the_claimed_profile_but_never_hide_a_failure() -> None:
+    from mqconform.conformance.runner import Finding, MachineResult
+
+    ran = MachineResult("delivery", checked={"receive.id", "pending.order"})
+    merged = merge_outcomes([ran], "rabbitmq-classic")
+    assert merged["DELIVERY-14"] == "pass"  # rabbitmq-classic's FIFO rule, evidenced by receive.id
+    assert merged["DELIVERY-3"] == "not_applicable"  # Artemis priorities do not apply: never a pass
+    failed = MachineResult("delivery", checked={"pending.order"},
+                           findings=[Finding("delivery", "pending.order", ("DELIVERY-3",), "m2 before m1",
+                                             [], 0.1)])
+    assert merge_outcomes([failed], "rabbitmq-classic")["DELIVERY-3"] == "fail"

@@ -292,16 +292,29 @@ class Broker:
         count = queue.bound_count(opts.bound_counts)
         if opts.overflow == "drop_newest":
             return count < bound
-        if queue.rejecting:
-            if count <= opts.unblock_ratio * bound:
-                queue.rejecting = False
-            else:
+        if opts.reject_check == "before":  # RING-22: refused before the enqueue
+            if count + 1 > bound:
+                queue.rejecting = True
                 return False
-        over = count + 1 > bound if opts.reject_check == "before" else count > bound
-        if over:
-            queue.rejecting = True
+            return True
+        # RING-23 (quorum): the limit is evaluated after the enqueue: the message that goes over is
+        # accepted and the queue rejects from then on, until count <= trunc(ratio x bound)
+        self._reject_state(queue)
+        if queue.rejecting:
             return False
+        queue.rejecting = count + 1 > bound
         return True
+
+    def _reject_state(self, queue: QueueState) -> None:
+        """RING-23: the quorum reject-publish state follows the count whenever it changes (enqueue,
+        return, checkout, settle), as rabbit_fifo evaluates the limit: over the bound -> rejecting,
+        at or below trunc(ratio x bound) -> accepting again, in between -> unchanged."""
+        opts = self.options
+        count = queue.bound_count(opts.bound_counts)
+        if count > queue.ring_size:
+            queue.rejecting = True
+        elif count <= opts.unblock_ratio * queue.ring_size:
+            queue.rejecting = False
 
     def _enqueue_new(self, queue: QueueState, ref: Ref) -> None:
         """A message entering the queue from routing or depage: scheduled or tail (SCHED-2, S7)."""
@@ -645,7 +658,9 @@ class Broker:
         undo = self.options.cancel_undoes_delivery_count
         # RING-13: a last-value queue's addSorted is addHead
         placement = "head" if queue.last_value_key is not None else self.options.return_placement
-        for ref in reversed(acked + cancelled):  # RING-8 step 2: newest first
+        held = acked + cancelled
+        # RING-8 step 2: newest first (Artemis); a RabbitMQ quorum queue returns in delivery order
+        for ref in reversed(held) if self.options.return_order == "newest_first" else held:
             keep = ref in acked
             self._return(queue, ref, undo=undo and not keep, delay=delay,
                          placement=placement, ring_check=True)
@@ -716,7 +731,8 @@ class Broker:
             queue.pending.add_tail(ref, ref.sequence, ref.size)
         if lvq:
             self._lv_check(queue, ref)
-        if ring_check and bound >= 0 and opts.return_over_bound == "drop_head":
+        # RING-14/RING-22: drop-head trims after a requeue; reject-publish never refuses a requeue
+        if ring_check and bound >= 0 and opts.return_over_bound == "drop_head" and opts.overflow == "drop_head":
             if opts.dispatch_before_bound and queue.consumers:
                 self._deliver(queue)  # a consumer with room takes it before the limit is checked
             while queue.bound_count(opts.bound_counts) > bound and len(queue.pending):
@@ -879,6 +895,7 @@ class Broker:
             address = queue.address
             dirty[address.name] = address
         whole_pages = self.options.depage_rule == "address_memory"
+        hysteresis = self.options.overflow == "reject_new" and self.options.reject_check == "after"
         while dirty:
             _, address = dirty.popitem()
             moved = True
@@ -897,6 +914,8 @@ class Broker:
                         self._deliver(queue)
                     if queue.lv_candidates:
                         moved |= self._prune_last_values(queue)
+                    if hysteresis and queue.ring_size >= 0:
+                        self._reject_state(queue)
 
     # ------------------------------------------------------------------ observation
     def counters(self, queue_name: str) -> QueueCounters:

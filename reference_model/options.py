@@ -64,6 +64,9 @@ class ModelOptions:
     #: returns queue when the queue has a delivery limit, else the tail (RabbitMQ quorum, REDELIVERY-14).
     return_placement: ReturnPlacement = "sorted"
     #: where a nacked (individually cancelled) message returns; quorum without a delivery limit: tail.
+    #: RING-8: the order in which a close or rollback gives a consumer's messages back: newest first
+    #: (Artemis RefsOperation addFirst) or in delivery order (RabbitMQ quorum returns queue).
+    return_order: Literal["newest_first", "oldest_first"] = "newest_first"
     nack_placement: ReturnPlacement = "sorted"
     #: RING-7: a returning message that finds the ring full: drop the returning message (Artemis),
     #: re-insert and then drop heads down to the bound (RabbitMQ drop-head), or keep all (over bound).

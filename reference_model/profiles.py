@@ -54,12 +54,15 @@ RABBITMQ_CLASSIC = ModelOptions(
 )
 
 #: RabbitMQ 3.10 quorum queue: x-delivery-count +1 on every return, nack without a delivery limit
-#: goes to the tail and with one to the returns queue served first (rabbit_fifo L1756-1779),
+#: goes to the tail and with one to the returns queue served first (rabbit_fifo L1756-1779); a
+#: channel close returns everything to that FIFO returns queue in delivery order;
 #: x-delivery-limit allows limit + 1 deliveries.
 RABBITMQ_QUORUM = RABBITMQ_CLASSIC.evolve(
     name="rabbitmq-quorum",
     cancel_undoes_delivery_count=False,
     nack_keeps_delivery_count=True,
+    return_placement="returns",
+    return_order="oldest_first",
     nack_placement="returns_if_limited",
     dla_threshold="gt",
     features=_without("scheduling", "paging", "redelivery_delay", "window_bytes", "transactions",

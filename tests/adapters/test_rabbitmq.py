@@ -301,3 +301,23 @@ def test_the_suite_finds_the_ready_only_bound_against_artemis() -> None:
 
 def test_raw_roundtrip_loop() -> None:
     assert raw_roundtrip_loop(20, url=SERVICE_URL) > 0
+
+
+@pytest.mark.rules("RING-23")
+def test_quorum_reject_publish_follows_the_overshoot_and_80_percent_option_and_differs_from_artemis() -> None:
+    """A quorum queue with x-overflow reject-publish: the model with the quorum reject options
+    (limit checked after the enqueue, accepting again at 80 %) predicts every publish answer, and
+    checked against artemis the suite finds the refused publishes (send.result, RING-3)."""
+    quorum_reject = profile("rabbitmq-quorum").evolve(overflow="reject_new", reject_check="after",
+                                                      unblock_ratio=0.8)
+    adapter = RabbitMQAdapter(url=SERVICE_URL, queue_type="quorum", overflow="reject-publish")
+    try:
+        no_shrink = settings(small(25), phases=(Phase.explicit, Phase.reuse, Phase.generate))
+        same = run_machine(RingMachine, lambda: adapter, quorum_reject, no_shrink, max_reruns=3)
+        artemis = run_machine(RingMachine, lambda: adapter, profile("artemis"), small(25), max_reruns=0)
+    finally:
+        adapter.shutdown()
+    assert same.unknown is None and "send.result" in same.checked
+    assert all(f.check != "send.result" for f in same.findings), [f.message for f in same.findings]
+    assert artemis.findings, "checked against artemis, refused publishes must be found"
+    assert len(artemis.findings[0].steps) <= 12

@@ -17,14 +17,19 @@ redelivery and at-least-once are allowed), unexpected (deliveries of an id never
 refused_delivered (deliveries of an id whose send was refused: DELIVERY-2), recovered (distinct ids
 delivered whose send was indeterminate or blocked). Fails when unexpected + refused_delivered > 0.
 
-``lost`` (DELIVERY-2, DELIVERY-15). The histories have no final drain, so Jepsen's "lost" (acknowledged
-minus dequeued) is meaningless; instead, per G with acknowledged sends, against the *last* counters
-observation of that queue in the example: lost = max(0, acknowledged - consumed - message_count -
-replaced - killed), where consumed = distinct ids with an ``ack`` ``ok`` on that queue. That is, sends
-the broker accepted that were neither acknowledged by a consumer, nor counted replaced/killed, nor still
-in the queue at the end of the example. It can only under-count (an ack rolled back is counted
-twice), never over-count. An example without a final counters observation carrying message_count,
-replaced and killed is *unknown* (e.g. sends to an address: counters are per queue).
+``lost`` (DELIVERY-2, DELIVERY-15). Per destination queue Q of each example. Routing: a send to
+target T goes to every queue declared (``queue`` invoke) *before* the send with ``address`` T (a queue
+declared without address is bound to its own name); when no declaration binds T, Q = T (counters are
+per queue). A queue with a ``filter`` makes the routing of T's sends to it unknowable: that example is
+``not_applicable`` for Q (counted in ``not_applicable_examples``), never a pass. With an ``f="drain"``
+``ok`` record ``{"empty": true}`` on Q in the example, Jepsen's total-queue accounting applies:
+lost = max(0, acknowledged ids routed to Q never delivered on Q - replaced - killed). Otherwise, against
+the *last* counters observation of Q: lost = max(0, acknowledged - consumed - possibly_consumed -
+message_count - replaced - killed), consumed = distinct ids with an ``ack`` ``ok`` on Q,
+possibly_consumed = distinct ids whose ``ack`` completed ``info`` only (it may have happened: Jepsen's
+indeterminate, never a false loss). It can only under-count, never over-count. An example with neither
+a drain nor a final counters observation carrying message_count, replaced and killed is *unknown*:
+the run could not tell.
 
 ``delivery-after-ack`` (DELIVERY-7). Per (G, msg): deliveries with an index after the first
 non-transactional ``ack`` ``ok`` of that id on that queue (redelivery only of unacknowledged messages).
@@ -40,13 +45,21 @@ observation is exempt.
 
 ``throttle-bound`` (THROTTLE-7). Per ``throttle_state`` observation: 0 <= in_flight <= high + 1.
 
-Not checked (no information in the histories today): delivery-count monotonicity, admission single
-answer and wait bounds (answers are not recorded as history rows), per-consumer order.
+``admission-answer`` (ADMISSION-7, ADMISSION-3). Per ``answer`` observation (``{id, answer, at_ms,
+submitted_ms, wait_ms}``, written by the admission machine each time a request's answer changes): a
+request with more than one distinct answer (answer, at_ms) breaks ADMISSION-7; a
+``TIMEOUT_CLEAN_QUEUE`` answer with at_ms - submitted_ms < wait_ms breaks ADMISSION-3.
+
+Engine: the statistics are computed with vectorised ``pyarrow.compute`` and Arrow's hash group-by and
+hash join (C++), the same group-bys and key joins as the Spark engine; Python loops only over the
+per-example and per-queue results and over the few declaration, drain and answer rows (whose JSON
+``value`` is parsed). Not checked (no information in the histories today): delivery-count
+monotonicity, per-consumer order.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from mqconform.reports.api import CheckResult, RunInfo, Verdict
@@ -64,18 +77,20 @@ CHECKS: dict[str, tuple[str, ...]] = {
     "counter-identity": ("DELIVERY-1",),
     "ring-bound": ("RING-17",),
     "throttle-bound": ("THROTTLE-7",),
+    "admission-answer": ("ADMISSION-7", "ADMISSION-3"),
 }
 
 #: check name -> the statistics every engine reports (all ints)
 STATS: dict[str, tuple[str, ...]] = {
     "total-queue": ("attempted", "acknowledged", "refused", "indeterminate", "delivered", "duplicated",
                     "unexpected", "refused_delivered", "recovered"),
-    "lost": ("examples", "unknown_examples", "acknowledged", "consumed", "in_queue", "replaced", "killed",
-             "lost"),
+    "lost": ("examples", "unknown_examples", "not_applicable_examples", "drained_examples", "acknowledged",
+             "consumed", "possibly_consumed", "in_queue", "replaced", "killed", "lost"),
     "delivery-after-ack": ("acked", "delivered_after_ack"),
     "counter-identity": ("observations", "checked", "broken"),
     "ring-bound": ("observations", "checked", "exempt", "over_bound"),
     "throttle-bound": ("observations", "over_bound"),
+    "admission-answer": ("requests", "answers", "multiple", "timeouts", "early_timeouts"),
 }
 
 StatKey = tuple[str, str, str | None, str]  # run, machine, queue, check
@@ -99,10 +114,18 @@ def verdict(check: str, stats: Mapping[str, int]) -> tuple[Verdict, int, str]:
             return "fail", s["lost"], f"{s['lost']} accepted messages neither consumed, counted nor queued"
         if s["examples"] == 0:
             return "not_applicable", 0, "no accepted sends"
+        if s["not_applicable_examples"] == s["examples"]:
+            return "not_applicable", 0, ("a filter on this queue makes the routing of its address's sends "
+                                         "unknowable")
         if s["unknown_examples"]:
-            return "unknown", 0, (f"{s['unknown_examples']} of {s['examples']} examples have no final "
-                                  f"counters for this queue")
-        return "pass", 0, f"all {s['acknowledged']} accepted messages accounted for"
+            return "unknown", 0, (f"{s['unknown_examples']} of {s['examples']} examples have neither a final "
+                                  f"drain nor final counters for this queue")
+        skipped = s["not_applicable_examples"]
+        note = f" ({skipped} examples with a filter not checked)" if skipped else ""
+        drained = f", {s['drained_examples']} examples drained" if s["drained_examples"] else ""
+        maybe = (f", {s['possibly_consumed']} possibly acknowledged (ack indeterminate)"
+                 if s["possibly_consumed"] else "")
+        return "pass", 0, f"all {s['acknowledged']} accepted messages accounted for{drained}{maybe}{note}"
     if check == "delivery-after-ack":
         if s["delivered_after_ack"]:
             return "fail", s["delivered_after_ack"], \
@@ -126,6 +149,15 @@ def verdict(check: str, stats: Mapping[str, int]) -> tuple[Verdict, int, str]:
         if s["over_bound"]:
             return "fail", s["over_bound"], f"{s['over_bound']} observations outside 0..high+1 in flight"
         return "pass", 0, f"{s['observations']} observations within 0..high+1"
+    if check == "admission-answer":
+        bad = s["multiple"] + s["early_timeouts"]
+        if bad:
+            return "fail", bad, (f"{s['multiple']} requests answered more than once, {s['early_timeouts']} "
+                                 f"timed out before their wait limit")
+        if s["requests"] == 0:
+            return "not_applicable", 0, "no answers recorded"
+        return "pass", 0, (f"{s['requests']} requests answered once each, {s['timeouts']} timeouts none "
+                           f"before the limit")
     raise ValueError(f"unknown check {check!r}")
 
 
@@ -148,155 +180,321 @@ def _sort_key(key: StatKey) -> tuple[str, str, str, str]:
 
 
 # ---------------------------------------------------------------------------------- the engine
-class _Msg:
-    """Send-side facts of one message id in one example."""
-
-    __slots__ = ("acked", "info", "queue", "refused", "sent")
-
-    def __init__(self) -> None:
-        self.sent = self.acked = self.refused = self.info = False
-        self.queue: str | None = None
-
-
-class _Dlv:
-    """Delivery-side facts of one message id on one queue in one example."""
-
-    __slots__ = ("acked_any", "count", "first_ack", "indices")
-
-    def __init__(self) -> None:
-        self.count = 0
-        self.first_ack: int | None = None
-        self.acked_any = False
-        self.indices: list[int] = []
+#: the columns the checks read (``value`` only for the few declaration, drain and answer rows)
+NEEDED = ("run", "machine", "example", "index", "f", "type", "queue", "msg", "result", "tx", "bound",
+          "c_message", "c_pending", "c_delivering", "c_scheduled", "c_paged", "c_replaced", "c_killed",
+          "in_flight", "value")
+#: stands for a null queue so that group-bys and joins treat nulls alike in both engines
+NULLQ = "\u0000"
+E = ["run", "machine", "example"]
+R = ["run", "machine", "queue"]
+FS = ("send", "receive", "ack", "counters", "nack", "set_ring_size", "throttle_state", "queue", "drain",
+      "answer")
+TYPES = ("invoke", "ok", "fail", "info")
+TIMEOUT = "TIMEOUT_CLEAN_QUEUE"
 
 
-def compute_stats(columns: Iterable[Mapping[str, list[Any]]]) -> Stats:
-    """Statistics of every check over column batches (dicts of equal-length lists)."""
-    msgs: dict[tuple[str, str, int, str], _Msg] = {}
-    dlvs: dict[tuple[str, str, int, str | None, str], _Dlv] = {}
-    final: dict[tuple[str, str, int, str | None], tuple[int, int | None, int | None, int | None]] = {}
-    exempt_from: dict[tuple[str, str, int, str | None], int] = {}
-    observations: list[tuple[Any, ...]] = []
+def _add(stats: Stats, run: str, machine: str, queue: str | None, check: str,
+         figures: Mapping[str, Any]) -> None:
+    entry = stats.setdefault((run, machine, None if queue in (None, NULLQ) else queue, check), {})
+    for name, value in figures.items():
+        entry[name] = entry.get(name, 0) + int(value or 0)
+
+
+def _emit(stats: Stats, table: Any, check: str) -> None:
+    """Add a per-R table (run, machine, queue + statistics columns) to `stats`."""
+    names = [n for n in table.column_names if n not in R]
+    for row in table.to_pylist():
+        _add(stats, row["run"], row["machine"], row["queue"], check, {n: row[n] for n in names})
+
+
+def _agg(table: Any, keys: list[str], specs: dict[str, tuple[str, str]]) -> Any:
+    """group_by(keys).aggregate, with output columns named by `specs` (name -> (column, function))."""
+    # single-threaded: faster than Arrow's threaded merge on small machines (measured on 2 cores)
+    grouped = table.group_by(keys, use_threads=False).aggregate(
+        [(col, fn) if col else ([], fn) for col, fn in specs.values()])
+    out = {k: grouped[k] for k in keys}
+    for name, (col, fn) in specs.items():
+        out[name] = grouped[f"{col}_{fn}" if col else fn]
+    import pyarrow as pa
+
+    return pa.table(out)
+
+
+def _i8(mask: Any) -> Any:
+    import pyarrow.compute as pc
+
+    return pc.cast(pc.fill_null(mask, False), "int8")
+
+
+def compute_stats(table: Any) -> Stats:
+    """Statistics of every check over an Arrow table of normalised rows (columns :data:`NEEDED`;
+    ``value`` may be absent when no row needs it). Vectorised: pyarrow.compute, hash group-by/join."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    t = table.select([c for c in NEEDED if c in table.column_names])
+    t = t.set_column(t.column_names.index("queue"), "queue", pc.fill_null(t["queue"], NULLQ))
     stats: Stats = {}
+    fcode = pc.index_in(t["f"], value_set=pa.array(FS))
+    tcode = pc.index_in(t["type"], value_set=pa.array(TYPES))
+    is_f = {name: pc.equal(fcode, i) for i, name in enumerate(FS)}
+    invoke, ok, fail, info = (pc.equal(tcode, i) for i in range(len(TYPES)))
+    has_msg = pc.is_valid(t["msg"])
+    result = t["result"]
 
-    def add(run: str, machine: str, queue: str | None, check: str, **figures: int) -> None:
-        entry = stats.setdefault((run, machine, queue, check), {})
-        for name, value in figures.items():
-            entry[name] = entry.get(name, 0) + value
+    # ----- send side, per (E, msg)
+    smask = pc.and_(is_f["send"], has_msg)
+    s = t.select([*E, "msg", "queue", "index"]).filter(smask)
+    s_inv, s_ok = invoke.filter(smask), ok.filter(smask)
+    s_res = result.filter(smask)
+    sends = pa.table({
+        **{k: s[k] for k in E}, "msg": s["msg"], "sent": _i8(s_inv),
+        "squeue": pc.if_else(s_inv, s["queue"], pa.scalar(None, pa.string())),
+        "sidx": pc.if_else(s_inv, s["index"], pa.scalar(None, pa.int64())),
+        "acked": _i8(pc.and_(s_ok, pc.is_in(s_res, pa.array(sorted(ACCEPTED))))),
+        "refused": _i8(pc.or_(pc.and_(s_ok, pc.is_in(s_res, pa.array(sorted(REFUSED)))),
+                              fail.filter(smask))),
+        "info": _i8(pc.or_(info.filter(smask), pc.and_(s_ok, pc.is_in(s_res, pa.array(sorted(DEFERRED)))))),
+    })
+    msgs = _agg(sends, [*E, "msg"], {"sent": ("sent", "max"), "squeue": ("squeue", "max"),
+                                     "sidx": ("sidx", "min"), "acked": ("acked", "max"),
+                                     "refused": ("refused", "max"), "info": ("info", "max")})
+    msgs = msgs.set_column(msgs.column_names.index("squeue"), "squeue",
+                           pc.fill_null(msgs["squeue"], NULLQ))
+    sent = msgs.filter(pc.equal(msgs["sent"], 1)).rename_columns(
+        [("queue" if n == "squeue" else n) for n in msgs.column_names])
+    _emit(stats, _agg(sent, R, {"attempted": ("", "count_all"), "acknowledged": ("acked", "sum"),
+                                "refused": ("refused", "sum"), "indeterminate": ("info", "sum")}),
+          "total-queue")
 
-    for batch in columns:
-        for (run, machine, example, index, f, type_, queue, msg, result, tx, bound, c_message,
-             c_pending, c_delivering, c_scheduled, c_paged, c_replaced, c_killed, in_flight) in zip(
-                batch["run"], batch["machine"], batch["example"], batch["index"], batch["f"],
-                batch["type"], batch["queue"], batch["msg"], batch["result"], batch["tx"], batch["bound"],
-                batch["c_message"], batch["c_pending"], batch["c_delivering"], batch["c_scheduled"],
-                batch["c_paged"], batch["c_replaced"], batch["c_killed"], batch["in_flight"], strict=True):
-            if f == "send":
-                if msg is None:
-                    continue
-                m = msgs.get((run, machine, example, msg))
-                if m is None:
-                    m = msgs[(run, machine, example, msg)] = _Msg()
-                if type_ == "invoke":
-                    m.sent = True
-                    m.queue = queue
-                elif type_ == "ok":
-                    if result in ACCEPTED:
-                        m.acked = True
-                    elif result in REFUSED:
-                        m.refused = True
-                    elif result in DEFERRED:
-                        m.info = True
-                elif type_ == "fail":
-                    m.refused = True
-                else:
-                    m.info = True
-            elif f == "receive" or f == "ack":
-                if msg is None or type_ != "ok":
-                    continue
-                d = dlvs.get((run, machine, example, queue, msg))
-                if d is None:
-                    d = dlvs[(run, machine, example, queue, msg)] = _Dlv()
-                if f == "receive":
-                    d.count += 1
-                    d.indices.append(index)
-                else:
-                    d.acked_any = True
-                    if not tx and (d.first_ack is None or index < d.first_ack):
-                        d.first_ack = index
-            elif f == "counters":
-                g = (run, machine, example, queue)
-                last = final.get(g)
-                if last is None or index > last[0]:
-                    final[g] = (index, c_message, c_replaced, c_killed)
-                observations.append((g, index, bound, c_message, c_pending, c_delivering, c_scheduled,
-                                     c_paged))
-            elif (f == "nack" or f == "set_ring_size") and type_ == "ok":
-                g = (run, machine, example, queue)
-                if g not in exempt_from or index < exempt_from[g]:
-                    exempt_from[g] = index
-            elif f == "throttle_state" and in_flight is not None and bound is not None:
-                add(run, machine, queue, "throttle-bound", observations=1,
-                    over_bound=int(in_flight < 0 or in_flight > bound + 1))
+    # ----- delivery side, per (E, queue, msg)
+    recv_ok = pc.and_(is_f["receive"], ok)
+    ack_done = pc.and_(is_f["ack"], pc.or_(ok, info))
+    dmask = pc.and_(pc.or_(recv_ok, ack_done), has_msg)
+    d = t.select([*E, "queue", "msg", "index", "tx"]).filter(dmask)
+    d_recv, d_ok, d_info = recv_ok.filter(dmask), ok.filter(dmask), info.filter(dmask)
+    d_ack = is_f["ack"].filter(dmask)
+    not_tx = pc.invert(pc.fill_null(d["tx"], False))
+    null_i = pa.scalar(None, pa.int64())
+    dl = pa.table({
+        **{k: d[k] for k in E}, "queue": d["queue"], "msg": d["msg"], "recv": _i8(d_recv),
+        "ridx": pc.if_else(d_recv, d["index"], null_i),
+        "aidx": pc.if_else(pc.and_(pc.and_(d_ack, d_ok), not_tx), d["index"], null_i),
+        "ack_ok": _i8(pc.and_(d_ack, d_ok)), "ack_info": _i8(pc.and_(d_ack, d_info)),
+    })
+    dlv = _agg(dl, [*E, "queue", "msg"], {"count": ("recv", "sum"), "last_recv": ("ridx", "max"),
+                                         "first_ack": ("aidx", "min"), "ack_ok": ("ack_ok", "max"),
+                                         "ack_info": ("ack_info", "max")})
+    joined = dlv.join(msgs.select([*E, "msg", "sent", "refused", "info"]), [*E, "msg"],
+                      join_type="left outer")
+    delivered = joined.filter(pc.greater(joined["count"], 0))
+    count = delivered["count"]
+    zero = pa.scalar(0, pa.int64())
+    _emit(stats, _agg(pa.table({
+        **{k: delivered[k] for k in R}, "count": count, "dup": pc.subtract(count, 1),
+        "unexpected": pc.if_else(pc.equal(pc.fill_null(delivered["sent"], 0), 0), count, zero),
+        "refused_delivered": pc.if_else(pc.equal(pc.fill_null(delivered["refused"], 0), 1), count, zero),
+        "recovered": _i8(pc.equal(delivered["info"], 1))}), R,
+        {"delivered": ("count", "sum"), "duplicated": ("dup", "sum"), "unexpected": ("unexpected", "sum"),
+         "refused_delivered": ("refused_delivered", "sum"), "recovered": ("recovered", "sum")}),
+        "total-queue")
 
-    accepted_g: dict[tuple[str, str, int, str | None], int] = {}
-    for (run, machine, example, _msg), m in msgs.items():
-        if m.sent:
-            add(run, machine, m.queue, "total-queue", attempted=1, acknowledged=int(m.acked),
-                refused=int(m.refused), indeterminate=int(m.info))
-        if m.acked:
-            g = (run, machine, example, m.queue)
-            accepted_g[g] = accepted_g.get(g, 0) + 1
-    consumed_g: dict[tuple[str, str, int, str | None], int] = {}
-    for (run, machine, example, queue, msg), d in dlvs.items():
-        if d.acked_any:
-            g = (run, machine, example, queue)
-            consumed_g[g] = consumed_g.get(g, 0) + 1
-        if d.first_ack is not None:
-            after = sum(1 for i in d.indices if i > d.first_ack)
-            add(run, machine, queue, "delivery-after-ack", acked=1, delivered_after_ack=after)
-        if d.count:
-            m = msgs.get((run, machine, example, msg))
-            never_sent = m is None or not m.sent
-            add(run, machine, queue, "total-queue", delivered=d.count, duplicated=d.count - 1,
-                unexpected=d.count if never_sent else 0,
-                refused_delivered=d.count if m is not None and m.refused else 0,
-                recovered=int(m is not None and m.info))
-            if d.first_ack is None:
-                add(run, machine, queue, "delivery-after-ack", acked=0, delivered_after_ack=0)
-    for g, accepted in accepted_g.items():
-        run, machine, _example, queue = g
-        last = final.get(g)
-        if last is None or last[1] is None or last[2] is None or last[3] is None:
-            add(run, machine, queue, "lost", examples=1, unknown_examples=1)
-            continue
-        consumed = consumed_g.get(g, 0)
-        add(run, machine, queue, "lost", examples=1, acknowledged=accepted, consumed=consumed,
-            in_queue=last[1], replaced=last[2], killed=last[3],
-            lost=max(0, accepted - consumed - last[1] - last[2] - last[3]))
-    for g, index, bound, c_message, c_pending, c_delivering, c_scheduled, c_paged in observations:
-        run, machine, _example, queue = g
-        parts = (c_message, c_pending, c_delivering, c_scheduled, c_paged)
-        complete = all(p is not None for p in parts)
-        add(run, machine, queue, "counter-identity", observations=1, checked=int(complete),
-            broken=int(complete and c_message != c_pending + c_delivering + c_scheduled + c_paged))
-        if bound is not None and bound >= 0 and c_pending is not None:
-            exempt = index > exempt_from.get(g, index)
-            add(run, machine, queue, "ring-bound", observations=1, exempt=int(exempt),
-                checked=int(not exempt), over_bound=int(not exempt and c_pending > bound))
+    # ----- delivery-after-ack: exact only where a delivery came after the first ack (rare)
+    acked_first = pc.is_valid(dlv["first_ack"])
+    daa = dlv.filter(pc.or_(pc.greater(dlv["count"], 0), acked_first))
+    _emit(stats, _agg(pa.table({**{k: daa[k] for k in R}, "acked": _i8(pc.is_valid(daa["first_ack"]))}), R,
+                      {"acked": ("acked", "sum")}), "delivery-after-ack")
+    cand = dlv.filter(pc.fill_null(pc.greater(dlv["last_recv"], dlv["first_ack"]), False))
+    if cand.num_rows:
+        recvs = d.filter(d_recv).select([*E, "queue", "msg", "index"])
+        late = recvs.join(cand.select([*E, "queue", "msg", "first_ack"]), [*E, "queue", "msg"],
+                          join_type="inner")
+        late = late.filter(pc.greater(late["index"], late["first_ack"]))
+        _emit(stats, _agg(late, R, {"delivered_after_ack": ("", "count_all")}), "delivery-after-ack")
+    for key, entry in stats.items():
+        if key[3] == "delivery-after-ack":
+            entry.setdefault("delivered_after_ack", 0)
+
+    # ----- lost, per (E, destination queue)
+    counters = t.select([*E, "queue", "index", "bound", "c_message", "c_pending", "c_delivering",
+                         "c_scheduled", "c_paged", "c_replaced", "c_killed"]).filter(is_f["counters"])
+    _lost(stats, t, is_f, invoke, ok, msgs, dlv, counters)
+
+    # ----- counter identity, ring bound, throttle bound
+    parts = [counters[c] for c in ("c_message", "c_pending", "c_delivering", "c_scheduled", "c_paged")]
+    complete = pc.and_(pc.and_(pc.and_(pc.is_valid(parts[0]), pc.is_valid(parts[1])),
+                               pc.and_(pc.is_valid(parts[2]), pc.is_valid(parts[3]))), pc.is_valid(parts[4]))
+    total = pc.add(pc.add(parts[1], parts[2]), pc.add(parts[3], parts[4]))
+    _emit(stats, _agg(pa.table({**{k: counters[k] for k in R}, "checked": _i8(complete),
+                                "broken": _i8(pc.and_(complete, pc.not_equal(parts[0], total)))}), R,
+                      {"observations": ("", "count_all"), "checked": ("checked", "sum"),
+                       "broken": ("broken", "sum")}), "counter-identity")
+    ring = counters.filter(pc.and_(pc.greater_equal(counters["bound"], 0),
+                                   pc.is_valid(counters["c_pending"])))
+    if ring.num_rows:
+        emask = pc.and_(pc.or_(is_f["nack"], is_f["set_ring_size"]), ok)
+        exempt_from = _agg(t.select([*E, "queue", "index"]).filter(emask), [*E, "queue"],
+                           {"exempt_from": ("index", "min")})
+        ring = ring.select([*E, "queue", "index", "bound", "c_pending"]).join(
+            exempt_from, [*E, "queue"], join_type="left outer")
+        exempt = pc.fill_null(pc.greater(ring["index"], ring["exempt_from"]), False)
+        _emit(stats, _agg(pa.table({
+            **{k: ring[k] for k in R}, "exempt": _i8(exempt), "checked": _i8(pc.invert(exempt)),
+            "over": _i8(pc.and_(pc.invert(exempt), pc.greater(ring["c_pending"], ring["bound"])))}), R,
+            {"observations": ("", "count_all"), "exempt": ("exempt", "sum"), "checked": ("checked", "sum"),
+             "over_bound": ("over", "sum")}), "ring-bound")
+    th = t.select([*R, "in_flight", "bound"]).filter(pc.and_(is_f["throttle_state"],
+                          pc.and_(pc.is_valid(t["in_flight"]), pc.is_valid(t["bound"]))))
+    if th.num_rows:
+        over = pc.or_(pc.less(th["in_flight"], 0), pc.greater(th["in_flight"], pc.add(th["bound"], 1)))
+        _emit(stats, _agg(pa.table({**{k: th[k] for k in R}, "over": _i8(over)}), R,
+                          {"observations": ("", "count_all"), "over_bound": ("over", "sum")}),
+              "throttle-bound")
+
+    # ----- admission answers (few rows: JSON values parsed in Python)
+    if "value" in t.column_names and pc.any(is_f["answer"]).as_py():
+        answers = t.select([*E, "queue", "value"]).filter(pc.and_(is_f["answer"], ok))
+        _answers(stats, answers)
     return stats
 
 
-def table_batches(table: Any, batch_rows: int = 1 << 20) -> Iterable[dict[str, list[Any]]]:
-    """Column batches of an Arrow table, as Python lists (only the columns the checks read)."""
-    needed = ["run", "machine", "example", "index", "f", "type", "queue", "msg", "result", "tx", "bound",
-              "c_message", "c_pending", "c_delivering", "c_scheduled", "c_paged", "c_replaced", "c_killed",
-              "in_flight"]
-    for batch in table.select(needed).to_batches(max_chunksize=batch_rows):
-        yield {name: batch.column(i).to_pylist() for i, name in enumerate(needed)}
+def _json_rows(table: Any) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """(row, parsed value) of each row whose value is a JSON object (declarations, drains, answers)."""
+    import json
+
+    out = []
+    for row in table.to_pylist():
+        try:
+            value = json.loads(row["value"]) if row["value"] is not None else None
+        except ValueError:
+            value = None
+        if isinstance(value, dict):
+            out.append((row, value))
+    return out
 
 
-def rows_batches(rows: list[dict[str, Any]]) -> Iterable[dict[str, list[Any]]]:
-    """One column batch from normalised rows."""
-    if rows:
-        yield {name: [r[name] for r in rows] for name in rows[0]}
+def routing_table(decl_rows: list[tuple[dict[str, Any], dict[str, Any]]]) -> list[dict[str, Any]]:
+    """Queue declarations -> (E, target address, queue, declared at index, filtered) rows, one per
+    (E, queue): the first declaration's address and index, filtered if any declaration has a filter."""
+    first: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for row, value in decl_rows:
+        name = value.get("name")
+        if not isinstance(name, str):
+            continue
+        address = value.get("address")
+        key = (row["run"], row["machine"], row["example"], name)
+        filtered = int(value.get("filter") is not None)
+        known = first.get(key)
+        if known is None or row["index"] < known["didx"]:
+            first[key] = {"run": key[0], "machine": key[1], "example": key[2], "target": (
+                address if isinstance(address, str) else name), "dq": name, "didx": row["index"],
+                "filt": max(filtered, known["filt"] if known else 0)}
+        else:
+            known["filt"] = max(known["filt"], filtered)
+    return list(first.values())
+
+
+def drained_keys(drain_rows: list[tuple[dict[str, Any], dict[str, Any]]]) -> set[tuple[Any, ...]]:
+    """(E, queue) of every ``drain`` ``ok`` record with ``{"empty": true}`` (Jepsen's final drain)."""
+    return {(row["run"], row["machine"], row["example"], row["queue"]) for row, value in drain_rows
+            if value.get("empty") is True}
+
+
+def _lost(stats: Stats, t: Any, is_f: dict[str, Any], invoke: Any, ok: Any, msgs: Any, dlv: Any,
+          counters: Any) -> None:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    has_value = "value" in t.column_names
+    decl_rows = _json_rows(t.select([*E, "index", "value"]).filter(pc.and_(is_f["queue"], invoke))) \
+        if has_value else []
+    drain_rows = _json_rows(t.select([*E, "queue", "value"]).filter(pc.and_(is_f["drain"], ok))) \
+        if has_value else []
+    acc = msgs.filter(pc.equal(msgs["acked"], 1)).select([*E, "msg", "squeue", "sidx"]) \
+        .rename_columns([*E, "msg", "target", "sidx"])
+    routes = routing_table(decl_rows)
+    if routes:
+        decl = pa.Table.from_pylist(routes, schema=pa.schema([
+            ("run", pa.string()), ("machine", pa.string()), ("example", pa.int64()), ("target", pa.string()),
+            ("dq", pa.string()), ("didx", pa.int64()), ("filt", pa.int8())]))
+        routed = acc.join(decl, [*E, "target"], join_type="inner")
+        routed = routed.filter(pc.less(routed["didx"], pc.fill_null(routed["sidx"], 2**62)))
+        unbound = acc.join(decl.select([*E, "target"]), [*E, "target"], join_type="left anti")
+        dest = pa.concat_tables([
+            routed.select([*E, "msg", "dq", "filt"]),
+            pa.table({**{k: unbound[k] for k in E}, "msg": unbound["msg"], "dq": unbound["target"],
+                      "filt": pa.array([0] * unbound.num_rows, pa.int8())})])
+    else:
+        dest = pa.table({**{k: acc[k] for k in E}, "msg": acc["msg"], "dq": acc["target"],
+                         "filt": pa.nulls(acc.num_rows, pa.int8()).fill_null(0)})
+    dest = dest.rename_columns([*E, "msg", "queue", "filt"])
+    per_g = _agg(dest, [*E, "queue"], {"accepted": ("", "count_all"), "filt": ("filt", "max")})
+    consumed = _agg(pa.table({**{k: dlv[k] for k in [*E, "queue"]}, "ack_ok": dlv["ack_ok"],
+                              "maybe": _i8(pc.and_(pc.equal(dlv["ack_info"], 1),
+                                                   pc.equal(dlv["ack_ok"], 0)))}),
+                    [*E, "queue"], {"consumed": ("ack_ok", "sum"), "maybe": ("maybe", "sum")})
+    last = _agg(counters.select([*E, "queue", "index"]), [*E, "queue"], {"index": ("index", "max")})
+    final = counters.select([*E, "queue", "index", "c_message", "c_replaced", "c_killed"]).join(
+        last, [*E, "queue", "index"], join_type="inner")
+    drained = drained_keys(drain_rows)
+    seen: dict[tuple[Any, ...], int] = {}
+    if drained:
+        got = dest.join(dlv.filter(pc.greater(dlv["count"], 0)).select([*E, "queue", "msg"]),
+                        [*E, "queue", "msg"], join_type="left semi")
+        for row in _agg(got, [*E, "queue"], {"n": ("", "count_all")}).to_pylist():
+            seen[(row["run"], row["machine"], row["example"], row["queue"])] = row["n"]
+    cons = {(r["run"], r["machine"], r["example"], r["queue"]): (r["consumed"], r["maybe"])
+            for r in consumed.to_pylist()}
+    fin = {(r["run"], r["machine"], r["example"], r["queue"]):
+           (r["c_message"], r["c_replaced"], r["c_killed"]) for r in final.to_pylist()}
+    for row in per_g.to_pylist():
+        g = (row["run"], row["machine"], row["example"], row["queue"])
+        stats_g = lost_example(row["accepted"], bool(row["filt"]), g in drained, seen.get(g, 0),
+                               cons.get(g, (0, 0)), fin.get(g))
+        _add(stats, g[0], g[1], g[3], "lost", stats_g)
+
+
+def lost_example(accepted: int, filtered: bool, drained: bool, delivered: int, consumed: tuple[int, int],
+                 final: tuple[int | None, int | None, int | None] | None) -> dict[str, int]:
+    """The ``lost`` statistics of one (example, queue) (both engines' definition, see the docstring)."""
+    if filtered:
+        return {"examples": 1, "not_applicable_examples": 1}
+    m, r, k = final if final is not None else (None, None, None)
+    if r is None or k is None or (m is None and not drained):
+        return {"examples": 1, "unknown_examples": 1}
+    if drained:
+        return {"examples": 1, "drained_examples": 1, "acknowledged": accepted, "consumed": delivered,
+                "in_queue": m or 0, "replaced": r, "killed": k, "lost": max(0, accepted - delivered - r - k)}
+    done, maybe = consumed
+    assert m is not None
+    return {"examples": 1, "acknowledged": accepted, "consumed": done, "possibly_consumed": maybe,
+            "in_queue": m, "replaced": r, "killed": k, "lost": max(0, accepted - done - maybe - m - r - k)}
+
+
+def answer_key(value: Mapping[str, Any]) -> str:
+    """The identity of one answer (ADMISSION-7): answer kind and time, as the Spark engine builds it."""
+    return "@".join(str(x) for x in (value.get("answer"), value.get("at_ms")) if x is not None)
+
+
+def _answers(stats: Stats, answers: Any) -> None:
+    per: dict[tuple[Any, ...], set[str]] = {}
+    rows = _json_rows(answers.select([*E, "queue", "value"]))
+    for row, value in rows:
+        key = (row["run"], row["machine"], row["queue"], row["example"], str(value.get("id")))
+        per.setdefault(key, set()).add(answer_key(value))
+    for row, value in rows:
+        timeout = value.get("answer") == TIMEOUT
+        at, sub, wait = value.get("at_ms"), value.get("submitted_ms"), value.get("wait_ms")
+        early = timeout and all(isinstance(x, int) for x in (at, sub, wait)) and at - sub < wait
+        _add(stats, row["run"], row["machine"], row["queue"], "admission-answer",
+             {"answers": 1, "timeouts": int(timeout), "early_timeouts": int(bool(early))})
+    for (run, machine, queue, _example, _id), keys in per.items():
+        _add(stats, run, machine, queue, "admission-answer", {"requests": 1, "multiple": int(len(keys) > 1)})
+
+
+def rows_table(rows: list[dict[str, Any]]) -> Any:
+    """Normalised rows (:mod:`.store`) as an Arrow table with the store schema."""
+    from mqconform.reports.store import rows_to_table
+
+    return rows_to_table(rows)

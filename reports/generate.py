@@ -24,6 +24,13 @@ FAULTS = {
     "after-ack": "an acknowledged message is delivered again (DELIVERY-7)",
     "ring": "one counters observation shows pending above the ring size (RING-17)",
     "throttle": "one throttle observation shows in-flight above high + 1 (THROTTLE-7)",
+    "double-answer": "a request is answered twice (ADMISSION-7)",
+    "early-timeout": "a request is answered TIMEOUT before its wait limit (ADMISSION-3)",
+    "drain": "not a fault: the example ends with a final drain (Jepsen total-queue accounting)",
+    "drained-lost": "a final drain, and an accepted message vanishes (lost, by the drain accounting)",
+    "ack-info": "not a fault: an ack completes info (unknown) but happened (lost must not fail)",
+    "address": "not a fault: sends go to an address the queue is bound to (lost is still known)",
+    "filter": "not a fault: the queue bound to the address has a filter (lost not applicable)",
     "corrupt": "a truncated JSON line in a history file",
     "version": "a history record with an unknown schema version",
     "incomplete": "run.json says the run is incomplete",
@@ -62,17 +69,25 @@ class _Sim:
 
 
 def _example(sim: _Sim, rnd: random.Random, faults: set[str]) -> None:
-    sim.op("control", "queue", "q", {"name": "q", "ring_size": sim.ring}, None)
+    declaration: dict[str, Any] = {"name": "q", "ring_size": sim.ring}
+    target = "q"
+    if faults & {"address", "filter"}:
+        target = "a"
+        sim.op("control", "address", "a", {"name": "a"}, None)
+        declaration["address"] = "a"
+        if "filter" in faults:
+            declaration["filter"] = "color = 'red'"
+    sim.op("control", "queue", "q", declaration, None)
     sim.op("control", "consumer", "q", {"name": "c-q", "queue": "q", "window_bytes": 0}, None)
     sim.counters()
     count = rnd.randint(2, max(2, sim.ring if sim.ring > 0 else 6))
     for i in range(count):
         msg = f"m{i}"
-        sim.op("producer", "send", "q", {"to": "q", "id": msg, "size": 100}, "accepted")
+        sim.op("producer", "send", target, {"to": target, "id": msg, "size": 100}, "accepted")
         sim.pending.append(msg)
         sim.added += 1
         sim.counters()
-    if "lost" in faults:
+    if faults & {"lost", "drained-lost"}:
         sim.pending.pop()  # the broker forgets it: no delivery, no counter
         sim.counters()
     if "counter" in faults:
@@ -98,7 +113,11 @@ def _example(sim: _Sim, rnd: random.Random, faults: set[str]) -> None:
             sim.delivering.remove(msg)
             sim.pending.append(msg)
         elif choice < 0.9 or msg == "m0":
-            sim.op("c-q", "ack", None, {"consumer": "c-q", "id": msg}, "ok")
+            if "ack-info" in faults and msg == "m0":  # the ack happened; its answer was lost
+                sim.rec("c-q", "invoke", "ack", None, {"consumer": "c-q", "id": msg})
+                sim.rec("c-q", "info", "ack", None, "timeout")
+            else:
+                sim.op("c-q", "ack", None, {"consumer": "c-q", "id": msg}, "ok")
             sim.delivering.remove(msg)
             sim.acknowledged += 1
             if "after-ack" in faults and msg == "m0":
@@ -107,7 +126,25 @@ def _example(sim: _Sim, rnd: random.Random, faults: set[str]) -> None:
     sim.op("c-q", "close", None, "c-q", None)
     sim.pending[:0] = sim.delivering
     sim.delivering = []
+    if faults & {"drain", "drained-lost"}:
+        sim.rec("drain", "invoke", "drain", "q", {"queue": "q"})
+        sim.rec("drain", "ok", "drain", "q", {"received": 0, "empty": True})
     sim.counters()
+    _answers(sim, faults)
+
+
+def _answers(sim: _Sim, faults: set[str]) -> None:
+    """Admission answers as the admission machine observes them (send queue, wait limit 200 ms)."""
+    def answer(request: str, kind: str, at: int) -> None:
+        sim.rec("observer", "ok", "answer", "send", {"id": request, "answer": kind, "at_ms": at,
+                                                     "submitted_ms": 0, "wait_ms": 200})
+
+    answer("r1", "TIMEOUT_CLEAN_QUEUE", 210)
+    answer("r2", "taken", 5)
+    if "double-answer" in faults:
+        answer("r2", "TIMEOUT_CLEAN_QUEUE", 220)
+    if "early-timeout" in faults:
+        answer("r3", "TIMEOUT_CLEAN_QUEUE", 150)
 
 
 def generate_records(run: str, examples: int = 5, seed: int = 0, faults: frozenset[str] = frozenset(),

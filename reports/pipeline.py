@@ -10,7 +10,6 @@ truncated line, unknown schema version, incomplete run) raises :class:`BadHistor
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Iterable
 from pathlib import Path
 
 import attrs
@@ -29,7 +28,7 @@ def check_runs(inputs: list[Path], engine: str = "python", master: str | None = 
     """Check run directories and/or history stores with `engine`; optionally ingest into `store`.
 
     Implements the history checks of :mod:`.checks_python` (DELIVERY-1, DELIVERY-2, DELIVERY-6,
-    DELIVERY-7, DELIVERY-15, RING-17, THROTTLE-7).
+    DELIVERY-7, DELIVERY-15, RING-17, THROTTLE-7, ADMISSION-3, ADMISSION-7).
     """
     if engine not in ENGINES:
         raise ValueError(f"unknown engine {engine!r} (choose from {', '.join(ENGINES)})")
@@ -64,13 +63,15 @@ def check_runs(inputs: list[Path], engine: str = "python", master: str | None = 
 
 
 def _python_stats(usable: list[hstore.RunData], stores: list[Path]) -> checks_python.Stats:
-    def batches() -> Iterable[dict[str, list[object]]]:
-        for data in usable:
-            yield from checks_python.rows_batches(data.rows)
-        for path in stores:
-            yield from checks_python.table_batches(hstore.read_store_table(path))
+    """One Arrow table of every input (run directories and stores), checked in one pass."""
+    import pyarrow as pa
 
-    return checks_python.compute_stats(batches())
+    tables = [checks_python.rows_table(data.rows) for data in usable if data.rows]
+    tables.extend(hstore.read_store_table(path, checks_python.NEEDED) for path in stores)
+    if not tables:
+        return {}
+    columns = list(checks_python.NEEDED)
+    return checks_python.compute_stats(pa.concat_tables([t.select(columns) for t in tables]))
 
 
 def _spark_stats(usable: list[hstore.RunData], stores: list[Path], store: Path | None,

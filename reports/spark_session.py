@@ -2,17 +2,55 @@
 
 One session per process (Spark's own rule); :func:`get_session` returns the active one if any.
 Environment: ``MQCONFORM_SPARK_MASTER`` (default ``local[*]``), ``MQCONFORM_SPARK_DRIVER_MEMORY``
-(default ``4g``), ``MQCONFORM_SPARK_LOCAL_IP`` (default ``127.0.0.1``).
+(default ``4g``), ``MQCONFORM_SPARK_LOCAL_IP`` (default ``127.0.0.1``), ``MQCONFORM_SPARK_SHUFFLE_PARTITIONS``
+(default 2 x the local cores, e.g. 4 for local[2]), ``MQCONFORM_SPARK_LOG`` (where the JVM's stderr goes;
+default ``mqconform-spark-<pid>.log`` in the temporary directory). The JVM is launched with its stderr in
+that file, so a failing master's Java stack trace never reaches the user's terminal: the caller prints
+one line (and can name :func:`jvm_log`).
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import tempfile
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 DEFAULT_MASTER = "local[*]"
+
+
+def jvm_log() -> Path:
+    """The file that receives the Spark JVM's stderr."""
+    default = Path(tempfile.gettempdir()) / f"mqconform-spark-{os.getpid()}.log"
+    return Path(os.environ.get("MQCONFORM_SPARK_LOG", str(default)))
+
+
+def _shuffle_partitions(master: str) -> str:
+    """A few shuffle partitions per local core (Spark's 200 cost more than they give on 2 cores)."""
+    if "MQCONFORM_SPARK_SHUFFLE_PARTITIONS" in os.environ:
+        return os.environ["MQCONFORM_SPARK_SHUFFLE_PARTITIONS"]
+    inside = master[master.find("[") + 1:master.find("]")] if master.startswith("local[") else ""
+    cores = int(inside) if inside.isdigit() else os.cpu_count() or 2
+    return str(max(2, 2 * cores))
+
+
+def _launch_quiet_gateway(conf: Any) -> None:
+    """Start the py4j JVM with `conf` and its stderr in :func:`jvm_log` (pyspark's documented
+    ``popen_kwargs`` hook); SparkSession.builder then reuses this gateway."""
+    from pyspark import SparkContext
+    from pyspark.java_gateway import launch_gateway
+
+    if SparkContext._gateway is not None:  # a JVM is already up in this process
+        return
+    log = jvm_log().open("ab")
+    try:
+        gateway = launch_gateway(conf, popen_kwargs={"stderr": log, "stdout": log})
+    finally:
+        log.close()  # the JVM holds its own descriptor
+    SparkContext._gateway = gateway
+    SparkContext._jvm = gateway.jvm
 
 
 def log4j_config() -> str:
@@ -26,26 +64,32 @@ def get_session(master: str | None = None, app: str = "mqconform-pipeline") -> A
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     os.environ.setdefault("SPARK_LOCAL_IP", local_ip)
+    from pyspark import SparkConf
     from pyspark.sql import SparkSession
 
     active = SparkSession.getActiveSession()
     if active is not None:
         return active
     java_opts = f"-Dlog4j2.configurationFile=file:{log4j_config()}"
-    session = (
-        SparkSession.builder.appName(app)
-        .master(master or os.environ.get("MQCONFORM_SPARK_MASTER", DEFAULT_MASTER))
-        .config("spark.driver.bindAddress", local_ip)
-        .config("spark.driver.host", local_ip)
-        .config("spark.driver.memory", os.environ.get("MQCONFORM_SPARK_DRIVER_MEMORY", "4g"))
-        .config("spark.driver.extraJavaOptions", java_opts)
-        .config("spark.executor.extraJavaOptions", java_opts)
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", os.environ.get("MQCONFORM_SPARK_SHUFFLE_PARTITIONS", "8"))
-        .config("spark.sql.sources.partitionColumnTypeInference.enabled", "false")
-        .config("spark.sql.adaptive.enabled", "true")
-        .getOrCreate()
-    )
+    chosen = master or os.environ.get("MQCONFORM_SPARK_MASTER", DEFAULT_MASTER)
+    settings = {
+        "spark.app.name": app, "spark.master": chosen,
+        "spark.driver.bindAddress": local_ip, "spark.driver.host": local_ip,
+        "spark.driver.memory": os.environ.get("MQCONFORM_SPARK_DRIVER_MEMORY", "4g"),
+        "spark.driver.extraJavaOptions": java_opts, "spark.executor.extraJavaOptions": java_opts,
+        "spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false",
+        "spark.sql.shuffle.partitions": _shuffle_partitions(chosen),
+        "spark.sql.sources.partitionColumnTypeInference.enabled": "false",
+        "spark.sql.adaptive.enabled": "true",
+        "spark.sql.parquet.enableVectorizedReader": "true",
+    }
+    conf = SparkConf()
+    for key, value in settings.items():
+        conf.set(key, value)
+    _launch_quiet_gateway(conf)
+    builder = SparkSession.builder
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     return session

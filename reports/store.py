@@ -378,21 +378,26 @@ def history_files(store: Path) -> list[Path]:
     return sorted((store / "history").glob("adapter=*/run_date=*/*.parquet"))
 
 
-def read_store_table(store: Path) -> Any:
-    """The whole store as one Arrow table, partition columns included (python engine input)."""
+def read_store_table(store: Path, columns: Iterable[str] | None = None) -> Any:
+    """The store as one Arrow table (python engine input): every column, partition column ``adapter``
+    included, or only `columns` (Parquet column pruning; a partition column is added when named)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     check_store_version(store)
+    schema = arrow_schema()
+    wanted = list(columns) if columns is not None else [*schema.names, "adapter"]
+    stored = [c for c in wanted if c in schema.names]
     tables = []
     for file in history_files(store):
-        table = pq.read_table(file, schema=arrow_schema())
-        adapter = urllib.parse.unquote(file.parent.parent.name.split("=", 1)[1])
-        column = pa.repeat(pa.scalar(adapter, pa.string()), table.num_rows)
-        tables.append(table.append_column("adapter", column))
+        table = pq.read_table(file, columns=stored, schema=schema)
+        if "adapter" in wanted:
+            adapter = urllib.parse.unquote(file.parent.parent.name.split("=", 1)[1])
+            table = table.append_column("adapter", pa.repeat(pa.scalar(adapter, pa.string()), table.num_rows))
+        tables.append(table)
     if not tables:
-        schema = arrow_schema().append(pa.field("adapter", pa.string()))
-        return schema.empty_table()
+        full = schema.append(pa.field("adapter", pa.string()))
+        return pa.schema([full.field(c) for c in wanted if c in full.names]).empty_table()
     return pa.concat_tables(tables)
 
 

@@ -15,6 +15,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--adapters", default="nats,rabbitmq,redis,activemq,mqtt",
                         help="adapters: comma-separated adapter names")
     parser.add_argument("-n", type=int, default=500, help="adapters: round trips per measurement")
+    parser.add_argument("--master", help="pipeline: Spark master URL (default: local[*])")
 
 
 #: bench model: figure -> (comparison, target); ARCHITECTURE.md and the storage issue (STORAGE-6)
@@ -145,12 +146,17 @@ def bench_suite() -> dict[str, float]:
     return figures
 
 
-def bench_pipeline(rows: int) -> dict[str, float]:
-    """History rows per second of both check engines on the same generated history (no assertions)."""
+def bench_pipeline(rows: int, master: str | None = None) -> dict[str, float]:
+    """History rows per second of both check engines on the same generated history (no assertions).
+
+    python: from the in-memory Arrow table (checks only) and from the Parquet store (read + checks);
+    spark: from the same store, after one warm-up run (JVM start and code generation excluded).
+    """
     import tempfile
     from pathlib import Path
 
     from mqconform.reports import checks_python, checks_spark, generate
+    from mqconform.reports import store as hstore
     from mqconform.reports.spark_session import get_session
 
     def rate(count: int, fn: Callable[[], object]) -> float:
@@ -158,18 +164,23 @@ def bench_pipeline(rows: int) -> dict[str, float]:
         fn()
         return count / (time.perf_counter() - t0)
 
+    columns = list(checks_python.NEEDED)
     table = generate.bench_table(rows)
     n = table.num_rows
     figures: dict[str, float] = {"rows": float(n)}
-    figures["python_rows_per_s"] = rate(
-        n, lambda: checks_python.compute_stats(checks_python.table_batches(table)))
     with tempfile.TemporaryDirectory(prefix="mqconform-bench-") as tmp:
         store = Path(tmp) / "store"
         generate.write_bench_store(store, table)
-        spark = get_session()
+        figures["store_bytes_per_row"] = sum(f.stat().st_size for f in hstore.history_files(store)) / n
+        checks = [table.select(columns)]
+        del table
+        figures["python_rows_per_s"] = rate(n, lambda: checks_python.compute_stats(checks.pop()))
+        figures["python_rows_per_s_with_read"] = rate(
+            n, lambda: checks_python.compute_stats(hstore.read_store_table(store, columns)))
+        spark = get_session(master)
         checks_spark.compute_stats(spark, store)  # warm-up: JVM, code generation
         figures["spark_rows_per_s"] = rate(n, lambda: checks_spark.compute_stats(spark, store))
-    figures["spark_over_python"] = figures["spark_rows_per_s"] / figures["python_rows_per_s"]
+    figures["spark_over_python"] = figures["spark_rows_per_s"] / figures["python_rows_per_s_with_read"]
     return figures
 
 
@@ -184,7 +195,7 @@ def run(args: argparse.Namespace) -> int:
 
         figures = bench_adapters([a for a in args.adapters.split(",") if a], args.n)
     else:
-        figures = bench_pipeline(args.rows)
+        figures = bench_pipeline(args.rows, getattr(args, "master", None))
     width = max(len(k) for k in figures)
     for key, value in figures.items():
         print(f"{key:<{width}}  {value:>14,.2f}")

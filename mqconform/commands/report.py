@@ -27,6 +27,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"report directory (default: {DEFAULT_OUT})")
     parser.add_argument("--ignore-bad", action="store_true",
                         help="exclude corrupt or incomplete inputs instead of stopping")
+    parser.add_argument("--store", type=Path,
+                        help="also ingest the run directories into this Parquet history store")
 
 
 def _spark_failure(exc: BaseException) -> bool:
@@ -52,17 +54,11 @@ def _expand(inputs: list[Path]) -> list[Path]:
 
 
 def _pipeline(args: argparse.Namespace) -> Any:
-    """The PipelineResult of the history stage, or the outcomes-only loader when it is not installed."""
-    try:
-        from mqconform.reports.pipeline import check_runs
-    except ModuleNotFoundError as exc:
-        if exc.name != "mqconform.reports.pipeline":
-            raise
-        from mqconform.reports.matrix import load_run_directories
+    """The PipelineResult of the history stage (the one loader: :func:`reports.pipeline.check_runs`)."""
+    from mqconform.reports.pipeline import check_runs
 
-        return load_run_directories(args.inputs, ignore_bad=args.ignore_bad)
     return check_runs(_expand(args.inputs), engine=args.engine, master=args.master,
-                      ignore_bad=args.ignore_bad)
+                      ignore_bad=args.ignore_bad, store=getattr(args, "store", None))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -77,13 +73,20 @@ def run(args: argparse.Namespace) -> int:
     for path in args.inputs:
         if not Path(path).exists():
             return fail(f"report: {path}: no such run directory or store")
+    from mqconform.reports.store import BadHistory
+
     try:
         result = _pipeline(args)
     except KeyboardInterrupt:
         raise
+    except BadHistory as exc:
+        return fail(f"report: {exc}", 2)
     except Exception as exc:
         if _spark_failure(exc):
-            return fail(f"report: Spark could not start: {type(exc).__name__}: {_line(exc)}", 3)
+            from mqconform.reports.spark_session import jvm_log
+
+            return fail(f"report: Spark could not start (master {args.master or 'local[*]'}): "
+                        f"{type(exc).__name__}: {_first_line(exc)} (JVM log: {jvm_log()})", 3)
         return fail(f"report: {_line(exc)}")
     if not any(run.status == "complete" for run in result.runs):
         more = f" ({len(result.bad)} excluded as bad input)" if result.bad else ""
@@ -120,3 +123,9 @@ def run(args: argparse.Namespace) -> int:
 def _line(exc: BaseException) -> str:
     text = " ".join(str(exc).split()) or type(exc).__name__
     return text[:300]
+
+
+def _first_line(exc: BaseException) -> str:
+    """The first non-empty line of a (possibly Java stack-trace) message, at most 200 characters."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    return (lines[0] if lines else type(exc).__name__)[:200]

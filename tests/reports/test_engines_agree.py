@@ -17,8 +17,17 @@ DETECTED = {
     "after-ack": ("delivery-after-ack", "fail", "delivered_after_ack"),
     "ring": ("ring-bound", "fail", "over_bound"),
     "throttle": ("throttle-bound", "fail", "over_bound"),
+    "double-answer": ("admission-answer", "fail", "multiple"),
+    "early-timeout": ("admission-answer", "fail", "early_timeouts"),
+    "drained-lost": ("lost", "fail", "lost"),
+    # not faults: the lost check must stay honest (no false loss, no unknown where the history tells)
+    "ack-info": ("lost", "pass", "possibly_consumed"),
+    "drain": ("lost", "pass", "drained_examples"),
+    "address": ("lost", "pass", "acknowledged"),
+    "filter": ("lost", "pass", "not_applicable_examples"),  # only example 2 has the filter
 }
-ALL_RULES = ("DELIVERY-1", "DELIVERY-2", "DELIVERY-6", "DELIVERY-7", "DELIVERY-15", "RING-17", "THROTTLE-7")
+ALL_RULES = ("DELIVERY-1", "DELIVERY-2", "DELIVERY-6", "DELIVERY-7", "DELIVERY-15", "RING-17", "THROTTLE-7",
+             "ADMISSION-3", "ADMISSION-7")
 
 
 @pytest.fixture(scope="module")
@@ -68,6 +77,25 @@ def test_bad_inputs_are_listed_and_incomplete_run_has_no_verdicts(python_result:
     assert not [c for c in python_result.checks if c.run == "incomplete"]
 
 
+@pytest.mark.rules("DELIVERY-2", "DELIVERY-15")
+def test_lost_verdicts_say_why() -> None:
+    from mqconform.reports.checks_python import STATS, lost_example, verdict
+
+    def lost(**figures: int) -> tuple[str, int, str]:
+        return verdict("lost", {name: figures.get(name, 0) for name in STATS["lost"]})
+
+    filtered = lost_example(3, True, False, 0, (0, 0), (0, 0, 0))
+    assert lost(**filtered)[0] == "not_applicable" and "filter" in lost(**filtered)[2]
+    unknown = lost_example(3, False, False, 0, (0, 0), None)
+    assert lost(**unknown)[0] == "unknown" and "drain" in lost(**unknown)[2]
+    # an indeterminate ack may have happened: no false loss; without it, a loss
+    assert lost_example(3, False, False, 0, (2, 1), (0, 0, 0))["lost"] == 0
+    assert lost_example(3, False, False, 0, (2, 0), (0, 0, 0))["lost"] == 1
+    # drained: acknowledged minus delivered (Jepsen total-queue), counters only for replaced/killed
+    assert lost_example(3, False, True, 2, (0, 0), (None, 0, 0))["lost"] == 1
+    assert lost_example(3, False, True, 2, (0, 0), (None, 1, 0))["lost"] == 0
+
+
 @pytest.mark.rules("RING-17")
 def test_profile_gating(tmp_path: Path) -> None:
     run = generate.write_run_dir(tmp_path / "r", faults={"ring"}, profile="jetstream")
@@ -98,9 +126,29 @@ def test_spark_on_bench_store_agrees(spark: Any, tmp_path: Path) -> None:
         return {k: {n: v.get(n, 0) for n in checks_python.STATS[k[3]]} for k, v in stats.items()}
 
     table_a = store.read_store_table(tmp_path / "a")
-    py = full(checks_python.compute_stats(checks_python.table_batches(table_a)))
+    py = full(checks_python.compute_stats(table_a))
     sa = full(checks_spark.compute_stats(spark, tmp_path / "a"))
     sb = full(checks_spark.compute_stats(spark, tmp_path / "b"))
     assert py == sa
     assert {k[1:]: v for k, v in sb.items()} == {k[1:]: v for k, v in py.items()}
     assert py[("bench-run", "delivery", "q", "total-queue")]["delivered"] == 450
+
+
+@pytest.mark.spark
+@pytest.mark.rules(*ALL_RULES)
+def test_spark_fast_and_exact_plans_agree(spark: Any, runs: list[Path], tmp_path: Path) -> None:
+    """The fast plan (big histories) and the exact plan give the same statistics as the python engine."""
+    from mqconform.reports import checks_python, checks_spark, store
+
+    st = tmp_path / "store"
+    store.ingest([p for p in runs if p.name in ("clean", "duplicate", "counter", "ack-info")], st)
+    generate.write_bench_store(st, generate.bench_table(7 * 300))
+    py = checks_python.compute_stats(store.read_store_table(st, checks_python.NEEDED))
+    fast = checks_spark._fast_stats(spark, checks_spark.load(spark, st).fillna({"queue": checks_spark.NULLQ}),
+                                    checks_python.routing_table(checks_spark._small(
+                                        checks_spark.load(spark, st))[0]))
+    exact = checks_spark.compute_stats(spark, st, exact=True)
+    full = {k: {n: v.get(n, 0) for n in checks_python.STATS[k[3]]} for k, v in py.items()}
+    assert fast is not None
+    assert {k: {n: v.get(n, 0) for n in checks_python.STATS[k[3]]} for k, v in fast.items()} == full
+    assert {k: {n: v.get(n, 0) for n in checks_python.STATS[k[3]]} for k, v in exact.items()} == full

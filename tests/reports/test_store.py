@@ -87,3 +87,21 @@ def test_unknown_store_version_is_bad_input(tmp_path: Path) -> None:
     (st / store.SCHEMA_FILE).write_text('{"store_schema": 99}')
     with pytest.raises(store.BadHistory, match="unknown store schema version 99"):
         pipeline.check_runs([st])
+
+
+@pytest.mark.rules(*RULES)
+def test_report_command_bad_history_is_one_line_and_exit_2(tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    import argparse
+
+    from mqconform.commands import report
+
+    run = generate.write_run_dir(tmp_path / "run", faults={"corrupt"})
+    args = argparse.Namespace(inputs=[run], engine="python", master=None, out=tmp_path / "out",
+                              ignore_bad=False, store=tmp_path / "store")
+    assert report.run(args) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "delivery.jsonl:" in err and "--ignore-bad" in err
+    args.ignore_bad = True
+    assert report.run(args) == 0
+    assert store.history_files(tmp_path / "store"), "--store is passed through to the pipeline"

@@ -154,6 +154,11 @@ class AdmissionMachine(FlowMachine):
                 raise Inconclusive(f"request {request}: {result.error}")
             got = result.value
             self.d.expect_equal("admission.answer", want, got, f"answer to {request}: ")
+            if got is not None and got != self.seen.get(request):
+                # one history row per answer shown (ADMISSION-7, ADMISSION-3 history checks)
+                self.d.observe("answer", queue, {
+                    "id": request, "answer": got.get("answer"), "at_ms": got.get("at_ms"),
+                    "submitted_ms": at, "wait_ms": self.waits[queue]})
             self.seen[request] = got
             if got is None:
                 due = self._first_tick_at_or_after(max(self.scan_start, at + self.waits[queue]))

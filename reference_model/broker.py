@@ -65,6 +65,9 @@ class Broker:
         self.consumers: dict[str, ConsumerState] = {}
         self.events: list[Event] = []
         self.record_events = False
+        #: settle's per-profile switches (the options are frozen)
+        self._whole_pages = options.depage_rule == "address_memory"
+        self._hysteresis = options.overflow == "reject_new" and options.reject_check == "after"
         #: addresses an operation changed and the next settle must look at (see _settle)
         self._dirty: dict[str, AddressState] = {}
 
@@ -894,8 +897,7 @@ class Broker:
         for queue in touched:
             address = queue.address
             dirty[address.name] = address
-        whole_pages = self.options.depage_rule == "address_memory"
-        hysteresis = self.options.overflow == "reject_new" and self.options.reject_check == "after"
+        whole_pages, hysteresis = self._whole_pages, self._hysteresis
         while dirty:
             _, address = dirty.popitem()
             moved = True
@@ -910,7 +912,7 @@ class Broker:
                         moved |= self._fire_due(queue)
                     if queue.paged:
                         moved |= self._depage(queue, address)
-                    if queue.consumers:
+                    if queue.consumers and queue.pending.level_of:
                         self._deliver(queue)
                     if queue.lv_candidates:
                         moved |= self._prune_last_values(queue)

@@ -735,7 +735,8 @@ class Broker:
         if lvq:
             self._lv_check(queue, ref)
         # RING-14/RING-22: drop-head trims after a requeue; reject-publish never refuses a requeue
-        if ring_check and bound >= 0 and opts.return_over_bound == "drop_head" and opts.overflow == "drop_head":
+        trims = opts.return_over_bound == "drop_head" and opts.overflow == "drop_head"
+        if ring_check and bound >= 0 and trims:
             if opts.dispatch_before_bound and queue.consumers:
                 self._deliver(queue)  # a consumer with room takes it before the limit is checked
             while queue.bound_count(opts.bound_counts) > bound and len(queue.pending):

@@ -3,13 +3,11 @@
 A cell merges, per run, the run's outcome records and the history checks naming the rule (the most
 severe wins), then merges the runs: *flaky* when some runs pass and others fail, otherwise the most
 severe state. It keeps every run's state and the first failing run (chronological) with its
-counterexample. Also holds :func:`load_run_directories`, a minimal loader of run.json + outcomes.jsonl
-used when the history stage (:mod:`.pipeline`) is not available.
+counterexample. Run directories are read by the history stage (:mod:`.pipeline`) only.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Literal
@@ -29,10 +27,6 @@ FAILING: frozenset[str] = frozenset({"fail", "flaky"})
 LABELS: Mapping[str, str] = {"pass": "pass", "fail": "FAIL", "deviation": "known deviation",
                              "unknown": "unknown", "not_applicable": "n/a", "flaky": "FLAKY",
                              "not_run": "not run"}
-
-
-class RunDirectoryError(ValueError):
-    """A run directory cannot be read (missing, malformed run.json or outcomes.jsonl, incomplete)."""
 
 
 @attrs.frozen(order=True)
@@ -183,64 +177,3 @@ def build_matrix(result: PipelineResult, catalogue_order: Sequence[str] = ()) ->
     cells = {key: _merge(key[0], key[1], cells) for key, cells in per_impl.items()}
     return Matrix(tuple(order), impls, cells, runs, result.checks, result.bad, result.engine)
 
-
-# ---------------------------------------------------------------------- fallback loader
-def _read_run(path: Path, ignore_bad: bool, bad: list[BadInput]) -> RunInfo | None:
-    try:
-        meta = json.loads((path / "run.json").read_text(encoding="utf-8"))
-        if not isinstance(meta, dict):
-            raise ValueError("not a JSON object")
-    except (OSError, ValueError) as exc:
-        problem = f"{path / 'run.json'}: unreadable run.json ({exc})"
-        if not ignore_bad:
-            raise RunDirectoryError(problem) from None
-        bad.append(BadInput(str(path / "run.json"), None, problem))
-        return None
-    if meta.get("status") != "complete":
-        problem = f"{path}: incomplete run (run.json status {meta.get('status')!r})"
-        if not ignore_bad:
-            raise RunDirectoryError(problem)
-        bad.append(BadInput(str(path / "run.json"), None, "incomplete run"))
-        return None
-    outcomes: list[dict[str, object]] = []
-    outcome_file = path / "outcomes.jsonl"
-    lines = outcome_file.read_text(encoding="utf-8").splitlines() if outcome_file.exists() else []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-            if not isinstance(record, dict) or "rule" not in record or "outcome" not in record:
-                raise ValueError("not an outcome record")
-        except ValueError as exc:
-            if not ignore_bad:
-                raise RunDirectoryError(f"{outcome_file}:{number}: bad outcome record ({exc})") from None
-            bad.append(BadInput(str(outcome_file), number, f"bad outcome record ({exc})"))
-            continue
-        outcomes.append(record)
-    versions = meta.get("versions") if isinstance(meta.get("versions"), dict) else {}
-    return RunInfo(run=str(meta.get("run") or path.name), adapter=str(meta.get("adapter") or "?"),
-                   profile=str(meta.get("profile") or "?"), path=str(path), status="complete",
-                   started=meta.get("started"), exit_code=meta.get("exit_code"),
-                   versions={str(k): str(v) for k, v in (versions or {}).items()},
-                   outcomes=tuple(outcomes))
-
-
-def run_directories(inputs: Iterable[Path]) -> list[Path]:
-    """Each input that is a run directory, or the run directories directly inside it."""
-    found: list[Path] = []
-    for path in inputs:
-        if (path / "run.json").exists():
-            found.append(path)
-        elif path.is_dir():
-            found.extend(sorted(p for p in path.iterdir() if (p / "run.json").exists()))
-        else:
-            raise RunDirectoryError(f"{path}: no such run directory")
-    return found
-
-
-def load_run_directories(inputs: Iterable[Path], ignore_bad: bool = False) -> PipelineResult:
-    """A PipelineResult with runs only (no history checks), read straight from run directories."""
-    bad: list[BadInput] = []
-    runs = [run for path in run_directories(inputs) if (run := _read_run(path, ignore_bad, bad)) is not None]
-    return PipelineResult(tuple(runs), (), tuple(bad), engine="python (outcomes only)")

@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 import yaml
 from mqconform.reports.html import write_html
-from mqconform.reports.matrix import build_matrix, load_run_directories
+from mqconform.reports.matrix import build_matrix
+from mqconform.reports.pipeline import check_runs
 from mqconform.spec import load_catalogue
 
 FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -59,10 +60,10 @@ def evil_run(root: Path) -> Path:
     header = f"# Counterexample: receive_id (DELIVERY-4)\n# {SCRIPT}\n"
     (path / "counterexamples" / "delivery-1-receive_id.yaml").write_text(
         header + yaml.safe_dump({"profile": "artemis", "steps": steps}))
-    records = [{"rule": "DELIVERY-4", "outcome": "fail", "machine": "delivery",
+    records = [{"v": 1, "rule": "DELIVERY-4", "outcome": "fail", "machine": "delivery",
                 "counterexample": "counterexamples/delivery-1-receive_id.yaml",
                 "message": "error: " + SCRIPT},
-               {"rule": "DELIVERY-1", "outcome": "unknown", "machine": "delivery", "message": IMG}]
+               {"v": 1, "rule": "DELIVERY-1", "outcome": "unknown", "machine": "delivery", "message": IMG}]
     (path / "outcomes.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
     return path
 
@@ -79,7 +80,7 @@ def test_detectors_catch_unescaped_payloads(chromium: str, tmp_path: Path) -> No
 @pytest.mark.rules("DELIVERY-4")
 def test_report_renders_cleanly_and_runs_nothing_injected(chromium: str, tmp_path: Path) -> None:
     catalogue = load_catalogue()
-    matrix = build_matrix(load_run_directories([evil_run(tmp_path)]), [r.id for r in catalogue])
+    matrix = build_matrix(check_runs([evil_run(tmp_path)]), [r.id for r in catalogue])
     index = write_html(matrix, catalogue, tmp_path / "report")
     pages = [index, *sorted((tmp_path / "report" / "cx").glob("*.html")),
              *sorted((tmp_path / "report" / "rules").glob("*.html"))]

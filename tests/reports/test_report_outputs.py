@@ -14,7 +14,8 @@ from mqconform.reports.html import write_html
 from mqconform.reports.jsonout import SCHEMA, SCHEMA_KEYS, report_dict
 from mqconform.reports.junit import junit_xml
 from mqconform.reports.markdown import markdown_summary
-from mqconform.reports.matrix import STATES, Implementation, Matrix, build_matrix, load_run_directories
+from mqconform.reports.matrix import STATES, Implementation, Matrix, build_matrix
+from mqconform.reports.pipeline import BadHistory, check_runs
 from mqconform.reports.timeline import build_timeline, render_svg
 from mqconform.spec import load_catalogue
 
@@ -206,7 +207,7 @@ def test_html_escapes_every_string_from_a_run(tmp_path: Path) -> None:
                     [outcome("DELIVERY-2", "fail", "counterexamples/cx1.yaml", evil_msg),
                      outcome(evil_id, "fail", None, evil_msg)],
                     {"cx1": (header, steps), "other": (header, steps)})
-    matrix = build_matrix(load_run_directories([run]), ORDER)
+    matrix = build_matrix(check_runs([run]), ORDER)
     write_html(matrix, CATALOGUE, tmp_path / "report")
     pages = sorted((tmp_path / "report").rglob("*.html"))
     assert len(pages) >= 5  # index, two rule pages, two counterexample pages
@@ -221,8 +222,8 @@ def test_html_escapes_every_string_from_a_run(tmp_path: Path) -> None:
 def test_loader_reads_run_directories_and_rejects_bad_ones(tmp_path: Path) -> None:
     good = write_run(tmp_path, "g", "alpha", "1", [outcome("DELIVERY-1", "pass")])
     broken = write_run(tmp_path, "b", "alpha", "2", [outcome("DELIVERY-1", "pass")])
-    (broken / "outcomes.jsonl").write_text('{"rule": "DELIVERY-1", "outcome": "pass"}\n{not json\n')
-    with pytest.raises(ValueError, match=r"outcomes.jsonl:2"):
-        load_run_directories([good, broken])
-    result = load_run_directories([tmp_path], ignore_bad=True)
+    (broken / "outcomes.jsonl").write_text('{"v": 1, "rule": "DELIVERY-1", "outcome": "pass"}\n{not json\n')
+    with pytest.raises(BadHistory, match=r"outcomes.jsonl:2"):
+        check_runs([good, broken])
+    result = check_runs([good, broken], ignore_bad=True)
     assert {r.run for r in result.runs} == {"g", "b"} and [b.line for b in result.bad] == [2]

@@ -11,8 +11,11 @@ import os
 import re
 import socket
 import uuid
+from collections.abc import Callable
 
 import pytest
+from mqconform.adapters.contract import Adapter
+from mqconform.reference_model.config import ConsumerConfig, Message, QueueConfig
 
 
 @pytest.fixture
@@ -28,3 +31,21 @@ def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def assert_same_names_do_not_meet(factory: Callable[[], Adapter], namespace: str) -> None:
+    """Two adapters opened with the same namespace and logical names never share a queue: each open
+    adds its own token (safe under pytest -n auto and for concurrent runs on one broker)."""
+    one, two = factory(), factory()
+    one.open(namespace)
+    two.open(namespace)
+    try:
+        for adapter in (one, two):
+            adapter.declare_queue(QueueConfig("q"))
+            adapter.open_consumer(ConsumerConfig("c", "q", window_bytes=0))
+        one.send("q", Message("m1"))
+        assert two.receive("c").value is None
+        assert one.receive("c").value == "m1"
+    finally:
+        for adapter in (one, two):
+            getattr(adapter, "shutdown", adapter.close)()

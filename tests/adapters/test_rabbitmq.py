@@ -23,6 +23,7 @@ from mqconform.conformance.machines.delivery import DeliveryMachine
 from mqconform.conformance.machines.redelivery import RedeliveryMachine
 from mqconform.conformance.machines.ring import RingMachine
 from mqconform.conformance.runner import run_machine
+from tests.adapters.conftest import assert_same_names_do_not_meet
 
 pytestmark = pytest.mark.broker("rabbitmq")
 
@@ -210,19 +211,7 @@ def test_close_deletes_every_queue(namespace: str) -> None:
 
 
 def test_two_adapters_with_the_same_names_do_not_meet(namespace: str) -> None:
-    one, two = RabbitMQAdapter(url=SERVICE_URL), RabbitMQAdapter(url=SERVICE_URL)
-    one.open(namespace)
-    two.open(namespace)
-    try:
-        for a in (one, two):
-            a.declare_queue(QueueConfig("q"))
-            a.open_consumer(ConsumerConfig("c", "q", **PULL))
-        one.send("q", Message("m1"))
-        assert two.receive("c").value is None
-        assert one.receive("c").value == "m1"
-    finally:
-        one.shutdown()
-        two.shutdown()
+    assert_same_names_do_not_meet(lambda: RabbitMQAdapter(url=SERVICE_URL), namespace)
 
 
 def test_unreachable_broker_is_an_adapter_error(free_port: int) -> None:

@@ -18,6 +18,8 @@ from mqconform.adapters.redis import CAPABILITIES, GROUP, RedisAdapter, raw_roun
 from mqconform.adapters.reference import ReferenceAdapter
 from mqconform.reference_model.config import ConsumerConfig, Message, QueueConfig
 
+from tests.adapters.conftest import assert_same_names_do_not_meet
+
 pytestmark = pytest.mark.broker("redis")
 
 SERVICE_URL = "redis://127.0.0.1:6379/0"
@@ -200,19 +202,7 @@ def test_close_deletes_every_key(namespace: str) -> None:
 
 
 def test_two_adapters_with_the_same_names_do_not_meet(namespace: str) -> None:
-    one, two = RedisAdapter(url=SERVICE_URL), RedisAdapter(url=SERVICE_URL)
-    one.open(namespace)
-    two.open(namespace)
-    try:
-        for a in (one, two):
-            a.declare_queue(QueueConfig("q"))
-            a.open_consumer(ConsumerConfig("c", "q", **PULL))
-        one.send("q", Message("m1"))
-        assert two.receive("c").value is None
-        assert one.receive("c").value == "m1"
-    finally:
-        one.shutdown()
-        two.shutdown()
+    assert_same_names_do_not_meet(lambda: RedisAdapter(url=SERVICE_URL), namespace)
 
 
 def test_unreachable_server_is_an_adapter_error(free_port: int) -> None:

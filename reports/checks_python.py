@@ -29,7 +29,8 @@ message_count - replaced - killed), consumed = distinct ids with an ``ack`` ``ok
 possibly_consumed = distinct ids whose ``ack`` completed ``info`` only (it may have happened: Jepsen's
 indeterminate, never a false loss). It can only under-count, never over-count. An example with neither
 a drain nor a final counters observation carrying message_count, replaced and killed is *unknown*:
-the run could not tell.
+the run could not tell; when no example of the queue has them (the implementation shows no such
+counters and the run has no drain), the check is *not applicable*, as for a missing capability.
 
 ``delivery-after-ack`` (DELIVERY-7). Per (G, msg): deliveries with an index after the first
 non-transactional ``ack`` ``ok`` of that id on that queue (redelivery only of unacknowledged messages).
@@ -117,6 +118,11 @@ def verdict(check: str, stats: Mapping[str, int]) -> tuple[Verdict, int, str]:
         if s["not_applicable_examples"] == s["examples"]:
             return "not_applicable", 0, ("a filter on this queue makes the routing of its address's sends "
                                          "unknowable")
+        if s["unknown_examples"] == s["examples"] - s["not_applicable_examples"]:
+            # no example could be accounted for: the implementation shows no replaced/killed counters
+            # and the run has no drain (a capability gap, like a missing counter), not a doubt
+            return "not_applicable", 0, ("the implementation reports no final message_count, replaced and "
+                                         "killed counters and the run has no drain")
         if s["unknown_examples"]:
             return "unknown", 0, (f"{s['unknown_examples']} of {s['examples']} examples have neither a final "
                                   f"drain nor final counters for this queue")
@@ -136,8 +142,8 @@ def verdict(check: str, stats: Mapping[str, int]) -> tuple[Verdict, int, str]:
     if check == "counter-identity":
         if s["broken"]:
             return "fail", s["broken"], f"{s['broken']} observations with messageCount != the sum of parts"
-        if s["checked"] == 0:
-            return "unknown", 0, "no observation reports all five counters"
+        if s["checked"] == 0:  # the implementation does not show all five: a capability gap
+            return "not_applicable", 0, "no observation reports all five counters"
         return "pass", 0, f"{s['checked']} observations consistent"
     if check == "ring-bound":
         if s["over_bound"]:

@@ -11,7 +11,7 @@ from collections.abc import Callable
 import attrs
 
 from mqconform.adapters.reference import ReferenceAdapter
-from mqconform.reference_model.admission import Admission, Answer
+from mqconform.reference_model.admission import Admission
 from mqconform.reference_model.broker import Broker, SendResult
 from mqconform.reference_model.config import Message
 from mqconform.reference_model.options import ModelOptions
@@ -272,14 +272,6 @@ class _TimeoutLeavesRequest(Admission):
                     break
                 if self._answers[request.id] is None:
                     self._reject(request, "TIMEOUT_CLEAN_QUEUE", now, len(self._queues[name]))
-
-    def take(self, queue: str, now: int) -> str | None:
-        q = self._queue(queue)
-        if not q:
-            return None
-        request = q.popleft()
-        self._answers[request.id] = Answer("processed", now)
-        return request.id
 
 
 class _OverloadLate(Admission):

@@ -228,19 +228,24 @@ def test_threadsafe_history_writer_keeps_index_order(tmp_path: Path) -> None:
 
 
 # ------------------------------------------------------------------- the adapters' shared namespaces
+def _join_one_queue(owner: Any, joiner: Any, namespace: str) -> None:
+    """Two shared-namespace adapters declare the same queue: what one sends, the other receives."""
+    owner.open(namespace)
+    joiner.open(namespace)
+    assert owner.declare_queue(QueueConfig(name="q")).is_ok
+    assert joiner.declare_queue(QueueConfig(name="q")).is_ok
+    assert joiner.send("q", Message(id="m1")).value == "accepted"
+    assert owner.open_consumer(ConsumerConfig(name="c", queue="q", window_bytes=0)).is_ok
+    assert owner.receive("c").value == "m1"
+
+
 @pytest.mark.broker("nats")
 def test_nats_shared_namespace_joins_one_stream() -> None:
     server = EmbeddedNatsServer().start()
     namespace = f"mqct-shared-{uuid.uuid4().hex[:6]}"
     owner, joiner = (NatsAdapter(url=server.url, shared_namespace=True) for _ in range(2))
     try:
-        owner.open(namespace)
-        joiner.open(namespace)
-        assert owner.declare_queue(QueueConfig(name="q")).is_ok
-        assert joiner.declare_queue(QueueConfig(name="q")).is_ok
-        assert joiner.send("q", Message(id="m1")).value == "accepted"
-        assert owner.open_consumer(ConsumerConfig(name="c", queue="q", window_bytes=0)).is_ok
-        assert owner.receive("c").value == "m1"
+        _join_one_queue(owner, joiner, namespace)
         joiner.close()  # the joiner created nothing: the stream stays
         assert owner.counters("q").value["message_count"] == 1
         assert owner.ack("c", "m1").is_ok
@@ -261,13 +266,7 @@ def test_redis_shared_namespace_joins_one_stream() -> None:
         url=REDIS_URL, shared_namespace=True)
     raw = redis.Redis.from_url(REDIS_URL, decode_responses=True)
     try:
-        owner.open(namespace)
-        joiner.open(namespace)
-        assert owner.declare_queue(QueueConfig(name="q")).is_ok
-        assert joiner.declare_queue(QueueConfig(name="q")).is_ok
-        assert joiner.send("q", Message(id="m1")).value == "accepted"
-        assert owner.open_consumer(ConsumerConfig(name="c", queue="q", window_bytes=0)).is_ok
-        assert owner.receive("c").value == "m1"
+        _join_one_queue(owner, joiner, namespace)
         joiner.close()
         assert raw.exists(f"{namespace}:q") == 1
         owner.close()

@@ -50,11 +50,6 @@ UNSUPPORTED_DEFAULTS: Mapping[str, str] = {
 }
 
 
-def one_line(exc: BaseException) -> str:
-    """An exception as one line of text (its message with white space folded, else its type)."""
-    return " ".join(str(exc).split()) or type(exc).__name__
-
-
 def physical_prefix(namespace: str, shared: bool, sep: str = "-") -> str:
     """The physical name prefix of one open(): `namespace` (with characters outside ``[A-Za-z0-9_-]``
     replaced) when instances share it, else that plus `sep` and a random token."""

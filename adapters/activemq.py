@@ -51,7 +51,9 @@ import stomp
 from mqconform.reference_model.config import ConsumerConfig, Message, QueueConfig
 from stomp.exception import ConnectFailedException, NotConnectedException, StompException
 
-from ._base import BrokerAdapter, Refused, Unsupported, one_line, physical_prefix
+from mqconform.text import one_line
+
+from ._base import BrokerAdapter, Refused, Unsupported, physical_prefix
 from ._urls import parse_endpoint, redact
 from .activemq_server import ActiveMQProcess, shared_broker
 from .bench import roundtrip_rate

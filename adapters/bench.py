@@ -20,6 +20,8 @@ from typing import Any
 
 from mqconform.reference_model.config import Message, QueueConfig
 
+from mqconform.text import first_line
+
 from ._base import simple_consumer
 from .contract import Adapter, AdapterError
 from .registry import AdapterLoadError, load_adapter, resolve
@@ -130,8 +132,7 @@ def bench_adapters(names: list[str], n: int, max_examples: int = 10) -> dict[str
         try:
             found = bench_adapter(name, n, max_examples)
         except (AdapterLoadError, AdapterError) as exc:
-            print(f"bench: skipping {name}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}",
-                  file=sys.stderr)
+            print(f"bench: skipping {name}: {first_line(exc)}", file=sys.stderr)
             continue
         figures.update({f"{name}.{key}": value for key, value in found.items()})
     return figures

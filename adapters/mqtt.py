@@ -60,7 +60,9 @@ from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 from paho.mqtt.reasoncodes import ReasonCode
 
-from ._base import BrokerAdapter, Refused, Unsupported, one_line, physical_prefix
+from mqconform.text import one_line
+
+from ._base import BrokerAdapter, Refused, Unsupported, physical_prefix
 from ._urls import parse_endpoint
 from .bench import roundtrip_rate
 from .contract import AdapterError, Result

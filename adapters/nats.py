@@ -66,7 +66,9 @@ from nats.js import errors as js_errors
 from nats.js.api import AckPolicy, DeliverPolicy, DiscardPolicy, RetentionPolicy, StorageType, StreamConfig
 from nats.js.api import ConsumerConfig as JsConsumerConfig
 
-from ._base import BrokerAdapter, Refused, Unsupported, one_line
+from mqconform.text import one_line
+
+from ._base import BrokerAdapter, Refused, Unsupported
 from ._urls import redact
 from .contract import AdapterError, Result
 from .nats_embedded import EmbeddedNatsServer

@@ -62,7 +62,9 @@ import pika.exceptions as pex
 from mqconform.reference_model.config import ConsumerConfig, Message, QueueConfig
 from pika.adapters.blocking_connection import BlockingChannel, BlockingConnection
 
-from ._base import BrokerAdapter, Refused, Unsupported, one_line
+from mqconform.text import one_line
+
+from ._base import BrokerAdapter, Refused, Unsupported
 from ._urls import redact
 from .bench import roundtrip_rate
 from .contract import AdapterError, Result

@@ -44,7 +44,9 @@ import attrs
 import redis
 from mqconform.reference_model.config import ConsumerConfig, Message, QueueConfig
 
-from ._base import BrokerAdapter, Refused, Unsupported, one_line
+from mqconform.text import one_line
+
+from ._base import BrokerAdapter, Refused, Unsupported
 from ._urls import redact
 from .bench import roundtrip_rate
 from .contract import AdapterError, Result

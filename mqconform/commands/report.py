@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from mqconform.commands._common import fail
+from mqconform.text import first_line, one_line
 
 DEFAULT_OUT = Path("mqconform-report")
 
@@ -86,8 +87,8 @@ def run(args: argparse.Namespace) -> int:
             from mqconform.reports.spark_session import jvm_log
 
             return fail(f"report: Spark could not start (master {args.master or 'local[*]'}): "
-                        f"{type(exc).__name__}: {_first_line(exc)} (JVM log: {jvm_log()})", 3)
-        return fail(f"report: {_line(exc)}")
+                        f"{type(exc).__name__}: {first_line(exc, 200)} (JVM log: {jvm_log()})", 3)
+        return fail(f"report: {one_line(exc, 300)}")
     if not any(run.status == "complete" for run in result.runs):
         more = f" ({len(result.bad)} excluded as bad input)" if result.bad else ""
         return fail(f"report: no usable run in {', '.join(str(p) for p in args.inputs)}{more}")
@@ -120,12 +121,3 @@ def run(args: argparse.Namespace) -> int:
     return 1 if matrix.failing else 0
 
 
-def _line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split()) or type(exc).__name__
-    return text[:300]
-
-
-def _first_line(exc: BaseException) -> str:
-    """The first non-empty line of a (possibly Java stack-trace) message, at most 200 characters."""
-    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
-    return (lines[0] if lines else type(exc).__name__)[:200]

@@ -23,6 +23,7 @@ from mqconform.adapters.contract import AdapterError
 from mqconform.adapters.registry import AdapterLoadError, load_adapter
 from mqconform.commands._common import adapter_options, add_adapter_arguments, fail
 from mqconform.history import RunDirectory, new_run_id, write_json_atomic
+from mqconform.text import one_line
 
 DEFAULT_ADAPTER = "nats"
 FAULTS = ("restart",)
@@ -245,7 +246,7 @@ def _pipeline_checks(out: Path, args: argparse.Namespace, durable: bool) -> int 
 
         result = check_runs([out], engine=args.engine, master=args.master)
     except Exception as exc:  # the pipeline is another stage: report, do not hide the soak's figures
-        print(f"mqconform: soak: the history checks could not run: {' '.join(str(exc).split())[:200]}",
+        print(f"mqconform: soak: the history checks could not run: {one_line(exc, 200)}",
               file=sys.stderr)
         return None
     failed = False

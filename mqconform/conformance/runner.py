@@ -23,6 +23,7 @@ from hypothesis.stateful import run_state_machine_as_test
 from mqconform.adapters.contract import EXTRA_CAPABILITIES, Adapter
 from mqconform.history import RunDirectory
 from mqconform.reference_model.options import ModelOptions
+from mqconform.text import first_line
 
 from .base import ConformanceMachine, RunContext
 from .driver import Inconclusive, Step, Violation
@@ -105,9 +106,9 @@ def run_machine(base: type[ConformanceMachine], adapter_factory: Callable[[], Ad
             except Inconclusive as exc:
                 result.unknown = str(exc)
             except Flaky as exc:  # the implementation did not answer the same way twice
-                result.unknown = f"the implementation behaved non-deterministically: {_first_line(exc)}"
+                result.unknown = f"the implementation behaved non-deterministically: {first_line(exc)}"
             except Exception as exc:  # an adapter bug is never a conformance failure, nor a pass
-                result.unknown = f"the adapter raised {type(exc).__name__}: {_first_line(exc)}"
+                result.unknown = f"the adapter raised {type(exc).__name__}: {first_line(exc)}"
             finally:
                 result.examples += context.examples
                 _close_quietly(context)
@@ -118,11 +119,6 @@ def run_machine(base: type[ConformanceMachine], adapter_factory: Callable[[], Ad
             history.close()
     result.seconds = time.perf_counter() - started
     return result
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def _close_quietly(context: RunContext) -> None:

@@ -10,11 +10,12 @@ from __future__ import annotations
 import os
 import re
 import socket
+import time
 import uuid
 from collections.abc import Callable
 
 import pytest
-from mqconform.adapters.contract import Adapter
+from mqconform.adapters.contract import Adapter, AdapterError
 from mqconform.reference_model.config import ConsumerConfig, Message, QueueConfig
 
 
@@ -49,3 +50,18 @@ def assert_same_names_do_not_meet(factory: Callable[[], Adapter], namespace: str
     finally:
         for adapter in (one, two):
             getattr(adapter, "shutdown", adapter.close)()
+
+
+def assert_unreachable(adapter: Adapter, prefix: str, max_seconds: float | None = None) -> str:
+    """Opening `adapter` on a port nothing listens on is one AdapterError line that starts with
+    `prefix` and never shows the password ("secret" in the tests' URLs); returns the message."""
+    t0 = time.monotonic()
+    with pytest.raises(AdapterError) as info:
+        adapter.open("x")
+    if max_seconds is not None:
+        assert time.monotonic() - t0 < max_seconds
+    message = str(info.value)
+    assert message.startswith(prefix), message
+    assert "secret" not in message and "\n" not in message
+    getattr(adapter, "shutdown", adapter.close)()
+    return message

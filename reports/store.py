@@ -378,9 +378,13 @@ def history_files(store: Path) -> list[Path]:
     return sorted((store / "history").glob("adapter=*/run_date=*/*.parquet"))
 
 
-def read_store_table(store: Path, columns: Iterable[str] | None = None) -> Any:
+def read_store_table(store: Path, columns: Iterable[str] | None = None, dictionary: bool = False) -> Any:
     """The store as one Arrow table (python engine input): every column, partition column ``adapter``
-    included, or only `columns` (Parquet column pruning; a partition column is added when named)."""
+    included, or only `columns` (Parquet column pruning; a partition column is added when named).
+
+    With `dictionary`, string columns come as Arrow dictionary arrays straight from Parquet's own
+    dictionary pages (several times faster to read than plain strings, and the python engine groups
+    by their integer codes); each file keeps its own dictionaries."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -388,12 +392,18 @@ def read_store_table(store: Path, columns: Iterable[str] | None = None) -> Any:
     schema = arrow_schema()
     wanted = list(columns) if columns is not None else [*schema.names, "adapter"]
     stored = [c for c in wanted if c in schema.names]
+    strings = [c for c in stored if pa.types.is_string(schema.field(c).type)]
+    if dictionary:
+        schema = pa.schema([pa.field(f.name, pa.dictionary(pa.int32(), f.type)) if f.name in strings else f
+                            for f in schema], metadata=schema.metadata)
     tables = []
     for file in history_files(store):
-        table = pq.read_table(file, columns=stored, schema=schema)
+        table = pq.read_table(file, columns=stored, schema=schema,
+                              read_dictionary=strings if dictionary else None)
         if "adapter" in wanted:
             adapter = urllib.parse.unquote(file.parent.parent.name.split("=", 1)[1])
-            table = table.append_column("adapter", pa.repeat(pa.scalar(adapter, pa.string()), table.num_rows))
+            column = pa.repeat(pa.scalar(adapter, pa.string()), table.num_rows)
+            table = table.append_column("adapter", column.dictionary_encode() if dictionary else column)
         tables.append(table)
     if not tables:
         full = schema.append(pa.field("adapter", pa.string()))

@@ -64,6 +64,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from mqconform.reports.api import CheckResult, RunInfo, Verdict
+from mqconform.reports.encode import RESULT_CLASSES, Codes
 
 ACCEPTED = frozenset({"accepted", "paged"})
 REFUSED = frozenset({"dropped", "failed"})
@@ -95,6 +96,8 @@ STATS: dict[str, tuple[str, ...]] = {
 }
 
 StatKey = tuple[str, str, str | None, str]  # run, machine, queue, check
+#: a row of the few whose JSON value is parsed, with its value
+JsonRow = tuple[dict[str, Any], dict[str, Any]]
 Stats = dict[StatKey, dict[str, int]]
 
 
@@ -207,11 +210,12 @@ def _add(stats: Stats, run: str, machine: str, queue: str | None, check: str,
         entry[name] = entry.get(name, 0) + int(value or 0)
 
 
-def _emit(stats: Stats, table: Any, check: str) -> None:
-    """Add a per-R table (run, machine, queue + statistics columns) to `stats`."""
-    names = [n for n in table.column_names if n not in R]
+def _emit(stats: Stats, codes: Codes, table: Any, check: str) -> None:
+    """Add a per-R table (column ``rk`` + statistics columns) to `stats`."""
+    names = [n for n in table.column_names if n != "rk"]
     for row in table.to_pylist():
-        _add(stats, row["run"], row["machine"], row["queue"], check, {n: row[n] for n in names})
+        run, machine, queue = codes.run_machine_queue(row["rk"])
+        _add(stats, run, machine, queue, check, {n: row[n] for n in names})
 
 
 def _agg(table: Any, keys: list[str], specs: dict[str, tuple[str, str]]) -> Any:
@@ -233,75 +237,93 @@ def _i8(mask: Any) -> Any:
     return pc.cast(pc.fill_null(mask, False), "int8")
 
 
+class _Ops:
+    """Masks of one (coded) table: ``f(name)`` operation, ``t(name)`` record type."""
+
+    def __init__(self, table: Any) -> None:
+        self.fs, self.ty = table["fs"], table["ty"]
+
+    def f(self, name: str) -> Any:
+        import pyarrow.compute as pc
+
+        return pc.equal(self.fs, FS.index(name))
+
+    def t(self, name: str) -> Any:
+        import pyarrow.compute as pc
+
+        return pc.equal(self.ty, TYPES.index(name))
+
+
 def compute_stats(table: Any) -> Stats:
-    """Statistics of every check over an Arrow table of normalised rows (columns :data:`NEEDED`;
-    ``value`` may be absent when no row needs it). Vectorised: pyarrow.compute, hash group-by/join."""
+    """Statistics of every check over an Arrow table of normalised rows (columns :data:`NEEDED`, plain or
+    dictionary strings; ``value`` may be absent when no row needs it). Vectorised on integer keys
+    (:mod:`.encode`): pyarrow.compute, hash group-by and hash join."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     t = table.select([c for c in NEEDED if c in table.column_names])
-    t = t.set_column(t.column_names.index("queue"), "queue", pc.fill_null(t["queue"], NULLQ))
+    codes = Codes(t, FS, TYPES)
+    c = codes.table
+    op = _Ops(c)
+    decl_rows, drain_rows, answer_rows = _small_rows(t, op)
+    routes = routing_table(decl_rows)
+    codes.add_queues([*(r["target"] for r in routes), *(r["dq"] for r in routes),
+                      *(row["queue"] for row, _ in drain_rows)])
     stats: Stats = {}
-    fcode = pc.index_in(t["f"], value_set=pa.array(FS))
-    tcode = pc.index_in(t["type"], value_set=pa.array(TYPES))
-    is_f = {name: pc.equal(fcode, i) for i, name in enumerate(FS)}
-    invoke, ok, fail, info = (pc.equal(tcode, i) for i in range(len(TYPES)))
-    has_msg = pc.is_valid(t["msg"])
-    result = t["result"]
+    null_i = pa.scalar(None, pa.int64())
 
     # ----- send side, per (E, msg)
-    smask = pc.and_(is_f["send"], has_msg)
-    s = t.select([*E, "msg", "queue", "index"]).filter(smask)
-    s_inv, s_ok = invoke.filter(smask), ok.filter(smask)
-    s_res = result.filter(smask)
+    smask = pc.and_(op.f("send"), pc.is_valid(c["m"]))
+    s = c.select(["ek", "m", "q", "index", "fs", "ty", "rs"]).filter(smask)
+    so = _Ops(s)
+    s_inv, s_ok, rs = so.t("invoke"), so.t("ok"), s["rs"]
     sends = pa.table({
-        **{k: s[k] for k in E}, "msg": s["msg"], "sent": _i8(s_inv),
-        "squeue": pc.if_else(s_inv, s["queue"], pa.scalar(None, pa.string())),
-        "sidx": pc.if_else(s_inv, s["index"], pa.scalar(None, pa.int64())),
-        "acked": _i8(pc.and_(s_ok, pc.is_in(s_res, pa.array(sorted(ACCEPTED))))),
-        "refused": _i8(pc.or_(pc.and_(s_ok, pc.is_in(s_res, pa.array(sorted(REFUSED)))),
-                              fail.filter(smask))),
-        "info": _i8(pc.or_(info.filter(smask), pc.and_(s_ok, pc.is_in(s_res, pa.array(sorted(DEFERRED)))))),
+        "mk": codes.mk(s["ek"], s["m"]), "sent": _i8(s_inv),
+        "squeue": pc.if_else(s_inv, s["q"], null_i), "sidx": pc.if_else(s_inv, s["index"], null_i),
+        "acked": _i8(pc.and_(s_ok, pc.equal(rs, RESULT_CLASSES["accepted"]))),
+        "refused": _i8(pc.or_(pc.and_(s_ok, pc.equal(rs, RESULT_CLASSES["dropped"])), so.t("fail"))),
+        "info": _i8(pc.or_(so.t("info"), pc.and_(s_ok, pc.equal(rs, RESULT_CLASSES["blocked"])))),
     })
-    msgs = _agg(sends, [*E, "msg"], {"sent": ("sent", "max"), "squeue": ("squeue", "max"),
-                                     "sidx": ("sidx", "min"), "acked": ("acked", "max"),
-                                     "refused": ("refused", "max"), "info": ("info", "max")})
+    msgs = _agg(sends, ["mk"], {"sent": ("sent", "max"), "squeue": ("squeue", "max"),
+                                "sidx": ("sidx", "min"), "acked": ("acked", "max"),
+                                "refused": ("refused", "max"), "info": ("info", "max")})
     msgs = msgs.set_column(msgs.column_names.index("squeue"), "squeue",
-                           pc.fill_null(msgs["squeue"], NULLQ))
-    sent = msgs.filter(pc.equal(msgs["sent"], 1)).rename_columns(
-        [("queue" if n == "squeue" else n) for n in msgs.column_names])
-    _emit(stats, _agg(sent, R, {"attempted": ("", "count_all"), "acknowledged": ("acked", "sum"),
-                                "refused": ("refused", "sum"), "indeterminate": ("info", "sum")}),
-          "total-queue")
+                           pc.fill_null(msgs["squeue"], codes.null_queue))
+    sent = msgs.filter(pc.equal(msgs["sent"], 1))
+    _emit(stats, codes, _agg(pa.table({
+        "rk": codes.rk(codes.split_mk(sent["mk"])[0], sent["squeue"]), "acked": sent["acked"],
+        "refused": sent["refused"], "info": sent["info"]}), ["rk"], {
+        "attempted": ("", "count_all"), "acknowledged": ("acked", "sum"), "refused": ("refused", "sum"),
+        "indeterminate": ("info", "sum")}), "total-queue")
 
     # ----- delivery side, per (E, queue, msg)
-    recv_ok = pc.and_(is_f["receive"], ok)
-    ack_done = pc.and_(is_f["ack"], pc.or_(ok, info))
-    dmask = pc.and_(pc.or_(recv_ok, ack_done), has_msg)
-    d = t.select([*E, "queue", "msg", "index", "tx"]).filter(dmask)
-    d_recv, d_ok, d_info = recv_ok.filter(dmask), ok.filter(dmask), info.filter(dmask)
-    d_ack = is_f["ack"].filter(dmask)
+    recv_ok = pc.and_(op.f("receive"), op.t("ok"))
+    ack_done = pc.and_(op.f("ack"), pc.or_(op.t("ok"), op.t("info")))
+    dmask = pc.and_(pc.or_(recv_ok, ack_done), pc.is_valid(c["m"]))
+    d = c.select(["ek", "q", "m", "index", "tx", "fs", "ty"]).filter(dmask)
+    do = _Ops(d)
+    d_recv, d_ack, d_ok, d_info = do.f("receive"), do.f("ack"), do.t("ok"), do.t("info")
+    d_dk = codes.dk(d["ek"], d["q"], d["m"])
     not_tx = pc.invert(pc.fill_null(d["tx"], False))
-    null_i = pa.scalar(None, pa.int64())
-    dl = pa.table({
-        **{k: d[k] for k in E}, "queue": d["queue"], "msg": d["msg"], "recv": _i8(d_recv),
-        "ridx": pc.if_else(d_recv, d["index"], null_i),
+    dlv = _agg(pa.table({
+        "dk": d_dk, "recv": _i8(d_recv), "ridx": pc.if_else(d_recv, d["index"], null_i),
         "aidx": pc.if_else(pc.and_(pc.and_(d_ack, d_ok), not_tx), d["index"], null_i),
         "ack_ok": _i8(pc.and_(d_ack, d_ok)), "ack_info": _i8(pc.and_(d_ack, d_info)),
-    })
-    dlv = _agg(dl, [*E, "queue", "msg"], {"count": ("recv", "sum"), "last_recv": ("ridx", "max"),
-                                         "first_ack": ("aidx", "min"), "ack_ok": ("ack_ok", "max"),
-                                         "ack_info": ("ack_info", "max")})
-    joined = dlv.join(msgs.select([*E, "msg", "sent", "refused", "info"]), [*E, "msg"],
-                      join_type="left outer")
+    }), ["dk"], {"count": ("recv", "sum"), "last_recv": ("ridx", "max"), "first_ack": ("aidx", "min"),
+                 "ack_ok": ("ack_ok", "max"), "ack_info": ("ack_info", "max")})
+    gk, m = codes.split_dk(dlv["dk"])
+    ek, q = codes.split_gk(gk)
+    dlv = dlv.append_column("gk", gk).append_column("rk", codes.rk(ek, q))
+    dlv = dlv.append_column("mk", codes.mk(ek, m))
+    joined = dlv.join(msgs.select(["mk", "sent", "refused", "info"]), "mk", join_type="left outer")
     delivered = joined.filter(pc.greater(joined["count"], 0))
     count = delivered["count"]
     zero = pa.scalar(0, pa.int64())
-    _emit(stats, _agg(pa.table({
-        **{k: delivered[k] for k in R}, "count": count, "dup": pc.subtract(count, 1),
+    _emit(stats, codes, _agg(pa.table({
+        "rk": delivered["rk"], "count": count, "dup": pc.subtract(count, 1),
         "unexpected": pc.if_else(pc.equal(pc.fill_null(delivered["sent"], 0), 0), count, zero),
         "refused_delivered": pc.if_else(pc.equal(pc.fill_null(delivered["refused"], 0), 1), count, zero),
-        "recovered": _i8(pc.equal(delivered["info"], 1))}), R,
+        "recovered": _i8(pc.equal(delivered["info"], 1))}), ["rk"],
         {"delivered": ("count", "sum"), "duplicated": ("dup", "sum"), "unexpected": ("unexpected", "sum"),
          "refused_delivered": ("refused_delivered", "sum"), "recovered": ("recovered", "sum")}),
         "total-queue")
@@ -309,60 +331,74 @@ def compute_stats(table: Any) -> Stats:
     # ----- delivery-after-ack: exact only where a delivery came after the first ack (rare)
     acked_first = pc.is_valid(dlv["first_ack"])
     daa = dlv.filter(pc.or_(pc.greater(dlv["count"], 0), acked_first))
-    _emit(stats, _agg(pa.table({**{k: daa[k] for k in R}, "acked": _i8(pc.is_valid(daa["first_ack"]))}), R,
-                      {"acked": ("acked", "sum")}), "delivery-after-ack")
+    _emit(stats, codes, _agg(pa.table({"rk": daa["rk"], "acked": _i8(pc.is_valid(daa["first_ack"]))}), ["rk"],
+                             {"acked": ("acked", "sum")}), "delivery-after-ack")
     cand = dlv.filter(pc.fill_null(pc.greater(dlv["last_recv"], dlv["first_ack"]), False))
     if cand.num_rows:
-        recvs = d.filter(d_recv).select([*E, "queue", "msg", "index"])
-        late = recvs.join(cand.select([*E, "queue", "msg", "first_ack"]), [*E, "queue", "msg"],
-                          join_type="inner")
+        recvs = pa.table({"dk": d_dk, "index": d["index"]}).filter(d_recv)
+        late = recvs.join(cand.select(["dk", "rk", "first_ack"]), "dk", join_type="inner")
         late = late.filter(pc.greater(late["index"], late["first_ack"]))
-        _emit(stats, _agg(late, R, {"delivered_after_ack": ("", "count_all")}), "delivery-after-ack")
+        _emit(stats, codes, _agg(late, ["rk"], {"delivered_after_ack": ("", "count_all")}),
+              "delivery-after-ack")
     for key, entry in stats.items():
         if key[3] == "delivery-after-ack":
             entry.setdefault("delivered_after_ack", 0)
 
     # ----- lost, per (E, destination queue)
-    counters = t.select([*E, "queue", "index", "bound", "c_message", "c_pending", "c_delivering",
-                         "c_scheduled", "c_paged", "c_replaced", "c_killed"]).filter(is_f["counters"])
-    _lost(stats, t, is_f, invoke, ok, msgs, dlv, counters)
+    counters = c.select(["ek", "q", "index", "bound", "c_message", "c_pending", "c_delivering", "c_scheduled",
+                         "c_paged", "c_replaced", "c_killed"]).filter(op.f("counters"))
+    counters = counters.append_column("gk", codes.gk(counters["ek"], counters["q"])) \
+        .append_column("rk", codes.rk(counters["ek"], counters["q"]))
+    _lost(stats, codes, routes, drain_rows, msgs, dlv, counters)
 
     # ----- counter identity, ring bound, throttle bound
     parts = [counters[c] for c in ("c_message", "c_pending", "c_delivering", "c_scheduled", "c_paged")]
     complete = pc.and_(pc.and_(pc.and_(pc.is_valid(parts[0]), pc.is_valid(parts[1])),
                                pc.and_(pc.is_valid(parts[2]), pc.is_valid(parts[3]))), pc.is_valid(parts[4]))
     total = pc.add(pc.add(parts[1], parts[2]), pc.add(parts[3], parts[4]))
-    _emit(stats, _agg(pa.table({**{k: counters[k] for k in R}, "checked": _i8(complete),
-                                "broken": _i8(pc.and_(complete, pc.not_equal(parts[0], total)))}), R,
-                      {"observations": ("", "count_all"), "checked": ("checked", "sum"),
-                       "broken": ("broken", "sum")}), "counter-identity")
-    ring = counters.filter(pc.and_(pc.greater_equal(counters["bound"], 0),
-                                   pc.is_valid(counters["c_pending"])))
+    broken = _i8(pc.and_(complete, pc.not_equal(parts[0], total)))
+    _emit(stats, codes, _agg(pa.table({"rk": counters["rk"], "checked": _i8(complete), "broken": broken}),
+                             ["rk"], {"observations": ("", "count_all"), "checked": ("checked", "sum"),
+                                      "broken": ("broken", "sum")}), "counter-identity")
+    in_ring = pc.and_(pc.greater_equal(counters["bound"], 0), pc.is_valid(counters["c_pending"]))
+    ring = counters.filter(in_ring)
     if ring.num_rows:
-        emask = pc.and_(pc.or_(is_f["nack"], is_f["set_ring_size"]), ok)
-        exempt_from = _agg(t.select([*E, "queue", "index"]).filter(emask), [*E, "queue"],
+        emask = pc.and_(pc.or_(op.f("nack"), op.f("set_ring_size")), op.t("ok"))
+        ex = c.select(["ek", "q", "index"]).filter(emask)
+        exempt_from = _agg(pa.table({"gk": codes.gk(ex["ek"], ex["q"]), "index": ex["index"]}), ["gk"],
                            {"exempt_from": ("index", "min")})
-        ring = ring.select([*E, "queue", "index", "bound", "c_pending"]).join(
-            exempt_from, [*E, "queue"], join_type="left outer")
+        ring = ring.select(["gk", "rk", "index", "bound", "c_pending"]).join(exempt_from, "gk",
+                                                                           join_type="left outer")
         exempt = pc.fill_null(pc.greater(ring["index"], ring["exempt_from"]), False)
-        _emit(stats, _agg(pa.table({
-            **{k: ring[k] for k in R}, "exempt": _i8(exempt), "checked": _i8(pc.invert(exempt)),
-            "over": _i8(pc.and_(pc.invert(exempt), pc.greater(ring["c_pending"], ring["bound"])))}), R,
+        _emit(stats, codes, _agg(pa.table({
+            "rk": ring["rk"], "exempt": _i8(exempt), "checked": _i8(pc.invert(exempt)),
+            "over": _i8(pc.and_(pc.invert(exempt), pc.greater(ring["c_pending"], ring["bound"])))}), ["rk"],
             {"observations": ("", "count_all"), "exempt": ("exempt", "sum"), "checked": ("checked", "sum"),
              "over_bound": ("over", "sum")}), "ring-bound")
-    th = t.select([*R, "in_flight", "bound"]).filter(pc.and_(is_f["throttle_state"],
-                          pc.and_(pc.is_valid(t["in_flight"]), pc.is_valid(t["bound"]))))
+    th = c.select(["ek", "q", "in_flight", "bound"]).filter(pc.and_(op.f("throttle_state"), pc.and_(
+        pc.is_valid(c["in_flight"]), pc.is_valid(c["bound"]))))
     if th.num_rows:
         over = pc.or_(pc.less(th["in_flight"], 0), pc.greater(th["in_flight"], pc.add(th["bound"], 1)))
-        _emit(stats, _agg(pa.table({**{k: th[k] for k in R}, "over": _i8(over)}), R,
-                          {"observations": ("", "count_all"), "over_bound": ("over", "sum")}),
+        _emit(stats, codes, _agg(pa.table({"rk": codes.rk(th["ek"], th["q"]), "over": _i8(over)}), ["rk"],
+                                 {"observations": ("", "count_all"), "over_bound": ("over", "sum")}),
               "throttle-bound")
 
     # ----- admission answers (few rows: JSON values parsed in Python)
-    if "value" in t.column_names and pc.any(is_f["answer"]).as_py():
-        answers = t.select([*E, "queue", "value"]).filter(pc.and_(is_f["answer"], ok))
-        _answers(stats, answers)
+    if answer_rows:
+        _answers(stats, answer_rows)
     return stats
+
+
+def _small_rows(t: Any, op: _Ops) -> tuple[list[JsonRow], ...]:
+    """(declarations, drains, answers) with parsed values: the few rows whose JSON ``value`` is read."""
+    import pyarrow.compute as pc
+
+    if "value" not in t.column_names:
+        return [], [], []
+    mask = pc.or_(pc.or_(pc.and_(op.f("queue"), op.t("invoke")), pc.and_(op.f("drain"), op.t("ok"))),
+                  pc.and_(op.f("answer"), op.t("ok")))
+    rows = _json_rows(t.select([*E, "index", "queue", "f", "value"]).filter(mask))
+    return tuple([(row, value) for row, value in rows if row["f"] == f] for f in ("queue", "drain", "answer"))
 
 
 def _json_rows(table: Any) -> list[tuple[dict[str, Any], dict[str, Any]]]:
@@ -407,58 +443,54 @@ def drained_keys(drain_rows: list[tuple[dict[str, Any], dict[str, Any]]]) -> set
             if value.get("empty") is True}
 
 
-def _lost(stats: Stats, t: Any, is_f: dict[str, Any], invoke: Any, ok: Any, msgs: Any, dlv: Any,
-          counters: Any) -> None:
+def _lost(stats: Stats, codes: Codes, routes: list[dict[str, Any]], drain_rows: list[JsonRow], msgs: Any,
+          dlv: Any, counters: Any) -> None:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    has_value = "value" in t.column_names
-    decl_rows = _json_rows(t.select([*E, "index", "value"]).filter(pc.and_(is_f["queue"], invoke))) \
-        if has_value else []
-    drain_rows = _json_rows(t.select([*E, "queue", "value"]).filter(pc.and_(is_f["drain"], ok))) \
-        if has_value else []
-    acc = msgs.filter(pc.equal(msgs["acked"], 1)).select([*E, "msg", "squeue", "sidx"]) \
-        .rename_columns([*E, "msg", "target", "sidx"])
-    routes = routing_table(decl_rows)
-    if routes:
-        decl = pa.Table.from_pylist(routes, schema=pa.schema([
-            ("run", pa.string()), ("machine", pa.string()), ("example", pa.int64()), ("target", pa.string()),
-            ("dq", pa.string()), ("didx", pa.int64()), ("filt", pa.int8())]))
-        routed = acc.join(decl, [*E, "target"], join_type="inner")
+    acc = msgs.filter(pc.equal(msgs["acked"], 1))
+    ek, m = codes.split_mk(acc["mk"])
+    acc = pa.table({"ek": ek, "m": m, "target": acc["squeue"], "sidx": acc["sidx"]})
+    decl_rows = [(codes.ek_for(r["run"], r["machine"], r["example"]), codes.queue_code[r["target"]],
+                  codes.queue_code[r["dq"]], r["didx"], r["filt"]) for r in routes]
+    decl_rows = [r for r in decl_rows if r[0] is not None]
+    if decl_rows:
+        decl = pa.table({name: pa.array([r[i] for r in decl_rows], kind) for i, (name, kind) in enumerate(
+            [("ek", pa.int64()), ("target", pa.int64()), ("dq", pa.int64()), ("didx", pa.int64()),
+             ("filt", pa.int8())])})
+        routed = acc.join(decl, ["ek", "target"], join_type="inner")
         routed = routed.filter(pc.less(routed["didx"], pc.fill_null(routed["sidx"], 2**62)))
-        unbound = acc.join(decl.select([*E, "target"]), [*E, "target"], join_type="left anti")
+        unbound = acc.join(decl.select(["ek", "target"]), ["ek", "target"], join_type="left anti")
         dest = pa.concat_tables([
-            routed.select([*E, "msg", "dq", "filt"]),
-            pa.table({**{k: unbound[k] for k in E}, "msg": unbound["msg"], "dq": unbound["target"],
+            routed.select(["ek", "m", "dq", "filt"]),
+            pa.table({"ek": unbound["ek"], "m": unbound["m"], "dq": unbound["target"],
                       "filt": pa.array([0] * unbound.num_rows, pa.int8())})])
     else:
-        dest = pa.table({**{k: acc[k] for k in E}, "msg": acc["msg"], "dq": acc["target"],
+        dest = pa.table({"ek": acc["ek"], "m": acc["m"], "dq": acc["target"],
                          "filt": pa.nulls(acc.num_rows, pa.int8()).fill_null(0)})
-    dest = dest.rename_columns([*E, "msg", "queue", "filt"])
-    per_g = _agg(dest, [*E, "queue"], {"accepted": ("", "count_all"), "filt": ("filt", "max")})
-    consumed = _agg(pa.table({**{k: dlv[k] for k in [*E, "queue"]}, "ack_ok": dlv["ack_ok"],
-                              "maybe": _i8(pc.and_(pc.equal(dlv["ack_info"], 1),
-                                                   pc.equal(dlv["ack_ok"], 0)))}),
-                    [*E, "queue"], {"consumed": ("ack_ok", "sum"), "maybe": ("maybe", "sum")})
-    last = _agg(counters.select([*E, "queue", "index"]), [*E, "queue"], {"index": ("index", "max")})
-    final = counters.select([*E, "queue", "index", "c_message", "c_replaced", "c_killed"]).join(
-        last, [*E, "queue", "index"], join_type="inner")
-    drained = drained_keys(drain_rows)
-    seen: dict[tuple[Any, ...], int] = {}
+    dest_gk = codes.gk(dest["ek"], dest["dq"])
+    per_g = _agg(pa.table({"gk": dest_gk, "filt": dest["filt"]}), ["gk"],
+                 {"accepted": ("", "count_all"), "filt": ("filt", "max")})
+    maybe = _i8(pc.and_(pc.equal(dlv["ack_info"], 1), pc.equal(dlv["ack_ok"], 0)))
+    consumed = _agg(pa.table({"gk": dlv["gk"], "ack_ok": dlv["ack_ok"], "maybe": maybe}), ["gk"],
+                    {"consumed": ("ack_ok", "sum"), "maybe": ("maybe", "sum")})
+    last = _agg(counters.select(["gk", "index"]), ["gk"], {"index": ("index", "max")})
+    final = counters.select(["gk", "index", "c_message", "c_replaced", "c_killed"]).join(
+        last, ["gk", "index"], join_type="inner")
+    drained = {codes.gk_for(*key) for key in drained_keys(drain_rows)} - {None}
+    seen: dict[int, int] = {}
     if drained:
-        got = dest.join(dlv.filter(pc.greater(dlv["count"], 0)).select([*E, "queue", "msg"]),
-                        [*E, "queue", "msg"], join_type="left semi")
-        for row in _agg(got, [*E, "queue"], {"n": ("", "count_all")}).to_pylist():
-            seen[(row["run"], row["machine"], row["example"], row["queue"])] = row["n"]
-    cons = {(r["run"], r["machine"], r["example"], r["queue"]): (r["consumed"], r["maybe"])
-            for r in consumed.to_pylist()}
-    fin = {(r["run"], r["machine"], r["example"], r["queue"]):
-           (r["c_message"], r["c_replaced"], r["c_killed"]) for r in final.to_pylist()}
+        got = pa.table({"dk": codes.mk(dest_gk, dest["m"]), "gk": dest_gk}).join(
+            dlv.filter(pc.greater(dlv["count"], 0)).select(["dk"]), "dk", join_type="left semi")
+        seen = {row["gk"]: row["n"] for row in _agg(got, ["gk"], {"n": ("", "count_all")}).to_pylist()}
+    cons = {r["gk"]: (r["consumed"], r["maybe"]) for r in consumed.to_pylist()}
+    fin = {r["gk"]: (r["c_message"], r["c_replaced"], r["c_killed"]) for r in final.to_pylist()}
     for row in per_g.to_pylist():
-        g = (row["run"], row["machine"], row["example"], row["queue"])
+        g = row["gk"]
         stats_g = lost_example(row["accepted"], bool(row["filt"]), g in drained, seen.get(g, 0),
                                cons.get(g, (0, 0)), fin.get(g))
-        _add(stats, g[0], g[1], g[3], "lost", stats_g)
+        run, machine, _example, queue = codes.example_queue(g)
+        _add(stats, run, machine, queue, "lost", stats_g)
 
 
 def lost_example(accepted: int, filtered: bool, drained: bool, delivered: int, consumed: tuple[int, int],
@@ -483,9 +515,8 @@ def answer_key(value: Mapping[str, Any]) -> str:
     return "@".join(str(x) for x in (value.get("answer"), value.get("at_ms")) if x is not None)
 
 
-def _answers(stats: Stats, answers: Any) -> None:
+def _answers(stats: Stats, rows: list[JsonRow]) -> None:
     per: dict[tuple[Any, ...], set[str]] = {}
-    rows = _json_rows(answers.select([*E, "queue", "value"]))
     for row, value in rows:
         key = (row["run"], row["machine"], row["queue"], row["example"], str(value.get("id")))
         per.setdefault(key, set()).add(answer_key(value))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import attrs
 from mqconform.reports import checks_python
@@ -66,12 +67,21 @@ def _python_stats(usable: list[hstore.RunData], stores: list[Path]) -> checks_py
     """One Arrow table of every input (run directories and stores), checked in one pass."""
     import pyarrow as pa
 
-    tables = [checks_python.rows_table(data.rows) for data in usable if data.rows]
-    tables.extend(hstore.read_store_table(path, checks_python.NEEDED) for path in stores)
+    columns = list(checks_python.NEEDED)
+    tables = [_as_dictionary(checks_python.rows_table(data.rows).select(columns))
+              for data in usable if data.rows]
+    tables.extend(hstore.read_store_table(path, columns, dictionary=True) for path in stores)
     if not tables:
         return {}
-    columns = list(checks_python.NEEDED)
-    return checks_python.compute_stats(pa.concat_tables([t.select(columns) for t in tables]))
+    return checks_python.compute_stats(pa.concat_tables(tables))
+
+
+def _as_dictionary(table: Any) -> Any:
+    """String columns as dictionaries, the form the store is read in (so the tables concatenate)."""
+    import pyarrow as pa
+
+    return pa.table({name: column.dictionary_encode() if pa.types.is_string(column.type) else column
+                     for name, column in zip(table.column_names, table.columns, strict=True)})
 
 
 def _spark_stats(usable: list[hstore.RunData], stores: list[Path], store: Path | None,

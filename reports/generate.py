@@ -1,9 +1,11 @@
 """Generated histories for the pipeline's tests and benchmark, with optional injected faults.
 
 :func:`write_run_dir` writes a run directory in the format of :mod:`mqconform.history` (JSON Lines),
-simulating a correct queue (sends, receives, acks, nacks, counters observations) and injecting the
-named :data:`FAULTS`. :func:`bench_table` builds normalised rows column-wise (Arrow, no Python rows)
-and :func:`spark_bench_store` builds a store of any size with Spark itself (``spark.range``).
+simulating a correct priority queue (sends recorded as the suite records them: a priority only when
+not the default 4, a delivery time only when scheduled; receives, each followed by a ``delivery_count``
+observation; acks, nacks, counters observations) and injecting the named :data:`FAULTS`.
+:func:`bench_table` builds normalised rows column-wise (Arrow, no Python rows) and
+:func:`spark_bench_store` builds a store of any size with Spark itself (``spark.range``).
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ import json
 import random
 from pathlib import Path
 from typing import Any
+
+from mqconform.reference_model.config import DEFAULT_PRIORITY
 
 from mqconform.history import SCHEMA_VERSION
 
@@ -31,14 +35,30 @@ FAULTS = {
     "ack-info": "not a fault: an ack completes info (unknown) but happened (lost must not fail)",
     "address": "not a fault: sends go to an address the queue is bound to (lost is still known)",
     "filter": "not a fault: the queue bound to the address has a filter (lost not applicable)",
+    "reorder": "a consumer first-receives a message before one whose send completed before its own was "
+               "invoked (same priority, not scheduled: DELIVERY-4)",
+    "count-decrease": "a message's delivery count drops from 2 to 1 when it is redelivered (REDELIVERY-1)",
+    "priority": "not a fault: the last message, priority 9, overtakes earlier default-priority ones "
+                "(DELIVERY-3)",
+    "scheduled": "not a fault: a message scheduled later is delivered after later-sent ones (SCHED-1)",
+    "concurrent": "not a fault: two producers' sends overlap (invoke A, invoke B, ok B, ok A); B is "
+                  "delivered before A",
+    "redelivered": "not a fault: a nacked message is delivered again after later-sent ones (only first "
+                   "deliveries are ordered)",
     "corrupt": "a truncated JSON line in a history file",
     "version": "a history record with an unknown schema version",
     "incomplete": "run.json says the run is incomplete",
 }
 
 
+#: the order and delivery-count cases: they need at least three messages
+ORDER_CASES = frozenset({"reorder", "count-decrease", "priority", "scheduled", "concurrent", "redelivered"})
+HIGH_PRIORITY = 9
+SCHEDULED_AT_MS = 100  # the "scheduled" case's message becomes deliverable when the model clock is here
+
+
 class _Sim:
-    """A correct single-queue broker, recording Jepsen-shaped records of one example."""
+    """A correct single-queue priority broker, recording Jepsen-shaped records of one example."""
 
     def __init__(self, out: list[dict[str, Any]], run: str, adapter: str, profile: str, machine: str,
                  example: int, ring: int) -> None:
@@ -46,6 +66,9 @@ class _Sim:
         self.example, self.ring = example, ring
         self.pending: list[str] = []
         self.delivering: list[str] = []
+        self.scheduled: list[str] = []
+        self.priority: dict[str, int] = {}  # messages sent with a priority other than the default
+        self.deliveries: dict[str, int] = {}  # message -> its delivery count
         self.added = self.acknowledged = 0
         self.skew = 0  # counter fault: added to messageCount once
 
@@ -62,10 +85,69 @@ class _Sim:
     def counters(self, pending_extra: int = 0) -> None:
         pending = len(self.pending) + pending_extra
         self.rec("observer", "ok", "counters", "q", {
-            "message_count": pending + len(self.delivering) + self.skew, "pending_count": pending,
-            "delivering_count": len(self.delivering), "scheduled_count": 0, "paged_count": 0,
+            "message_count": pending + len(self.delivering) + len(self.scheduled) + self.skew,
+            "pending_count": pending, "delivering_count": len(self.delivering),
+            "scheduled_count": len(self.scheduled), "paged_count": 0,
             "added": self.added, "acknowledged": self.acknowledged, "replaced": 0, "killed": 0})
         self.skew = 0
+
+    def send_args(self, target: str, msg: str, priority: int = DEFAULT_PRIORITY,
+                  scheduled_at: int | None = None) -> dict[str, Any]:
+        """A send's value as the suite records it: a priority only when not the default (DELIVERY-3),
+        a delivery time only when scheduled (SCHED-1)."""
+        args: dict[str, Any] = {"to": target, "id": msg, "size": 100}
+        if priority != DEFAULT_PRIORITY:
+            args["priority"] = self.priority[msg] = priority
+        if scheduled_at is not None:
+            args["scheduled_at_ms"] = scheduled_at
+        return args
+
+    def arrive(self, msg: str, scheduled: bool = False) -> None:
+        """An accepted message reaches the queue: pending, or scheduled until :meth:`release`."""
+        (self.scheduled if scheduled else self.pending).append(msg)
+        self.added += 1
+        self.counters()
+
+    def release(self) -> None:
+        """The model clock reaches the scheduled messages' time: they become pending (SCHED-1)."""
+        self.op("control", "advance", None, SCHEDULED_AT_MS, None)
+        self.pending.extend(self.scheduled)
+        self.scheduled.clear()
+        self.counters()
+
+    def take(self) -> str:
+        """The head of the pending list: highest priority first, FIFO within a level (DELIVERY-3, 4)."""
+        msg = max(self.pending, key=lambda m: self.priority.get(m, DEFAULT_PRIORITY))
+        self.pending.remove(msg)
+        return msg
+
+    def receive(self, msg: str) -> None:
+        """A delivery to c-q, then its delivery count as the suite observes it (REDELIVERY-1)."""
+        self.op("c-q", "receive", None, "c-q", msg)
+        self.deliveries[msg] = self.deliveries.get(msg, 0) + 1
+        self.rec("observer", "ok", "delivery_count", "q", {"id": msg, "count": self.deliveries[msg]})
+
+
+def _sends(sim: _Sim, target: str, count: int, faults: set[str]) -> None:
+    """Send m0 .. m<count - 1> one after another, shaped by the order cases (see FAULTS)."""
+    overlapping = 2 if "concurrent" in faults else 0
+    for i in range(count - overlapping):
+        msg = f"m{i}"
+        priority = HIGH_PRIORITY if "priority" in faults and i == count - 1 else DEFAULT_PRIORITY
+        scheduled = "scheduled" in faults and i == 1
+        sim.op("producer", "send", target,
+               sim.send_args(target, msg, priority, SCHEDULED_AT_MS if scheduled else None), "accepted")
+        sim.arrive(msg, scheduled)
+    if overlapping:  # invoke A, invoke B, ok B, ok A: B reaches the queue first
+        first, second = f"m{count - 2}", f"m{count - 1}"
+        sim.rec("producer", "invoke", "send", target, sim.send_args(target, first))
+        sim.rec("producer-2", "invoke", "send", target, sim.send_args(target, second))
+        sim.rec("producer-2", "ok", "send", target, "accepted")
+        sim.arrive(second)
+        sim.rec("producer", "ok", "send", target, "accepted")
+        sim.arrive(first)
+    if "reorder" in faults:
+        sim.pending[1], sim.pending[2] = sim.pending[2], sim.pending[1]
 
 
 def _example(sim: _Sim, rnd: random.Random, faults: set[str]) -> None:
@@ -81,12 +163,7 @@ def _example(sim: _Sim, rnd: random.Random, faults: set[str]) -> None:
     sim.op("control", "consumer", "q", {"name": "c-q", "queue": "q", "window_bytes": 0}, None)
     sim.counters()
     count = rnd.randint(2, max(2, sim.ring if sim.ring > 0 else 6))
-    for i in range(count):
-        msg = f"m{i}"
-        sim.op("producer", "send", target, {"to": target, "id": msg, "size": 100}, "accepted")
-        sim.pending.append(msg)
-        sim.added += 1
-        sim.counters()
+    _sends(sim, target, max(count, 3) if faults & ORDER_CASES else count, faults)
     if faults & {"lost", "drained-lost"}:
         sim.pending.pop()  # the broker forgets it: no delivery, no counter
         sim.counters()
@@ -100,18 +177,40 @@ def _example(sim: _Sim, rnd: random.Random, faults: set[str]) -> None:
         sim.rec("observer", "ok", "throttle_state", "t", {"in_flight": 4, "blocked": True})
     if "unexpected" in faults:
         sim.op("c-q", "receive", None, "c-q", "zz-never-sent")
-    while sim.pending:
-        msg = sim.pending.pop(0)
-        sim.op("c-q", "receive", None, "c-q", msg)
+    _deliver_all(sim, rnd, faults)
+    sim.op("c-q", "close", None, "c-q", None)
+    sim.pending[:0] = sim.delivering
+    sim.delivering = []
+    if faults & {"drain", "drained-lost"}:
+        sim.rec("drain", "invoke", "drain", "q", {"queue": "q"})
+        sim.rec("drain", "ok", "drain", "q", {"received": 0, "empty": True})
+    sim.counters()
+    _answers(sim, faults)
+
+
+def _deliver_all(sim: _Sim, rnd: random.Random, faults: set[str]) -> None:
+    """Deliver to c-q until nothing is left (releasing scheduled messages last), each delivery acked
+    or nacked; "redelivered" nacks m1 once, "count-decrease" twice and resets its count once."""
+    nacks = ["m1"] * (("redelivered" in faults) + 2 * ("count-decrease" in faults))
+    while sim.pending or sim.scheduled:
+        if not sim.pending:
+            sim.release()
+        msg = sim.take()
+        sim.receive(msg)
         sim.delivering.append(msg)
         sim.counters()
         if "duplicate" in faults and msg == "m0":
-            sim.op("c-q", "receive", None, "c-q", msg)
+            sim.receive(msg)
         choice = rnd.random()
-        if choice < 0.2 and msg != "m0":
+        forced = msg in nacks
+        if forced or (choice < 0.2 and msg != "m0"):
+            if forced:
+                nacks.remove(msg)
             sim.op("c-q", "nack", None, {"consumer": "c-q", "id": msg}, "ok")
             sim.delivering.remove(msg)
             sim.pending.append(msg)
+            if forced and "count-decrease" in faults and sim.deliveries[msg] == 2:
+                sim.deliveries[msg] = 0  # the broker forgets the count: the next delivery shows 1
         elif choice < 0.9 or msg == "m0":
             if "ack-info" in faults and msg == "m0":  # the ack happened; its answer was lost
                 sim.rec("c-q", "invoke", "ack", None, {"consumer": "c-q", "id": msg})
@@ -121,16 +220,8 @@ def _example(sim: _Sim, rnd: random.Random, faults: set[str]) -> None:
             sim.delivering.remove(msg)
             sim.acknowledged += 1
             if "after-ack" in faults and msg == "m0":
-                sim.op("c-q", "receive", None, "c-q", msg)
+                sim.receive(msg)
         sim.counters()
-    sim.op("c-q", "close", None, "c-q", None)
-    sim.pending[:0] = sim.delivering
-    sim.delivering = []
-    if faults & {"drain", "drained-lost"}:
-        sim.rec("drain", "invoke", "drain", "q", {"queue": "q"})
-        sim.rec("drain", "ok", "drain", "q", {"received": 0, "empty": True})
-    sim.counters()
-    _answers(sim, faults)
 
 
 def _answers(sim: _Sim, faults: set[str]) -> None:
@@ -191,6 +282,7 @@ def write_run_dir(path: Path, run: str = "gen-run", examples: int = 5, seed: int
 
 # ------------------------------------------------------------------------------ benchmark data
 #: one message = 7 rows: send invoke/ok, receive invoke/ok, ack invoke/ok, a counters observation
+#: (the send invocation has the default priority; no schedule, no delivery_count observation)
 _PATTERN_F = ("send", "send", "receive", "receive", "ack", "ack", "counters")
 _PATTERN_TYPE = ("invoke", "ok", "invoke", "ok", "invoke", "ok", "ok")
 _PATTERN_MSG = (True, True, False, True, True, True, False)
@@ -239,6 +331,8 @@ def bench_table(rows: int, run: str = "bench-run") -> Any:
     columns["c_added"] = pc.if_else(is_counters, pa.array(done), null_int)
     columns["c_acknowledged"] = columns["c_added"]
     columns["in_flight"] = pa.nulls(n, pa.int64())
+    columns["priority"] = pc.if_else(pa.array(slot == 0), pa.scalar(DEFAULT_PRIORITY, pa.int64()), null_int)
+    columns["scheduled_at"] = columns["delivery_count"] = columns["in_flight"]
     columns["value"] = pa.nulls(n, pa.string())
     schema = arrow_schema()
     return pa.Table.from_arrays([columns[name] for name in schema.names], schema=schema)
@@ -298,7 +392,10 @@ def spark_bench_store(spark: Any, store: Path, rows: int, run: str = "big-run",
         *[counter.alias(c) for c in ("c_message", "c_pending", "c_delivering", "c_scheduled", "c_paged")],
         done.cast("long").alias("c_added"), done.cast("long").alias("c_acknowledged"),
         counter.alias("c_replaced"), counter.alias("c_killed"),
-        F.lit(None).cast("long").alias("in_flight"), F.lit(None).cast("string").alias("value"))
+        F.lit(None).cast("long").alias("in_flight"),
+        F.when(F.col("slot") == 0, F.lit(DEFAULT_PRIORITY)).cast("long").alias("priority"),
+        F.lit(None).cast("long").alias("scheduled_at"), F.lit(None).cast("long").alias("delivery_count"),
+        F.lit(None).cast("string").alias("value"))
     target = hstore.partition_dir(store, adapter, "2026-01-01")
     df.write.mode("overwrite").parquet(str(target))
     _write_run_meta(store, run, adapter)

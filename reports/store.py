@@ -7,13 +7,19 @@ record order, so that every check is a group-by or a key join afterwards:
 - ``queue``: the queue of a consumer operation (receive, ack, nack, rollback, commit, close carry
   ``queue: null``; the consumer's queue comes from its ``consumer`` declaration);
 - ``msg``: the message id of the operation (send/ack/nack invocations carry it in ``value.id``; the
-  completion row gets its invocation's id; a receive completion carries the delivered id);
+  completion row gets its invocation's id; a receive completion carries the delivered id; a
+  ``delivery_count`` observation carries it in ``value.id``);
 - ``result``: the completion value when it is a string (``accepted``, ``paged``, ``dropped``, ``ok``...)
   or the error of a ``fail``/``info`` completion;
 - ``tx``: whether an ack was made inside a transaction;
 - ``bound``: the ring size in effect for the row's queue (``queue`` declaration ``ring_size``,
   ``set_ring_size``; -1 = not a ring) or the throttle's high threshold (``throttle`` max_sessions);
-- ``c_*``: the fields of a ``counters`` observation; ``in_flight``: of a ``throttle_state`` one.
+- ``c_*``: the fields of a ``counters`` observation; ``in_flight``: of a ``throttle_state`` one;
+- ``priority``, ``scheduled_at``: of a ``send`` invocation, its message's priority (``value.priority``,
+  else the suite's default :data:`DEFAULT_PRIORITY`) and ``value.scheduled_at_ms`` (null when not
+  scheduled), for the order checks (DELIVERY-3, DELIVERY-4); null on every other row;
+- ``delivery_count``: ``value.count`` of a ``delivery_count`` observation (the implementation's count
+  right after a delivery, REDELIVERY-1, REDELIVERY-12, REDELIVERY-19, REDELIVERY-22).
 
 The Parquet store (:func:`ingest`) is a directory::
 
@@ -22,7 +28,10 @@ The Parquet store (:func:`ingest`) is a directory::
     history/adapter=<a>/run_date=<yyyy-mm-dd>/<run>.parquet
 
 One file per run, written to a temporary name and renamed, so re-ingesting a run replaces it
-(idempotent). Bad input (corrupt or truncated line, unknown schema version, incomplete run) is
+(idempotent). Store schema versions: 1 (without ``priority``, ``scheduled_at``, ``delivery_count``) and
+2. A version-1 store stays readable (its files read those columns as nulls, also next to version-2
+files of re-ingested runs) and :func:`init_store` upgrades its ``_schema.json``; any other version is
+refused. Bad input (corrupt or truncated line, unknown schema version, incomplete run) is
 returned as :class:`BadInput` by file and line; every example touched by a bad line is excluded, so
 it can never count as a pass.
 """
@@ -37,12 +46,15 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+from mqconform.reference_model.config import DEFAULT_PRIORITY
 from mqconform.reports.api import BadInput, RunInfo
 
 from mqconform.history import HISTORY_FIELDS, SCHEMA_VERSION
 
 #: Version of the Parquet store layout and columns (independent of the JSONL schema version).
-STORE_SCHEMA_VERSION = 1
+STORE_SCHEMA_VERSION = 2
+#: Store versions this code reads: a newer one only adds columns, read as nulls from older files.
+READABLE_STORE_VERSIONS = (1, STORE_SCHEMA_VERSION)
 SCHEMA_FILE = "_schema.json"
 
 COUNTER_FIELDS = {
@@ -58,7 +70,7 @@ COLUMNS: dict[str, str] = {
     "example": "int64", "index": "int64", "time": "int64", "process": "string", "type": "string",
     "f": "string", "queue": "string", "msg": "string", "result": "string", "tx": "bool",
     "bound": "int64", **{name: "int64" for name in COUNTER_FIELDS}, "in_flight": "int64",
-    "value": "string",
+    "priority": "int64", "scheduled_at": "int64", "delivery_count": "int64", "value": "string",
 }
 PARTITIONS = ("adapter", "run_date")
 CONSUMER_OPS = frozenset({"receive", "ack", "nack", "rollback", "commit", "close"})
@@ -240,6 +252,8 @@ class _ExampleState:
                 result = value
             if f == "receive" and type_ == "ok":
                 msg = _str(value)
+            elif f == "delivery_count" and isinstance(value, dict):
+                msg = _str(value.get("id"))
         row: Row = {
             "run": rec["run"], "adapter": adapter if adapter is not None else rec["adapter"],
             "profile": rec["profile"], "machine": rec["machine"], "example": rec["example"],
@@ -248,11 +262,7 @@ class _ExampleState:
             "bound": self.bound.get(queue) if isinstance(queue, str) else None,
             "value": json.dumps(value, separators=(",", ":"), default=str),
         }
-        counters = value if isinstance(value, dict) and f == "counters" else {}
-        for column, field in COUNTER_FIELDS.items():
-            row[column] = _int(counters.get(field))
-        row["in_flight"] = _int(value.get("in_flight")) if isinstance(value, dict) \
-            and f == "throttle_state" else None
+        row.update(_value_columns(f, type_, value))
         return row
 
     def _declare(self, f: str, value: dict[str, Any]) -> None:
@@ -268,6 +278,28 @@ class _ExampleState:
             high = _int(value.get("max_sessions"))
             if high is not None:
                 self.bound[value["name"]] = high
+
+
+#: the columns read from a record's value, all null unless the record is of their kind
+VALUE_COLUMNS: Row = dict.fromkeys(
+    (*COUNTER_FIELDS, "in_flight", "priority", "scheduled_at", "delivery_count"))
+
+
+def _value_columns(f: str, type_: str, value: Any) -> Row:
+    """The integer columns read from a record's value (see the module docstring)."""
+    out = dict(VALUE_COLUMNS)
+    if not isinstance(value, dict):
+        return out
+    if f == "counters":
+        out.update({column: _int(value.get(field)) for column, field in COUNTER_FIELDS.items()})
+    elif f == "throttle_state":
+        out["in_flight"] = _int(value.get("in_flight"))
+    elif f == "send" and type_ == "invoke":
+        out["priority"] = _int(value.get("priority", DEFAULT_PRIORITY))
+        out["scheduled_at"] = _int(value.get("scheduled_at_ms"))
+    elif f == "delivery_count":
+        out["delivery_count"] = _int(value.get("count"))
+    return out
 
 
 def _str(value: object) -> str | None:
@@ -300,25 +332,27 @@ def is_store(path: Path) -> bool:
 
 
 def init_store(store: Path) -> None:
-    """Create the store directory (or check the version of an existing one)."""
+    """Create the store directory, or check the version of an existing one and upgrade an older
+    readable one to :data:`STORE_SCHEMA_VERSION` (its files stay as they are: new columns read as nulls)."""
     store.mkdir(parents=True, exist_ok=True)
-    if is_store(store):
-        check_store_version(store)
+    if is_store(store) and check_store_version(store) == STORE_SCHEMA_VERSION:
         return
     _write_atomic(store / SCHEMA_FILE, json.dumps(
         {"store_schema": STORE_SCHEMA_VERSION, "columns": COLUMNS, "partitions": list(PARTITIONS)},
         indent=2).encode())
 
 
-def check_store_version(store: Path) -> None:
+def check_store_version(store: Path) -> int:
+    """The store's schema version; BadHistory unless it is one of :data:`READABLE_STORE_VERSIONS`."""
     try:
         version = json.loads((store / SCHEMA_FILE).read_text()).get("store_schema")
     except (OSError, ValueError, AttributeError) as exc:
         raise BadHistory(BadInput(str(store / SCHEMA_FILE), None, f"corrupt store schema file ({exc})")) \
             from None
-    if version != STORE_SCHEMA_VERSION:
+    if _int(version) not in READABLE_STORE_VERSIONS:
         raise BadHistory(BadInput(str(store / SCHEMA_FILE), None,
                                   f"unknown store schema version {version!r}"))
+    return int(version)
 
 
 def partition_dir(store: Path, adapter: str, run_date: str) -> Path:
@@ -381,6 +415,7 @@ def history_files(store: Path) -> list[Path]:
 def read_store_table(store: Path, columns: Iterable[str] | None = None, dictionary: bool = False) -> Any:
     """The store as one Arrow table (python engine input): every column, partition column ``adapter``
     included, or only `columns` (Parquet column pruning; a partition column is added when named).
+    A file of an older store version reads the columns it lacks as nulls.
 
     With `dictionary`, string columns come as Arrow dictionary arrays straight from Parquet's own
     dictionary pages (several times faster to read than plain strings, and the python engine groups

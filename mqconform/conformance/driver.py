@@ -15,7 +15,13 @@ import attrs
 from mqconform.adapters.contract import Adapter, Result
 from mqconform.adapters.reference import ReferenceAdapter
 from mqconform.history import HistoryWriter
-from mqconform.reference_model.config import AddressConfig, ConsumerConfig, Message, QueueConfig
+from mqconform.reference_model.config import (
+    DEFAULT_PRIORITY,
+    AddressConfig,
+    ConsumerConfig,
+    Message,
+    QueueConfig,
+)
 from mqconform.reference_model.options import ModelOptions
 
 
@@ -53,7 +59,7 @@ class Step:
 
 
 def _message(args: Mapping[str, Any]) -> Message:
-    return Message(id=args["id"], size=args.get("size", 100), priority=args.get("priority", 4),
+    return Message(id=args["id"], size=args.get("size", 100), priority=args.get("priority", DEFAULT_PRIORITY),
                    scheduled_at_ms=args.get("scheduled_at_ms"), properties=args.get("properties") or {})
 
 
@@ -130,7 +136,7 @@ class Driver:
                                 queue=_queue_of(args))
 
     def observe(self, f: str, queue: str | None, value: Any) -> None:
-        """Record an observation (counters, browse) in the history."""
+        """Record an observation (counters, delivery counts, browse) in the history."""
         if self.history is not None:
             self.history.record("ok", f, value, process="observer", queue=queue)
 

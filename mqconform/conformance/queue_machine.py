@@ -3,6 +3,10 @@
 Model-free checks made here from what the implementation shows (no model needed):
 delivered messages were sent, acknowledged messages are never delivered again, an unacknowledged
 message is never evicted where the profile forbids it, and counter identities.
+
+After each delivery the delivery count the implementation shows is recorded as a ``delivery_count``
+observation ``{"id", "count"}`` (REDELIVERY-1, REDELIVERY-2, REDELIVERY-12, REDELIVERY-19, REDELIVERY-22:
+the report's monotonicity check reads it).
 """
 
 from __future__ import annotations
@@ -98,6 +102,8 @@ class QueueMachine(ConformanceMachine):
         if expected is not None and self.can("delivery_count"):
             queue = self.consumer_args[consumer]["queue"]
             want, got = self.d.observe_both("delivery_count", queue, expected)
+            # the implementation's count, for the history's delivery-count monotonicity check
+            self.d.observe("delivery_count", queue, {"id": expected, "count": got})
             self.d.expect_equal("delivery_count", want, got, f"delivery count of {expected}: ")
 
     def _ack_target(self, which: int, index: int) -> tuple[str, str] | None:

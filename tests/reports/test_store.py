@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+import pyarrow.compute as pc
 import pytest
 from mqconform.reports import generate, pipeline, store
 
@@ -105,3 +107,121 @@ def test_report_command_bad_history_is_one_line_and_exit_2(tmp_path: Path,
     args.ignore_bad = True
     assert report.run(args) == 0
     assert store.history_files(tmp_path / "store"), "--store is passed through to the pipeline"
+
+
+RULES_V2 = ("DELIVERY-3", "DELIVERY-4", "REDELIVERY-1")
+NEW_COLUMNS = ["priority", "scheduled_at", "delivery_count"]
+
+
+def _record(index: int, process: str, type_: str, f: str, queue: str | None,
+            value: object) -> dict[str, object]:
+    return {"v": 1, "run": "r", "adapter": "a", "profile": "artemis", "machine": "m", "example": 1,
+            "index": index, "time": index, "process": process, "type": type_, "f": f, "queue": queue,
+            "value": value}
+
+
+@pytest.mark.rules(*RULES_V2)
+def test_send_priority_schedule_and_delivery_count_columns() -> None:
+    records = [
+        _record(0, "producer", "invoke", "send", "q",
+                {"to": "q", "id": "m1", "priority": 9, "scheduled_at_ms": 50}),
+        _record(1, "producer", "ok", "send", "q", "accepted"),
+        _record(2, "producer", "invoke", "send", "q", {"to": "q", "id": "m2"}),
+        _record(3, "observer", "ok", "delivery_count", "q", {"id": "m1", "count": 3}),
+        _record(4, "observer", "ok", "delivery_count", "q", {"id": "m2", "count": None}),
+        _record(5, "observer", "ok", "counters", "q", {"message_count": 1, "count": 7}),
+    ]
+    rows = list(store.normalise(records))
+    got = [(r["msg"], r["priority"], r["scheduled_at"], r["delivery_count"]) for r in rows]
+    assert got == [("m1", 9, 50, None), ("m1", None, None, None), ("m2", 4, None, None),  # default 4
+                   ("m1", None, None, 3), ("m2", None, None, None), (None, None, None, None)]
+    assert rows[3]["queue"] == "q" and rows[5]["c_message"] == 1
+    assert store.rows_to_table(rows).schema == store.arrow_schema()
+
+
+def _downgrade_to_version_1(st: Path) -> None:
+    """Rewrite a store as version 1 wrote it: files without the version-2 columns, version 1."""
+    import pyarrow.parquet as pq
+
+    for file in store.history_files(st):
+        table = pq.read_table(file)
+        pq.write_table(table.drop_columns(NEW_COLUMNS), file)
+    (st / store.SCHEMA_FILE).write_text('{"store_schema": 1}')
+
+
+@pytest.mark.rules(*RULES)
+@pytest.mark.parametrize("dictionary", [False, True])
+def test_version_1_store_stays_readable_and_is_upgraded(tmp_path: Path, dictionary: bool) -> None:
+    st = tmp_path / "store"
+    store.ingest([generate.write_run_dir(tmp_path / "old", run="old", examples=2)], st)
+    v2 = store.read_store_table(st, dictionary=dictionary)
+    _downgrade_to_version_1(st)
+    v1 = store.read_store_table(st, dictionary=dictionary)
+    assert v1.schema == v2.schema and v1.num_rows == v2.num_rows
+    assert v1.column("delivery_count").null_count == v1.num_rows
+    assert v1.drop_columns(NEW_COLUMNS).equals(v2.drop_columns(NEW_COLUMNS))
+    assert pipeline.check_runs([st]).checks == pipeline.check_runs([tmp_path / "old"]).checks
+    # re-ingesting another run upgrades the store; the version-1 file is read next to the new one
+    store.ingest([generate.write_run_dir(tmp_path / "new", run="new", examples=2)], st)
+    assert store.check_store_version(st) == store.STORE_SCHEMA_VERSION == 2
+    both = store.read_store_table(st, ["run", "f", "delivery_count"], dictionary=dictionary)
+    counts = both.filter(pc.equal(both["f"], "delivery_count")).to_pydict()
+    assert set(counts["run"]) == {"old", "new"}
+    counted = {r for r, c in zip(counts["run"], counts["delivery_count"], strict=True) if c is not None}
+    assert counted == {"new"}
+
+
+# ------------------------------------------------------------------ the generated order and count cases
+Key = tuple[int, str]
+
+
+def _facts(rows: list[dict[str, Any]]) -> tuple[dict[Key, dict[str, Any]], dict[Key, list[int]], int]:
+    """Per (example, msg): send invoke/ok index, priority, schedule; receive indexes; count drops."""
+    sends: dict[Key, dict[str, Any]] = {}
+    receives: dict[Key, list[int]] = {}
+    last: dict[tuple[int, str, str], int] = {}
+    drops = 0
+    for r in rows:
+        key = (r["example"], r["msg"])
+        if r["f"] == "send":
+            sends.setdefault(key, {}).update(
+                {"invoke": r["index"], "priority": r["priority"], "scheduled": r["scheduled_at"]}
+                if r["type"] == "invoke" else {"ok": r["index"]})
+        elif r["f"] == "receive" and r["type"] == "ok" and r["msg"] is not None:
+            receives.setdefault(key, []).append(r["index"])
+        elif r["f"] == "delivery_count":
+            drops += r["delivery_count"] < last.get((*key, r["queue"]), 0)
+            last[(*key, r["queue"])] = r["delivery_count"]
+    return sends, receives, drops
+
+
+def _overtakes(rows: list[dict[str, Any]]) -> dict[str, int]:
+    """Why a message b sent after a (by invocation) is delivered before a: the one consumer's first
+    deliveries (reorder, priority, scheduled, concurrent) or a redelivery of a (redelivered)."""
+    sends, receives, drops = _facts(rows)
+    why = {"reorder": 0, "priority": 0, "scheduled": 0, "concurrent": 0, "redelivered": 0, "drops": drops}
+    for (ex, a), sa in sends.items():
+        for (ex_b, b), sb in sends.items():
+            ra, rb = receives.get((ex, a)), receives.get((ex_b, b))
+            if ex_b != ex or not ra or not rb or not sa["invoke"] < sb["invoke"]:
+                continue
+            why["redelivered"] += any(ra[0] < rb[0] < later for later in ra[1:])
+            if rb[0] < ra[0]:
+                reason = ("priority" if sb["priority"] != sa["priority"] else "scheduled" if sa["scheduled"]
+                          else "concurrent" if sb["invoke"] < sa["ok"] else "reorder")
+                why[reason] += 1
+    return why
+
+
+@pytest.mark.rules(*RULES_V2)
+@pytest.mark.parametrize("case", sorted(generate.ORDER_CASES))
+def test_generated_order_and_count_cases(tmp_path: Path, case: str) -> None:
+    run = generate.write_run_dir(tmp_path / case, examples=3, seed=5, faults={case})
+    why = _overtakes(store.read_run(run).rows)
+    assert (why["reorder"] > 0) == (case == "reorder")
+    assert why["drops"] == (case == "count-decrease")  # one reset, in example 2 only
+    if case not in ("reorder", "count-decrease"):
+        assert why[case] > 0, why
+    existing = ("total-queue", "lost", "delivery-after-ack", "counter-identity", "ring-bound")
+    verdicts = {c.check: c.verdict for c in pipeline.check_runs([run]).checks if c.check in existing}
+    assert set(verdicts) == set(existing) and set(verdicts.values()) <= {"pass", "not_applicable"}, verdicts

@@ -63,8 +63,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from mqconform.reference_model.config import DEFAULT_PRIORITY
 from mqconform.reports.api import CheckResult, RunInfo, Verdict
-from mqconform.reports.encode import RESULT_CLASSES, Codes
+from mqconform.reports.encode import LIMIT, RESULT_CLASSES, Codes, TooLarge
 
 ACCEPTED = frozenset({"accepted", "paged"})
 REFUSED = frozenset({"dropped", "failed"})
@@ -80,6 +81,8 @@ CHECKS: dict[str, tuple[str, ...]] = {
     "ring-bound": ("RING-17",),
     "throttle-bound": ("THROTTLE-7",),
     "admission-answer": ("ADMISSION-7", "ADMISSION-3"),
+    "order": ("DELIVERY-4",),
+    "delivery-count": ("REDELIVERY-1", "REDELIVERY-2", "REDELIVERY-12", "REDELIVERY-19", "REDELIVERY-22"),
 }
 
 #: check name -> the statistics every engine reports (all ints)
@@ -93,6 +96,8 @@ STATS: dict[str, tuple[str, ...]] = {
     "ring-bound": ("observations", "checked", "exempt", "over_bound"),
     "throttle-bound": ("observations", "over_bound"),
     "admission-answer": ("requests", "answers", "multiple", "timeouts", "early_timeouts"),
+    "order": ("first_deliveries", "consumers", "out_of_order"),
+    "delivery-count": ("observations", "messages", "decreased"),
 }
 
 StatKey = tuple[str, str, str | None, str]  # run, machine, queue, check
@@ -167,6 +172,22 @@ def verdict(check: str, stats: Mapping[str, int]) -> tuple[Verdict, int, str]:
             return "not_applicable", 0, "no answers recorded"
         return "pass", 0, (f"{s['requests']} requests answered once each, {s['timeouts']} timeouts none "
                            f"before the limit")
+    if check == "order":
+        if s["out_of_order"]:
+            return "fail", s["out_of_order"], (
+                f"{s['out_of_order']} first deliveries came after a message whose send began only after "
+                f"theirs had completed (same priority)")
+        if s["first_deliveries"] == 0:
+            return "not_applicable", 0, "no first deliveries of unscheduled messages sent once"
+        return "pass", 0, (f"{s['first_deliveries']} first deliveries to {s['consumers']} consumers in send "
+                           f"order")
+    if check == "delivery-count":
+        if s["decreased"]:
+            return "fail", s["decreased"], f"{s['decreased']} delivery counts lower than an earlier one"
+        if s["observations"] == 0:
+            return "not_applicable", 0, "no delivery counts recorded"
+        return "pass", 0, (f"{s['observations']} delivery counts of {s['messages']} messages, none lower "
+                           f"than an earlier one")
     raise ValueError(f"unknown check {check!r}")
 
 
@@ -190,7 +211,8 @@ def _sort_key(key: StatKey) -> tuple[str, str, str, str]:
 
 # ---------------------------------------------------------------------------------- the engine
 #: the columns the checks read (``value`` only for the few declaration, drain and answer rows)
-NEEDED = ("run", "machine", "example", "index", "f", "type", "queue", "msg", "result", "tx", "bound",
+NEEDED = ("run", "machine", "example", "index", "process", "f", "type", "queue", "msg", "result", "tx",
+          "bound", "priority", "scheduled_at", "delivery_count",
           "c_message", "c_pending", "c_delivering", "c_scheduled", "c_paged", "c_replaced", "c_killed",
           "in_flight", "value")
 #: stands for a null queue so that group-bys and joins treat nulls alike in both engines
@@ -198,7 +220,7 @@ NULLQ = "\u0000"
 E = ["run", "machine", "example"]
 R = ["run", "machine", "queue"]
 FS = ("send", "receive", "ack", "counters", "nack", "set_ring_size", "throttle_state", "queue", "drain",
-      "answer")
+      "answer", "delivery_count", "close", "rollback", "stop", "start")
 TYPES = ("invoke", "ok", "fail", "info")
 TIMEOUT = "TIMEOUT_CLEAN_QUEUE"
 
@@ -262,6 +284,9 @@ def compute_stats(table: Any) -> Stats:
     import pyarrow.compute as pc
 
     t = table.select([c for c in NEEDED if c in table.column_names])
+    for name in ("priority", "scheduled_at", "delivery_count"):  # absent from tables built by hand
+        if name not in t.column_names:
+            t = t.append_column(name, pa.nulls(t.num_rows, pa.int64()))
     codes = Codes(t, FS, TYPES)
     c = codes.table
     op = _Ops(c)
@@ -274,7 +299,7 @@ def compute_stats(table: Any) -> Stats:
 
     # ----- send side, per (E, msg)
     smask = pc.and_(op.f("send"), pc.is_valid(c["m"]))
-    s = c.select(["ek", "m", "q", "index", "fs", "ty", "rs"]).filter(smask)
+    s = c.select(["ek", "m", "q", "index", "fs", "ty", "rs", "priority", "scheduled_at"]).filter(smask)
     so = _Ops(s)
     s_inv, s_ok, rs = so.t("invoke"), so.t("ok"), s["rs"]
     sends = pa.table({
@@ -283,10 +308,16 @@ def compute_stats(table: Any) -> Stats:
         "acked": _i8(pc.and_(s_ok, pc.equal(rs, RESULT_CLASSES["accepted"]))),
         "refused": _i8(pc.or_(pc.and_(s_ok, pc.equal(rs, RESULT_CLASSES["dropped"])), so.t("fail"))),
         "info": _i8(pc.or_(so.t("info"), pc.and_(s_ok, pc.equal(rs, RESULT_CLASSES["blocked"])))),
+        # order facts: the completion that proves arrival, the priority and schedule of the invocation
+        "soidx": pc.if_else(pc.and_(s_ok, pc.equal(rs, RESULT_CLASSES["accepted"])), s["index"], null_i),
+        "prio": pc.if_else(s_inv, pc.fill_null(s["priority"], DEFAULT_PRIORITY), null_i),
+        "sched": _i8(pc.and_(s_inv, pc.is_valid(s["scheduled_at"]))),
     })
-    msgs = _agg(sends, ["mk"], {"sent": ("sent", "max"), "squeue": ("squeue", "max"),
-                                "sidx": ("sidx", "min"), "acked": ("acked", "max"),
-                                "refused": ("refused", "max"), "info": ("info", "max")})
+    msgs = _agg(sends, ["mk"], {
+        "sent": ("sent", "max"), "nsend": ("sent", "sum"), "squeue": ("squeue", "max"),
+        "sidx": ("sidx", "min"), "acked": ("acked", "max"), "refused": ("refused", "max"),
+        "info": ("info", "max"), "soidx": ("soidx", "min"), "prio": ("prio", "max"),
+        "sched": ("sched", "max")})
     msgs = msgs.set_column(msgs.column_names.index("squeue"), "squeue",
                            pc.fill_null(msgs["squeue"], codes.null_queue))
     sent = msgs.filter(pc.equal(msgs["sent"], 1))
@@ -300,22 +331,28 @@ def compute_stats(table: Any) -> Stats:
     recv_ok = pc.and_(op.f("receive"), op.t("ok"))
     ack_done = pc.and_(op.f("ack"), pc.or_(op.t("ok"), op.t("info")))
     dmask = pc.and_(pc.or_(recv_ok, ack_done), pc.is_valid(c["m"]))
-    d = c.select(["ek", "q", "m", "index", "tx", "fs", "ty"]).filter(dmask)
+    d = c.select(["ek", "q", "m", "p", "index", "tx", "fs", "ty"]).filter(dmask)
     do = _Ops(d)
     d_recv, d_ack, d_ok, d_info = do.f("receive"), do.f("ack"), do.t("ok"), do.t("info")
     d_dk = codes.dk(d["ek"], d["q"], d["m"])
     not_tx = pc.invert(pc.fill_null(d["tx"], False))
+    n_proc = len(codes.processes) + 1  # the last code: no process
+    _fits(n_proc, d["index"])
+    by_whom = pc.add(pc.multiply(d["index"], n_proc), pc.fill_null(d["p"], n_proc - 1))
     dlv = _agg(pa.table({
         "dk": d_dk, "recv": _i8(d_recv), "ridx": pc.if_else(d_recv, d["index"], null_i),
+        "first_recv": pc.if_else(d_recv, by_whom, null_i),
         "aidx": pc.if_else(pc.and_(pc.and_(d_ack, d_ok), not_tx), d["index"], null_i),
         "ack_ok": _i8(pc.and_(d_ack, d_ok)), "ack_info": _i8(pc.and_(d_ack, d_info)),
-    }), ["dk"], {"count": ("recv", "sum"), "last_recv": ("ridx", "max"), "first_ack": ("aidx", "min"),
+    }), ["dk"], {"count": ("recv", "sum"), "last_recv": ("ridx", "max"), "first_recv": ("first_recv", "min"),
+                 "first_ack": ("aidx", "min"),
                  "ack_ok": ("ack_ok", "max"), "ack_info": ("ack_info", "max")})
     gk, m = codes.split_dk(dlv["dk"])
     ek, q = codes.split_gk(gk)
     dlv = dlv.append_column("gk", gk).append_column("rk", codes.rk(ek, q))
     dlv = dlv.append_column("mk", codes.mk(ek, m))
-    joined = dlv.join(msgs.select(["mk", "sent", "refused", "info"]), "mk", join_type="left outer")
+    facts = ["mk", "sent", "refused", "info", "nsend", "sidx", "soidx", "prio", "sched"]
+    joined = dlv.join(msgs.select(facts), "mk", join_type="left outer")
     delivered = joined.filter(pc.greater(joined["count"], 0))
     count = delivered["count"]
     zero = pa.scalar(0, pa.int64())
@@ -327,6 +364,9 @@ def compute_stats(table: Any) -> Stats:
         {"delivered": ("count", "sum"), "duplicated": ("dup", "sum"), "unexpected": ("unexpected", "sum"),
          "refused_delivered": ("refused_delivered", "sum"), "recovered": ("recovered", "sum")}),
         "total-queue")
+
+    _order(stats, codes, joined, n_proc, _return_cuts(codes, c, op))
+    _delivery_counts(stats, codes, c.filter(pc.and_(op.f("delivery_count"), op.t("ok"))))
 
     # ----- delivery-after-ack: exact only where a delivery came after the first ack (rare)
     acked_first = pc.is_valid(dlv["first_ack"])
@@ -387,6 +427,125 @@ def compute_stats(table: Any) -> Stats:
     if answer_rows:
         _answers(stats, answer_rows)
     return stats
+
+
+def _fits(factor: int, column: Any) -> None:
+    """Refuse (never fold) when ``column * factor`` could leave the 62-bit key space."""
+    import pyarrow.compute as pc
+
+    high = pc.max(column).as_py() if len(column) else None
+    if high is not None and (high + 1) * factor >= LIMIT:
+        raise TooLarge(f"index {high} x {factor} does not fit the python engine's keys; use --engine spark")
+
+
+def _earlier_max(new: Any, values: Any) -> Any:
+    """Per row of a table sorted by segment (``new`` marks each segment's first row): the largest
+    `values` of the EARLIER rows of its segment, -1 where there is none (values must be >= 0)."""
+    import numpy as np
+
+    seg = np.cumsum(new)
+    big = int(values.max()) + 1 if len(values) else 1
+    if int(seg[-1] if len(seg) else 0) * big >= LIMIT:
+        raise TooLarge("too many rows for the python engine's keys; use --engine spark")
+    running = np.maximum.accumulate(seg * big + values)
+    before = np.empty_like(running)
+    before[:1] = -1
+    before[1:] = running[:-1] - seg[1:] * big
+    return np.where(new, -1, before)
+
+
+def _segments(*keys: Any) -> Any:
+    """Mark where any of the sorted key arrays changes (the first row of each segment)."""
+    import numpy as np
+
+    new = np.zeros(len(keys[0]), dtype=bool)
+    new[:1] = True
+    for key in keys:
+        new[1:] |= key[1:] != key[:-1]
+    return new
+
+
+def _return_cuts(codes: Codes, c: Any, op: _Ops) -> Any:
+    """Per (example, queue): the index of the first event that may return messages a consumer was sent
+    but never received (a consumer ``close`` or ``rollback`` on the queue, a broker ``stop``/``start``
+    in the example); null where there is none. After it, a message's first receive may be a
+    redelivery of an invisible dispatch (returned to the head or rescheduled, REDELIVERY-2, SCHED-4)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    ret = c.select(["ek", "q", "index"]).filter(pc.or_(op.f("close"), op.f("rollback")))
+    per_g = _agg(pa.table({"gk": codes.gk(ret["ek"], ret["q"]), "index": ret["index"]}), ["gk"],
+                 {"cut": ("index", "min")})
+    nemesis = _agg(c.select(["ek", "index"]).filter(pc.or_(op.f("stop"), op.f("start"))), ["ek"],
+                   {"cut": ("index", "min")})
+    return per_g, nemesis
+
+
+def _order(stats: Stats, codes: Codes, joined: Any, n_proc: int, cuts: Any) -> None:
+    """``order`` (DELIVERY-4; DELIVERY-3's FIFO within a priority level). Per consumer (example, queue,
+    process) and priority, in the order of its FIRST deliveries (a message's first delivery on the
+    queue; redeliveries are ordered by other rules): a delivery of m is out of order when an earlier one
+    of the same consumer was of a message whose send was invoked only after m's send had completed
+    (accepted): m had arrived first, so pending order put it first. Only messages sent once and not
+    scheduled take part; a send that completed blocked, paged-for-later or indeterminately proves no
+    arrival time (it may only be the earlier one). Concurrent sends are never ordered. Only first
+    deliveries before the queue's first return event (:func:`_return_cuts`) are ordered."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    take = pc.and_(pc.and_(pc.greater(joined["count"], 0), pc.equal(pc.fill_null(joined["nsend"], 0), 1)),
+                   pc.equal(pc.fill_null(joined["sched"], 1), 0))
+    f = joined.filter(take)
+    per_g, nemesis = cuts
+    f = f.append_column("ek", codes.split_gk(f["gk"])[0])
+    f = f.join(per_g, "gk", join_type="left outer").join(nemesis.rename_columns(["ek", "cut2"]), "ek",
+                                                         join_type="left outer")
+    first = pc.divide(f["first_recv"], n_proc)
+    before = pc.and_(pc.fill_null(pc.less(first, f["cut"]), True),
+                     pc.fill_null(pc.less(first, f["cut2"]), True))
+    f, first = f.filter(before), first.filter(before)
+    if not f.num_rows:
+        return
+    proc = pc.subtract(f["first_recv"], pc.multiply(first, n_proc))
+    f = pa.table({"gk": f["gk"], "rk": f["rk"], "proc": proc, "prio": f["prio"], "first": first,
+                  "sidx": f["sidx"], "soidx": pc.fill_null(f["soidx"], -1)})
+    f = f.take(pc.sort_indices(f, [("gk", "ascending"), ("proc", "ascending"), ("prio", "ascending"),
+                                   ("first", "ascending")]))
+    gk, proc, prio = (f[n].to_numpy() for n in ("gk", "proc", "prio"))
+    soidx = f["soidx"].to_numpy()
+    earlier = _earlier_max(_segments(gk, proc, prio), f["sidx"].to_numpy())
+    late = (soidx >= 0) & (earlier > soidx)
+    _emit(stats, codes, _agg(pa.table({"rk": f["rk"], "late": late.astype(np.int8),
+                                       "consumer": _segments(gk, proc).astype(np.int8)}), ["rk"],
+                             {"first_deliveries": ("", "count_all"), "consumers": ("consumer", "sum"),
+                              "out_of_order": ("late", "sum")}), "order")
+
+
+def _delivery_counts(stats: Stats, codes: Codes, rows: Any) -> None:
+    """``delivery-count`` (REDELIVERY-1, REDELIVERY-2, REDELIVERY-12, REDELIVERY-19, REDELIVERY-22). The
+    suite records the implementation's delivery count of a message right after each delivery of it; a
+    cancel may undo the increment of a dispatch (REDELIVERY-2) but never more, so per (example, queue,
+    message), in history order, no observed count is lower than an earlier one."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    rows = rows.filter(pc.and_(pc.is_valid(rows["m"]), pc.is_valid(rows["delivery_count"])))
+    if not rows.num_rows:
+        return
+    t = pa.table({"dk": codes.dk(rows["ek"], rows["q"], rows["m"]), "rk": codes.rk(rows["ek"], rows["q"]),
+                  "index": rows["index"], "count": rows["delivery_count"]})
+    t = t.take(pc.sort_indices(t, [("dk", "ascending"), ("index", "ascending")]))
+    count = t["count"].to_numpy()
+    low = int(count.min())
+    new = _segments(t["dk"].to_numpy())
+    earlier = _earlier_max(new, count - low)
+    decreased = (earlier >= 0) & (earlier > count - low)
+    _emit(stats, codes, _agg(pa.table({"rk": t["rk"], "new": new.astype(np.int8),
+                                       "down": decreased.astype(np.int8)}), ["rk"],
+                             {"observations": ("", "count_all"), "messages": ("new", "sum"),
+                              "decreased": ("down", "sum")}), "delivery-count")
 
 
 def _small_rows(t: Any, op: _Ops) -> tuple[list[JsonRow], ...]:

@@ -5,7 +5,8 @@ Grouping and filtering Arrow tables by string columns costs several times more t
 table of strings 12 times slower than of integers, at 21 M rows). So the engine codes every row once:
 
 - ``q``: the queue, a code into :attr:`Codes.queues` (:attr:`Codes.null_queue` for a null queue);
-- ``m``: the message id, a code into the message dictionary (null when the row has none);
+- ``m``: the message id, a code into the message dictionary (null when the row has none); ``p``: the
+  process (a consumer's name on its rows), a code into :attr:`Codes.processes`;
 - ``ek``: the example (run, machine, example) as ``rm * n_examples + example code``, where ``rm`` is
   the (run, machine) code; ``fs``, ``ty``, ``rs``: the operation (index into ``FS``), the record type
   (index into ``TYPES``) and the result class (:data:`RESULT_CLASSES`).
@@ -81,6 +82,8 @@ class Codes:
         machine, machines = _dictionary(table["machine"])
         queue, queues = _dictionary(table["queue"])
         msg, self.msgs = _dictionary(table["msg"])
+        process, self.processes = _dictionary(table["process"]) if "process" in table.column_names \
+            else (pa.nulls(len(table), pa.int32()), [])
         example, examples = _example_codes(table["example"])
         f, fnames = _dictionary(table["f"])
         type_, tnames = _dictionary(table["type"])
@@ -97,12 +100,13 @@ class Codes:
         columns = {
             "ek": pc.add(pc.multiply(rm, self.n_examples), example),
             "q": pc.fill_null(pc.cast(queue, pa.int64()), self.null_queue), "m": pc.cast(msg, pa.int64()),
+            "p": pc.cast(process, pa.int64()),
             "fs": _lookup(f, fnames, {name: i for i, name in enumerate(fs)}),
             "ty": _lookup(type_, tnames, {name: i for i, name in enumerate(types)}),
             "rs": pc.fill_null(_lookup(result, rnames, RESULT_CLASSES), 0),
         }
         rest = [c for c in table.column_names if c not in ("run", "machine", "queue", "msg", "example", "f",
-                                                          "type", "result", "value")]
+                                                          "type", "result", "value", "process")]
         self.table = pa.table({**columns, **{c: table[c] for c in rest}})
         self._example_code = None if isinstance(examples, range) else {ex: i for i, ex in enumerate(examples)}
         self._run_code = {name: i for i, name in enumerate(runs)}

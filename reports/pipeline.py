@@ -111,15 +111,19 @@ def _spark_stats(usable: list[hstore.RunData], stores: list[Path], store: Path |
 
 
 def gate_by_profile(checks: list[CheckResult]) -> list[CheckResult]:
-    """A check whose rules all exclude the run's profile is not applicable (both engines alike)."""
+    """A check evidences only the rules that apply to the run's profile (spec ``profiles``); one whose
+    rules all exclude the profile is not applicable (both engines alike)."""
     from mqconform.spec.catalogue import load_catalogue
 
     catalogue = load_catalogue()
     out = []
     for check in checks:
-        known = [catalogue[r] for r in check.rules if r in catalogue]
-        if known and not any(rule.applies_to(check.profile) for rule in known):
+        applying = tuple(r for r in check.rules
+                         if r not in catalogue or catalogue[r].applies_to(check.profile))
+        if not applying:
             check = attrs.evolve(check, verdict="not_applicable", count=0,
                                  detail=f"{', '.join(check.rules)} do not apply to profile {check.profile}")
+        elif applying != check.rules:
+            check = attrs.evolve(check, rules=applying)
         out.append(check)
     return out

@@ -25,9 +25,16 @@ DETECTED = {
     "drain": ("lost", "pass", "drained_examples"),
     "address": ("lost", "pass", "acknowledged"),
     "filter": ("lost", "pass", "not_applicable_examples"),  # only example 2 has the filter
+    "reorder": ("order", "fail", "out_of_order"),
+    "count-decrease": ("delivery-count", "fail", "decreased"),
+    # not faults: the order check must not flag what the profile allows
+    "priority": ("order", "pass", "first_deliveries"),
+    "scheduled": ("order", "pass", "first_deliveries"),
+    "concurrent": ("order", "pass", "first_deliveries"),
+    "redelivered": ("order", "pass", "first_deliveries"),
 }
-ALL_RULES = ("DELIVERY-1", "DELIVERY-2", "DELIVERY-6", "DELIVERY-7", "DELIVERY-15", "RING-17", "THROTTLE-7",
-             "ADMISSION-3", "ADMISSION-7")
+ALL_RULES = ("DELIVERY-1", "DELIVERY-2", "DELIVERY-4", "DELIVERY-6", "DELIVERY-7", "DELIVERY-15", "RING-17",
+             "THROTTLE-7", "ADMISSION-3", "ADMISSION-7", "REDELIVERY-1", "REDELIVERY-2")
 
 
 @pytest.fixture(scope="module")
@@ -101,11 +108,15 @@ def test_lost_verdicts_say_why() -> None:
     assert lost_example(3, False, True, 2, (0, 0), (None, 1, 0))["lost"] == 0
 
 
-@pytest.mark.rules("RING-17")
+@pytest.mark.rules("RING-17", "REDELIVERY-19")
 def test_profile_gating(tmp_path: Path) -> None:
     run = generate.write_run_dir(tmp_path / "r", faults={"ring"}, profile="jetstream")
-    ring = [c for c in pipeline.check_runs([run]).checks if c.check == "ring-bound"]
+    checks = pipeline.check_runs([run]).checks
+    ring = [c for c in checks if c.check == "ring-bound"]
     assert ring and ring[0].verdict == "not_applicable"
+    # a check evidences only the rules of the run's profile: JetStream's delivery count is REDELIVERY-19
+    counts = [c for c in checks if c.check == "delivery-count"]
+    assert counts and counts[0].rules == ("REDELIVERY-19",) and counts[0].verdict == "pass"
 
 
 @pytest.mark.spark

@@ -51,11 +51,21 @@ submitted_ms, wait_ms}``, written by the admission machine each time a request's
 request with more than one distinct answer (answer, at_ms) breaks ADMISSION-7; a
 ``TIMEOUT_CLEAN_QUEUE`` answer with at_ms - submitted_ms < wait_ms breaks ADMISSION-3.
 
-Engine: the statistics are computed with vectorised ``pyarrow.compute`` and Arrow's hash group-by and
-hash join (C++), the same group-bys and key joins as the Spark engine; Python loops only over the
-per-example and per-queue results and over the few declaration, drain and answer rows (whose JSON
-``value`` is parsed). Not checked (no information in the histories today): delivery-count
-monotonicity, per-consumer order.
+``order`` (DELIVERY-4). Per consumer and priority level, its first deliveries (a message's first
+receive on the queue) before the queue's first close or rollback and before any broker stop/start:
+out of order when an earlier one was of a message whose send was invoked only after this message's
+send had completed ``accepted`` (so this one arrived first). Scheduled messages, ids sent more than
+once and sends without an accepted completion prove no arrival time and are left out.
+
+``delivery-count`` (REDELIVERY-1, REDELIVERY-2, REDELIVERY-12, REDELIVERY-19, REDELIVERY-22). Per
+(E, queue, msg), the ``delivery_count`` observations the suite records right after each delivery:
+none lower than an earlier one (a cancel undoes at most its own dispatch's increment).
+
+Engine: one coding pass (:mod:`.encode`) turns strings into integer codes and every composite key
+into one int64; the statistics are then vectorised ``pyarrow.compute`` with Arrow's hash group-by and
+hash join (C++), and the two sequence checks a sort plus a running maximum (numpy). Python loops
+only over the per-example and per-queue results and over the few declaration, drain and answer rows
+(whose JSON ``value`` is parsed).
 """
 
 from __future__ import annotations

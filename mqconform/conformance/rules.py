@@ -172,7 +172,7 @@ _PROFILE_RULES: dict[str, dict[str, tuple[str, ...]]] = {
         "browse.ids": ("DELIVERY-14",),
     },
     "ring": {
-        "receive.id": ("DELIVERY-14", "RING-14", "RING-18", "RING-19", "RING-21"),
+        "receive.id": ("DELIVERY-14", "DELIVERY-16", "RING-14", "RING-18", "RING-19", "RING-21"),
         "send.result": ("RING-21",),
         "counters.message_count": ("RING-18", "RING-19", "RING-20", "RING-25"),
         "counters.pending_count": ("RING-14",),
@@ -180,8 +180,9 @@ _PROFILE_RULES: dict[str, dict[str, tuple[str, ...]]] = {
         "pending.order": ("RING-14",),
     },
     "redelivery": {
-        "receive.id": ("REDELIVERY-14", "REDELIVERY-15", "REDELIVERY-17", "REDELIVERY-19", "REDELIVERY-20",
-                       "REDELIVERY-22", "REDELIVERY-23"),
+        # DELIVERY-16: a RabbitMQ consumer's prefetch bounds what it can receive while others are unacked
+        "receive.id": ("REDELIVERY-13", "REDELIVERY-14", "REDELIVERY-15", "REDELIVERY-17", "REDELIVERY-19",
+                       "REDELIVERY-20", "REDELIVERY-22", "REDELIVERY-23", "DELIVERY-16"),
         "delivery_count": ("REDELIVERY-12", "REDELIVERY-19", "REDELIVERY-22"),
         "counters.killed": ("REDELIVERY-13", "REDELIVERY-16"),
         "pending.order": ("REDELIVERY-15", "REDELIVERY-17", "REDELIVERY-20"),

@@ -175,7 +175,8 @@ def database(run_path: Path) -> DirectoryBasedExampleDatabase:
 def merge_outcomes(results: Iterable[MachineResult], profile: str | None = None) -> dict[str, str]:
     """Per rule, the worst outcome over the machines. With `profile`, a rule that does not apply to
     that profile (spec/ says so) cannot *pass*: a check evidences a rule only for the profiles the rule
-    speaks about. A failure is never hidden: a failed check keeps its rules failed whatever profile."""
+    speaks about. A failure is never hidden: a finding fails the rules of its check that apply to the
+    profile, and all of its rules when none applies."""
     from mqconform.spec import load_catalogue
 
     from .rules import rules_for
@@ -186,8 +187,11 @@ def merge_outcomes(results: Iterable[MachineResult], profile: str | None = None)
         applies = {rule.id for rule in catalogue if rule.applies_to(profile)}
     merged: dict[str, str] = {}
     for res in results:
+        failing: set[str] = set()
+        for finding in res.findings:
+            failing.update([r for r in finding.rules if applies is None or r in applies] or finding.rules)
         for rule, state in res.rule_outcomes(rules_for(res.machine)).items():
-            if applies is not None and rule not in applies and state != "fail":
+            if applies is not None and rule not in applies and (state != "fail" or rule not in failing):
                 state = "not_applicable"
             if rule not in merged or SEVERITY[state] > SEVERITY[merged[rule]]:
                 merged[rule] = state

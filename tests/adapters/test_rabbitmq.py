@@ -305,3 +305,30 @@ def test_quorum_reject_publish_follows_the_overshoot_and_80_percent_option_and_d
     assert all(f.check != "send.result" for f in same.findings), [f.message for f in same.findings]
     assert artemis.findings, "checked against artemis, refused publishes must be found"
     assert len(artemis.findings[0].steps) <= 12
+
+
+@pytest.mark.rules("DELIVERY-16", "REDELIVERY-13")
+def test_quorum_duplicate_credit_bug_is_found_exactly_where_it_exists(namespace: str) -> None:
+    """rabbitmq-server#5609 (found by this suite on 3.10.8): after a nack dead-letters a message at its
+    delivery limit, a prefetch-1 consumer receives a second unacknowledged message. The model holds the
+    scenario; a broker before 3.11 breaks it at the last receive, a later one holds it."""
+    from pathlib import Path
+
+    from mqconform.adapters.deviations import load_registry, parse_version
+
+    from mqconform.scenario.loader import load
+    from mqconform.scenario.runner import run_scenario
+
+    scenario = load(Path(__file__).parent / "scenarios" / "rabbitmq-5609-duplicate-credit.yaml")
+    assert run_scenario(scenario, ReferenceAdapter("rabbitmq-quorum")).verdict == "pass"
+    adapter = RabbitMQAdapter(url=SERVICE_URL, queue_type="quorum")
+    outcome = run_scenario(scenario, adapter, namespace=namespace)
+    version = parse_version(adapter.server_version)
+    assert version is not None
+    registered = [d for d in load_registry().deviations if d.rule == "DELIVERY-16"]
+    assert registered and registered[0].source.endswith("/5609")
+    if version < (3, 11):
+        assert (outcome.verdict, outcome.step, outcome.op) == ("fail", 13, "receive")
+        assert "actual m3" in outcome.message
+    else:
+        assert outcome.verdict == "pass", outcome.verdict_line()

@@ -66,3 +66,10 @@ def test_outcomes_follow_the_claimed_profile_but_never_hide_a_failure() -> None:
                            findings=[Finding("delivery", "pending.order", ("DELIVERY-3",), "m2 before m1",
                                              [], 0.1)])
     assert merge_outcomes([failed], "rabbitmq-classic")["DELIVERY-3"] == "fail"
+    # a finding whose check names rules of the profile fails those, not the other profiles' rules
+    mixed = MachineResult("redelivery", checked={"receive.id"},
+                          findings=[Finding("redelivery", "receive.id", ("REDELIVERY-22", "DELIVERY-16"),
+                                            "m3 beyond the prefetch", [], 0.1)])
+    merged = merge_outcomes([mixed], "rabbitmq-quorum")
+    assert merged["DELIVERY-16"] == "fail"
+    assert merged["REDELIVERY-22"] == "not_applicable"

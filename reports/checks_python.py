@@ -73,6 +73,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import attrs
 from mqconform.reference_model.config import DEFAULT_PRIORITY
 from mqconform.reports.api import CheckResult, RunInfo, Verdict
 from mqconform.reports.encode import LIMIT, RESULT_CLASSES, Codes, TooLarge
@@ -116,6 +117,53 @@ JsonRow = tuple[dict[str, Any], dict[str, Any]]
 Stats = dict[StatKey, dict[str, int]]
 
 
+@attrs.frozen
+class SimpleVerdict:
+    """A check that fails on the sum of its `bad` statistics, has nothing to say (`empty_verdict`) when
+    its `empty` statistic is 0, and passes otherwise; sentences are ``str.format`` templates over the
+    statistics."""
+
+    bad: tuple[str, ...]
+    fail: str
+    passed: str
+    empty: str | None = None
+    empty_text: str = ""
+    empty_verdict: Verdict = "not_applicable"
+
+
+SIMPLE_VERDICTS: dict[str, SimpleVerdict] = {
+    "delivery-after-ack": SimpleVerdict(
+        ("delivered_after_ack",), "{delivered_after_ack} deliveries of an already acknowledged message",
+        "none of {acked} acknowledged messages delivered again",
+        "acked", "nothing acknowledged outside a transaction"),
+    # checked == 0: the implementation does not show all five counters (a capability gap)
+    "counter-identity": SimpleVerdict(
+        ("broken",), "{broken} observations with messageCount != the sum of parts",
+        "{checked} observations consistent", "checked", "no observation reports all five counters"),
+    "ring-bound": SimpleVerdict(
+        ("over_bound",), "{over_bound} observations with pending above ring size",
+        "{checked} observations within the ring size",
+        "checked", "every ring observation follows a nack or a ring-size change", "unknown"),
+    "throttle-bound": SimpleVerdict(
+        ("over_bound",), "{over_bound} observations outside 0..high+1 in flight",
+        "{observations} observations within 0..high+1"),
+    "admission-answer": SimpleVerdict(
+        ("multiple", "early_timeouts"),
+        "{multiple} requests answered more than once, {early_timeouts} timed out before their wait limit",
+        "{requests} requests answered once each, {timeouts} timeouts none before the limit",
+        "requests", "no answers recorded"),
+    "order": SimpleVerdict(
+        ("out_of_order",),
+        "{out_of_order} first deliveries came after a message whose send began only after theirs had completed "
+        "(same priority)", "{first_deliveries} first deliveries to {consumers} consumers in send order",
+        "first_deliveries", "no first deliveries of unscheduled messages sent once"),
+    "delivery-count": SimpleVerdict(
+        ("decreased",), "{decreased} delivery counts lower than an earlier one",
+        "{observations} delivery counts of {messages} messages, none lower than an earlier one",
+        "observations", "no delivery counts recorded"),
+}
+
+
 def verdict(check: str, stats: Mapping[str, int]) -> tuple[Verdict, int, str]:
     """The verdict, anomaly count and sentence of one check from its statistics (both engines)."""
     s = stats
@@ -150,54 +198,14 @@ def verdict(check: str, stats: Mapping[str, int]) -> tuple[Verdict, int, str]:
         maybe = (f", {s['possibly_consumed']} possibly acknowledged (ack indeterminate)"
                  if s["possibly_consumed"] else "")
         return "pass", 0, f"all {s['acknowledged']} accepted messages accounted for{drained}{maybe}{note}"
-    if check == "delivery-after-ack":
-        if s["delivered_after_ack"]:
-            return "fail", s["delivered_after_ack"], \
-                f"{s['delivered_after_ack']} deliveries of an already acknowledged message"
-        if s["acked"] == 0:
-            return "not_applicable", 0, "nothing acknowledged outside a transaction"
-        return "pass", 0, f"none of {s['acked']} acknowledged messages delivered again"
-    if check == "counter-identity":
-        if s["broken"]:
-            return "fail", s["broken"], f"{s['broken']} observations with messageCount != the sum of parts"
-        if s["checked"] == 0:  # the implementation does not show all five: a capability gap
-            return "not_applicable", 0, "no observation reports all five counters"
-        return "pass", 0, f"{s['checked']} observations consistent"
-    if check == "ring-bound":
-        if s["over_bound"]:
-            return "fail", s["over_bound"], f"{s['over_bound']} observations with pending above ring size"
-        if s["checked"] == 0:
-            return "unknown", 0, "every ring observation follows a nack or a ring-size change"
-        return "pass", 0, f"{s['checked']} observations within the ring size"
-    if check == "throttle-bound":
-        if s["over_bound"]:
-            return "fail", s["over_bound"], f"{s['over_bound']} observations outside 0..high+1 in flight"
-        return "pass", 0, f"{s['observations']} observations within 0..high+1"
-    if check == "admission-answer":
-        bad = s["multiple"] + s["early_timeouts"]
+    if check in SIMPLE_VERDICTS:
+        v = SIMPLE_VERDICTS[check]
+        bad = sum(s[name] for name in v.bad)
         if bad:
-            return "fail", bad, (f"{s['multiple']} requests answered more than once, {s['early_timeouts']} "
-                                 f"timed out before their wait limit")
-        if s["requests"] == 0:
-            return "not_applicable", 0, "no answers recorded"
-        return "pass", 0, (f"{s['requests']} requests answered once each, {s['timeouts']} timeouts none "
-                           f"before the limit")
-    if check == "order":
-        if s["out_of_order"]:
-            return "fail", s["out_of_order"], (
-                f"{s['out_of_order']} first deliveries came after a message whose send began only after "
-                f"theirs had completed (same priority)")
-        if s["first_deliveries"] == 0:
-            return "not_applicable", 0, "no first deliveries of unscheduled messages sent once"
-        return "pass", 0, (f"{s['first_deliveries']} first deliveries to {s['consumers']} consumers in send "
-                           f"order")
-    if check == "delivery-count":
-        if s["decreased"]:
-            return "fail", s["decreased"], f"{s['decreased']} delivery counts lower than an earlier one"
-        if s["observations"] == 0:
-            return "not_applicable", 0, "no delivery counts recorded"
-        return "pass", 0, (f"{s['observations']} delivery counts of {s['messages']} messages, none lower "
-                           f"than an earlier one")
+            return "fail", bad, v.fail.format(**s)
+        if v.empty is not None and s[v.empty] == 0:
+            return v.empty_verdict, 0, v.empty_text.format(**s)
+        return "pass", 0, v.passed.format(**s)
     raise ValueError(f"unknown check {check!r}")
 
 

@@ -154,8 +154,9 @@ SIMPLE_VERDICTS: dict[str, SimpleVerdict] = {
         "requests", "no answers recorded"),
     "order": SimpleVerdict(
         ("out_of_order",),
-        "{out_of_order} first deliveries came after a message whose send began only after theirs had completed "
-        "(same priority)", "{first_deliveries} first deliveries to {consumers} consumers in send order",
+        "{out_of_order} first deliveries came after a message whose send began only after theirs had "
+        "completed (same priority)",
+        "{first_deliveries} first deliveries to {consumers} consumers in send order",
         "first_deliveries", "no first deliveries of unscheduled messages sent once"),
     "delivery-count": SimpleVerdict(
         ("decreased",), "{decreased} delivery counts lower than an earlier one",

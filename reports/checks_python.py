@@ -55,7 +55,8 @@ request with more than one distinct answer (answer, at_ms) breaks ADMISSION-7; a
 receive on the queue) before the queue's first close or rollback and before any broker stop/start:
 out of order when an earlier one was of a message whose send was invoked only after this message's
 send had completed ``accepted`` (so this one arrived first). Scheduled messages, ids sent more than
-once and sends without an accepted completion prove no arrival time and are left out.
+once and sends without an accepted completion prove no arrival time and are left out (so are sends
+recorded without a priority: a store of schema 1 kept no schedule).
 
 ``delivery-count`` (REDELIVERY-1, REDELIVERY-2, REDELIVERY-12, REDELIVERY-19, REDELIVERY-22). Per
 (E, queue, msg), the ``delivery_count`` observations the suite records right after each delivery:
@@ -330,7 +331,8 @@ def compute_stats(table: Any) -> Stats:
         # order facts: the completion that proves arrival, the priority and schedule of the invocation
         "soidx": pc.if_else(pc.and_(s_ok, pc.equal(rs, RESULT_CLASSES["accepted"])), s["index"], null_i),
         "prio": pc.if_else(s_inv, pc.fill_null(s["priority"], DEFAULT_PRIORITY), null_i),
-        "sched": _i8(pc.and_(s_inv, pc.is_valid(s["scheduled_at"]))),
+        # a send invocation without a priority comes from a store of schema 1, which kept no schedule
+        "sched": _i8(pc.and_(s_inv, pc.or_(pc.is_valid(s["scheduled_at"]), pc.is_null(s["priority"])))),
     })
     msgs = _agg(sends, ["mk"], {
         "sent": ("sent", "max"), "nsend": ("sent", "sum"), "squeue": ("squeue", "max"),

@@ -32,7 +32,9 @@ def order_frame(df: Any) -> Any:
         F.min(F.when(invoke, col("index"))).alias("sidx"),
         F.min(F.when(ok & col("result").isin(*ACCEPTED), col("index"))).alias("soidx"),
         F.max(F.when(invoke, F.coalesce(col("priority"), F.lit(DEFAULT_PRIORITY)))).alias("prio"),
-        F.max(F.when(invoke & col("scheduled_at").isNotNull(), 1).otherwise(0)).alias("sched")))
+        # a send without a priority comes from a store of schema 1, which kept no schedule
+        F.max(F.when(invoke & (col("scheduled_at").isNotNull() | col("priority").isNull()), 1).otherwise(0))
+        .alias("sched")))
     firsts = (df.filter((col("f") == "receive") & ok & col("msg").isNotNull()).groupBy(*E, "queue", "msg")
               .agg(F.min(F.struct("index", "process")).alias("first"))
               .select(*E, "queue", "msg", col("first.index").alias("first"),

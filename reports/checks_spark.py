@@ -13,8 +13,8 @@ UDF. Two plans give the same statistics (tests compare them with the python engi
 
 Each plan is one lazy union collected once; the only other job collects the queue declarations and
 drain records (a few per example), whose routing is resolved by the python engine's own functions.
-Rule ids (DELIVERY-1, DELIVERY-2, DELIVERY-6, DELIVERY-7, DELIVERY-15, RING-17, THROTTLE-7,
-ADMISSION-3, ADMISSION-7) and verdicts are those of :mod:`.checks_python`.
+Rule ids (DELIVERY-1, DELIVERY-2, DELIVERY-4, DELIVERY-6, DELIVERY-7, DELIVERY-15, RING-17, THROTTLE-7,
+ADMISSION-3, ADMISSION-7, REDELIVERY-1/2/12/19/22) and verdicts are those of :mod:`.checks_python`.
 """
 
 from __future__ import annotations
@@ -154,6 +154,7 @@ def exact_stats(spark: Any, df: Any, decl_rows: list[Any], drain_rows: list[Any]
     frames.append(_counter_frame(df, counters))
 
     throttle_answers(df, emit)
+    sequence_checks(df, emit)
     union = frames[0]
     for frame in frames[1:]:
         union = union.unionByName(frame)
@@ -217,6 +218,15 @@ def throttle_answers(df: Any, emit: Any) -> None:
         .alias("over_bound")),
         "throttle-bound", ["observations", "over_bound"])
     _answers(df, emit)
+
+
+def sequence_checks(df: Any, emit: Any) -> None:
+    """Per-consumer order (DELIVERY-4) and delivery-count monotonicity (REDELIVERY-1, REDELIVERY-2,
+    REDELIVERY-12, REDELIVERY-19, REDELIVERY-22): window expressions, :mod:`.checks_spark_order`."""
+    from mqconform.reports.checks_spark_order import FRAMES
+
+    for check, (frame, names) in FRAMES.items():
+        emit(frame(df), check, list(names))
 
 
 def _lost(spark: Any, decl_rows: list[Any], drain_rows: list[Any], msgs: Any, dlv: Any, counters: Any,
@@ -411,6 +421,7 @@ def _fast_stats(spark: Any, df: Any, routes: list[dict[str, Any]]) -> Stats | No
              "in_queue", "replaced", "killed", "lost"]
     frames = [_long(per_r, "_fast", names), _counter_frame(df, counters)]
     throttle_answers(df, lambda frame, check, n: frames.append(_long(frame, check, n)))
+    sequence_checks(df, lambda frame, check, n: frames.append(_long(frame, check, n)))
     union = frames[0]
     for frame in frames[1:]:
         union = union.unionByName(frame)

@@ -113,6 +113,9 @@ STATS: dict[str, tuple[str, ...]] = {
 }
 
 StatKey = tuple[str, str, str | None, str]  # run, machine, queue, check
+#: per failing result, a sentence naming its earliest violation (the checks of WITNESSED)
+Witnesses = dict[StatKey, str]
+WITNESSED = frozenset({"order", "delivery-count"})
 #: a row of the few whose JSON value is parsed, with its value
 JsonRow = tuple[dict[str, Any], dict[str, Any]]
 Stats = dict[StatKey, dict[str, int]]
@@ -296,10 +299,11 @@ class _Ops:
         return pc.equal(self.ty, TYPES.index(name))
 
 
-def compute_stats(table: Any) -> Stats:
+def compute_stats(table: Any, witnesses: Witnesses | None = None) -> Stats:
     """Statistics of every check over an Arrow table of normalised rows (columns :data:`NEEDED`, plain or
     dictionary strings; ``value`` may be absent when no row needs it). Vectorised on integer keys
-    (:mod:`.encode`): pyarrow.compute, hash group-by and hash join."""
+    (:mod:`.encode`): pyarrow.compute, hash group-by and hash join. With `witnesses`, the sequence checks
+    also describe their earliest violation per result (:data:`WITNESSED`)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -386,8 +390,8 @@ def compute_stats(table: Any) -> Stats:
          "refused_delivered": ("refused_delivered", "sum"), "recovered": ("recovered", "sum")}),
         "total-queue")
 
-    _order(stats, codes, joined, n_proc, _return_cuts(codes, c, op))
-    _delivery_counts(stats, codes, c.filter(pc.and_(op.f("delivery_count"), op.t("ok"))))
+    _order(stats, codes, joined, n_proc, _return_cuts(codes, c, op), witnesses)
+    _delivery_counts(stats, codes, c.filter(pc.and_(op.f("delivery_count"), op.t("ok"))), witnesses)
 
     # ----- delivery-after-ack: exact only where a delivery came after the first ack (rare)
     acked_first = pc.is_valid(dlv["first_ack"])
@@ -475,6 +479,16 @@ def _earlier_max(new: Any, values: Any) -> Any:
     return np.where(new, -1, before)
 
 
+def _earliest(mask: Any, rk: Any, ek: Any, index: Any) -> list[int]:
+    """Per result key, the row of `mask` earliest in the history (smallest example key, then index)."""
+    import numpy as np
+
+    rows = np.nonzero(mask)[0]
+    rows = rows[np.lexsort((index[rows], ek[rows], rk[rows]))]
+    _, first = np.unique(rk[rows], return_index=True)
+    return [int(r) for r in rows[first]]
+
+
 def _segments(*keys: Any) -> Any:
     """Mark where any of the sorted key arrays changes (the first row of each segment)."""
     import numpy as np
@@ -502,7 +516,8 @@ def _return_cuts(codes: Codes, c: Any, op: _Ops) -> Any:
     return per_g, nemesis
 
 
-def _order(stats: Stats, codes: Codes, joined: Any, n_proc: int, cuts: Any) -> None:
+def _order(stats: Stats, codes: Codes, joined: Any, n_proc: int, cuts: Any,
+           witnesses: Witnesses | None) -> None:
     """``order`` (DELIVERY-4; DELIVERY-3's FIFO within a priority level). Per consumer (example, queue,
     process) and priority, in the order of its FIRST deliveries (a message's first delivery on the
     queue; redeliveries are ordered by other rules): a delivery of m is out of order when an earlier one
@@ -530,20 +545,31 @@ def _order(stats: Stats, codes: Codes, joined: Any, n_proc: int, cuts: Any) -> N
         return
     proc = pc.subtract(f["first_recv"], pc.multiply(first, n_proc))
     f = pa.table({"gk": f["gk"], "rk": f["rk"], "proc": proc, "prio": f["prio"], "first": first,
-                  "sidx": f["sidx"], "soidx": pc.fill_null(f["soidx"], -1)})
+                  "sidx": f["sidx"], "soidx": pc.fill_null(f["soidx"], -1), "m": codes.split_mk(f["mk"])[1]})
     f = f.take(pc.sort_indices(f, [("gk", "ascending"), ("proc", "ascending"), ("prio", "ascending"),
                                    ("first", "ascending")]))
     gk, proc, prio = (f[n].to_numpy() for n in ("gk", "proc", "prio"))
     soidx = f["soidx"].to_numpy()
     earlier = _earlier_max(_segments(gk, proc, prio), f["sidx"].to_numpy())
     late = (soidx >= 0) & (earlier > soidx)
+    if witnesses is not None and late.any():
+        sidx, m, first_at = f["sidx"].to_numpy(), f["m"].to_numpy(), f["first"].to_numpy()
+        for j in _earliest(late, f["rk"].to_numpy(), gk // codes.nq, first_at):
+            i = j - 1
+            while sidx[i] != earlier[j]:  # the earlier delivery whose send began latest (same segment)
+                i -= 1
+            run, machine, example, queue = codes.example_queue(int(gk[j]))
+            who = codes.processes[proc[j]] if proc[j] < len(codes.processes) else "a consumer"
+            witnesses[(run, machine, queue, "order")] = (
+                f"example {example}: {who} received {codes.msgs[m[i]]} (sent at #{sidx[i]}) before "
+                f"{codes.msgs[m[j]]} (whose send completed at #{soidx[j]})")
     _emit(stats, codes, _agg(pa.table({"rk": f["rk"], "late": late.astype(np.int8),
                                        "consumer": _segments(gk, proc).astype(np.int8)}), ["rk"],
                              {"first_deliveries": ("", "count_all"), "consumers": ("consumer", "sum"),
                               "out_of_order": ("late", "sum")}), "order")
 
 
-def _delivery_counts(stats: Stats, codes: Codes, rows: Any) -> None:
+def _delivery_counts(stats: Stats, codes: Codes, rows: Any, witnesses: Witnesses | None) -> None:
     """``delivery-count`` (REDELIVERY-1, REDELIVERY-2, REDELIVERY-12, REDELIVERY-19, REDELIVERY-22). The
     suite records the implementation's delivery count of a message right after each delivery of it; a
     cancel may undo the increment of a dispatch (REDELIVERY-2) but never more, so per (example, queue,
@@ -563,6 +589,14 @@ def _delivery_counts(stats: Stats, codes: Codes, rows: Any) -> None:
     new = _segments(t["dk"].to_numpy())
     earlier = _earlier_max(new, count - low)
     decreased = (earlier >= 0) & (earlier > count - low)
+    if witnesses is not None and decreased.any():
+        gk, m = codes.split_dk(t["dk"])
+        gk, m, index = gk.to_numpy(), m.to_numpy(), t["index"].to_numpy()
+        for j in _earliest(decreased, t["rk"].to_numpy(), gk // codes.nq, index):
+            run, machine, example, queue = codes.example_queue(int(gk[j]))
+            witnesses[(run, machine, queue, "delivery-count")] = (
+                f"example {example}: the delivery count of {codes.msgs[m[j]]} went from {earlier[j] + low} "
+                f"to {count[j]} at #{index[j]}")
     _emit(stats, codes, _agg(pa.table({"rk": t["rk"], "new": new.astype(np.int8),
                                        "down": decreased.astype(np.int8)}), ["rk"],
                              {"observations": ("", "count_all"), "messages": ("new", "sum"),

@@ -28,8 +28,10 @@ def check_runs(inputs: list[Path], engine: str = "python", master: str | None = 
                ignore_bad: bool = False, store: Path | None = None) -> PipelineResult:
     """Check run directories and/or history stores with `engine`; optionally ingest into `store`.
 
-    Implements the history checks of :mod:`.checks_python` (DELIVERY-1, DELIVERY-2, DELIVERY-6,
-    DELIVERY-7, DELIVERY-15, RING-17, THROTTLE-7, ADMISSION-3, ADMISSION-7).
+    Implements the history checks of :mod:`.checks_python` (DELIVERY-1, DELIVERY-2, DELIVERY-4,
+    DELIVERY-6, DELIVERY-7, DELIVERY-15, RING-17, THROTTLE-7, ADMISSION-3, ADMISSION-7, REDELIVERY-1/2/12/
+    19/22). A failing sequence check names its earliest violation, found by the python engine in both
+    cases (on Spark, over the failing runs' rows only), so both engines report the same sentence.
     """
     if engine not in ENGINES:
         raise ValueError(f"unknown engine {engine!r} (choose from {', '.join(ENGINES)})")
@@ -55,25 +57,34 @@ def check_runs(inputs: list[Path], engine: str = "python", master: str | None = 
     for path in stores:
         infos.extend(hstore.store_runs(path))
     runs = {info.run: info for info in infos if info.status == "complete"}
+    witnesses: checks_python.Witnesses = {}
     if engine == "python":
-        stats = _python_stats(usable, stores)
+        stats = _python_stats(usable, stores, witnesses)
     else:
         stats = _spark_stats(usable, stores, store, master)
     checks = gate_by_profile(checks_python.results(stats, runs))
+    failing = {c.run for c in checks if c.verdict == "fail" and c.check in checks_python.WITNESSED}
+    if failing and engine != "python":
+        _python_stats([d for d in usable if d.info.run in failing], stores, witnesses, failing)
+    checks = [attrs.evolve(c, detail=f"{c.detail}; first: {witnesses[key]}")
+              if c.verdict == "fail" and (key := (c.run, c.machine, c.queue, c.check)) in witnesses else c
+              for c in checks]
     return PipelineResult(runs=tuple(infos), checks=tuple(checks), bad=tuple(bad), engine=engine)
 
 
-def _python_stats(usable: list[hstore.RunData], stores: list[Path]) -> checks_python.Stats:
-    """One Arrow table of every input (run directories and stores), checked in one pass."""
+def _python_stats(usable: list[hstore.RunData], stores: list[Path], witnesses: checks_python.Witnesses,
+                  runs: set[str] | None = None) -> checks_python.Stats:
+    """One Arrow table of every input (run directories and stores; only `runs` when given), checked in
+    one pass."""
     import pyarrow as pa
 
     columns = list(checks_python.NEEDED)
     tables = [_as_dictionary(checks_python.rows_table(data.rows).select(columns))
               for data in usable if data.rows]
-    tables.extend(hstore.read_store_table(path, columns, dictionary=True) for path in stores)
+    tables.extend(hstore.read_store_table(path, columns, dictionary=True, runs=runs) for path in stores)
     if not tables:
         return {}
-    return checks_python.compute_stats(pa.concat_tables(tables))
+    return checks_python.compute_stats(pa.concat_tables(tables), witnesses)
 
 
 def _as_dictionary(table: Any) -> Any:

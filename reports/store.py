@@ -412,14 +412,15 @@ def history_files(store: Path) -> list[Path]:
     return sorted((store / "history").glob("adapter=*/run_date=*/*.parquet"))
 
 
-def read_store_table(store: Path, columns: Iterable[str] | None = None, dictionary: bool = False) -> Any:
+def read_store_table(store: Path, columns: Iterable[str] | None = None, dictionary: bool = False,
+                     runs: Iterable[str] | None = None) -> Any:
     """The store as one Arrow table (python engine input): every column, partition column ``adapter``
     included, or only `columns` (Parquet column pruning; a partition column is added when named).
     A file of an older store version reads the columns it lacks as nulls.
 
     With `dictionary`, string columns come as Arrow dictionary arrays straight from Parquet's own
     dictionary pages (several times faster to read than plain strings, and the python engine groups
-    by their integer codes); each file keeps its own dictionaries."""
+    by their integer codes); each file keeps its own dictionaries. With `runs`, only those runs' rows."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -434,7 +435,8 @@ def read_store_table(store: Path, columns: Iterable[str] | None = None, dictiona
     tables = []
     for file in history_files(store):
         table = pq.read_table(file, columns=stored, schema=schema,
-                              read_dictionary=strings if dictionary else None)
+                              read_dictionary=strings if dictionary else None,
+                              filters=[("run", "in", sorted(runs))] if runs is not None else None)
         if "adapter" in wanted:
             adapter = urllib.parse.unquote(file.parent.parent.name.split("=", 1)[1])
             column = pa.repeat(pa.scalar(adapter, pa.string()), table.num_rows)

@@ -68,6 +68,17 @@ def test_python_engine_detects(python_result: Any, fault: str) -> None:
     assert all(c.verdict in ("pass", "not_applicable") for c in others), others
 
 
+@pytest.mark.rules("DELIVERY-4", "REDELIVERY-1", "REDELIVERY-2")
+@pytest.mark.parametrize(("fault", "words"), [
+    ("reorder", ("c-q received m2", "before m1", "example ")),
+    ("count-decrease", ("delivery count of m1 went from 2 to 1", "example "))])
+def test_a_failing_sequence_check_names_its_earliest_violation(python_result: Any, fault: str,
+                                                                words: tuple[str, ...]) -> None:
+    failed = [c for c in python_result.checks if c.run == fault and c.verdict == "fail"]
+    assert len(failed) == 1 and "; first: " in failed[0].detail
+    assert all(w in failed[0].detail.split("; first: ")[1] for w in words)
+
+
 @pytest.mark.rules(*ALL_RULES)
 def test_clean_history_passes_every_check(python_result: Any) -> None:
     clean = [c for c in python_result.checks if c.run == "clean"]

@@ -66,7 +66,7 @@ def check_runs(inputs: list[Path], engine: str = "python", master: str | None = 
     failing = {c.run for c in checks if c.verdict == "fail" and c.check in checks_python.WITNESSED}
     if failing and engine != "python":
         _python_stats([d for d in usable if d.info.run in failing], stores, witnesses, failing)
-    checks = [attrs.evolve(c, detail=f"{c.detail}; first: {witnesses[key]}")
+    checks = [attrs.evolve(c, detail=f"{c.detail}; first: {witnesses[key][1]}")
               if c.verdict == "fail" and (key := (c.run, c.machine, c.queue, c.check)) in witnesses else c
               for c in checks]
     return PipelineResult(runs=tuple(infos), checks=tuple(checks), bad=tuple(bad), engine=engine)

@@ -12,9 +12,9 @@ from mqconform.reports import checks_python, encode, generate, store
 RULES = ("DELIVERY-1", "DELIVERY-2", "DELIVERY-6", "DELIVERY-7", "RING-17")
 
 
-def _records(tmp_path: Path, faults: set[str]) -> Any:
-    run = generate.write_run_dir(tmp_path / "run", examples=6, seed=5, faults=faults)
-    return checks_python.rows_table(store.read_run(run).rows).select(list(checks_python.NEEDED))
+def _records(tmp_path: Path, faults: set[str], run: str = "gen-run") -> Any:
+    run_dir = generate.write_run_dir(tmp_path / "run", run=run, examples=6, seed=5, faults=faults)
+    return checks_python.rows_table(store.read_run(run_dir).rows).select(list(checks_python.NEEDED))
 
 
 @pytest.mark.rules(*RULES)
@@ -66,3 +66,26 @@ def test_a_key_space_beyond_62_bits_is_refused() -> None:
     codes = encode.Codes(rows, checks_python.FS, checks_python.TYPES)  # 2^21 x 2 x 2^21 fits
     with pytest.raises(encode.TooLarge, match="use --engine spark"):
         codes.add_queues([f"q{i}" for i in range(2**20)])
+
+
+@pytest.mark.rules(*RULES, "DELIVERY-4", "REDELIVERY-1")
+def test_chunks_of_whole_examples_add_up_to_one_pass(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    faults = {"unexpected", "after-ack", "lost", "reorder", "count-decrease", "drain", "address"}
+    tables = [_records(tmp_path / f, {f}, run=f) for f in sorted(faults)]
+    table = pa.concat_tables(tables)
+    whole_witnesses: checks_python.Witnesses = {}
+    whole = checks_python.compute_stats(table, whole_witnesses)
+    monkeypatch.setattr(checks_python, "CHUNK_ROWS", 40)
+    codes = encode.Codes(table.select(list(checks_python.NEEDED)), checks_python.FS, checks_python.TYPES)
+    assert len(checks_python._example_chunks(codes.table)) > 10
+    witnesses: checks_python.Witnesses = {}
+    assert checks_python.compute_stats(table, witnesses) == whole
+    assert witnesses == whole_witnesses and len(witnesses) == 2
+    # one example's rows in two blocks (the same run twice): one pass keeps every example whole
+    twice = encode.Codes(pa.concat_tables([table, tables[0]]), checks_python.FS, checks_python.TYPES)
+    assert len(checks_python._example_chunks(twice.table)) == 1
+    # rows of one example out of their block: the table is checked in one pass, still exactly
+    shuffled = table.take(pa.array([*range(1, table.num_rows), 0]))
+    codes = encode.Codes(shuffled.select(list(checks_python.NEEDED)), checks_python.FS, checks_python.TYPES)
+    assert len(checks_python._example_chunks(codes.table)) == 1
+    assert checks_python.compute_stats(shuffled) == whole

@@ -99,8 +99,8 @@ class Codes:
         rm = pc.add(pc.multiply(pc.cast(run, pa.int64()), self.n_machines), machine)
         columns = {
             "ek": pc.add(pc.multiply(rm, self.n_examples), example),
-            "q": pc.fill_null(pc.cast(queue, pa.int64()), self.null_queue), "m": pc.cast(msg, pa.int64()),
-            "p": pc.cast(process, pa.int64()),
+            # int32 codes: arithmetic with the int64 keys promotes them (a cast here would cost a pass)
+            "q": pc.fill_null(queue, self.null_queue), "m": msg, "p": process,
             "fs": _lookup(f, fnames, {name: i for i, name in enumerate(fs)}),
             "ty": _lookup(type_, tnames, {name: i for i, name in enumerate(types)}),
             "rs": pc.fill_null(_lookup(result, rnames, RESULT_CLASSES), 0),

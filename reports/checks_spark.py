@@ -4,15 +4,18 @@ Reads the Parquet store (:mod:`.store`; Parquet column pruning: only the columns
 computes the same statistics per (run, machine, queue, check) with group-bys and key joins, no Python
 UDF. Two plans give the same statistics (tests compare them with the python engine):
 
-- the fast plan (big histories): ONE aggregation per (example, message) over send, receive and ack
-  rows together (send and delivery facts), exploded into per-(example, queue) sums, joined with the
-  last counters observation, then per (run, machine, queue); counter identity and ring bound share
-  one aggregation. Used when routing is one queue per target, without filters or drains; it gives up
-  (returns to the exact plan) when a message is delivered on several queues or after its first ack;
+- the fast plan (big histories): ONE hash aggregation per (example, message) over send, receive and ack
+  rows together (a bit per row kind, indices, queue and consumer codes: fixed-width buffers, so Spark
+  hashes rather than sorts), the order check's window per consumer, then per (example, queue) joined
+  with the counters (last observation, counter identity, ring bound: one aggregation) and per (run,
+  machine, queue). Used when routing is one queue per target, without filters or drains; it gives up
+  (returns to the exact plan) when a message is sent to or delivered on several queues, acknowledged
+  without a send or delivered after its first ack, or when two queue or consumer names share a code;
 - the exact plan: per-message and per-delivery aggregations joined (any routing, drains, fan-out).
 
-Each plan is one lazy union collected once; the only other job collects the queue declarations and
-drain records (a few per example), whose routing is resolved by the python engine's own functions.
+Each plan is one lazy union collected once; the other jobs collect the queue declarations and drain
+records (a few per example), whose routing is resolved by the python engine's own functions, and (fast
+plan) the distinct queue and consumer names, whose codes must be distinct.
 Rule ids (DELIVERY-1, DELIVERY-2, DELIVERY-4, DELIVERY-6, DELIVERY-7, DELIVERY-15, RING-17, THROTTLE-7,
 ADMISSION-3, ADMISSION-7, REDELIVERY-1/2/12/19/22) and verdicts are those of :mod:`.checks_python`.
 """
@@ -24,15 +27,27 @@ from typing import Any
 
 from mqconform.reports import checks_python as cp
 from mqconform.reports.checks_python import ACCEPTED, DEFERRED, NULLQ, REFUSED, TIMEOUT, Stats
+from mqconform.reports.checks_spark_order import FRAMES, NEMESIS, RETURNS
 
 E = cp.E
 R = cp.R
 
 
 def load(spark: Any, store: Path) -> Any:
-    """The store's rows as a DataFrame (partition columns adapter and run_date included)."""
-    return spark.read.option("basePath", str(store / "history")).parquet(
-        str(store / "history" / "adapter=*" / "run_date=*"))
+    """The store's rows as a DataFrame (partition columns adapter and run_date included), read with the
+    store's declared schema (no inference; a column that an older file lacks reads as nulls)."""
+    return (spark.read.schema(store_schema()).option("basePath", str(store / "history"))
+            .parquet(str(store / "history" / "adapter=*" / "run_date=*")))
+
+
+def store_schema() -> Any:
+    """The Spark schema of the store's columns (:data:`.store.COLUMNS`, partition columns as strings)."""
+    from mqconform.reports import store
+    from pyspark.sql import types as T
+
+    kinds = {"string": T.StringType(), "int64": T.LongType(), "bool": T.BooleanType()}
+    columns = {**store.COLUMNS, **{name: "string" for name in store.PARTITIONS if name not in store.COLUMNS}}
+    return T.StructType([T.StructField(name, kinds[kind]) for name, kind in columns.items()])
 
 
 def _small(df: Any) -> tuple[list[tuple[dict[str, Any], dict[str, Any]]], list[tuple[dict[str, Any],
@@ -71,10 +86,10 @@ def _long(frame: Any, check: str, names: list[str]) -> Any:
 def compute_stats(spark: Any, store: Path, exact: bool = False) -> Stats:
     """Statistics of every check over the store at `store` (see checks_python for definitions).
 
-    The fast plan (:func:`_fast_stats`: one shuffle per message, one per example and queue) serves
-    histories whose routing is one queue per target without filters, without drains; it falls back to
-    the exact plan (:func:`exact_stats`) when a message is delivered on several queues or after its
-    first ack. Both give the same statistics (tests compare them); `exact` forces the exact plan.
+    The fast plan (:func:`_fast_stats`: one shuffle per message, one per example) serves histories whose
+    routing is one queue per target without filters, without drains; it falls back to the exact plan
+    (:func:`exact_stats`) on the messages it cannot count (see the module docstring). Both give the same
+    statistics (tests compare them); `exact` forces the exact plan.
     """
     from pyspark.sql import functions as F
 
@@ -148,61 +163,76 @@ def exact_stats(spark: Any, df: Any, decl_rows: list[Any], drain_rows: list[Any]
         emit(late.groupBy(*R).agg(F.count(F.lit(1)).alias("delivered_after_ack")), "delivery-after-ack",
              ["delivered_after_ack"])
 
-    counters = df.filter(col("f") == "counters")
-    _lost(spark, decl_rows, drain_rows, msgs, dlv, counters, emit)
-
-    frames.append(_counter_frame(df, counters))
+    per_q = _queue_counters(df)
+    _lost(spark, decl_rows, drain_rows, msgs, dlv, per_q, emit)
+    frames.append(_long(per_q.groupBy(*R).agg(*[F.sum(n).alias(n) for n in COUNTER_SUMS]), "_counters",
+                        list(COUNTER_SUMS)))
 
     throttle_answers(df, emit)
     sequence_checks(df, emit)
-    union = frames[0]
-    for frame in frames[1:]:
-        union = union.unionByName(frame)
-    stats: Stats = {}
     try:
-        for row in union.collect():
-            cp._add(stats, row["run"], row["machine"], row["queue"], row["check"],
-                    {row["name"]: row["value"]})
+        stats, own = _collect(frames)
     finally:
         joined.unpersist()
         msgs.unpersist()
+    for key, v in own.get("_counters", {}).items():
+        _add_counters(stats, key, v)
     return stats
 
 
-def _counter_frame(df: Any, counters: Any) -> Any:
-    """Counter identity (DELIVERY-1) and ring bound (RING-17) in long form: one aggregation."""
+def _queue_counters(df: Any) -> Any:
+    """Per (example, queue), from its ``counters`` observations: the last one's message_count, replaced and
+    killed (``m``, ``r``, ``k``: the lost check, DELIVERY-2, DELIVERY-15) and the counts of counter identity
+    (DELIVERY-1) and ring bound (RING-17). One aggregation, fixed-width buffers (a hash aggregation)."""
     from pyspark.sql import functions as F
 
     col = F.col
-    ok = col("type") == "ok"
-    parts = ["c_message", "c_pending", "c_delivering", "c_scheduled", "c_paged"]
     complete = F.lit(True)
-    for part in parts:
+    for part in ("c_message", "c_pending", "c_delivering", "c_scheduled", "c_paged"):
         complete = complete & col(part).isNotNull()
     total = col("c_pending") + col("c_delivering") + col("c_scheduled") + col("c_paged")
-    exempt_from = (df.filter(col("f").isin("nack", "set_ring_size") & ok)
+    exempt_from = (df.filter(col("f").isin("nack", "set_ring_size") & (col("type") == "ok"))
                    .groupBy(*E, "queue").agg(F.min("index").alias("exempt_from")))
     in_ring = F.coalesce((col("bound") >= 0) & col("c_pending").isNotNull(), F.lit(False))
     exempt = in_ring & F.coalesce(col("index") > col("exempt_from"), F.lit(False))
     checked = in_ring & ~exempt
+    return (df.filter(col("f") == "counters").join(F.broadcast(exempt_from), on=[*E, "queue"], how="left")
+            .groupBy(*E, "queue").agg(
+                *[F.max_by(part, "index").alias(name)
+                  for name, part in (("m", "c_message"), ("r", "c_replaced"), ("k", "c_killed"))],
+                F.count(F.lit(1)).alias("observations"), F.count_if(complete).alias("checked"),
+                F.count_if(complete & (col("c_message") != total)).alias("broken"),
+                F.count_if(in_ring).alias("ring_observations"), F.count_if(exempt).alias("exempt"),
+                F.count_if(checked).alias("ring_checked"),
+                F.count_if(checked & (col("c_pending") > col("bound"))).alias("over_bound")))
 
-    def count(cond: Any) -> Any:
-        return F.sum(F.when(cond, 1).otherwise(0))
 
-    per_r = (counters.join(F.broadcast(exempt_from), on=[*E, "queue"], how="left").groupBy(*R).agg(
-        F.count(F.lit(1)).alias("observations"), count(complete).alias("checked"),
-        count(complete & (col("c_message") != total)).alias("broken"),
-        count(in_ring).alias("ring_observations"), count(exempt).alias("exempt"),
-        count(checked).alias("ring_checked"),
-        count(checked & (col("c_pending") > col("bound"))).alias("over_bound")))
-    long = [("counter-identity", n, n) for n in ("observations", "checked", "broken")] + [
-        ("ring-bound", "observations", "ring_observations"), ("ring-bound", "exempt", "exempt"),
-        ("ring-bound", "checked", "ring_checked"), ("ring-bound", "over_bound", "over_bound")]
-    triples = F.array(*[F.struct(F.lit(c).alias("check"), F.lit(n).alias("name"),
-                                 col(v).cast("long").alias("value")) for c, n, v in long])
-    return (per_r.select(*R, "ring_observations", F.explode(triples).alias("s"))
-            .filter((col("s.check") != "ring-bound") | (col("ring_observations") > 0))
-            .select(*R, "s.check", "s.name", "s.value"))
+def _add_counters(stats: Stats, key: tuple[str, str, str | None], v: dict[str, int]) -> None:
+    """Counter identity (DELIVERY-1) and ring bound (RING-17) of one R from its :data:`COUNTER_SUMS`, each
+    only where the queue has such observations (ring bound: observations of a ring)."""
+    if v.get("observations"):
+        cp._add(stats, *key, "counter-identity", {n: v[n] for n in ("observations", "checked", "broken")})
+    if v.get("ring_observations"):
+        cp._add(stats, *key, "ring-bound", {"observations": v["ring_observations"], "exempt": v["exempt"],
+                                            "checked": v["ring_checked"], "over_bound": v["over_bound"]})
+
+
+def _collect(frames: list[Any]) -> tuple[Stats, dict[str, dict[tuple[str, str, str | None], dict[str, int]]]]:
+    """Collect a plan's long-form frames as one union: the checks' statistics, and the plan's own per-R
+    figures (pseudo-checks named ``_...``) for the caller to turn into statistics."""
+    union = frames[0]
+    for frame in frames[1:]:
+        union = union.unionByName(frame)
+    stats: Stats = {}
+    own: dict[str, dict[tuple[str, str, str | None], dict[str, int]]] = {}
+    for row in union.collect():
+        if row["check"].startswith("_"):
+            key = (row["run"], row["machine"], None if row["queue"] in (None, NULLQ) else row["queue"])
+            own.setdefault(row["check"], {}).setdefault(key, {})[row["name"]] = int(row["value"] or 0)
+        else:
+            cp._add(stats, row["run"], row["machine"], row["queue"], row["check"],
+                    {row["name"]: row["value"]})
+    return stats, own
 
 
 def throttle_answers(df: Any, emit: Any) -> None:
@@ -223,13 +253,11 @@ def throttle_answers(df: Any, emit: Any) -> None:
 def sequence_checks(df: Any, emit: Any) -> None:
     """Per-consumer order (DELIVERY-4) and delivery-count monotonicity (REDELIVERY-1, REDELIVERY-2,
     REDELIVERY-12, REDELIVERY-19, REDELIVERY-22): window expressions, :mod:`.checks_spark_order`."""
-    from mqconform.reports.checks_spark_order import FRAMES
-
     for check, (frame, names) in FRAMES.items():
         emit(frame(df), check, list(names))
 
 
-def _lost(spark: Any, decl_rows: list[Any], drain_rows: list[Any], msgs: Any, dlv: Any, counters: Any,
+def _lost(spark: Any, decl_rows: list[Any], drain_rows: list[Any], msgs: Any, dlv: Any, per_q: Any,
           emit: Any) -> None:
     """The ``lost`` check (routing, drain, indeterminate acks) as in :func:`checks_python.lost_example`."""
     from pyspark.sql import functions as F
@@ -255,12 +283,10 @@ def _lost(spark: Any, decl_rows: list[Any], drain_rows: list[Any], msgs: Any, dl
     consumed = dlv.groupBy(*E, "queue").agg(
         F.sum("ack_ok").alias("consumed"),
         F.sum(F.when((col("ack_info") == 1) & (col("ack_ok") == 0), 1).otherwise(0)).alias("maybe"))
-    final = counters.groupBy(*E, "queue").agg(
-        F.max_by(F.struct("c_message", "c_replaced", "c_killed"), col("index")).alias("last"))
-    g = (per_g.join(consumed, on=[*E, "queue"], how="left").join(final, on=[*E, "queue"], how="left")
+    g = (per_g.join(consumed, on=[*E, "queue"], how="left")
+         .join(per_q.select(*E, "queue", "m", "r", "k"), on=[*E, "queue"], how="left")
          .select(*E, "queue", "accepted", "filt", F.coalesce(col("consumed"), F.lit(0)).alias("done"),
-                 F.coalesce(col("maybe"), F.lit(0)).alias("maybe"), col("last.c_message").alias("m"),
-                 col("last.c_replaced").alias("r"), col("last.c_killed").alias("k")))
+                 F.coalesce(col("maybe"), F.lit(0)).alias("maybe"), "m", "r", "k"))
     if drained:
         marks = F.broadcast(spark.createDataFrame([(*key, 1) for key in drained],
                                                   "run string, machine string, example long, queue string, "
@@ -324,126 +350,253 @@ def _answers(df: Any, emit: Any) -> None:
          "admission-answer", ["requests", "multiple"])
 
 
-#: the fast plan's per-(example, queue) sums: name -> (role, expression over a per-message row)
+#: the fast plan's per-(example, queue) sums (see :func:`_fast_sums`; ``consumers`` counts the consumers
+#: with first deliveries); ``late`` and ``odd`` count the messages it leaves to the exact plan
 FAST_SUMS = ("attempted", "acknowledged", "refused", "indeterminate", "accepted", "delivered", "duplicated",
              "unexpected", "refused_delivered", "recovered", "acked", "consumed", "maybe", "n_tq", "n_daa",
-             "late", "multi")
+             "first_deliveries", "consumers", "out_of_order", "late", "odd")
+#: the lost check's sums over the examples in the fast plan (``l_``: named as the exact plan's)
+LOST_SUMS = ("examples", "unknown_examples", "l_acknowledged", "l_consumed", "possibly_consumed", "in_queue",
+             "replaced", "killed", "lost")
+#: the counts of :func:`_queue_counters` (counter identity, ring bound)
+COUNTER_SUMS = ("observations", "checked", "broken", "ring_observations", "exempt", "ring_checked",
+                "over_bound")
+#: row kinds of the fast plan's message rows, one bit each (the per-message ``kinds`` is their bit_or)
+K_SEND, K_SEND_SCHED, K_ACCEPTED, K_REFUSED, K_INFO, K_RECV, K_ACK, K_ACK_TX, K_ACK_INFO = (
+    1 << i for i in range(9))
+#: per-message flags above the row kinds in ``sig`` (:func:`_signed`): sent, delivered, acknowledged outside
+#: a transaction, delivered after that ack, on several queues, ordered (order check), out of order, routed
+FLAGS = F_SENT, F_COUNTED, F_FIRST_ACK, F_LATE, F_QUEUES, F_ELIGIBLE, F_OOO, F_ROUTED = (
+    1 << i for i in range(9, 17))
 
 
-def _fast_stats(spark: Any, df: Any, routes: list[dict[str, Any]]) -> Stats | None:
-    """One aggregation per message (send and delivery facts together), one per (example, queue), one
-    per R: the plan for big histories. None when a message is delivered on several queues or after
-    its first ack (the exact plan then counts them)."""
+def _code(column: Any) -> Any:
+    """The 64-bit code of a queue or process name (xxhash64): exact once :func:`_names` has found the
+    codes of the store's names distinct."""
+    from pyspark.sql import functions as F
+
+    return F.xxhash64(column)
+
+
+def _recv_process() -> Any:
+    """The process of a ``receive`` ``ok`` row (null on other rows): the consumer of the order check."""
+    from pyspark.sql import functions as F
+
+    return F.when((F.col("f") == "receive") & (F.col("type") == "ok"), F.col("process"))
+
+
+def _names(df: Any) -> dict[int, str] | None:
+    """Queue name by code (:func:`_code`) over the store, or None when two queue names or two receiving
+    processes share a code (the fast plan then does not apply): one small job."""
+    distinct = df.select("queue", _recv_process().alias("proc")).distinct()
+    rows = distinct.select("queue", _code("queue").alias("qc"), "proc", _code("proc").alias("pc")).collect()
+    queues = {(r["qc"], r["queue"]) for r in rows}
+    procs = {(r["pc"], r["proc"]) for r in rows}
+    if len({qc for qc, _ in queues}) < len(queues) or len({pc for pc, _ in procs}) < len(procs):
+        return None
+    return dict(queues)
+
+
+def _per_message(df: Any) -> Any:
+    """ONE hash aggregation per (example, msg) over send, receive and ack rows: a bit per row kind
+    present, the message's queue codes, indices (send, send accepted, first and last receive, first
+    non-transactional ack), send count and priority, the first receive's process code. Fixed-width
+    buffers only (codes, not names), so Spark hashes rather than sorts."""
+    from mqconform.reference_model.config import DEFAULT_PRIORITY
     from pyspark.sql import functions as F
 
     col = F.col
-    ok, invoke, info, fail = (col("type") == t for t in ("ok", "invoke", "info", "fail"))
-    is_send, is_recv, is_ack = col("f") == "send", col("f") == "receive", col("f") == "ack"
-    delivery = (is_recv & ok) | (is_ack & (ok | info))
+    ok, info, fail = (col("type") == t for t in ("ok", "info", "fail"))
+    is_send, is_ack = col("f") == "send", col("f") == "ack"
+    invoke = is_send & (col("type") == "invoke")
+    result = col("result")
+    kind = (F.when(invoke & (col("scheduled_at").isNotNull() | col("priority").isNull()), K_SEND_SCHED)
+            .when(invoke, K_SEND)
+            .when(is_send & ok & result.isin(*ACCEPTED), K_ACCEPTED)
+            .when(is_send & ((ok & result.isin(*REFUSED)) | fail), K_REFUSED)
+            .when(is_send & (info | (ok & result.isin(*DEFERRED))), K_INFO)
+            .when((col("f") == "receive") & ok, K_RECV)
+            .when(is_ack & ok & F.coalesce(col("tx"), F.lit(False)), K_ACK_TX)
+            .when(is_ack & ok, K_ACK).when(is_ack & info, K_ACK_INFO).otherwise(0))
+    message_row = is_send | ((col("f") == "receive") & ok) | (is_ack & (ok | info))
+    rows = (df.filter(col("msg").isNotNull() & message_row)
+            .select(*E, "msg", "index", "priority", kind.alias("kind"), _code("queue").alias("qc"),
+                    _code(_recv_process()).alias("pc")))
+    k = col("kind")
+    sent = k.isin(K_SEND, K_SEND_SCHED)
+    recv = k == K_RECV
+    queued = sent | k.isin(K_RECV, K_ACK, K_ACK_TX, K_ACK_INFO)
+    return rows.groupBy(*E, "msg").agg(
+        F.bit_or(k).alias("kinds"), F.count_if(sent).alias("nsend"),
+        F.min(F.when(queued, col("qc"))).alias("qc"), F.max(F.when(queued, col("qc"))).alias("qmax"),
+        F.min(F.when(sent, col("index"))).alias("sidx"),
+        F.min(F.when(k == K_ACCEPTED, col("index"))).alias("soidx"),
+        F.max(F.when(sent, F.coalesce(col("priority"), F.lit(DEFAULT_PRIORITY)))).alias("prio"),
+        F.count_if(recv).alias("count"), F.min(F.when(recv, col("index"))).alias("first"),
+        F.min_by(col("pc"), F.when(recv, col("index"))).alias("proc"),
+        F.max(F.when(recv, col("index"))).alias("last_recv"),
+        F.min(F.when(k == K_ACK, col("index"))).alias("first_ack"))
 
-    def flag(cond: Any) -> Any:
-        return F.max(F.when(cond, 1).otherwise(0))
 
-    sinv = is_send & invoke
-    pm = (df.filter(col("msg").isNotNull() & (is_send | delivery)).groupBy(*E, "msg").agg(
-        flag(sinv).alias("sent"), F.coalesce(F.max(F.when(sinv, col("queue"))), F.lit(NULLQ)).alias("squeue"),
-        F.min(F.when(sinv, col("index"))).alias("sidx"),
-        flag(is_send & ok & col("result").isin(*ACCEPTED)).alias("acked"),
-        flag(is_send & ((ok & col("result").isin(*REFUSED)) | fail)).alias("refused"),
-        flag(is_send & (info | (ok & col("result").isin(*DEFERRED)))).alias("info"),
-        F.min(F.when(~is_send, col("queue"))).alias("dq"),
-        F.max(F.when(~is_send, col("queue"))).alias("dq_max"),
-        F.sum(F.when(is_recv, 1).otherwise(0)).alias("count"),
-        F.max(F.when(is_recv, col("index"))).alias("last_recv"),
-        F.min(F.when(is_ack & ok & ~F.coalesce(col("tx"), F.lit(False)), col("index"))).alias("first_ack"),
-        flag(is_ack & ok).alias("ack_ok"), flag(is_ack & info).alias("ack_info")))
-    if routes:  # one queue per target (simple routing): routed iff declared before the send
-        decl = F.broadcast(spark.createDataFrame(
+def _has(*bits: int) -> Any:
+    """Whether the message's ``sig`` has one of `bits` (a row kind present, or a flag of :func:`_signed`)."""
+    from pyspark.sql import functions as F
+
+    return (F.col("sig").bitwiseAND(sum(bits))) != 0
+
+
+def _signed(pm: Any, routed: Any) -> Any:
+    """The per-message facts as one ``sig`` (the row kinds present and the :data:`FLAGS`), after the order
+    check's window (DELIVERY-4): in each consumer's segment (example first: Spark's sort prefix), a first
+    delivery is out of order when an earlier one's send was invoked after its own send was accepted."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    col = F.col
+    segment = ["example", "run", "machine", "qc", "eligible", "proc", "prio"]
+    earlier = Window.partitionBy(*segment).orderBy("first").rowsBetween(Window.unboundedPreceding, -1)
+    flags = {F_SENT: col("nsend") > 0, F_COUNTED: col("count") > 0, F_FIRST_ACK: col("first_ack").isNotNull(),
+             F_LATE: col("last_recv") > col("first_ack"), F_QUEUES: col("qc") != col("qmax"),
+             F_ELIGIBLE: col("eligible"), F_ROUTED: routed,
+             F_OOO: col("soidx").isNotNull() & (F.max("sidx").over(earlier) > col("soidx"))}
+    sig = col("kinds")
+    for bit, cond in flags.items():
+        sig = sig.bitwiseOR(F.when(cond, bit).otherwise(0))
+    return (pm.repartition("example", "run", "machine", "qc")
+            .select(*E, "qc", "proc", "count", sig.alias("sig")))
+
+
+def _fast_sums() -> dict[str, Any]:
+    """:data:`FAST_SUMS` over (example, queue, consumer, sig) groups of ``n`` messages with ``c``
+    deliveries (total-queue, lost, delivery-after-ack, order; DELIVERY-2, DELIVERY-4, DELIVERY-6,
+    DELIVERY-7, DELIVERY-15): a message's send and deliveries share its one queue."""
+    from pyspark.sql import functions as F
+
+    col = F.col
+    n, c = col("n"), col("c")
+
+    def total(cond: Any, value: Any) -> Any:
+        return F.sum(F.when(cond, value).otherwise(0))
+
+    sent, acked, refused, info = _has(F_SENT), _has(K_ACCEPTED), _has(K_REFUSED), _has(K_INFO)
+    ack_ok, counted, has_first = _has(K_ACK, K_ACK_TX), _has(F_COUNTED), _has(F_FIRST_ACK)
+    eligible = _has(F_ELIGIBLE)
+    return {
+        "attempted": total(sent, n), "acknowledged": total(sent & acked, n),
+        "refused": total(sent & refused, n), "indeterminate": total(sent & info, n),
+        "accepted": total(acked & _has(F_ROUTED), n), "delivered": F.sum(c),
+        "duplicated": total(counted, c - n), "unexpected": total(counted & ~sent, c),
+        "refused_delivered": total(counted & refused, c), "recovered": total(counted & info, n),
+        "acked": total(has_first, n), "consumed": total(ack_ok, n),
+        "maybe": total(_has(K_ACK_INFO) & ~ack_ok, n), "n_tq": total(sent | counted, n),
+        "n_daa": total(counted | has_first, n),
+        "first_deliveries": total(eligible, n), "consumers": F.count_distinct(F.when(eligible, col("proc"))),
+        "out_of_order": total(eligible & _has(F_OOO), n), "late": total(_has(F_LATE), n),
+        "odd": total(_has(F_QUEUES) | (acked & ~sent), n)}
+
+
+def _fast_stats(spark: Any, df: Any, routes: list[dict[str, Any]]) -> Stats | None:
+    """The plan for big histories: one hash aggregation per message (:func:`_per_message`), one sort per
+    example and queue (the order check's window), one aggregation per (example, queue, consumer, sig), one
+    per (example, queue) joined with its counters, one per R. None when a message is sent to or delivered
+    on several queues, acknowledged without a send, or delivered after its first ack (the exact plan then
+    counts them), or when two names share a code (:func:`_names`)."""
+    names = _names(df)
+    if names is None:
+        return None
+    frames = [_long(_fast_per_r(spark, _fast_per_g(spark, df, routes), _queue_counters(df), names), "_fast",
+                    [*FAST_SUMS, *COUNTER_SUMS, *LOST_SUMS])]
+
+    def emit(frame: Any, check: str, n: list[str]) -> None:
+        frames.append(_long(frame, check, n))
+
+    throttle_answers(df, emit)
+    frame, frame_names = FRAMES["delivery-count"]
+    emit(frame(df), "delivery-count", list(frame_names))
+    return _fast_collect(frames)
+
+
+def _fast_per_g(spark: Any, df: Any, routes: list[dict[str, Any]]) -> Any:
+    """:data:`FAST_SUMS` per (example, queue code): the per-message facts with their routing (a send is
+    routed to its target's queue iff declared before it), the order check's return events and eligibility
+    (sent once, not scheduled, first delivered before any return event: DELIVERY-4)."""
+    from pyspark.sql import functions as F
+
+    col = F.col
+    g = [*E, "qc"]
+    pm = _per_message(df)
+    if routes:  # one queue per target (simple routing)
+        decl = spark.createDataFrame(
             [(r["run"], r["machine"], r["example"], r["target"], r["didx"]) for r in routes],
-            "run string, machine string, example long, squeue string, didx long"))
-        pm = pm.join(decl, on=[*E, "squeue"], how="left")
+            "run string, machine string, example long, target string, didx long")
+        pm = pm.join(F.broadcast(decl.select(*E, _code("target").alias("qc"), "didx")), on=g, how="left")
         routed = col("didx").isNull() | (col("didx") < F.coalesce(col("sidx"), F.lit(2**62)))
     else:
         routed = F.lit(True)
+    cuts_g, cuts_e = _order_cuts(df)
+    pm = (pm.join(F.broadcast(cuts_g.select(*E, _code("queue").alias("qc"), "cut")), on=g, how="left")
+          .join(F.broadcast(cuts_e), on=E, how="left"))
+    eligible = ((col("count") > 0) & (col("nsend") == 1) & (col("kinds").bitwiseAND(K_SEND_SCHED) == 0)
+                & F.coalesce(col("first") < col("cut"), F.lit(True))
+                & F.coalesce(col("first") < col("cut2"), F.lit(True)))
+    per_c = (_signed(pm.withColumn("eligible", eligible), routed).groupBy(*g, "proc", "sig")
+             .agg(F.count(F.lit(1)).alias("n"), F.sum("count").alias("c")))
+    return per_c.groupBy(*g).agg(*[v.alias(n) for n, v in _fast_sums().items()]).filter(col("qc").isNotNull())
 
-    def i(cond: Any) -> Any:
-        return F.when(cond, 1).otherwise(0)
 
-    zero = F.lit(0)
-    sent = col("sent") == 1
-    counted = col("count") > 0
-    has_first = col("first_ack").isNotNull()
-    send_role = {
-        "attempted": i(sent), "acknowledged": i(sent & (col("acked") == 1)),
-        "refused": i(sent & (col("refused") == 1)), "indeterminate": i(sent & (col("info") == 1)),
-        "accepted": i((col("acked") == 1) & routed), "n_tq": i(sent)}
-    dlv_role = {
-        "delivered": col("count"), "duplicated": F.when(counted, col("count") - 1).otherwise(0),
-        "unexpected": F.when(counted & ~sent, col("count")).otherwise(0),
-        "refused_delivered": F.when(counted & (col("refused") == 1), col("count")).otherwise(0),
-        "recovered": i(counted & (col("info") == 1)), "acked": i(has_first), "consumed": col("ack_ok"),
-        "maybe": i((col("ack_info") == 1) & (col("ack_ok") == 0)), "n_tq": i(counted),
-        "n_daa": i(counted | has_first),
-        "late": i(F.coalesce(col("last_recv") > col("first_ack"), F.lit(False))),
-        "multi": i(col("dq") != col("dq_max"))}
+def _fast_per_r(spark: Any, per_g: Any, per_q: Any, names: dict[int, str]) -> Any:
+    """Per R (queue names decoded): the sums of `per_g` and of the counters per (example, queue) `per_q`
+    joined with it, and the lost check's :data:`LOST_SUMS` over the examples (DELIVERY-2, DELIVERY-15)."""
+    from pyspark.sql import functions as F
 
-    def role(queue: Any, present: Any, values: dict[str, Any]) -> Any:
-        return F.struct(queue.alias("q"), present.alias("present"),
-                        *[values.get(n, zero).cast("long").alias(n) for n in FAST_SUMS])
-
-    roles = F.array(role(col("squeue"), (col("sent") == 1) | (col("acked") == 1), send_role),
-                    role(col("dq"), col("dq").isNotNull(), dlv_role))
-    per_g = (pm.select(*E, F.explode(roles).alias("x")).filter(col("x.present"))
-             .groupBy(*E, col("x.q").alias("queue")).agg(*[F.sum(f"x.{n}").alias(n) for n in FAST_SUMS]))
-    counters = df.filter(col("f") == "counters")
-    final = counters.groupBy(*E, "queue").agg(
-        F.max_by(F.struct("c_message", "c_replaced", "c_killed"), col("index")).alias("last"))
-    g = per_g.join(final, on=[*E, "queue"], how="left").select(
-        "*", col("last.c_message").alias("m"), col("last.c_replaced").alias("r"),
-        col("last.c_killed").alias("k"))
-    has_acc = col("accepted") > 0
+    col = F.col
+    joined = per_g.join(per_q.withColumn("qc", _code("queue")).drop("queue"), on=[*E, "qc"], how="full")
+    has_acc = F.coalesce(col("accepted"), F.lit(0)) > 0
     known = col("m").isNotNull() & col("r").isNotNull() & col("k").isNotNull()
     ok_known = has_acc & known
-    lost = F.greatest(zero, col("accepted") - col("consumed") - col("maybe") - col("m") - col("r") - col("k"))
+    unaccounted = col("accepted") - col("consumed") - col("maybe") - col("m") - col("r") - col("k")
+    lost = F.greatest(F.lit(0), unaccounted)
 
     def when(cond: Any, value: Any) -> Any:
         return F.sum(F.when(cond, value).otherwise(0))
 
-    per_r = g.groupBy(*R).agg(
-        *[F.sum(n).alias(n) for n in FAST_SUMS],
+    queue_names = F.broadcast(spark.createDataFrame(list(names.items()), "qc long, queue string"))
+    return joined.groupBy("run", "machine", "qc").agg(
+        *[F.sum(n).alias(n) for n in (*FAST_SUMS, *COUNTER_SUMS)],
         when(has_acc, 1).alias("examples"), when(has_acc & ~known, 1).alias("unknown_examples"),
         when(ok_known, col("accepted")).alias("l_acknowledged"),
         when(ok_known, col("consumed")).alias("l_consumed"),
         when(ok_known, col("maybe")).alias("possibly_consumed"), when(ok_known, col("m")).alias("in_queue"),
         when(ok_known, col("r")).alias("replaced"), when(ok_known, col("k")).alias("killed"),
-        when(ok_known, lost).alias("lost"))
-    names = [*FAST_SUMS, "examples", "unknown_examples", "l_acknowledged", "l_consumed", "possibly_consumed",
-             "in_queue", "replaced", "killed", "lost"]
-    frames = [_long(per_r, "_fast", names), _counter_frame(df, counters)]
-    throttle_answers(df, lambda frame, check, n: frames.append(_long(frame, check, n)))
-    sequence_checks(df, lambda frame, check, n: frames.append(_long(frame, check, n)))
-    union = frames[0]
-    for frame in frames[1:]:
-        union = union.unionByName(frame)
-    stats: Stats = {}
-    fast: dict[tuple[str, str, str | None], dict[str, int]] = {}
-    for row in union.collect():
-        if row["check"] == "_fast":
-            key = (row["run"], row["machine"], None if row["queue"] in (None, NULLQ) else row["queue"])
-            fast.setdefault(key, {})[row["name"]] = int(row["value"] or 0)
-        else:
-            cp._add(stats, row["run"], row["machine"], row["queue"], row["check"],
-                    {row["name"]: row["value"]})
-    if any(v["late"] or v["multi"] for v in fast.values()):
+        when(ok_known, lost).alias("lost")).join(queue_names, on="qc").drop("qc")
+
+
+def _order_cuts(df: Any) -> tuple[Any, Any]:
+    """The order check's return events (DELIVERY-4): per (example, queue) the first consumer close or
+    rollback (``cut``), per example the first broker stop or start (``cut2``)."""
+    from pyspark.sql import functions as F
+
+    col = F.col
+    return (df.filter(col("f").isin(*RETURNS)).groupBy(*E, "queue").agg(F.min("index").alias("cut")),
+            df.filter(col("f").isin(*NEMESIS)).groupBy(*E).agg(F.min("index").alias("cut2")))
+
+
+def _fast_collect(frames: list[Any]) -> Stats | None:
+    """Collect the fast plan's union once; None when a message needs the exact plan."""
+    stats, own = _collect(frames)
+    fast = own.get("_fast", {})
+    if any(v["late"] or v["odd"] for v in fast.values()):
         return None
-    for (run, machine, queue), v in fast.items():
+    for key, v in fast.items():
+        _add_counters(stats, key, v)
         if v["n_tq"]:
-            cp._add(stats, run, machine, queue, "total-queue", {n: v[n] for n in cp.STATS["total-queue"]})
+            cp._add(stats, *key, "total-queue", {n: v[n] for n in cp.STATS["total-queue"]})
         if v["n_daa"]:
-            cp._add(stats, run, machine, queue, "delivery-after-ack", {"acked": v["acked"],
-                                                                       "delivered_after_ack": 0})
+            cp._add(stats, *key, "delivery-after-ack", {"acked": v["acked"], "delivered_after_ack": 0})
+        if v["first_deliveries"]:
+            cp._add(stats, *key, "order", {n: v[n] for n in cp.STATS["order"]})
         if v["examples"]:
-            cp._add(stats, run, machine, queue, "lost", {
+            cp._add(stats, *key, "lost", {
                 "examples": v["examples"], "unknown_examples": v["unknown_examples"],
                 "acknowledged": v["l_acknowledged"], "consumed": v["l_consumed"],
                 **{n: v[n] for n in ("possibly_consumed", "in_queue", "replaced", "killed", "lost")}})

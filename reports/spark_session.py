@@ -3,7 +3,7 @@
 One session per process (Spark's own rule); :func:`get_session` returns the active one if any.
 Environment: ``MQCONFORM_SPARK_MASTER`` (default ``local[*]``), ``MQCONFORM_SPARK_DRIVER_MEMORY``
 (default ``4g``), ``MQCONFORM_SPARK_LOCAL_IP`` (default ``127.0.0.1``), ``MQCONFORM_SPARK_SHUFFLE_PARTITIONS``
-(default 2 x the local cores, e.g. 4 for local[2]), ``MQCONFORM_SPARK_LOG`` (where the JVM's stderr goes;
+(default 4 x the local cores, e.g. 8 for local[2]), ``MQCONFORM_SPARK_LOG`` (where the JVM's stderr goes;
 default ``mqconform-spark-<pid>.log`` in the temporary directory). The JVM is launched with its stderr in
 that file, so a failing master's Java stack trace never reaches the user's terminal: the caller prints
 one line (and can name :func:`jvm_log`).
@@ -27,13 +27,18 @@ def jvm_log() -> Path:
     return Path(os.environ.get("MQCONFORM_SPARK_LOG", str(default)))
 
 
+def _cores(master: str) -> int:
+    """The cores of a local master (``local[N]``; the machine's for ``local[*]`` or another master)."""
+    inside = master[master.find("[") + 1:master.find("]")] if master.startswith("local[") else ""
+    return int(inside) if inside.isdigit() else os.cpu_count() or 2
+
+
 def _shuffle_partitions(master: str) -> str:
-    """A few shuffle partitions per local core (Spark's 200 cost more than they give on 2 cores)."""
+    """A few shuffle partitions per local core (Spark's 200 cost more than they give on 2 cores; a few per
+    core keep both cores busy to the end of a stage)."""
     if "MQCONFORM_SPARK_SHUFFLE_PARTITIONS" in os.environ:
         return os.environ["MQCONFORM_SPARK_SHUFFLE_PARTITIONS"]
-    inside = master[master.find("[") + 1:master.find("]")] if master.startswith("local[") else ""
-    cores = int(inside) if inside.isdigit() else os.cpu_count() or 2
-    return str(max(2, 2 * cores))
+    return str(max(2, 4 * _cores(master)))
 
 
 def _launch_quiet_gateway(conf: Any) -> None:
@@ -79,8 +84,15 @@ def get_session(master: str | None = None, app: str = "mqconform-pipeline") -> A
         "spark.driver.extraJavaOptions": java_opts, "spark.executor.extraJavaOptions": java_opts,
         "spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false",
         "spark.sql.shuffle.partitions": _shuffle_partitions(chosen),
+        # a few input splits per core (default: as many as cores, so 3 splits of a 283 MB file keep one of
+        # two cores idle for a third of the scan)
+        "spark.sql.files.minPartitionNum": str(4 * _cores(chosen)),
+        # a check run generates more classes than Spark's cache of 100 keeps: each run compiled them again
+        "spark.sql.codegen.cache.maxEntries": "1000",
         "spark.sql.sources.partitionColumnTypeInference.enabled": "false",
         "spark.sql.adaptive.enabled": "true",
+        # shuffle partitions of 16 MB, not 64: a few tasks per core after a shuffle of a few hundred MB
+        "spark.sql.adaptive.advisoryPartitionSizeInBytes": "16m",
         "spark.sql.parquet.enableVectorizedReader": "true",
     }
     conf = SparkConf()

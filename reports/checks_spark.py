@@ -83,6 +83,17 @@ def _long(frame: Any, check: str, names: list[str]) -> Any:
             .select(*R, "check", "s.name", "s.value"))
 
 
+def _local(spark: Any, rows: list[tuple[Any, ...]], schema: str) -> Any:
+    """A small DataFrame of driver-side `rows` (`schema`: "name type, ..." with types string, long, int),
+    built on the JVM from Arrow: ``createDataFrame`` of a Python list starts Python workers to read it."""
+    import pyarrow as pa
+
+    kinds = {"string": pa.string(), "long": pa.int64(), "int": pa.int32()}
+    fields = [field.split() for field in schema.split(",")]
+    return spark.createDataFrame(pa.table({name: pa.array([row[i] for row in rows], kinds[kind])
+                                           for i, (name, kind) in enumerate(fields)}))
+
+
 def compute_stats(spark: Any, store: Path, exact: bool = False) -> Stats:
     """Statistics of every check over the store at `store` (see checks_python for definitions).
 
@@ -267,9 +278,9 @@ def _lost(spark: Any, decl_rows: list[Any], drain_rows: list[Any], msgs: Any, dl
     drained = sorted(cp.drained_keys(drain_rows))
     acc = msgs.filter(col("acked") == 1).select(*E, "msg", col("squeue").alias("target"), "sidx")
     if routes:
-        decl = F.broadcast(spark.createDataFrame(
-            [(r["run"], r["machine"], r["example"], r["target"], r["dq"], r["didx"], r["filt"])
-             for r in routes],
+        decl = F.broadcast(_local(
+            spark, [(r["run"], r["machine"], r["example"], r["target"], r["dq"], r["didx"], r["filt"])
+                    for r in routes],
             "run string, machine string, example long, target string, dq string, didx long, filt int"))
         routed = (acc.join(decl, on=[*E, "target"], how="inner")
                   .filter(col("didx") < F.coalesce(col("sidx"), F.lit(2**62)))
@@ -288,9 +299,8 @@ def _lost(spark: Any, decl_rows: list[Any], drain_rows: list[Any], msgs: Any, dl
          .select(*E, "queue", "accepted", "filt", F.coalesce(col("consumed"), F.lit(0)).alias("done"),
                  F.coalesce(col("maybe"), F.lit(0)).alias("maybe"), "m", "r", "k"))
     if drained:
-        marks = F.broadcast(spark.createDataFrame([(*key, 1) for key in drained],
-                                                  "run string, machine string, example long, queue string, "
-                                                  "drained int"))
+        marks = F.broadcast(_local(spark, [(*key, 1) for key in drained],
+                                   "run string, machine string, example long, queue string, drained int"))
         seen = (dest.join(marks.select(*E, "queue"), on=[*E, "queue"], how="left_semi")
                 .join(dlv.filter(col("count") > 0).select(*E, "queue", "msg"), on=[*E, "queue", "msg"],
                       how="left_semi").groupBy(*E, "queue").agg(F.count(F.lit(1)).alias("seen")))
@@ -504,7 +514,7 @@ def _fast_stats(spark: Any, df: Any, routes: list[dict[str, Any]]) -> Stats | No
     names = _names(df)
     if names is None:
         return None
-    frames = [_long(_fast_per_r(spark, _fast_per_g(spark, df, routes), _queue_counters(df), names), "_fast",
+    frames = [_long(_fast_per_r(_fast_per_g(spark, df, routes), _queue_counters(df)), "_fast",
                     [*FAST_SUMS, *COUNTER_SUMS, *LOST_SUMS])]
 
     def emit(frame: Any, check: str, n: list[str]) -> None:
@@ -513,7 +523,7 @@ def _fast_stats(spark: Any, df: Any, routes: list[dict[str, Any]]) -> Stats | No
     throttle_answers(df, emit)
     frame, frame_names = FRAMES["delivery-count"]
     emit(frame(df), "delivery-count", list(frame_names))
-    return _fast_collect(frames)
+    return _fast_collect(frames, names)
 
 
 def _fast_per_g(spark: Any, df: Any, routes: list[dict[str, Any]]) -> Any:
@@ -526,9 +536,8 @@ def _fast_per_g(spark: Any, df: Any, routes: list[dict[str, Any]]) -> Any:
     g = [*E, "qc"]
     pm = _per_message(df)
     if routes:  # one queue per target (simple routing)
-        decl = spark.createDataFrame(
-            [(r["run"], r["machine"], r["example"], r["target"], r["didx"]) for r in routes],
-            "run string, machine string, example long, target string, didx long")
+        decl = _local(spark, [(r["run"], r["machine"], r["example"], r["target"], r["didx"]) for r in routes],
+                      "run string, machine string, example long, target string, didx long")
         pm = pm.join(F.broadcast(decl.select(*E, _code("target").alias("qc"), "didx")), on=g, how="left")
         routed = col("didx").isNull() | (col("didx") < F.coalesce(col("sidx"), F.lit(2**62)))
     else:
@@ -544,9 +553,10 @@ def _fast_per_g(spark: Any, df: Any, routes: list[dict[str, Any]]) -> Any:
     return per_c.groupBy(*g).agg(*[v.alias(n) for n, v in _fast_sums().items()]).filter(col("qc").isNotNull())
 
 
-def _fast_per_r(spark: Any, per_g: Any, per_q: Any, names: dict[int, str]) -> Any:
-    """Per R (queue names decoded): the sums of `per_g` and of the counters per (example, queue) `per_q`
-    joined with it, and the lost check's :data:`LOST_SUMS` over the examples (DELIVERY-2, DELIVERY-15)."""
+def _fast_per_r(per_g: Any, per_q: Any) -> Any:
+    """Per (run, machine, queue code: the ``queue`` column, as text): the sums of `per_g` and of the
+    counters per (example, queue) `per_q` joined with it, and the lost check's :data:`LOST_SUMS` over the
+    examples (DELIVERY-2, DELIVERY-15)."""
     from pyspark.sql import functions as F
 
     col = F.col
@@ -560,7 +570,6 @@ def _fast_per_r(spark: Any, per_g: Any, per_q: Any, names: dict[int, str]) -> An
     def when(cond: Any, value: Any) -> Any:
         return F.sum(F.when(cond, value).otherwise(0))
 
-    queue_names = F.broadcast(spark.createDataFrame(list(names.items()), "qc long, queue string"))
     return joined.groupBy("run", "machine", "qc").agg(
         *[F.sum(n).alias(n) for n in (*FAST_SUMS, *COUNTER_SUMS)],
         when(has_acc, 1).alias("examples"), when(has_acc & ~known, 1).alias("unknown_examples"),
@@ -568,7 +577,7 @@ def _fast_per_r(spark: Any, per_g: Any, per_q: Any, names: dict[int, str]) -> An
         when(ok_known, col("consumed")).alias("l_consumed"),
         when(ok_known, col("maybe")).alias("possibly_consumed"), when(ok_known, col("m")).alias("in_queue"),
         when(ok_known, col("r")).alias("replaced"), when(ok_known, col("k")).alias("killed"),
-        when(ok_known, lost).alias("lost")).join(queue_names, on="qc").drop("qc")
+        when(ok_known, lost).alias("lost")).withColumn("queue", col("qc").cast("string"))
 
 
 def _order_cuts(df: Any) -> tuple[Any, Any]:
@@ -581,13 +590,16 @@ def _order_cuts(df: Any) -> tuple[Any, Any]:
             df.filter(col("f").isin(*NEMESIS)).groupBy(*E).agg(F.min("index").alias("cut2")))
 
 
-def _fast_collect(frames: list[Any]) -> Stats | None:
-    """Collect the fast plan's union once; None when a message needs the exact plan."""
+def _fast_collect(frames: list[Any], names: dict[int, str]) -> Stats | None:
+    """Collect the fast plan's union once (its queue codes decoded by `names`); None when a message needs
+    the exact plan."""
     stats, own = _collect(frames)
     fast = own.get("_fast", {})
     if any(v["late"] or v["odd"] for v in fast.values()):
         return None
-    for key, v in fast.items():
+    for (run, machine, code), v in fast.items():
+        queue = names[int(code)] if code is not None else NULLQ
+        key = (run, machine, None if queue == NULLQ else queue)
         _add_counters(stats, key, v)
         if v["n_tq"]:
             cp._add(stats, *key, "total-queue", {n: v[n] for n in cp.STATS["total-queue"]})

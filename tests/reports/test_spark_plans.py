@@ -1,0 +1,90 @@
+"""The Spark engine's fast plan (big histories) against the python engine on every case it serves, and
+the ways it hands a history to the exact plan."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mqconform.reports import checks_python, checks_spark, generate, store
+
+#: generated cases with one queue per target, no filter, no drain: the fast plan's histories
+SIMPLE = ("clean", "duplicate", "unexpected", "counter", "ring", "throttle", "ack-info", "lost", "reorder",
+          "count-decrease", "priority", "scheduled", "concurrent", "redelivered", "double-answer",
+          "early-timeout")
+RULES = ("DELIVERY-1", "DELIVERY-2", "DELIVERY-4", "DELIVERY-6", "DELIVERY-7", "DELIVERY-15", "RING-17",
+         "THROTTLE-7", "ADMISSION-3", "ADMISSION-7", "REDELIVERY-1", "REDELIVERY-2")
+
+
+def full(stats: Any) -> dict[Any, dict[str, int]]:
+    return {k: {n: v.get(n, 0) for n in checks_python.STATS[k[3]]} for k, v in stats.items()}
+
+
+def ingest(base: Path, cases: tuple[str, ...]) -> Path:
+    runs = [generate.write_run_dir(base / "runs" / case, run=case, examples=4, seed=i,
+                                   faults=set() if case == "clean" else {case})
+            for i, case in enumerate(cases)]
+    store.ingest(runs, base / "store")
+    return base / "store"
+
+
+def fast(spark: Any, st: Path) -> Any:
+    df = checks_spark.load(spark, st).fillna({"queue": checks_spark.NULLQ})
+    return checks_spark._fast_stats(spark, df, checks_python.routing_table(checks_spark._small(df)[0]))
+
+
+def python(st: Path) -> Any:
+    return full(checks_python.compute_stats(store.read_store_table(st, checks_python.NEEDED)))
+
+
+@pytest.mark.spark
+@pytest.mark.rules(*RULES)
+def test_fast_plan_serves_every_simple_case_exactly(spark: Any, tmp_path: Path) -> None:
+    st = ingest(tmp_path, SIMPLE)
+    expected = python(st)
+    got = fast(spark, st)
+    assert got is not None
+    assert full(got) == expected
+    # the cases are noticed (not a vacuous agreement)
+    assert expected[("reorder", "delivery", "q", "order")]["out_of_order"] == 1
+    assert expected[("redelivered", "delivery", "q", "order")]["first_deliveries"] > 0
+    assert expected[("unexpected", "delivery", "q", "total-queue")]["unexpected"] == 1
+
+
+@pytest.mark.spark
+@pytest.mark.rules("DELIVERY-7")
+def test_a_delivery_after_ack_goes_to_the_exact_plan(spark: Any, tmp_path: Path) -> None:
+    st = ingest(tmp_path, ("clean", "after-ack"))
+    assert fast(spark, st) is None
+    stats = full(checks_spark.compute_stats(spark, st))
+    assert stats == python(st)
+    assert stats[("after-ack", "delivery", "q", "delivery-after-ack")]["delivered_after_ack"] == 1
+
+
+@pytest.mark.spark
+@pytest.mark.rules("DELIVERY-6")
+def test_names_sharing_a_code_go_to_the_exact_plan(spark: Any, tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Queue and process codes stand for names only when distinct over the store: checked, never assumed."""
+    from pyspark.sql import functions as F
+
+    st = ingest(tmp_path, ("clean", "unexpected"))
+    monkeypatch.setattr(checks_spark, "_code", lambda column: F.lit(0).cast("long"))
+    assert checks_spark._names(checks_spark.load(spark, st)) is None  # queues "q" and "send" share 0
+    assert fast(spark, st) is None
+    assert full(checks_spark.compute_stats(spark, st)) == python(st)
+
+
+@pytest.mark.spark
+@pytest.mark.rules("DELIVERY-6", "DELIVERY-4")
+def test_a_store_file_without_the_schema_2_columns_reads_them_as_nulls(spark: Any, tmp_path: Path) -> None:
+    table = generate.bench_table(7 * 200)
+    old = table.drop_columns(["priority", "scheduled_at", "delivery_count"])
+    generate.write_bench_store(tmp_path / "st", old)
+    df = checks_spark.load(spark, tmp_path / "st")
+    assert set(store.COLUMNS) <= set(df.columns)
+    assert df.filter(df["priority"].isNotNull()).count() == 0
+    stats = full(checks_spark.compute_stats(spark, tmp_path / "st"))
+    assert stats == python(tmp_path / "st")
+    assert stats[("bench-run", "delivery", "q", "total-queue")]["delivered"] == 200

@@ -27,7 +27,7 @@ from typing import Any
 
 from mqconform.reports import checks_python as cp
 from mqconform.reports.checks_python import ACCEPTED, DEFERRED, NULLQ, REFUSED, TIMEOUT, Stats
-from mqconform.reports.checks_spark_order import FRAMES, NEMESIS, RETURNS
+from mqconform.reports.checks_spark_order import FRAMES, NEMESIS, RETURNS, out_of_order
 
 E = cp.E
 R = cp.R
@@ -459,16 +459,14 @@ def _signed(pm: Any, routed: Any) -> Any:
     """The per-message facts as one ``sig`` (the row kinds present and the :data:`FLAGS`), after the order
     check's window (DELIVERY-4): in each consumer's segment (example first: Spark's sort prefix), a first
     delivery is out of order when an earlier one's send was invoked after its own send was accepted."""
-    from pyspark.sql import Window
     from pyspark.sql import functions as F
 
     col = F.col
     segment = ["example", "run", "machine", "qc", "eligible", "proc", "prio"]
-    earlier = Window.partitionBy(*segment).orderBy("first").rowsBetween(Window.unboundedPreceding, -1)
     flags = {F_SENT: col("nsend") > 0, F_COUNTED: col("count") > 0, F_FIRST_ACK: col("first_ack").isNotNull(),
              F_LATE: col("last_recv") > col("first_ack"), F_QUEUES: col("qc") != col("qmax"),
              F_ELIGIBLE: col("eligible"), F_ROUTED: routed,
-             F_OOO: col("soidx").isNotNull() & (F.max("sidx").over(earlier) > col("soidx"))}
+             F_OOO: out_of_order(segment)}
     sig = col("kinds")
     for bit, cond in flags.items():
         sig = sig.bitwiseOR(F.when(cond, bit).otherwise(0))

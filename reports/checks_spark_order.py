@@ -22,7 +22,6 @@ NEMESIS = ("stop", "start")
 
 def order_frame(df: Any) -> Any:
     """``order`` statistics per R: first_deliveries, consumers, out_of_order."""
-    from pyspark.sql import Window
     from pyspark.sql import functions as F
 
     col = F.col
@@ -46,9 +45,7 @@ def order_frame(df: Any) -> Any:
                 .join(per_g, on=[*E, "queue"], how="left").join(per_e, on=E, how="left")
                 .filter(F.coalesce(col("first") < col("cut"), F.lit(True))
                         & F.coalesce(col("first") < col("cut2"), F.lit(True))))
-    window = (Window.partitionBy(*E, "queue", "process", "prio").orderBy("first")
-              .rowsBetween(Window.unboundedPreceding, -1))
-    late = F.coalesce((col("soidx").isNotNull()) & (F.max("sidx").over(window) > col("soidx")), F.lit(False))
+    late = F.coalesce(out_of_order([*E, "queue", "process", "prio"]), F.lit(False))
     per_consumer = (eligible.select(*E, "queue", "process", late.alias("late"))
                     .groupBy(*E, "queue", "process")
                     .agg(F.count(F.lit(1)).alias("n"),
@@ -56,6 +53,16 @@ def order_frame(df: Any) -> Any:
     return per_consumer.groupBy(*R).agg(F.sum("n").alias("first_deliveries"),
                                         F.count(F.lit(1)).alias("consumers"),
                                         F.sum("late").alias("out_of_order"))
+
+
+def out_of_order(segment: list[Any]) -> Any:
+    """DELIVERY-4's test of one first delivery (columns ``first``, ``sidx``, ``soidx``): in its consumer
+    `segment`, an earlier first delivery's send was invoked after this message's send was accepted."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    earlier = Window.partitionBy(*segment).orderBy("first").rowsBetween(Window.unboundedPreceding, -1)
+    return F.col("soidx").isNotNull() & (F.max("sidx").over(earlier) > F.col("soidx"))
 
 
 def delivery_count_frame(df: Any) -> Any:

@@ -80,7 +80,8 @@ class QueueConfig:
     address: str | None = None
     ring_size: int = -1
     filter: str | None = None
-    max_delivery_attempts: int = 10
+    #: REDELIVERY-5 / REDELIVERY-26: None: the profile's default_delivery_limit; -1: no limit.
+    max_delivery_attempts: int | None = 10
     redelivery_delay_ms: int = 0
     redelivery_multiplier: float = 1.0
     max_redelivery_delay_ms: int | None = None
@@ -90,6 +91,13 @@ class QueueConfig:
     #: RING-15: property whose value names the "last value"; a newer message with the same value
     #: supersedes the pending older one (Artemis last-value-key).
     last_value_key: str | None = None
+    #: RING-28: the overflow policy in the broker's own words (drop-head, reject-publish,
+    #: reject-publish-dlx, discard-old, discard-new: the profile's overflow_policies); None: the
+    #: profile's default overflow.
+    overflow: str | None = None
+    #: RING-27: a bound on the bytes of the messages the ring bound counts (-1: none; RabbitMQ
+    #: x-max-length-bytes), beside ring_size (x-max-length); either one over the bound overflows.
+    max_length_bytes: int = -1
 
     @property
     def address_name(self) -> str:
@@ -110,6 +118,9 @@ class ConsumerConfig:
     #: DELIVERY-11: core acknowledgement mode: an ack of id m acknowledges every message the
     #: consumer received before m as well (Artemis ServerConsumerImpl#acknowledge).
     cumulative_ack: bool = False
+    #: REDELIVERY-27: JetStream AckWait on the logical clock: a message this (pull) consumer received
+    #: and has not settled within ack_wait_ms returns to the queue by itself (None: never).
+    ack_wait_ms: int | None = None
 
 
 @attrs.frozen

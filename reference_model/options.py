@@ -10,10 +10,11 @@ from typing import Literal
 import attrs
 
 BoundCounts = Literal["pending", "stored"]
-Overflow = Literal["drop_head", "reject_new", "drop_newest"]
+Overflow = Literal["drop_head", "reject_new", "drop_newest", "reject_new_dlx"]
 ReturnPlacement = Literal["sorted", "head", "tail", "returns", "returns_if_limited"]
 ReturnOverBound = Literal["drop_returning", "drop_head", "keep"]
 DepageRule = Literal["read_budget", "address_memory"]
+InvalidAck = Literal["refused", "closes_channel", "by_sequence"]
 
 FEATURES = frozenset(
     {"ring", "priorities", "scheduling", "paging", "redelivery_delay", "dead_letter", "transactions",
@@ -26,6 +27,18 @@ FEATURES = frozenset(
 )
 #: features only ActiveMQ Artemis has among the profiles (HornetQ has cumulative core acks too).
 ARTEMIS_ONLY = frozenset({"page_limits", "last_value", "non_destructive", "cumulative_ack", "retroactive"})
+#: features of the brokers' own vocabulary (issue 14) that no profile has unless it names them:
+#: queue byte limits (RING-27), nack requeue=false (REDELIVERY-24), nack multiple (REDELIVERY-25),
+#: the profile's default delivery limit may be "none" (REDELIVERY-26).
+BROKER_FEATURES = frozenset({"max_length_bytes", "nack_reject", "nack_multiple",
+                             # REDELIVERY-27 ack wait and in_progress, REDELIVERY-28 nack delay_ms
+                             "ack_wait", "nack_delay",
+                             # RING-29 purge
+                             "purge"})
+#: issue 10: a restart of the implementation as a step (RESTART-1..4): only profiles whose sources say
+#: what survives it have it (JetStream file store, ActiveMQ Classic KahaDB).
+RESTART_FEATURE = "restart"
+BROKER_FEATURES = BROKER_FEATURES | {RESTART_FEATURE}
 
 
 @attrs.frozen
@@ -71,6 +84,12 @@ class ModelOptions:
     #: RING-7: a returning message that finds the ring full: drop the returning message (Artemis),
     #: re-insert and then drop heads down to the bound (RabbitMQ drop-head), or keep all (over bound).
     return_over_bound: ReturnOverBound = "drop_returning"
+    #: RING-14 (with dispatch_before_bound): a requeue trims the ready messages to the bound before a
+    #: consumer with room is offered one. RabbitMQ classic requeue_and_run (rabbit_amqqueue_process
+    #: v3.10.8 L864-869) runs BQ:requeue, maybe_drop_head, then run_message_queue, and the requeued
+    #: message is back at its original (head) position, so it is the one dropped. False: a consumer with
+    #: room takes the returned message first (rabbit_fifo checkout before evaluate_limit, L1788-1806).
+    requeue_trims_first: bool = False
     #: RING-9: individual cancel (nack) bypasses the ring check (Artemis); False: it is checked.
     nack_bypasses_ring: bool = True
     #: REDELIVERY-2: a cancel of an unacked message undoes its delivery-count increment.
@@ -101,8 +120,63 @@ class ModelOptions:
     #: PAGING-12 / H2: browsers and selectors see paged messages (Artemis cursors) or only memory.
     paged_visible_to_browsers: bool = True
     paged_visible_to_selectors: bool = True
+    #: REDELIVERY-29: a consumer close leaves what the consumer acknowledged in its session's open
+    #: transaction (Artemis ServerConsumerImpl#close cancels only deliveringRefs); False: the close
+    #: returns the tx-acked messages too (the session ends with the consumer).
+    close_keeps_tx: bool = True
     #: features the profile has; using a missing one is :class:`~.errors.Unsupported`.
     features: frozenset[str] = FEATURES
+    #: RING-26: a message the length limit drops (drop-head eviction, the trim after a requeue) is
+    #: dead-lettered (reason maxlen) to the queue's dead-letter address, still counted replaced
+    #: (RabbitMQ); False: it is only dropped (Artemis rings, JetStream discard=old).
+    dead_letter_dropped: bool = False
+    #: RING-3 / RING-22..24, RING-28: the overflow policies a queue declaration may name (`overflow:`
+    #: in the broker's own words) and the model overflow each means; empty: the queue always uses
+    #: `overflow` (which is also the default when the declaration names none).
+    overflow_policies: tuple[tuple[str, Overflow], ...] = ()
+    #: REDELIVERY-5 / REDELIVERY-26: the delivery limit of a queue declared without
+    #: max_delivery_attempts: 10 (Artemis max-delivery-attempts); -1: none (RabbitMQ quorum
+    #: x-delivery-limit unset, JetStream max_deliver -1).
+    default_delivery_limit: int = 10
+    #: REDELIVERY-26: what a delivery limit of 0 means: no limit (Artemis: maxDeliveries > 0 is
+    #: checked) or dead-letter on the first return (rabbit_fifo: delivery_count 1 > 0).
+    zero_delivery_limit: Literal["none", "immediate"] = "none"
+    #: DELIVERY-22: an ack or nack of a message the consumer does not hold (never received, already
+    #: settled, held by another consumer): "refused" (Artemis: the ack fails, nothing changes);
+    #: "closes_channel" (RabbitMQ: PRECONDITION_FAILED 406 "unknown delivery tag" closes the
+    #: consumer's channel, which returns every message it holds as a close does; the consumer goes on
+    #: on a new channel); "by_sequence" (JetStream: an ack names the stream sequence, so a consumer that
+    #: was ever given the message settles it wherever it now is, and nothing happens once it is gone).
+    invalid_ack: InvalidAck = "refused"
+    #: RING-29: what a purge removes: the ready messages (RabbitMQ queue.purge) or every stored one,
+    #: delivered and unacknowledged too (JetStream stream purge).
+    purge_removes: Literal["pending", "stored"] = "pending"
+    #: DELIVERY-23: a delivery's redelivered flag: delivery count > 1 (Artemis JMSRedelivered,
+    #: JetStream num_delivered > 1) or "delivered before, ever" (RabbitMQ classic: a message once
+    #: delivered is redelivered on every later delivery, whatever undid its count).
+    redelivered_flag: Literal["count", "ever"] = "count"
+
+    #: RESTART-2 / RESTART-3: what a restart of the implementation does to its consumers: "closed"
+    #: (the connections end, each consumer's unacknowledged messages return as by a close and the
+    #: consumers must be opened again: ActiveMQ Classic) or "kept" (JetStream durable consumers:
+    #: the consumer, its pending messages and delivery counts survive and the client acks them after
+    #: reconnecting). Stored messages always survive (RESTART-1).
+    restart_consumers: Literal["closed", "kept"] = "closed"
+    #: RESTART-3: what happens at a restart to returned messages not yet redelivered: "kept" (the
+    #: redelivery order survives) or "parked" (JetStream keeps no redelivery queue on disk: each stays
+    #: pending for nobody, counting toward max_ack_pending, until its ack wait runs out).
+    restart_returns: Literal["kept", "parked"] = "kept"
+    #: RESTART-4: after a SIGKILL, state changed within this many ms before the kill may be lost
+    #: (JetStream writes consumer state at most ~10 times a second); the machines kill only after
+    #: twice this long without an operation. 0: every acknowledged operation is on disk.
+    restart_flush_ms: int = 0
+
+    def overflow_for(self, policy: str | None) -> Overflow:
+        """The model overflow of a queue declared with `policy` (None: the profile's `overflow`);
+        KeyError when the profile does not know the policy."""
+        if policy is None:
+            return self.overflow
+        return dict(self.overflow_policies)[policy]
 
     def has(self, feature: str) -> bool:
         """True when the profile has `feature` (a name from FEATURES)."""

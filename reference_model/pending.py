@@ -86,12 +86,14 @@ class _Level(Generic[T]):
 class PendingList(Generic[T]):
     """Pending messages of one queue in delivery order."""
 
-    def __init__(self, levels: int, priority_of: Callable[[T], int]) -> None:
+    def __init__(self, levels: int, priority_of: Callable[[T], int],
+                 sequence_of: Callable[[T], int] | None = None) -> None:
         if levels < 1:
             raise ModelMisuse("a queue needs at least one priority level")
         self._levels: list[_Level[T]] = [_Level() for _ in range(levels)]
         self._by_priority = self._levels[::-1]
         self._priority_of = priority_of
+        self._sequence_of = sequence_of
         #: id -> priority level of every pending message (public: a cheap emptiness/length test).
         self.level_of: dict[str, int] = {}
         self._head_counter = 0
@@ -122,7 +124,19 @@ class PendingList(Generic[T]):
         self._insert(item, (_SEQ_BAND, sequence), size)
 
     def add_sorted(self, item: T, sequence: int, size: int) -> None:
-        """Insert by original sequence (a cancelled message returning to its place)."""
+        """Insert by original sequence (a cancelled message returning to its place).
+
+        DELIVERY-13 / REDELIVERY-10: as LinkedListImpl#addSorted, a sequence <= that of the head of
+        its level goes to the head, whatever kind of insert put the head there (a due scheduled or
+        delayed message keeps its sequence; one scheduled at send has 0). Otherwise the message goes
+        among the sequenced messages by sequence (Artemis scans the linked list; the two differ only
+        when head inserts left the front of a level out of sequence order).
+        """
+        if self._sequence_of is not None:
+            head = self._levels[self._level(item)].peek()
+            if head is not None and sequence <= self._sequence_of(head):
+                self.add_head(item, size)
+                return
         self._insert(item, (_SEQ_BAND, sequence), size)
 
     def add_head(self, item: T, size: int) -> None:
@@ -135,6 +149,14 @@ class PendingList(Generic[T]):
         its level (JetStream -NAK, REDELIVERY-20)."""
         self._return_counter += 1
         self._insert(item, (_RETURN_BAND, self._return_counter), size)
+
+    def returned(self) -> list[T]:
+        """The messages in the redelivery queue (added with add_returned), in delivery order."""
+        found: list[T] = []
+        for level in self._by_priority:
+            live = [entry for entry in level.heap if entry[0][0] == _RETURN_BAND and level._live(entry)]
+            found.extend(item for _, _, item in sorted(live, key=lambda entry: (entry[0], entry[1])))
+        return found
 
     def peek(self) -> T | None:
         """The next message to deliver: head of the highest non-empty level."""

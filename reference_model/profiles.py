@@ -7,7 +7,18 @@ artemis-semantics.md (artemis, hornetq) and broker-semantics.md (the others).
 from __future__ import annotations
 
 from .errors import ModelMisuse
-from .options import ARTEMIS_ONLY, FEATURES, ModelOptions
+from .options import ARTEMIS_ONLY, FEATURES, RESTART_FEATURE, ModelOptions, Overflow
+
+#: RING-28: the x-overflow values of a RabbitMQ 3.10 queue and what each does. A classic queue has
+#: all three (RING-3, RING-22, RING-24); a quorum queue accepts reject-publish-dlx at declaration
+#: but falls back to drop-head (rabbit_quorum_queue:overflow/3), RING-28.
+_CLASSIC_OVERFLOW: tuple[tuple[str, Overflow], ...] = (
+    ("drop-head", "drop_head"), ("reject-publish", "reject_new"), ("reject-publish-dlx", "reject_new_dlx"))
+_QUORUM_OVERFLOW: tuple[tuple[str, Overflow], ...] = (
+    ("drop-head", "drop_head"), ("reject-publish", "reject_new"), ("reject-publish-dlx", "drop_head"))
+#: RING-18 / RING-24: a JetStream stream's discard policy (old evicts, new refuses).
+_JETSTREAM_OVERFLOW: tuple[tuple[str, Overflow], ...] = (
+    ("discard-old", "drop_head"), ("discard-new", "reject_new"))
 
 
 def _without(*names: str, artemis_only: frozenset[str] = ARTEMIS_ONLY) -> frozenset[str]:
@@ -39,10 +50,14 @@ HORNETQ = ModelOptions(
 
 #: RabbitMQ 3.10 classic queue: x-max-length counts ready messages only, drop-head enforced after a
 #: requeue, no priorities without x-max-priority, no delay, no delivery counter (redelivered flag).
+#: RING-14: a requeue puts the message back by seq_id (the head), drops heads over x-max-length, and
+#: only then delivers (rabbit_amqqueue_process v3.10.8 requeue_and_run L864-869, maybe_drop_head
+#: L804-821; rabbit_variable_queue requeue L823-844), so a requeued message over the bound is dropped.
 RABBITMQ_CLASSIC = ModelOptions(
     name="rabbitmq-classic",
     priority_levels=1,
     dispatch_before_bound=True,
+    requeue_trims_first=True,
     return_over_bound="drop_head",
     nack_bypasses_ring=False,
     nack_keeps_delivery_count=False,
@@ -50,15 +65,24 @@ RABBITMQ_CLASSIC = ModelOptions(
     delay_on_nack=False,
     features=_without("scheduling", "paging", "redelivery_delay", "window_bytes", "delivery_count",
                       "transactions", "selectors", "fail_policy", "block_policy", "drop_policy",
-                      "set_ring_size"),
+                      "set_ring_size") | {"max_length_bytes", "nack_reject", "nack_multiple", "purge"},
+    # RING-26: what x-max-length drops is dead-lettered (reason maxlen); RING-28: x-overflow
+    dead_letter_dropped=True,
+    overflow_policies=_CLASSIC_OVERFLOW,
+    # DELIVERY-22: an unknown delivery tag is a channel error that returns the channel's messages
+    invalid_ack="closes_channel",
+    # DELIVERY-23: basic.deliver redelivered once the message was ever delivered
+    redelivered_flag="ever",
 )
 
 #: RabbitMQ 3.10 quorum queue: x-delivery-count +1 on every return, nack without a delivery limit
 #: goes to the tail and with one to the returns queue served first (rabbit_fifo L1756-1779); a
 #: channel close returns everything to that FIFO returns queue in delivery order;
-#: x-delivery-limit allows limit + 1 deliveries.
+#: x-delivery-limit allows limit + 1 deliveries (none unless declared). reject-publish overshoots by
+#: one and accepts again at or below 80 % of the limit (RING-23).
 RABBITMQ_QUORUM = RABBITMQ_CLASSIC.evolve(
     name="rabbitmq-quorum",
+    requeue_trims_first=False,
     cancel_undoes_delivery_count=False,
     nack_keeps_delivery_count=True,
     return_placement="returns",
@@ -66,13 +90,23 @@ RABBITMQ_QUORUM = RABBITMQ_CLASSIC.evolve(
     nack_placement="returns_if_limited",
     dla_threshold="gt",
     features=_without("scheduling", "paging", "redelivery_delay", "window_bytes", "transactions",
-                      "selectors", "fail_policy", "block_policy", "drop_policy", "set_ring_size"),
+                      "selectors", "fail_policy", "block_policy", "drop_policy", "set_ring_size")
+    | {"max_length_bytes", "nack_reject", "nack_multiple", "purge"},
+    # RING-23: reject-publish is evaluated after the enqueue, accepting again at 80 % of the limit
+    reject_check="after",
+    unblock_ratio=0.8,
+    overflow_policies=_QUORUM_OVERFLOW,
+    # REDELIVERY-26: no x-delivery-limit unless declared (3.10); 0 dead-letters at the first return
+    default_delivery_limit=-1,
+    zero_delivery_limit="immediate",
 )
 
 #: NATS JetStream 2.9: max_msgs counts every stored message and discard=old deletes the oldest even
-#: when unacked; unacked messages come back after ack_wait (modelled as the redelivery delay), before
-#: new ones; returned and -NAKed messages join a FIFO redelivery queue ahead of new ones, in the order
-#: they were given back (REDELIVERY-20, checked live on 2.9.10 and 2.15.1); num_delivered is never undone.
+#: when unacked; unacked messages come back after the consumer's ack_wait_ms (REDELIVERY-27; the
+#: queue's redelivery delay stands for it on a close), before new ones; -NAK may carry a delay
+#: (REDELIVERY-28); acks name the stream sequence (DELIVERY-22); a purge removes everything stored;
+#: returned and -NAKed messages join a FIFO redelivery queue ahead of new ones, in the order they were
+#: given back (REDELIVERY-20, checked live on 2.9.10 and 2.15.1); num_delivered is never undone.
 JETSTREAM = ModelOptions(
     name="jetstream",
     priority_levels=1,
@@ -84,7 +118,20 @@ JETSTREAM = ModelOptions(
     delay_on_close=True,
     delay_on_nack=False,
     features=_without("scheduling", "paging", "transactions", "window_bytes", "selectors", "dead_letter",
-                      "fail_policy", "block_policy", "drop_policy", "set_ring_size"),
+                      "fail_policy", "block_policy", "drop_policy", "set_ring_size")
+    | {"nack_reject", "ack_wait", "nack_delay", "purge", RESTART_FEATURE},
+    overflow_policies=_JETSTREAM_OVERFLOW,
+    # REDELIVERY-26: max_deliver -1 (unlimited) is the consumer default
+    default_delivery_limit=-1,
+    # DELIVERY-22: +ACK/-NAK/+TERM name the stream sequence; a stale or repeated one is answered
+    invalid_ack="by_sequence",
+    # RING-29: a stream purge removes delivered, unacknowledged messages too
+    purge_removes="stored",
+    # RESTART-2..4: file-store durable consumers survive a restart; their redelivery queue does not;
+    # consumer state is flushed about every 100 ms (filestore.go consumerFileStore.flushLoop)
+    restart_consumers="kept",
+    restart_returns="parked",
+    restart_flush_ms=100,
 )
 
 #: Redis 7.0 streams: MAXLEN trims the oldest entries whatever their PEL state; nothing returns on its
@@ -115,8 +162,10 @@ ACTIVEMQ_CLASSIC = ModelOptions(
     nack_action="dead_letter",
     delay_on_rollback=False,
     scheduled_placement="tail",
+    close_keeps_tx=False,
     features=_without("ring", "set_ring_size", "paging", "redelivery_delay", "window_bytes",
-                      "delivery_count", "selectors", "fail_policy", "block_policy", "drop_policy"),
+                      "delivery_count", "selectors", "fail_policy", "block_policy", "drop_policy")
+    | {RESTART_FEATURE},  # RESTART-1, RESTART-2: KahaDB, consumers end with their connection
 )
 
 #: Mosquitto 2.0: max_queued_messages counts queued and in-flight together and drops the NEWEST

@@ -30,6 +30,9 @@ class Ref:
     place: Place = "pending"
     page: int | None = None
     in_memory: bool = False
+    #: DELIVERY-23: delivered at least once before; the redelivered flag of the current delivery
+    delivered_before: bool = False
+    redelivered: bool = False
     #: copies of msg.id and msg.size (plain attributes: read on every hot-path step)
     id: str = attrs.field(init=False)
     size: int = attrs.field(init=False)
@@ -44,6 +47,11 @@ def ref_priority(ref: Ref) -> int:
     return ref.msg.priority
 
 
+def ref_sequence(ref: Ref) -> int:
+    """The per-queue sequence a sorted insert compares (DELIVERY-13; 0 for one scheduled at send)."""
+    return ref.sequence
+
+
 @attrs.define(eq=False, slots=True)
 class ConsumerState:
     """A consumer and its session: dispatched-but-not-received buffer, received-unacked, tx-acked."""
@@ -56,6 +64,10 @@ class ConsumerState:
     tx_acked: list[Ref] = attrs.field(factory=list)
     #: ids removed by an eviction while unacked (RING-5 under evict_unacked): acking them is a no-op.
     evicted: set[str] = attrs.field(factory=set)
+    #: DELIVERY-22 by_sequence: ids this consumer was ever given (it holds a reply subject for each).
+    tokens: set[str] = attrs.field(factory=set)
+    #: REDELIVERY-27: received id -> the time its ack wait ends (consumers with ack_wait_ms).
+    deadlines: dict[str, int] = attrs.field(factory=dict)
     #: DELIVERY-12: on a non-destructive queue, the listed messages this consumer's iterator has not
     #: passed yet (each consumer walks the whole list; delivered messages stay listed).
     unseen: PendingList[Ref] | None = None
@@ -64,6 +76,10 @@ class ConsumerState:
     window_bytes: int = attrs.field(init=False, default=0)
     window_messages: int | None = attrs.field(init=False, default=None)
     max_unacked: int | None = attrs.field(init=False, default=None)
+    #: REDELIVERY-11: the server's credit (may go negative) and the bytes the client consumed and
+    #: has not returned yet; credit returns once they reach half the window (window >> 1).
+    credit: int = attrs.field(init=False, default=0)
+    credit_to_send: int = attrs.field(init=False, default=0)
 
     @property
     def name(self) -> str:
@@ -76,9 +92,10 @@ class ConsumerState:
     def unacked(self) -> int:
         return len(self.buffer) + len(self.received)
 
-    def under_unacked_limit(self) -> bool:
+    def under_unacked_limit(self, parked: int = 0) -> bool:
+        """Room under max_unacked; `parked` messages held for nobody count too (RESTART-3)."""
         limit = self.config.max_unacked
-        return limit is None or self.unacked() < limit
+        return limit is None or self.unacked() + parked < limit
 
     def __attrs_post_init__(self) -> None:
         cfg = self.config
@@ -86,12 +103,29 @@ class ConsumerState:
         self.window_bytes = cfg.window_bytes
         self.window_messages = cfg.window_messages
         self.max_unacked = cfg.max_unacked
+        self.credit = cfg.window_bytes
+
+    def took(self, size: int) -> None:
+        """REDELIVERY-11: a dispatch to the buffer spends credit (ServerConsumerImpl L1215-1225)."""
+        self.credit -= size
+
+    def consumed(self, size: int) -> None:
+        """REDELIVERY-11: the client consumed `size` bytes (receive, or a rollback clearing its
+        buffer); it sends the accumulated bytes once they reach half the window
+        (ClientConsumerImpl#flowControl L817-851, ActiveMQSessionContext#calcWindowSize)."""
+        window = self.window_bytes
+        if window <= 0:
+            return
+        self.credit_to_send += size
+        if self.credit_to_send >= (window >> 1 if window > 1 else window):
+            self.credit += self.credit_to_send
+            self.credit_to_send = 0
 
     def has_room(self) -> bool:
-        """Window credit left (DELIVERY window: bytes may overshoot, as Artemis credits do)."""
+        """Window credit left (REDELIVERY-11: dispatch while credit > 0, so bytes may overshoot)."""
         if not self.pushes:
             return False
-        if self.window_bytes > 0 and self.buffer_bytes >= self.window_bytes:
+        if self.window_bytes > 0 and self.credit <= 0:
             return False
         buffered = len(self.buffer)
         if self.window_messages is not None and buffered >= self.window_messages:
@@ -121,8 +155,16 @@ class QueueState:
         self.name = config.name
         self.address = address
         self.ring_size = config.ring_size
+        #: RING-27: the byte bound (-1: none)
+        self.max_bytes = config.max_length_bytes
+        #: RING-28: the model overflow of this queue (set by Broker.declare_queue from the profile)
+        self.overflow = "drop_head"
+        #: RING-23: the queue follows the quorum reject-publish hysteresis (set at declaration)
+        self.hysteresis = False
+        #: REDELIVERY-5/26: the effective delivery limit (None: no limit; set at declaration)
+        self.delivery_limit: int | None = None
         self.filter = compile_selector(config.filter)
-        self.pending: PendingList[Ref] = PendingList(priority_levels, ref_priority)
+        self.pending: PendingList[Ref] = PendingList(priority_levels, ref_priority, ref_sequence)
         self.scheduler: Scheduler[Ref] = Scheduler()
         self.paged: deque[Ref] = deque()
         self.consumers: list[ConsumerState] = []
@@ -135,6 +177,8 @@ class QueueState:
         self.live: OrderedDict[str, Ref] = OrderedDict()
         self.refs: dict[str, Ref] = {}
         self.sequence = 0
+        #: RESTART-5: the highest sequence ever dispatched (JetStream's delivered stream sequence)
+        self.delivered_seq = 0
         self.counters = Counters()
         #: reject_new hysteresis state (RabbitMQ quorum reject-publish).
         self.rejecting = False
@@ -149,6 +193,9 @@ class QueueState:
         self.special = self.non_destructive or self.last_value_key is not None
         #: PAGING-15: the page-subscription counter: paged refs of this queue not yet acknowledged.
         self.page_counter = 0
+        #: REDELIVERY-28: nacked with a delay: id -> when it joins the redelivery queue (the ref
+        #: stays delivering, held by no consumer, until then).
+        self.nak_waiting: dict[str, int] = {}
 
     def last_value(self, ref: Ref) -> object:
         """RING-15: the ref's last-value property value, None when it has none."""
@@ -162,6 +209,21 @@ class QueueState:
         """RING-4: the count a ring bound compares: pending only, or pending + delivering."""
         listed = len(self.pending.level_of)
         return listed if counts == "pending" else listed + self.delivering
+
+    @property
+    def bounded(self) -> bool:
+        """RING-1 / RING-27: the queue has a count or a byte bound."""
+        return self.ring_size >= 0 or self.max_bytes >= 0
+
+    def bound_bytes(self, counts: str) -> int:
+        """RING-27: the bytes a byte bound compares: pending only, or pending + delivering."""
+        listed = self.pending.bytes
+        return listed if counts == "pending" else listed + self.delivering_bytes
+
+    def over_bound(self, counts: str) -> bool:
+        """RING-3 / RING-27: over the count bound or over the byte bound."""
+        return (0 <= self.ring_size < self.bound_count(counts)) or (
+            0 <= self.max_bytes < self.bound_bytes(counts))
 
     def next_sequence(self) -> int:
         self.sequence += 1

@@ -87,6 +87,13 @@ class World:
     def call(self, op: str, **kw: Any) -> Any:
         """Run one flow-control operation by its scenario name (see the scenario language)."""
         now = self.broker.now_ms
+        if op == "close_session":  # REDELIVERY-30 (a queue operation routed through call)
+            return self.broker.close_session(str(kw["consumer"]))
+        if op == "restart":  # RESTART-1..4: the implementation restarts (graceful or kill)
+            self.broker.restart(str(kw.get("mode", "graceful")))
+            return None
+        if op == "stream_state":  # RESTART-5: observation, the queue in JetStream's terms
+            return self.broker.stream_state(str(kw["queue"]))
         if op == "throttle":
             from .throttle import Throttle, ThrottleConfig
 

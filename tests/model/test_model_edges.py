@@ -4,6 +4,7 @@ of messages held in odd places."""
 from __future__ import annotations
 
 import pytest
+
 from mqconform.reference_model.broker import Broker
 from mqconform.reference_model.config import AddressConfig, ConsumerConfig, Message, QueueConfig
 from mqconform.reference_model.errors import ModelMisuse
@@ -99,3 +100,70 @@ def test_stored_eviction_of_an_orphaned_pel_entry() -> None:
     b.send("q", Message("m2"))
     c = b.counters("q")
     assert (c.replaced, c.delivering_count, c.message_count) == (1, 0, 1)
+
+
+@rules("REDELIVERY-11")
+def test_credit_returns_at_half_the_window_and_a_rollback_returns_the_buffers() -> None:
+    b = Broker()
+    b.declare_queue(QueueConfig("q"))
+    b.open_consumer(ConsumerConfig("c", "q", window_bytes=400))
+    for n in range(6):
+        b.send("q", Message(f"m{n}"))
+    assert b.counters("q").delivering_count == 4  # credit 400 -> 0: four dispatched
+    b.receive("c")
+    assert b.counters("q").delivering_count == 4  # 100 consumed < 200
+    b.rollback("c")  # clear(): the three buffered count as consumed: 400 >= 200 returns 400
+    c = b.counters("q")
+    assert (c.delivering_count, c.pending_count) == (4, 2)
+    one = Broker()
+    one.declare_queue(QueueConfig("q"))
+    one.open_consumer(ConsumerConfig("c", "q", window_bytes=1))
+    one.send("q", Message("a")), one.send("q", Message("b"))
+    assert one.counters("q").delivering_count == 1  # window 1: one buffered
+    assert one.receive("c") == "a" and one.counters("q").delivering_count == 2  # refilled at once
+
+
+@rules("REDELIVERY-29", "REDELIVERY-30")
+def test_a_consumer_close_leaves_the_session_transaction_and_a_session_close_rolls_it_back() -> None:
+    b = Broker()
+    b.declare_queue(QueueConfig("q", redelivery_delay_ms=50))
+    b.declare_queue(QueueConfig("other"))
+    pull(b)
+    b.send("q", Message("m1"))
+    b.receive("c")
+    b.ack("c", "m1", tx=True)
+    b.close("c")
+    with pytest.raises(ModelMisuse, match="holds messages of queue 'q'"):
+        pull(b, queue="other")
+    pull(b)  # the session goes on: its tx-acked message is in the new consumer's transaction
+    b.send("q", Message("m2"))
+    assert b.receive("c") == "m2"
+    b.close_session("c")
+    c = b.counters("q")
+    assert (c.pending_count, c.scheduled_count, c.delivering_count) == (1, 1, 0)
+    assert b.delivery_count("q", "m1") == 1 and b.delivery_count("q", "m2") == 0
+    assert "c" not in b.consumers and not b.sessions
+    classic = Broker(profile("activemq-classic"))  # close_keeps_tx off: the close returns all
+    classic.declare_queue(QueueConfig("q"))
+    pull(classic)
+    classic.send("q", Message("m1"))
+    classic.receive("c")
+    classic.ack("c", "m1", tx=True)
+    classic.close("c")
+    assert classic.counters("q").pending_count == 1 and not classic.sessions
+
+
+@rules("DELIVERY-13", "REDELIVERY-10")
+def test_a_sorted_return_goes_to_the_head_when_its_sequence_is_not_above_the_heads() -> None:
+    b = Broker()
+    b.declare_queue(QueueConfig("q", redelivery_delay_ms=10))
+    pull(b)
+    for n in (1, 2, 3):
+        b.send("q", Message(f"m{n}"))
+    b.receive("c")
+    b.rollback("c")  # m1 delayed; comes back at the head
+    b.receive("c")  # m2
+    b.advance(10)
+    assert b.pending_ids("q") == ["m1", "m3"]
+    b.close("c")  # m2 (sequence 2) is above the head m1 (1): by sequence, not at the head
+    assert b.pending_ids("q") == ["m1", "m2", "m3"]

@@ -4,6 +4,7 @@ acks and retroactive addresses (artemis-semantics.md P13-P16, R12-R14, C4, C7)."
 from __future__ import annotations
 
 import pytest
+
 from mqconform.reference_model.broker import Broker
 from mqconform.reference_model.config import AddressConfig, ConsumerConfig, Message, QueueConfig
 from mqconform.reference_model.errors import ModelMisuse, Unsupported

@@ -11,6 +11,7 @@ import itertools
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from mqconform.reference_model.broker import Broker
 from mqconform.reference_model.config import AddressConfig, ConsumerConfig, Message, QueueConfig
 from mqconform.reference_model.errors import Unsupported
@@ -303,6 +304,21 @@ def test_rabbitmq_requeue_reaches_a_consumer_with_room_before_drop_head() -> Non
     c = b.counters("q")
     assert (c.message_count, c.delivering_count, c.replaced) == (2, 1, 0)
     assert b.receive("c") == "m1"
+
+
+@rules("RING-14")
+def test_classic_requeue_drops_the_head_before_a_consumer_with_room_is_served() -> None:
+    # rabbit_amqqueue_process v3.10.8 requeue_and_run: requeue (m1 back at the head), maybe_drop_head
+    # (2 ready > 1: m1 dropped), then run_message_queue (m2 delivered); issue 13's counterexample
+    b = make("rabbitmq-classic", ring_size=1)
+    b.open_consumer(ConsumerConfig("c", "q", window_bytes=-1, max_unacked=1))
+    send(b, "m1")
+    assert b.receive("c") == "m1"
+    send(b, "m2")
+    assert b.nack("c", "m1") == "ok"
+    c = b.counters("q")
+    assert (c.message_count, c.pending_count, c.delivering_count, c.replaced) == (1, 0, 1, 1)
+    assert b.receive("c") == "m2"
 
 
 @rules("REDELIVERY-15")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from mqconform.reference_model.broker import Broker
 from mqconform.reference_model.config import AddressConfig, ConsumerConfig, Message, QueueConfig
 from mqconform.reference_model.errors import ModelMisuse, Unsupported

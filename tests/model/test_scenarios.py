@@ -7,9 +7,9 @@ import re
 from pathlib import Path
 
 import pytest
-from mqconform.spec import load_catalogue
 
 from mqconform.cli import main
+from mqconform.spec import load_catalogue
 
 EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "spec" / "examples").glob("*.yaml"))
 RING = """\
@@ -43,7 +43,8 @@ def test_every_example_has_the_header_lines() -> None:
         assert lines[2].startswith("# rules: ") and ids and set(ids) <= known, path.name
 
 
-@pytest.mark.rules("RING-13", "SCHED-14", "THROTTLE-6", "ADMISSION-10", "STORAGE-5", "PAGING-9", "RING-8",
+@pytest.mark.rules("RING-13", "SCHED-14", "REDELIVERY-29", "REDELIVERY-30", "REDELIVERY-11",
+                   "DELIVERY-13", "THROTTLE-6", "ADMISSION-10", "STORAGE-5", "PAGING-9", "RING-8",
                    "REDELIVERY-7", "REDELIVERY-5", "SCHED-4", "SCHED-3", "ADMISSION-6", "ADMISSION-8",
                    "STORAGE-10", "STORAGE-7", "STORAGE-8", "PAGING-3")
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
@@ -167,3 +168,36 @@ def test_several_files_exit_with_the_worst_code(tmp_path: Path) -> None:
     good = str(_write(tmp_path, RING, "good.yaml"))
     bad = str(_write(tmp_path, RING.replace("replaced: 1", "replaced: 2"), "bad.yaml"))
     assert main(["scenario", "-q", good, bad, good]) == 1
+
+
+def test_each_step_prints_the_pending_order(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    assert main(["scenario", str(_write(tmp_path, RING))]) == 0
+    out = capsys.readouterr().out
+    assert "q order: [1, 2, 3, 4]" not in out  # all four were dispatched to c
+    assert "q order: [2, 3, 4]" in out and "q order: []" in out
+
+
+@pytest.mark.rules("REDELIVERY-8")
+def test_with_an_adapter_the_first_difference_shows_model_and_implementation(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    text = ("profile: rabbitmq-classic\nsteps:\n  - queue: {name: q}\n"
+            "  - consumer: {name: c, queue: q, window_bytes: 0}\n  - send: {to: q, id: m1}\n"
+            "  - receive: c\n  - close: c\n    expect: {queue: {pending_count: 1}}\n")
+    path = str(_write(tmp_path, text))
+    assert main(["scenario", path, "--adapter", "tests.example_adapter:FifoAdapter",
+                 "-o", "lose_returns=true"]) == 1
+    out = capsys.readouterr().out
+    header = next(line for line in out.splitlines() if "implementation" in line)
+    assert "model" in header
+    rows = [line.split() for line in out.splitlines() if line.strip().startswith("q pending_count")]
+    assert rows == [["q", "pending_count", "1", "0", "<-"]]
+
+
+@pytest.mark.rules("DELIVERY-8")
+def test_batch_operations_run_their_single_operations(tmp_path: Path) -> None:
+    text = ("steps:\n  - queue: {name: q}\n  - consumer: {name: c, queue: q, window_bytes: 0}\n"
+            "  - send_batch: {to: q, ids: [1, 2, 3]}\n"
+            "    expect: {result: [accepted, accepted, accepted], queue: {pending: [1, 2, 3]}}\n"
+            "  - receive_batch: {consumer: c, count: 4}\n    expect: {result: [1, 2, 3, null]}\n"
+            "  - ack_batch: {consumer: c, ids: [1, 3, 3]}\n"
+            "    expect: {result: [ok, ok, failed], queue: {message_count: 1, acknowledged: 2}}\n")
+    assert main(["scenario", "-q", str(_write(tmp_path, text))]) == 0

@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
+
 from mqconform.spec import AREAS, PROFILES, Catalogue, Rule, SpecError, load_catalogue
 
 #: Every number SEEDS.md states (S0-S4), written out: each must appear in some rule's statement or params.
@@ -36,7 +37,8 @@ SEED_NAMES = (
     "data/paging", "messageCount", "deliveringCount", "scheduledCount", "consumerWindowSize", "ring-size",
 )
 
-FILES = ("delivery", "ring", "redelivery", "scheduling", "paging", "throttle", "admission", "storage")
+FILES = ("delivery", "ring", "redelivery", "scheduling", "paging", "throttle", "admission", "storage",
+         "restart")
 
 
 @pytest.fixture(scope="module")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from mqconform.reference_model.errors import ModelMisuse
 from mqconform.reference_model.storage import QueueFile, StoreConfig
 from mqconform.reference_model.world import World

@@ -1,0 +1,147 @@
+"""The state every part of the reference broker shares, and the few helpers all parts use.
+
+:class:`BrokerCore` owns the attributes (options, logical clock, addresses, queues, consumers, event
+log, settle bookkeeping), the lookups, and the end of a message's life in a queue (:meth:`_terminate`:
+counters DELIVERY-10, address memory PAGING-17, page completion PAGING-9). The area mixins subclass it
+(:mod:`.delivery`, :mod:`.redelivery`, :mod:`.ring`, :mod:`.clock`, :mod:`.paging`) and
+:class:`~.broker.Broker` composes them; the methods one area calls in another are declared here for the
+type checker only.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Literal
+
+import attrs
+
+from .config import Message
+from .errors import ModelMisuse, Unsupported
+from .options import ModelOptions, ReturnPlacement
+from .profiles import ARTEMIS
+from .state import AddressState, ConsumerState, QueueState, Ref
+
+SendResult = Literal["accepted", "paged", "dropped", "failed", "blocked"]
+AckResult = Literal["ok", "failed"]
+Reason = Literal["acknowledged", "replaced", "killed"]
+
+
+@attrs.frozen
+class Event:
+    """Something the model did on its own account (eviction, dead letter, firing, depage, unblock)."""
+
+    time_ms: int
+    kind: str
+    queue: str
+    msg_id: str
+    detail: str = ""
+
+
+class BrokerCore:
+    """State and shared helpers of the reference broker (see :class:`~.broker.Broker`)."""
+
+    def __init__(self, options: ModelOptions = ARTEMIS) -> None:
+        self.options = options
+        self.now_ms = 0
+        self.addresses: dict[str, AddressState] = {}
+        self.queues: dict[str, QueueState] = {}
+        self.consumers: dict[str, ConsumerState] = {}
+        self.events: list[Event] = []
+        #: REDELIVERY-29: consumer name -> (queue, tx-acked refs) of a closed consumer's open session
+        self.sessions: dict[str, tuple[str, list[Ref]]] = {}
+        self.record_events = False
+        #: settle's per-profile switches (the options are frozen)
+        self._whole_pages = options.depage_rule == "address_memory"
+        #: addresses an operation changed and the next settle must look at (see _settle)
+        self._dirty: dict[str, AddressState] = {}
+        #: REDELIVERY-27/28: ack-wait and nack-delay timers (see :mod:`.ack_wait`)
+        self._timers: list[tuple[int, int, str, object, str]] = []
+        self._timer_seq = 0
+
+    # ------------------------------------------------------------------ lookups
+    def _need(self, feature: str, what: str) -> None:
+        if not self.options.has(feature):
+            raise Unsupported(f"{what} is not supported by profile {self.options.name}")
+
+    def _queue(self, name: str) -> QueueState:
+        try:
+            return self.queues[name]
+        except KeyError:
+            raise ModelMisuse(f"unknown queue {name!r}") from None
+
+    def _consumer(self, name: str) -> ConsumerState:
+        try:
+            return self.consumers[name]
+        except KeyError:
+            raise ModelMisuse(f"unknown consumer {name!r}") from None
+
+    def _event(self, kind: str, queue: str, msg_id: str, detail: str = "") -> None:
+        if self.record_events:
+            self.events.append(Event(self.now_ms, kind, queue, msg_id, detail))
+
+    def _touch(self, address: AddressState) -> None:
+        """Mark an address whose state changed: the next settle looks at it (and only at such)."""
+        self._dirty[address.name] = address
+
+    # ------------------------------------------------------------------ leaving the queue
+    def _undeliver(self, queue: QueueState, ref: Ref) -> None:
+        queue.delivering -= 1
+        queue.delivering_bytes -= ref.size
+
+    def _terminate(self, queue: QueueState, ref: Ref, reason: Reason) -> None:
+        """A ref leaves the queue for good: counters (C5), address memory, page completion (PAGING-9)."""
+        counters = queue.counters
+        if reason == "acknowledged":
+            counters.acknowledged += 1
+        elif reason == "replaced":
+            counters.replaced += 1
+        else:
+            counters.killed += 1
+        ref.place = "done"
+        del queue.refs[ref.id]
+        queue.live.pop(ref.id, None)
+        address = queue.address
+        self._dirty[address.name] = address
+        if ref.in_memory:
+            address.release(ref.msg)
+            ref.in_memory = False
+        if ref.page is not None:
+            queue.page_counter -= 1
+        if ref.page is not None and ref.page in address.page_outstanding:
+            address.page_outstanding[ref.page] -= 1
+            if address.page_outstanding[ref.page] == 0:
+                self._drop_page(address, ref.page)
+
+    if TYPE_CHECKING:
+        # Implemented by the area mixins (named in the comments); declared for the type checker.
+        def _settle(self, *touched: QueueState) -> None: ...  # broker
+        def _settle_everything(self) -> None: ...  # broker
+        def _deliver(self, queue: QueueState) -> bool: ...  # delivery
+        def _cancel_list(self, consumer: ConsumerState) -> tuple[list[Ref], list[Ref]]: ...  # delivery
+        def _parked(self, queue: QueueState) -> int: ...  # restart
+        def close(self, consumer_name: str) -> None: ...  # delivery
+        def _return_all(self, consumer: ConsumerState, delay: bool) -> None: ...  # redelivery
+        def _return(self, queue: QueueState, ref: Ref, *, undo: bool, delay: bool,
+                    placement: ReturnPlacement, ring_check: bool) -> None: ...  # redelivery
+        def _fire_timers(self) -> None: ...  # ack_wait
+        def _start_ack_wait(self, consumer: ConsumerState, msg_id: str) -> None: ...  # ack_wait
+        def _nak_later(self, queue: QueueState, ref: Ref, delay_ms: int) -> None: ...  # ack_wait
+        def _not_held(self, consumer: ConsumerState, msg_id: str,
+                      verb: Literal["ack", "nack", "reject"],
+                      delay_ms: int = 0) -> AckResult: ...  # invalid_ack
+        def _admit_to_queue(self, queue: QueueState, address: AddressState,
+                            message: Message) -> bool: ...  # ring
+        def _overflow_result(self, queue: QueueState) -> SendResult: ...  # ring
+        def _add_tail(self, queue: QueueState, ref: Ref) -> None: ...  # ring
+        def _evict_one(self, queue: QueueState) -> None: ...  # ring
+        def _take_from_consumers(self, queue: QueueState, ref: Ref) -> None: ...  # ring
+        def _listed(self, queue: QueueState, ref: Ref, *, head: bool) -> None: ...  # ring
+        def _unlisted(self, queue: QueueState, ref: Ref) -> None: ...  # ring
+        def _lv_put(self, queue: QueueState, ref: Ref) -> None: ...  # ring
+        def _lv_if_absent(self, queue: QueueState, ref: Ref) -> None: ...  # ring
+        def _lv_check(self, queue: QueueState, ref: Ref) -> None: ...  # ring
+        def _enqueue_new(self, queue: QueueState, ref: Ref) -> None: ...  # clock
+        def _dead_letter_copy(self, queue: QueueState, message: Message,
+                              reason: str) -> None: ...  # redelivery
+        def _route(self, address: AddressState, message: Message,
+                   unblocking: bool = False) -> SendResult: ...  # paging
+        def _drop_page(self, address: AddressState, page: int) -> None: ...  # paging

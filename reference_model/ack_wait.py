@@ -1,0 +1,112 @@
+"""Timers on the logical clock: JetStream ack wait, in-progress and NAK with a delay.
+
+REDELIVERY-27: a consumer declared with ``ack_wait_ms`` (JetStream AckWait) gets back nothing it
+does not settle in time: a message it received and has neither acked nor nacked ``ack_wait_ms``
+after the receive leaves the consumer and joins the redelivery queue as a plain nack would (its
+delivery count kept; the delivery limit checked), while the consumer still holds a reply subject for
+it (DELIVERY-22 by_sequence). ``in_progress`` (+WPI) restarts the wait.
+REDELIVERY-28: ``nack(delay_ms=d)`` (``-NAK {"delay": ns}``) keeps the message out of the
+redelivery queue for ``d`` ms; it stays counted as delivering (JetStream num_ack_pending) until then.
+
+The timers are one heap of (due, sequence, kind, owner, id) entries checked lazily: an entry whose
+message has moved on since is dropped when it comes up. Timers due at the same time as scheduled
+messages fire first (:meth:`Broker._settle_everything`).
+"""
+
+from __future__ import annotations
+
+import heapq
+from typing import TYPE_CHECKING
+
+from ._core import AckResult
+from .clock import ClockMixin
+from .options import ReturnPlacement
+from .state import ConsumerState, QueueState, Ref
+
+
+class AckWaitMixin(ClockMixin):
+    """REDELIVERY-27 ack wait and in-progress, REDELIVERY-28 NAK with a delay."""
+
+    if TYPE_CHECKING:
+        def _return(self, queue: QueueState, ref: Ref, *, undo: bool, delay: bool,
+                    placement: ReturnPlacement, ring_check: bool) -> None: ...  # redelivery
+
+    def _push_timer(self, due: int, kind: str, owner: object, msg_id: str) -> None:
+        self._timer_seq += 1
+        heapq.heappush(self._timers, (due, self._timer_seq, kind, owner, msg_id))
+
+    def _start_ack_wait(self, consumer: ConsumerState, msg_id: str) -> None:
+        """REDELIVERY-27: the wait starts when the consumer receives the message."""
+        wait = consumer.config.ack_wait_ms
+        assert wait is not None
+        due = self.now_ms + wait
+        consumer.deadlines[msg_id] = due
+        self._push_timer(due, "ack_wait", consumer, msg_id)
+
+    def _nak_later(self, queue: QueueState, ref: Ref, delay_ms: int) -> None:
+        """REDELIVERY-28: a delivering `ref`, held by no consumer, returns in `delay_ms`."""
+        due = self.now_ms + delay_ms
+        queue.nak_waiting[ref.id] = due
+        self._push_timer(due, "nak_delay", queue, ref.id)
+
+    def _live(self, entry: tuple[int, int, str, object, str]) -> bool:
+        due, _, kind, owner, msg_id = entry
+        if kind == "ack_wait":
+            assert isinstance(owner, ConsumerState)
+            live = (self.consumers.get(owner.name) is owner and msg_id in owner.received
+                    and owner.deadlines.get(msg_id) == due)
+            if not live and owner.deadlines.get(msg_id) == due:
+                del owner.deadlines[msg_id]
+            return live
+        assert isinstance(owner, QueueState)
+        return owner.nak_waiting.get(msg_id) == due
+
+    def next_due_ms(self) -> int | None:
+        """The earliest due scheduled message or live timer."""
+        due = super().next_due_ms()
+        timers = self._timers
+        while timers and not self._live(timers[0]):
+            heapq.heappop(timers)
+        if timers and (due is None or timers[0][0] < due):
+            return timers[0][0]
+        return due
+
+    def _fire_timers(self) -> None:
+        """Fire every live timer due now: the message joins the redelivery queue (nack placement)."""
+        timers = self._timers
+        opts = self.options
+        while timers and timers[0][0] <= self.now_ms:
+            entry = heapq.heappop(timers)
+            if not self._live(entry):
+                continue
+            owner, msg_id = entry[3], entry[4]
+            if isinstance(owner, ConsumerState):
+                queue = self._queue(owner.config.queue)
+                ref = owner.received.pop(msg_id)
+                del owner.deadlines[msg_id]
+                self._event("ack_wait", queue.name, msg_id, owner.name)
+            else:
+                assert isinstance(owner, QueueState)
+                queue = owner
+                del queue.nak_waiting[msg_id]
+                ref = queue.refs[msg_id]
+            self._return(queue, ref, undo=False, delay=False, placement=opts.nack_placement,
+                         ring_check=not opts.nack_bypasses_ring)
+
+    def in_progress(self, consumer_name: str, msg_id: str) -> AckResult:
+        """REDELIVERY-27: +WPI restarts the ack wait of a message the consumer holds ("ok"). By
+        stream sequence (DELIVERY-22): a message the consumer was given and another consumer now
+        holds has that consumer's wait restarted; otherwise nothing changes ("ok"); a message never
+        given to the consumer: "failed"."""
+        self._need("ack_wait", "in_progress")
+        consumer = self._consumer(consumer_name)
+        if msg_id in consumer.received:
+            holder: ConsumerState | None = consumer
+        elif msg_id in consumer.tokens:
+            queue = self._queue(consumer.config.queue)
+            holder = next((c for c in queue.consumers if msg_id in c.received), None)
+        else:
+            return "failed"
+        if holder is not None and holder.config.ack_wait_ms is not None:
+            self._start_ack_wait(holder, msg_id)
+        return "ok"

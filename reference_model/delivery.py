@@ -1,0 +1,279 @@
+"""Consumers and consumption: open, dispatch, receive, ack, commit, rollback, close, browse.
+
+Implements DELIVERY-3..8 (round-robin dispatch of the pending head to consumers with window room),
+DELIVERY-11 cumulative acks, DELIVERY-12 non-destructive queues (each consumer's iterator),
+DELIVERY-15, REDELIVERY-1 (the delivery count is incremented at dispatch), the consumer-window rules
+(REDELIVERY-11, DELIVERY-16..19 through the profile options) and PAGING-12 (browsers). What a rollback
+or close returns goes through :mod:`.redelivery` (RING-8, REDELIVERY-2, 3, 8).
+"""
+
+from __future__ import annotations
+
+from ._core import AckResult, BrokerCore
+from .config import ConsumerConfig
+from .errors import ModelMisuse, Unsupported
+from .pending import PendingList
+from .selectors import compile_selector
+from .state import ConsumerState, QueueState, Ref, ref_priority
+
+
+class DeliveryMixin(BrokerCore):
+    """Consumers, dispatch and acknowledgement."""
+
+    def open_consumer(self, config: ConsumerConfig) -> None:
+        """Open a consumer; dispatch to it happens at once (DELIVERY window rules)."""
+        if config.name in self.consumers:
+            raise ModelMisuse(f"consumer {config.name!r} already exists")
+        queue = self._queue(config.queue)
+        if config.selector is not None:
+            self._need("selectors", "selector")
+        if config.window_bytes != 1024 * 1024 and config.window_bytes not in (-1, 0):
+            self._need("window_bytes", "window_bytes")
+        state = ConsumerState(config, compile_selector(config.selector))
+        lingering = self.sessions.pop(config.name, None)
+        if lingering is not None:
+            if lingering[0] != config.queue:
+                self.sessions[config.name] = lingering
+                raise ModelMisuse(f"consumer {config.name!r}: its session's open transaction holds "
+                                  f"messages of queue {lingering[0]!r}")
+            state.tx_acked = lingering[1]  # REDELIVERY-29: the session's transaction goes on
+        self.consumers[config.name] = state
+        if config.cumulative_ack:
+            self._need("cumulative_ack", "cumulative_ack")
+        if config.ack_wait_ms is not None:
+            self._need("ack_wait", "ack_wait_ms")
+            if config.ack_wait_ms <= 0:
+                raise ModelMisuse("ack_wait_ms must be positive")
+            if not state.no_buffering:
+                raise Unsupported("ack_wait_ms with a pushing consumer (the wait starts at receive)")
+        if not config.browser:
+            if queue.non_destructive:
+                state.unseen = self._iterator_over(queue)
+            queue.consumers.append(state)
+        self._settle(queue)
+
+    def _iterator_over(self, queue: QueueState) -> PendingList[Ref]:
+        """DELIVERY-12: a new consumer of a non-destructive queue starts at the head of the list."""
+        unseen: PendingList[Ref] = PendingList(self.options.priority_levels, ref_priority)
+        listed = list(queue.pending)
+        for n, ref in enumerate(listed):
+            unseen.add_tail(ref, n - len(listed), ref.size)
+        return unseen
+
+    def _push(self, queue: QueueState, consumer: ConsumerState, ref: Ref) -> None:
+        """Dispatch `ref` into the consumer's buffer, taking its size from the consumer's credit
+        (REDELIVERY-11)."""
+        self._dispatch(queue, consumer, ref)
+        consumer.buffer[ref.id] = ref
+        consumer.buffer_bytes += ref.size
+        consumer.took(ref.size)
+
+    def _dispatch(self, queue: QueueState, consumer: ConsumerState, ref: Ref) -> None:
+        """REDELIVERY-1: the delivery count is incremented at dispatch. DELIVERY-23: the delivery's
+        redelivered flag."""
+        ref.delivery_count += 1
+        if ref.sequence > queue.delivered_seq:
+            queue.delivered_seq = ref.sequence
+        if self.options.redelivered_flag == "ever":
+            ref.redelivered = ref.delivered_before
+        else:
+            ref.redelivered = ref.delivery_count > 1
+        ref.delivered_before = True
+        if not queue.non_destructive:
+            ref.place = "delivering"
+        queue.delivering += 1
+        queue.delivering_bytes += ref.size
+
+    def _first_match(self, queue: QueueState, consumer: ConsumerState) -> Ref | None:
+        source = queue.pending if consumer.unseen is None else consumer.unseen
+        if consumer.selector is None:
+            return source.peek()
+        for ref in source:
+            if consumer.matches(ref):
+                return ref
+        return None
+
+    def _take(self, queue: QueueState, consumer: ConsumerState, ref: Ref) -> None:
+        """Dispatch takes `ref` off the list (C2), or on a non-destructive queue only moves the
+        consumer's iterator past it (DELIVERY-12)."""
+        if consumer.unseen is not None:
+            consumer.unseen.remove(ref.id)
+            return
+        queue.pending.remove(ref.id)
+        if queue.special:
+            self._unlisted(queue, ref)
+
+    def _deliver(self, queue: QueueState) -> bool:
+        """Dispatch pending messages round-robin to consumers with room; True if anything moved."""
+        moved = False
+        consumers = queue.consumers
+        pending = queue.pending
+        listed = pending.level_of
+        plain = not queue.special
+        while listed and consumers:
+            n = len(consumers)
+            for offset in range(n):
+                index = (queue.next_consumer + offset) % n
+                consumer = consumers[index]
+                if not consumer.has_room():
+                    continue
+                if plain and consumer.selector is None:
+                    ref = pending.peek()
+                    if ref is None:
+                        continue
+                    pending.remove(ref.id)
+                else:
+                    ref = self._first_match(queue, consumer)
+                    if ref is None:
+                        continue
+                    self._take(queue, consumer, ref)
+                self._push(queue, consumer, ref)
+                queue.next_consumer = (index + 1) % n
+                moved = True
+                break
+            else:
+                return moved
+        return moved
+
+    def receive(self, consumer_name: str) -> str | None:
+        """The consumer takes its next dispatched message; with no buffering it pulls one."""
+        consumer = self._consumer(consumer_name)
+        queue = self._queue(consumer.config.queue)
+        ref: Ref | None = None
+        if consumer.buffer:
+            _, ref = consumer.buffer.popitem(last=False)
+            consumer.buffer_bytes -= ref.size
+            consumer.consumed(ref.size)
+        elif (consumer.no_buffering and not consumer.config.browser
+              and consumer.under_unacked_limit(self._parked(queue))):
+            ref = self._first_match(queue, consumer)
+            if ref is not None:
+                self._take(queue, consumer, ref)
+                self._dispatch(queue, consumer, ref)
+        if ref is None:
+            return None
+        consumer.received[ref.id] = ref
+        if self.options.invalid_ack == "by_sequence":
+            consumer.tokens.add(ref.id)  # DELIVERY-22
+        if consumer.config.ack_wait_ms is not None:
+            self._start_ack_wait(consumer, ref.id)  # REDELIVERY-27
+        self._settle(queue)
+        return ref.id
+
+    def ack(self, consumer_name: str, msg_id: str, tx: bool = False) -> AckResult:
+        """Acknowledge a received message; in a transaction it stays delivering until commit (C3).
+
+        DELIVERY-11: a consumer with `cumulative_ack` acknowledges every message it received before
+        `msg_id` too. DELIVERY-12: on a non-destructive queue an ack only ends the delivery.
+        DELIVERY-22: an ack of a message the consumer does not hold is the profile's ``invalid_ack``.
+        """
+        consumer = self._consumer(consumer_name)
+        if tx:
+            self._need("transactions", "transactional ack")
+        received = consumer.received
+        if msg_id not in received:
+            if msg_id in consumer.evicted:
+                consumer.evicted.discard(msg_id)
+                return "ok"  # JetStream: acking a message discard=old removed succeeds
+            return self._not_held(consumer, msg_id, "ack")  # DELIVERY-22
+        queue = self._queue(consumer.config.queue)
+        if consumer.config.cumulative_ack:
+            refs = []
+            for ref in received.values():
+                refs.append(ref)
+                if ref.id == msg_id:
+                    break
+            for ref in refs:
+                del received[ref.id]
+        else:
+            refs = [received.pop(msg_id)]
+        for ref in refs:
+            if tx:
+                consumer.tx_acked.append(ref)
+            elif queue.non_destructive:
+                self._undeliver(queue, ref)
+            else:
+                self._undeliver(queue, ref)
+                self._terminate(queue, ref, "acknowledged")
+        self._settle(queue)
+        return "ok"
+
+    def commit(self, consumer_name: str) -> None:
+        """Commit the consumer's session: its tx-acked messages are acknowledged (C3)."""
+        self._need("transactions", "commit")
+        consumer = self._consumer(consumer_name)
+        queue = self._queue(consumer.config.queue)
+        for ref in consumer.tx_acked:
+            self._undeliver(queue, ref)
+            if not queue.non_destructive:
+                self._terminate(queue, ref, "acknowledged")
+        consumer.tx_acked.clear()
+        self._settle(queue)
+
+    def _cancel_list(self, consumer: ConsumerState) -> tuple[list[Ref], list[Ref]]:
+        acked = list(consumer.tx_acked)
+        cancelled = list(consumer.received.values()) + list(consumer.buffer.values())
+        consumer.tx_acked.clear()
+        consumer.received.clear()
+        consumer.buffer.clear()
+        consumer.buffer_bytes = 0
+        return acked, cancelled
+
+    def rollback(self, consumer_name: str) -> None:
+        """Roll back the consumer's session (RING-8, REDELIVERY-2, 3, 8): tx-acked then unacked
+        messages return newest first; counts of unacked ones are undone; the delay applies."""
+        self._need("transactions", "rollback")
+        consumer = self._consumer(consumer_name)
+        for ref in consumer.buffer.values():  # REDELIVERY-11: clear() returns the buffer's credit
+            consumer.consumed(ref.size)
+        self._return_all(consumer, delay=self.options.delay_on_rollback)
+        self._settle(self._queue(consumer.config.queue))
+
+    def close(self, consumer_name: str) -> None:
+        """Close the consumer: what it holds unacknowledged returns at once (REDELIVERY-8).
+
+        REDELIVERY-29 (option close_keeps_tx): what it acknowledged in its session's open transaction
+        stays there, delivering, and a consumer opened again under the same name continues that
+        session (commit or rollback it); see :meth:`close_session` for a session close.
+        """
+        consumer = self._consumer(consumer_name)
+        queue = self._queue(consumer.config.queue)
+        del self.consumers[consumer_name]
+        if consumer in queue.consumers:  # first: what it returns never comes back to it
+            queue.consumers.remove(consumer)
+            queue.next_consumer = 0
+        if self.options.close_keeps_tx and consumer.tx_acked:
+            self.sessions[consumer_name] = (queue.name, consumer.tx_acked)
+            consumer.tx_acked = []
+        if self.options.close_returns:
+            self._return_all(consumer, delay=self.options.delay_on_close)
+        else:
+            acked, cancelled = self._cancel_list(consumer)
+            for ref in acked + cancelled:
+                queue.orphans[ref.id] = ref
+        self._settle(queue)
+
+    def close_session(self, consumer_name: str) -> None:
+        """Close the consumer's session (REDELIVERY-30): the consumer closes first (its unacknowledged
+        messages return at once, counts undone: ClientSessionImpl#close closes its children first),
+        then the session's transaction rolls back with the redelivery delay (ServerSessionImpl#doClose):
+        tx-acked messages keep their delivery count and return newest first."""
+        consumer = self._consumer(consumer_name)
+        queue = self._queue(consumer.config.queue)
+        acked, consumer.tx_acked = consumer.tx_acked, []
+        self.close(consumer_name)
+        self.sessions.pop(consumer_name, None)
+        placement = "head" if queue.last_value_key is not None else self.options.return_placement
+        for ref in reversed(acked) if self.options.return_order == "newest_first" else acked:
+            self._return(queue, ref, undo=False, delay=self.options.delay_on_rollback,
+                         placement=placement, ring_check=True)
+        self._settle(queue)
+
+    def browse(self, queue_name: str) -> list[str]:
+        """Ids a browser sees: pending in delivery order, then paged ones where visible (PAGING-12)."""
+        self._need("browse", "browse")
+        queue = self._queue(queue_name)
+        ids = [ref.id for ref in queue.pending]
+        if self.options.paged_visible_to_browsers:
+            ids.extend(ref.id for ref in queue.paged)
+        return ids

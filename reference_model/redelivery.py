@@ -1,0 +1,181 @@
+"""Messages coming back: nack, rollback/close returns, redelivery delay, dead letters.
+
+Implements REDELIVERY-2..10 (REDELIVERY-5 max-delivery-attempts, REDELIVERY-6 dead-letter address,
+REDELIVERY-7 and 9 the redelivery delay, REDELIVERY-10 re-insertion by sequence) and the profile
+variants REDELIVERY-12..23, the nack forms REDELIVERY-24 (requeue=false) and REDELIVERY-25
+(multiple), the delivery limits of REDELIVERY-26, with the ring checks on return: RING-7, RING-8
+(newest first), RING-9 (individual cancel), RING-13, RING-14 and RING-22, and RING-15 /
+DELIVERY-12 for last-value and non-destructive queues.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from ._core import AckResult, BrokerCore
+from .config import Message
+from .errors import ModelMisuse, Unsupported
+from .options import ReturnPlacement
+from .state import ConsumerState, QueueState, Ref
+
+
+class RedeliveryMixin(BrokerCore):
+    """Returns, redelivery delay and dead letters."""
+
+    def _return_all(self, consumer: ConsumerState, delay: bool) -> None:
+        queue = self._queue(consumer.config.queue)
+        acked, cancelled = self._cancel_list(consumer)
+        undo = self.options.cancel_undoes_delivery_count
+        # RING-13: a last-value queue's addSorted is addHead
+        placement = "head" if queue.last_value_key is not None else self.options.return_placement
+        held = acked + cancelled
+        # RING-8 step 2: newest first (Artemis); a RabbitMQ quorum queue returns in delivery order
+        for ref in reversed(held) if self.options.return_order == "newest_first" else held:
+            keep = ref in acked
+            self._return(queue, ref, undo=undo and not keep, delay=delay,
+                         placement=placement, ring_check=True)
+
+    def nack(self, consumer_name: str, msg_id: str, requeue: bool = True,
+             multiple: bool = False, delay_ms: int = 0) -> AckResult:
+        """Individual cancel of a received message (REDELIVERY-2 Modified-failed, RING-9).
+
+        REDELIVERY-24: ``requeue=False`` rejects it: it leaves the queue, dead-lettered (reason
+        rejected) to the queue's dead-letter address when it has one. REDELIVERY-25:
+        ``multiple=True`` settles every message the consumer received up to and including `msg_id`
+        (AMQP basic.nack multiple), oldest first. DELIVERY-22: a nack of a message the consumer
+        does not hold is the profile's ``invalid_ack``. REDELIVERY-28: ``delay_ms > 0`` (JetStream
+        ``-NAK {"delay": ns}``) returns it only once the delay has passed on the logical clock.
+        """
+        self._need("nack", "nack")
+        if not requeue:
+            self._need("nack_reject", "nack requeue=false")
+        if multiple:
+            self._need("nack_multiple", "nack multiple")
+        if delay_ms:
+            self._need("nack_delay", "nack delay_ms")
+            if delay_ms < 0 or not requeue:
+                raise ModelMisuse("nack delay_ms must be positive, with requeue")
+        consumer = self._consumer(consumer_name)
+        queue = self._queue(consumer.config.queue)
+        if queue.non_destructive:
+            # QueueImpl#cancel re-adds the still-listed ref and resets every iterator: not modelled
+            raise Unsupported("nack on a non-destructive queue is not modelled")
+        received = consumer.received
+        if msg_id not in received:
+            return self._not_held(consumer, msg_id, "nack" if requeue else "reject",  # DELIVERY-22
+                                  delay_ms)
+        refs: list[Ref] = []
+        if multiple:
+            for ref in received.values():
+                refs.append(ref)
+                if ref.id == msg_id:
+                    break
+        else:
+            refs.append(received[msg_id])
+        opts = self.options
+        for ref in refs:
+            del received[ref.id]
+            if not requeue:
+                self._undeliver(queue, ref)
+                self._dead_letter(queue, ref, "rejected")
+            elif delay_ms:
+                self._nak_later(queue, ref, delay_ms)
+            elif opts.nack_action == "dead_letter":
+                self._undeliver(queue, ref)
+                self._dead_letter(queue, ref)
+            else:
+                self._return(queue, ref, undo=not opts.nack_keeps_delivery_count,
+                             delay=opts.delay_on_nack, placement=opts.nack_placement,
+                             ring_check=not opts.nack_bypasses_ring)
+        self._settle(queue)
+        return "ok"
+
+    def _return(self, queue: QueueState, ref: Ref, *, undo: bool, delay: bool,
+                placement: ReturnPlacement, ring_check: bool) -> None:
+        """A delivering message goes back: DLA check (REDELIVERY-5), ring check before insertion
+        (RING-7), then redelivery delay (REDELIVERY-7, 9) or re-insertion (REDELIVERY-10).
+
+        DELIVERY-12: on a non-destructive queue the message never left the list: only the delivery
+        ends. RING-15: on a last-value queue a rolled-back or closed message is tracked if absent
+        (before the ring check and the delay); an individual cancel is not tracked.
+        """
+        self._undeliver(queue, ref)
+        if undo:
+            ref.delivery_count -= 1
+        if queue.non_destructive:
+            return
+        if self._dla_due(queue, ref):
+            self._dead_letter(queue, ref)
+            return
+        lvq = queue.last_value_key is not None
+        if lvq and placement == "head":
+            self._lv_if_absent(queue, ref)
+        delay_ms = self._redelivery_delay(queue, ref) if delay else 0
+        opts = self.options
+        bound = queue.ring_size
+        if (ring_check and bound >= 0 and opts.return_over_bound == "drop_returning"
+                and queue.bound_count(opts.bound_counts) + 1 > bound):
+            self._terminate(queue, ref, "replaced")
+            self._event("replaced", queue.name, ref.id, "returning")
+            return
+        if delay_ms > 0:
+            ref.place = "scheduled"
+            queue.scheduler.add(self.now_ms + delay_ms, ref, head=True)
+            return
+        ref.place = "pending"
+        if placement == "sorted":
+            queue.pending.add_sorted(ref, ref.sequence, ref.size)
+        elif placement == "head":
+            queue.pending.add_head(ref, ref.size)
+        elif placement == "returns" or (placement == "returns_if_limited"
+                                        and queue.delivery_limit is not None):
+            queue.pending.add_returned(ref, ref.size)
+        else:
+            ref.sequence = queue.next_sequence()
+            queue.pending.add_tail(ref, ref.sequence, ref.size)
+        if lvq:
+            self._lv_check(queue, ref)
+        # RING-14/RING-22: drop-head trims after a requeue; reject-publish never refuses a requeue
+        trims = opts.return_over_bound == "drop_head" and queue.overflow == "drop_head"
+        if ring_check and queue.bounded and trims:
+            if opts.dispatch_before_bound and queue.consumers and not opts.requeue_trims_first:
+                self._deliver(queue)  # quorum: a consumer with room takes it before the limit check
+            while queue.over_bound(opts.bound_counts) and len(queue.pending):
+                self._evict_one(queue)  # RING-26: dead-lettered (maxlen) where the profile says
+
+    def _dla_due(self, queue: QueueState, ref: Ref) -> bool:
+        limit = queue.delivery_limit
+        if limit is None or not self.options.has("dead_letter") or not self.options.dead_letter_on_return:
+            return False
+        if self.options.dla_threshold == "ge":
+            return ref.delivery_count >= limit
+        return ref.delivery_count > limit
+
+    def _redelivery_delay(self, queue: QueueState, ref: Ref) -> int:
+        """REDELIVERY-7: delay x multiplier^(max(count-1, 0)), capped (default cap 10 x delay)."""
+        cfg = queue.config
+        if cfg.redelivery_delay_ms <= 0:
+            return 0
+        delay = cfg.redelivery_delay_ms * cfg.redelivery_multiplier ** max(ref.delivery_count - 1, 0)
+        cap = cfg.max_redelivery_delay_ms
+        if cap is None:
+            cap = cfg.redelivery_delay_ms * 10
+        return int(min(delay, cap))
+
+    def _dead_letter(self, queue: QueueState, ref: Ref, reason: str = "delivery_limit") -> None:
+        """REDELIVERY-6: KILLED; moved to the dead-letter address if it exists, else dropped."""
+        self._terminate(queue, ref, "killed")
+        self._event("killed", queue.name, ref.id, queue.config.dead_letter or "")
+        self._dead_letter_copy(queue, ref.msg, reason)
+
+    def _dead_letter_copy(self, queue: QueueState, message: Message, reason: str) -> None:
+        """REDELIVERY-6, RING-24, RING-26, REDELIVERY-24: route a copy of `message` to the queue's
+        dead-letter address when it exists (`reason` as RabbitMQ's x-death reason: delivery_limit,
+        maxlen, rejected)."""
+        target = queue.config.dead_letter
+        if target is not None and target in self.addresses:
+            self._event("dead_lettered", queue.name, message.id, reason)
+            # DELIVERY-23: the copy carries the first reason it was dead-lettered for (x-death)
+            properties = {"dead_letter_reason": reason, **message.properties}
+            copy = attrs.evolve(message, scheduled_at_ms=None, properties=properties)
+            self._route(self.addresses[target], copy)

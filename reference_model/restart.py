@@ -1,0 +1,88 @@
+"""A restart of the implementation (graceful or SIGKILL) as a model step: what survives it.
+
+Implements RESTART-1 (stored messages, their order, delivery counts and the queue's limits and
+counters survive), RESTART-2 (consumers are closed by the restart: their unacknowledged messages
+return as by a close), RESTART-3 (consumers are kept; a returned message not yet redelivered is
+parked: pending for nobody, still counted as delivering and toward max_unacked, until its ack wait
+runs out) and RESTART-4 (a kill is the same step as a graceful restart once the store's flush
+interval has passed) through the options ``restart_consumers``, ``restart_returns`` and
+``restart_flush_ms``.
+
+:meth:`RestartMixin.stream_state` is what RESTART-5 says survives, in JetStream's terms: the
+stream's messages and first/last sequence and the durable consumer's counters, computed from the
+queue (one durable consumer per queue, as the nats adapter maps it).
+"""
+
+from __future__ import annotations
+
+from ._core import BrokerCore
+from .errors import ModelMisuse
+from .state import QueueState
+
+RESTART_MODES = ("graceful", "kill")
+#: a parked message's return when no consumer has an ack wait: beyond any example's logical clock
+PARKED_FOREVER_MS = 10**12
+
+
+class RestartMixin(BrokerCore):
+    """The restart step."""
+
+    def _parked(self, queue: QueueState) -> int:
+        """RESTART-3: parked messages (and, the same on JetStream, messages waiting out a NAK delay)
+        count toward every consumer's max_unacked: max_ack_pending belongs to the durable consumer,
+        which still has them pending."""
+        return len(queue.nak_waiting) if self.options.restart_returns == "parked" else 0
+
+    def _ack_wait_of(self, queue: QueueState) -> int:
+        """RESTART-3: when a parked message comes back: the ack wait of the queue's consumers
+        (REDELIVERY-27, counted from the restart: the model keeps no delivery time of a returned
+        message), else never within an example (the adapter's default AckWait is 30 s)."""
+        waits = [c.config.ack_wait_ms for c in queue.consumers if c.config.ack_wait_ms is not None]
+        return min(waits) if waits else PARKED_FOREVER_MS
+
+    def stream_state(self, queue_name: str) -> dict[str, int]:
+        """RESTART-5: the queue as a JetStream stream and its durable consumer (consumer.go info()):
+        ``msgs``, ``first_seq``, ``last_seq``, ``num_deleted`` (interior gaps); ``num_pending`` (never
+        delivered), ``num_ack_pending`` (delivered and not acknowledged, including parked messages and
+        NAKed ones waiting in the redelivery queue), ``num_redelivered`` (of those, delivered more than
+        once), ``delivered_seq`` (highest stream sequence delivered) and ``ack_floor_seq`` (every
+        sequence up to it is acknowledged or gone)."""
+        queue = self._queue(queue_name)
+        stored = list(queue.live.values())
+        returned = queue.pending.returned()
+        unacked = [ref for ref in stored if ref.place == "delivering"] + returned
+        last = queue.sequence
+        first = min((ref.sequence for ref in stored), default=last + 1 if last else 0)
+        msgs = len(stored)
+        floor = min((ref.sequence for ref in unacked), default=queue.delivered_seq + 1) - 1
+        return {
+            "msgs": msgs, "first_seq": first, "last_seq": last,
+            "num_deleted": last - first + 1 - msgs if msgs else 0,
+            "num_pending": len(queue.pending) - len(returned),
+            "num_ack_pending": len(unacked),
+            "num_redelivered": sum(1 for ref in unacked if ref.delivery_count > 1),
+            "delivered_seq": queue.delivered_seq,
+            "ack_floor_seq": floor,
+        }
+
+    def restart(self, mode: str = "graceful") -> None:
+        """Restart the broker: ``graceful`` (SIGTERM) or ``kill`` (SIGKILL after the flush interval,
+        RESTART-4). Nothing stored is lost or resurrected (RESTART-1); consumers are closed
+        (RESTART-2) or kept with their returned messages parked (RESTART-3)."""
+        self._need("restart", "restart")
+        if mode not in RESTART_MODES:
+            raise ModelMisuse(f"restart mode is graceful or kill, not {mode!r}")
+        opts = self.options
+        if opts.restart_consumers == "closed":
+            for name in list(self.consumers):
+                self.close(name)
+            return
+        if opts.restart_returns == "parked":
+            for queue in self.queues.values():
+                for ref in queue.pending.returned():
+                    queue.pending.remove(ref.id)
+                    ref.place = "delivering"
+                    queue.delivering += 1
+                    queue.delivering_bytes += ref.size
+                    # REDELIVERY-28's waiting set: an ack or nack by sequence finds it there
+                    self._nak_later(queue, ref, self._ack_wait_of(queue))

@@ -1,0 +1,227 @@
+"""Bounded queues: the ring bound, eviction, reject/drop overflow, last-value and retroactive queues.
+
+Implements RING-1..7 (RING-2 set_ring_size purges nothing, RING-3 evict one head after a tail add,
+RING-4 the bound counts pending only), RING-12, RING-15 last-value queues, RING-16 retroactive
+addresses, and the profile variants RING-17..25 (RING-18/20 JetStream discard=old and stored counting,
+RING-21 drop newest, RING-22/23 reject-publish before/after the enqueue), RING-24 reject-publish-dlx,
+RING-26 dead-lettering what the length limit drops, RING-27 byte bounds, RING-28 the overflow policy
+of a queue declaration. Also the list bookkeeping of
+non-destructive queues (DELIVERY-12) that eviction and last-value pruning share.
+"""
+
+from __future__ import annotations
+
+from ._core import BrokerCore, SendResult
+from .config import Message
+from .errors import ModelMisuse
+from .state import AddressState, QueueState, Ref
+
+
+class RingMixin(BrokerCore):
+    """The ring bound, eviction, last-value and retroactive queues."""
+
+    def set_ring_size(self, queue_name: str, size: int) -> None:
+        """RING-2: change the ring size; nothing is purged."""
+        self._need("set_ring_size", "set_ring_size")
+        if size < -1:
+            raise ModelMisuse("ring size must be -1 or >= 0")
+        self._queue(queue_name).ring_size = size
+
+    def _copy_retroactive(self, address: AddressState, queue: QueueState) -> None:
+        """RING-16: a new queue gets copies of the address's retained messages its filter matches,
+        oldest first, through its tail (its ring applies); the retained messages stay."""
+        for message in list(address.retro or ()):
+            if queue.filter is None or queue.filter(message.properties):
+                self._admit_to_queue(queue, address, message)
+        self._settle(queue)
+
+    def _overflow_result(self, queue: QueueState) -> SendResult:
+        return "failed" if queue.overflow in ("reject_new", "reject_new_dlx") else "dropped"
+
+    def _admit_to_queue(self, queue: QueueState, address: AddressState, message: Message) -> bool:
+        """Put a new message on one queue; False when the queue's bound refused it (RING-3 options).
+        RING-24 (classic reject-publish-dlx): the refused message is dead-lettered (reason maxlen)."""
+        if queue.bounded and not self._bound_accepts(queue, message.size):
+            self._event("rejected", queue.name, message.id, queue.overflow)
+            if queue.overflow == "reject_new_dlx":
+                self._dead_letter_copy(queue, message, "maxlen")
+            return False
+        ref = Ref(message, queue.name)
+        queue.refs[ref.id] = ref
+        queue.counters.added += 1
+        address.hold(message)
+        ref.in_memory = True
+        self._enqueue_new(queue, ref)
+        return True
+
+    def _bound_accepts(self, queue: QueueState, size: int) -> bool:
+        """reject_new / drop_newest: may one more message of `size` bytes enter? (drop_head always
+        admits.) RING-27: the byte bound is checked as the count bound is."""
+        overflow, opts = queue.overflow, self.options
+        if overflow == "drop_head":
+            return True
+        bound, max_bytes = queue.ring_size, queue.max_bytes
+        count = queue.bound_count(opts.bound_counts)
+        if overflow == "drop_newest":
+            return bound < 0 or count < bound
+        volume = queue.bound_bytes(opts.bound_counts) if max_bytes >= 0 else 0
+        over = (0 <= bound < count + 1) or (0 <= max_bytes < volume + size)
+        if not queue.hysteresis:  # RING-22: refused before the enqueue
+            if over:
+                queue.rejecting = True
+                return False
+            return True
+        # RING-23 (quorum): the limit is evaluated after the enqueue: the message that goes over is
+        # accepted and the queue rejects from then on, until count <= trunc(ratio x bound)
+        self._reject_state(queue)
+        if queue.rejecting:
+            return False
+        queue.rejecting = over
+        return True
+
+    def _reject_state(self, queue: QueueState) -> None:
+        """RING-23: the quorum reject-publish state follows the count whenever it changes (enqueue,
+        return, checkout, settle), as rabbit_fifo evaluates the limit: over the bound -> rejecting,
+        at or below trunc(ratio x bound) (for each bound set: is_below_soft_limit) -> accepting
+        again, in between -> unchanged."""
+        opts = self.options
+        if queue.over_bound(opts.bound_counts):
+            queue.rejecting = True
+            return
+        ratio = opts.unblock_ratio
+        count_low = queue.ring_size < 0 or queue.bound_count(opts.bound_counts) <= ratio * queue.ring_size
+        bytes_low = queue.max_bytes < 0 or queue.bound_bytes(opts.bound_counts) <= ratio * queue.max_bytes
+        if count_low and bytes_low:
+            queue.rejecting = False
+
+    def _add_tail(self, queue: QueueState, ref: Ref) -> None:
+        """RING-3: insert at the tail, then evict exactly one head when over the bound (RING-27:
+        heads until under a byte bound)."""
+        ref.place = "pending"
+        queue.sequence += 1
+        ref.sequence = sequence = queue.sequence
+        queue.pending.add_tail(ref, sequence, ref.size)
+        if queue.special:
+            if queue.non_destructive:
+                self._listed(queue, ref, head=False)
+            self._lv_put(queue, ref)
+        if queue.bounded:
+            opts = self.options
+            if opts.dispatch_before_bound and queue.consumers:
+                self._deliver(queue)
+            if queue.overflow == "drop_head" and queue.over_bound(opts.bound_counts):
+                self._evict_one(queue)
+                while (queue.max_bytes >= 0 and queue.over_bound(opts.bound_counts)
+                       and len(queue.pending)):
+                    self._evict_one(queue)
+
+    def _evict_one(self, queue: QueueState) -> None:
+        """Remove one message to keep the bound: the pending head (RING-4/5/6), or with evict_unacked
+        the oldest stored message whatever its state (JetStream discard=old). RING-26: with
+        dead_letter_dropped the head is dead-lettered (reason maxlen)."""
+        if self.options.evict_unacked:
+            for ref in queue.live.values():
+                if ref.place in ("pending", "delivering"):
+                    self._evict(queue, ref)
+                    return
+            return
+        victim = queue.pending.poll()
+        if victim is not None:
+            if queue.special:
+                self._unlisted(queue, victim)
+            self._terminate(queue, victim, "replaced")
+            self._event("replaced", queue.name, victim.id, "ring")
+            if self.options.dead_letter_dropped:
+                self._dead_letter_copy(queue, victim.msg, "maxlen")
+
+    def _evict(self, queue: QueueState, ref: Ref) -> None:
+        if ref.place == "pending":
+            queue.pending.remove(ref.id)
+            if queue.special:
+                self._unlisted(queue, ref)
+        else:
+            self._take_from_consumers(queue, ref)
+        self._terminate(queue, ref, "replaced")
+        self._event("replaced", queue.name, ref.id, "ring")
+
+    def _take_from_consumers(self, queue: QueueState, ref: Ref) -> None:
+        for consumer in queue.consumers:
+            if ref.id in consumer.buffer:
+                del consumer.buffer[ref.id]
+                consumer.buffer_bytes -= ref.size
+            elif ref.id in consumer.received:
+                del consumer.received[ref.id]
+            elif ref in consumer.tx_acked:
+                consumer.tx_acked.remove(ref)
+            else:
+                continue
+            consumer.evicted.add(ref.id)
+            break
+        else:
+            queue.orphans.pop(ref.id, None)
+        self._undeliver(queue, ref)
+
+    def _listed(self, queue: QueueState, ref: Ref, *, head: bool) -> None:
+        """DELIVERY-12: a ref entered the list of a non-destructive queue: every consumer's iterator
+        will still reach it."""
+        for consumer in queue.consumers:
+            if consumer.unseen is not None:
+                if head:
+                    consumer.unseen.add_head(ref, ref.size)
+                else:
+                    consumer.unseen.add_tail(ref, ref.sequence, ref.size)
+
+    def _lv_put(self, queue: QueueState, ref: Ref) -> None:
+        """RING-15: a new (or due scheduled) message becomes its key's current value; the previous
+        one is pruned after the next dispatch pass (LastValueQueue#trackLastValue)."""
+        value = queue.last_value(ref)
+        if value is not None:
+            current = queue.last_values.get(value)
+            queue.last_values[value] = ref
+            if current is not None and current is not ref:
+                queue.lv_candidates.append(current)
+
+    def _lv_if_absent(self, queue: QueueState, ref: Ref) -> None:
+        """RING-15: a message returned by a rollback or close is current only if no value is."""
+        value = queue.last_value(ref)
+        if value is not None:
+            queue.last_values.setdefault(value, ref)
+
+    def _lv_check(self, queue: QueueState, ref: Ref) -> None:
+        """RING-15: a listed ref that is not its key's current value is pruned after the next pass."""
+        value = queue.last_value(ref)
+        if value is not None and queue.last_values.get(value) is not ref:
+            queue.lv_candidates.append(ref)
+
+    def _unlisted(self, queue: QueueState, ref: Ref) -> None:
+        """A ref left the pending list (dispatch, eviction, prune): consumers' iterators skip it,
+        and it stops being its key's current value (LastValueQueue#refRemoved)."""
+        if queue.non_destructive:
+            for consumer in queue.consumers:
+                if consumer.unseen is not None and ref.id in consumer.unseen:
+                    consumer.unseen.remove(ref.id)
+        self._forget_value(queue, ref)
+
+    def _forget_value(self, queue: QueueState, ref: Ref) -> None:
+        if queue.last_value_key is not None:
+            value = queue.last_value(ref)
+            if value is not None and queue.last_values.get(value) is ref:
+                del queue.last_values[value]
+
+    def _prune_last_values(self, queue: QueueState) -> bool:
+        """RING-15: after a dispatch pass, pending refs that are not their key's current value are
+        removed with reason REPLACED (LastValueQueue#pruneLastValues); a consumer still holding one
+        (non-destructive) keeps it delivering."""
+        candidates, queue.lv_candidates = queue.lv_candidates, []
+        pruned = False
+        for ref in candidates:
+            if ref.place != "pending" or ref.id not in queue.pending:
+                continue
+            if queue.last_values.get(queue.last_value(ref)) is ref:
+                continue
+            queue.pending.remove(ref.id)
+            self._unlisted(queue, ref)
+            self._terminate(queue, ref, "replaced")
+            self._event("replaced", queue.name, ref.id, "last_value")
+            pruned = True
+        return pruned

@@ -7,6 +7,8 @@
   exception goes to the adapter's ``_classify(op, exc)``, which maps its client's errors to ``fail``
   (the broker refused) or ``info`` (outcome unknown: timeout, lost connection). An error it does not
   classify is a bug and propagates. ``_invoke(fn)`` runs ``fn`` (the nats adapter runs a coroutine).
+- :class:`NotObservable`: an observation the adapter has the capability for but cannot make in the
+  current state (``Result.not_observable``; the suite does not count that observation, the run goes on).
 - operations an adapter does not offer answer ``fail("unsupported: <reason>")`` with the reason from
   the adapter's ``UNSUPPORTED`` table (defaults in :data:`UNSUPPORTED_DEFAULTS`); ``advance`` sleeps
   when the adapter has the ``advance_time`` capability, and ``call`` (the flow-control components)
@@ -33,6 +35,10 @@ from .contract import Result
 
 class Unsupported(Exception):
     """The broker cannot do what the call asks: ``fail("unsupported: <message>")``."""
+
+
+class NotObservable(Exception):
+    """An observation the adapter cannot make in the current state: ``Result.not_observable``."""
 
 
 class Refused(Exception):
@@ -90,6 +96,8 @@ class BrokerAdapter:
             return Result.ok(self._invoke(fn))
         except Unsupported as exc:
             return Result.fail(f"unsupported: {exc}")
+        except NotObservable as exc:
+            return Result.not_observable(str(exc))
         except Refused as exc:
             return Result.fail(str(exc))
         except Exception as exc:

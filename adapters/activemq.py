@@ -48,9 +48,9 @@ from typing import Any, ClassVar
 
 import attrs
 import stomp
-from mqconform.reference_model.config import ConsumerConfig, Message, QueueConfig
 from stomp.exception import ConnectFailedException, NotConnectedException, StompException
 
+from mqconform.reference_model.config import ConsumerConfig, Message, QueueConfig
 from mqconform.text import one_line
 
 from ._base import BrokerAdapter, Refused, Unsupported, physical_prefix
@@ -62,7 +62,7 @@ from .contract import AdapterError, Result
 URL_ENV = "MQCONFORM_ACTIVEMQ_URL"
 ID_HEADER = "mqc-id"
 
-CAPABILITIES = frozenset({"queues", "nack", "consumer_prefetch"})
+CAPABILITIES = frozenset({"queues", "nack", "consumer_prefetch", "independent_consumers"})
 
 
 class _Listener(stomp.ConnectionListener):  # type: ignore[misc]
@@ -132,14 +132,16 @@ class ActiveMQAdapter(BrokerAdapter):
 
     def __init__(self, url: str | None = None, timeout: float = 5.0, dispatch_timeout: float = 2.0,
                  activemq_home: str | None = None, shared_namespace: bool = False,
-                 shared_wait: float = 0.05) -> None:
+                 shared_wait: float = 0.05, persistent: bool = False) -> None:
         self.url = url or os.environ.get(URL_ENV) or None
+        #: issue 10: a private broker with a KahaDB store that the adapter may restart (RESTART-1/2)
+        self.persistent = bool(persistent) and self.url is None
         self.shared_namespace = bool(shared_namespace)
         self.shared_wait = float(shared_wait)
         self.timeout = float(timeout)
         self.dispatch_timeout = float(dispatch_timeout)
         self.home = activemq_home
-        self.capabilities = CAPABILITIES
+        self.capabilities = CAPABILITIES | ({"restart"} if self.persistent else set())
         self.broker: ActiveMQProcess | None = None
         self.conn: Any = None
         self.listener = _Listener()
@@ -185,8 +187,15 @@ class ActiveMQAdapter(BrokerAdapter):
             where = redact(self.url)
         else:
             if self.broker is None or not self.broker.running():
-                self.broker = shared_broker(self.home)
+                self.broker = (ActiveMQProcess(self.home, persistent=True).start() if self.persistent
+                               else shared_broker(self.home))
             host, port, where = "127.0.0.1", self.broker.port, self.broker.url
+        self._connect(host, port, user, password, where)
+        self.prefix = "mqc." + physical_prefix(namespace, self.shared_namespace, sep=".")
+        self._reset()
+
+    def _connect(self, host: str, port: int, user: str, password: str, where: str) -> None:
+        """A new STOMP connection with a fresh listener; AdapterError when it cannot be made."""
         self.listener = _Listener()
         conn = stomp.Connection12([(host, port)], reconnect_attempts_max=1, timeout=self.timeout,
                                   heartbeats=(0, 0))
@@ -201,8 +210,36 @@ class ActiveMQAdapter(BrokerAdapter):
         if isinstance(sock, socket.socket):
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.conn = conn
-        self.prefix = "mqc." + physical_prefix(namespace, self.shared_namespace, sep=".")
-        self._reset()
+
+    def call(self, op: str, **kwargs: Any) -> Result:
+        """``restart`` (capability ``restart``: ``persistent=True`` without a URL; RESTART-1/2): stop
+        the private broker with SIGTERM (``mode="graceful"``) or SIGKILL (``mode="kill"``), start it
+        again on its KahaDB store and reconnect. The subscriptions end with the old connection, so the
+        adapter forgets its consumers (the broker gives their unacknowledged messages back); the
+        queues and their books stay."""
+        if op != "restart" or "restart" not in self.capabilities:
+            return super().call(op, **kwargs)
+        mode = kwargs.get("mode", "graceful")
+        if mode not in ("graceful", "kill"):
+            return Result.fail(f"activemq: restart: mode is graceful or kill, not {mode!r}")
+        broker = self.broker
+        if broker is None:
+            return Result.fail("activemq: restart: the adapter is not open")
+        if mode == "kill":
+            broker.kill()
+        else:
+            broker.halt()
+        old, self.conn = self.conn, None
+        if old is not None:
+            with contextlib.suppress(Exception):  # the broker is gone: nothing to close cleanly
+                old.disconnect()
+        self.consumers = {}
+        try:
+            broker.start()
+            self._connect("127.0.0.1", broker.port, "admin", "admin", broker.url)
+        except AdapterError as exc:
+            return Result.info(f"activemq: restart: {exc}")
+        return Result.ok(None)
 
     def _drain(self, destination: str, count: int) -> None:
         """Consume `count` messages from `destination` with ack:auto (bounded wait)."""
@@ -240,8 +277,12 @@ class ActiveMQAdapter(BrokerAdapter):
         self._reset()
 
     def shutdown(self) -> None:
-        """close(); the shared broker stays up for the process (stopped at interpreter exit)."""
+        """close(); the shared broker stays up for the process (stopped at interpreter exit), a
+        private persistent one stops."""
         self.close()
+        if self.persistent and self.broker is not None:
+            self.broker.stop()
+            self.broker = None
 
     # ------------------------------------------------------------------ plumbing
     def _connected(self) -> Any:

@@ -28,10 +28,10 @@ BROKER_XML = """<beans xmlns="http://www.springframework.org/schema/beans"
   xsi:schemaLocation="http://www.springframework.org/schema/beans http://www.springframework.org/schema/beans/spring-beans-2.0.xsd
   http://activemq.apache.org/schema/core http://activemq.apache.org/schema/core/activemq-core.xsd">
   <broker xmlns="http://activemq.apache.org/schema/core" brokerName="mqconform" useJmx="false"
-          persistent="false" schedulerSupport="true" advisorySupport="false"
+          persistent="{persistent}" schedulerSupport="true" advisorySupport="false"
           schedulePeriodForDestinationPurge="10000"
           dataDirectory="{data}" tmpDataDirectory="{data}/tmp">
-    <destinationPolicy>
+    {persistence}<destinationPolicy>
       <policyMap>
         <policyEntries>
           <policyEntry queue=">" producerFlowControl="true" memoryLimit="64 mb"
@@ -86,10 +86,12 @@ class ActiveMQProcess(ServerProcess):
     poll_s = 0.05
     attempts = 2
 
-    def __init__(self, home: str | None = None, heap_mb: int = 256) -> None:
+    def __init__(self, home: str | None = None, heap_mb: int = 256, persistent: bool = False) -> None:
         super().__init__()
         self.home = find_home(home)
         self.heap_mb = heap_mb
+        #: issue 10 (RESTART-1): KahaDB in the private directory, so a restart keeps the messages
+        self.persistent = persistent
 
     @property
     def url(self) -> str:
@@ -111,7 +113,10 @@ class ActiveMQProcess(ServerProcess):
         conf, data = workdir / "conf", workdir / "data"
         (data / "tmp").mkdir(parents=True, exist_ok=True)
         conf.mkdir(exist_ok=True)
-        (conf / "activemq.xml").write_text(BROKER_XML.format(data=data, port=self.port))
+        persistence = (f'<persistenceAdapter><kahaDB directory="{data}/kahadb"/></persistenceAdapter>\n    '
+                       if self.persistent else "")
+        (conf / "activemq.xml").write_text(BROKER_XML.format(
+            data=data, port=self.port, persistent=str(self.persistent).lower(), persistence=persistence))
         (conf / "log4j.properties").write_text(LOG4J.format(log=workdir / "activemq.log"))
         return self._command(conf, data), workdir
 

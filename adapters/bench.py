@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 from mqconform.reference_model.config import Message, QueueConfig
-
 from mqconform.text import first_line
 
 from ._base import simple_consumer
@@ -77,12 +76,11 @@ def _broker_url(adapter: Any) -> str | None:
 
 
 def _steps_per_second(adapter: Adapter, max_examples: int) -> dict[str, float]:
-    from mqconform.reference_model.profiles import profile
-
     from mqconform.conformance import settings as suite_settings
     from mqconform.conformance.registry import MACHINES
     from mqconform.conformance.runner import run_machine
     from mqconform.history import RunDirectory
+    from mqconform.reference_model.profiles import profile
 
     claimed = profile(adapter.profile)
     hyp = suite_settings.get("ci", database=None, max_examples=max_examples)

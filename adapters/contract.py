@@ -4,6 +4,11 @@ One `typing.Protocol` (:class:`Adapter`) plus small attrs value types. Every cal
 :class:`Result`: ``ok`` (done, with its value), ``fail`` (definitely not done, with the
 implementation's error) or ``info`` (unknown: timeout, lost connection). An adapter declares the
 profile it claims and its capabilities; a rule that needs a missing capability is *not applicable*.
+
+docs/contract.md is the adapter writer's reference: every operation with its arguments, defaults and
+answers, the `call` operations, consumer windows and the lifecycle (one instance serves every
+example; ``open()`` resets all state). The constants below list the answers it documents
+(tests/conformance/test_contract_doc.py checks both against the reference adapter).
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ from __future__ import annotations
 from typing import Any, Literal, Protocol, runtime_checkable
 
 import attrs
+
 from mqconform.reference_model.config import AddressConfig, ConsumerConfig, Message, QueueConfig
 
 ResultType = Literal["ok", "fail", "info"]
@@ -24,11 +30,66 @@ COUNTERS = ("message_count", "pending_count", "delivering_count", "scheduled_cou
 #: pulls one message), `consumer_prefetch` = unbounded window with `max_unacked` (AMQP basic.qos),
 #: `max_unacked` = a bound on delivered-but-unacknowledged messages with pull consumers.
 #: `ring_zero` = a ring (max length) of 0 is possible (NATS max_msgs 0 means unlimited: not offered).
+#: Issue 14 (gated by the driver, so an adapter without them needs nothing new): `overflow:<policy>` =
+#: the queue declaration's `overflow` policy is honoured (RING-28); features `max_length_bytes`
+#: (QueueConfig.max_length_bytes), `nack_reject` / `nack_multiple` = nack() takes `requeue=False` /
+#: `multiple=True` keywords (passed only when not the default).
+#: Issue 10: the model feature `restart` (profiles jetstream, activemq-classic) =
+#: ``call("restart", mode="graceful"|"kill")`` restarts the implementation (SIGTERM or SIGKILL) on
+#: its own store and returns once it serves again, the adapter reconnected; consumers the profile
+#: keeps (RESTART-3) stay usable, the others are gone (RESTART-2). `stream_state` =
+#: ``call("stream_state", queue=...)`` answers the queue in JetStream's terms (RESTART-5: msgs,
+#: first_seq, last_seq, num_deleted, num_pending, num_ack_pending, num_redelivered, delivered_seq,
+#: ack_floor_seq; see reference_model/restart.py stream_state).
 EXTRA_CAPABILITIES = frozenset(
     {"queues", "throttle", "admission", "storage", "advance_time", "paging_flag", "pending_order",
-     "consumer_pull", "consumer_prefetch", "max_unacked", "ring_zero"}
+     "consumer_pull", "consumer_prefetch", "max_unacked", "ring_zero", "sessions",
+     # several consumers of one queue, each with its own window and max_unacked (DELIVERY-5); without
+     # it the extra consumers of a queue share the first one's settings and none has max_unacked
+     "independent_consumers",
+     # DELIVERY-22: an ack/nack of a message the consumer does not hold reaches the broker, and the
+     # adapter reports the broker's answer (and its consequences) as the claimed profile models them
+     "invalid_ack",
+     # DELIVERY-23: message_info(queue, msg_id) of a held message answers its delivery's
+     # redelivered flag / the reason it was dead-lettered for (expect key `message`)
+     "redelivered_flag", "dead_letter_reason",
+     # issue 10: RESTART-5, the queue in JetStream's terms
+     "stream_state"}
+    # issue 14 operations an adapter offers only with the capability, as methods of their own:
+    # in_progress(consumer, msg_id) with `ack_wait`, purge(queue) -> int with `purge`, and
+    # nack(..., delay_ms=) with `nack_delay` (see mqconform.conformance.driver)
     | {f"counter:{name}" for name in COUNTERS}
 )
+
+
+#: The error prefix of an observation the adapter cannot make in the current state, although it has
+#: the capability (e.g. the delivery count of a message it does not hold): ``fail("not observable:
+#: <why>")``. The suite treats it as *not applicable* for that one observation: the check is not
+#: evidenced by that step (it never counts as a pass on its own) and the run goes on.
+NOT_OBSERVABLE = "not observable"
+#: What `send` answers (docs/contract.md "send answers").
+SEND_RESULTS = ("accepted", "paged", "dropped", "failed", "blocked")
+#: What `ack` and `nack` answer; `failed` must change nothing (DELIVERY-8).
+ACK_RESULTS = ("ok", "failed")
+#: `call` operations: op -> the keys of its value where it is a dict (None otherwise).
+CALL_OPS: dict[str, tuple[str, ...] | None] = {
+    "close_session": None, "throttle": None, "offer": None, "complete": None,
+    "throttle_state": ("in_flight", "blocked", "blocks", "waiting"),
+    "admission": None, "submit": None, "take": None, "lock": None,
+    "request": ("answer", "at_ms", "text", "code"),
+    "store": None, "put": None, "remove": None, "open_requester": None, "close_requester": None,
+    "truncate": None,
+    "store_state": ("used_bytes", "live", "free_slots", "index_entries", "blocks_used", "last_message"),
+    "locate": None,
+}
+#: the string answers of `call` operations (docs/contract.md "call operations")
+CALL_RESULTS: dict[str, tuple[str, ...]] = {
+    "offer": ("queued", "held"),
+    "submit": ("queued", "OVERLOAD"),
+    "put": ("ok", "e$max_file_exceeded"),
+    "remove": ("ok", "e$record_not_found"),
+    "truncate": ("ok", "e$no_truncate_queue", "e$invalid_io_operation"),
+}
 
 
 @attrs.frozen
@@ -51,9 +112,18 @@ class Result:
     def info(cls, error: str) -> Result:
         return cls("info", None, error)
 
+    @classmethod
+    def not_observable(cls, why: str) -> Result:
+        """An observation the adapter cannot make in this state (see NOT_OBSERVABLE)."""
+        return cls("fail", None, f"{NOT_OBSERVABLE}: {why}")
+
     @property
     def is_ok(self) -> bool:
         return self.type == "ok"
+
+    @property
+    def is_not_observable(self) -> bool:
+        return self.type == "fail" and (self.error or "").startswith(f"{NOT_OBSERVABLE}:")
 
 
 class AdapterError(Exception):
@@ -71,7 +141,17 @@ class ThrottleSpec:
 @runtime_checkable
 class Adapter(Protocol):
     """What an implementation under test offers. Names passed in are logical; an adapter for a
-    shared broker maps them to unique physical names (its namespace) and removes them in close()."""
+    shared broker maps them to unique physical names (its namespace) and removes them in close().
+
+    Lifecycle: one instance serves every example of a run (and every file of `mqconform scenario`);
+    ``open(namespace)`` comes before each and must reset all state, ``close()`` after each.
+    Answers (ok values): declare_*, open_consumer, commit, rollback, close_consumer,
+    set_ring_size, advance -> None; send -> one of SEND_RESULTS; receive -> the id or None (a push
+    consumer takes its next dispatched message, a window-0 consumer pulls one); ack, nack -> one of
+    ACK_RESULTS (an ack of a message dispatched but not yet received is ``failed``); browse and
+    pending_ids -> ids in delivery order; counters -> {counter: int} for its ``counter:<name>``
+    capabilities; delivery_count -> int or None; paging -> bool. See docs/contract.md.
+    """
 
     name: str
     #: the profile the implementation claims to follow (a name from reference_model.profiles)
@@ -101,9 +181,11 @@ class Adapter(Protocol):
     def pending_ids(self, queue: str) -> Result: ...
 
     def call(self, op: str, **kwargs: Any) -> Result:
-        """Flow-control components by name: throttle, offer, complete, throttle_state, admission,
-        submit, take, lock, request, store, put, remove, open_requester, close_requester, truncate,
-        store_state. An adapter without the capability returns Result.fail('unsupported')."""
+        """Gated operations by name (CALL_OPS): close_session (capability `sessions`), the flow-control
+        components throttle, offer, complete, throttle_state, admission, submit, take, lock, request,
+        and storage: store, put, remove, open_requester, close_requester, truncate, store_state,
+        locate. Arguments, defaults and answers: docs/contract.md. An adapter without the capability
+        returns Result.fail('unsupported: ...')."""
         ...
 
 

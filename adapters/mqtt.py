@@ -54,12 +54,12 @@ from typing import Any, ClassVar
 
 import attrs
 import paho.mqtt.client as paho
-from mqconform.reference_model.config import ConsumerConfig, Message, QueueConfig
 from paho.mqtt.enums import CallbackAPIVersion, MQTTProtocolVersion
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 from paho.mqtt.reasoncodes import ReasonCode
 
+from mqconform.reference_model.config import ConsumerConfig, Message, QueueConfig
 from mqconform.text import one_line
 
 from ._base import BrokerAdapter, Refused, Unsupported, physical_prefix
@@ -72,7 +72,7 @@ URL_ENV = "MQCONFORM_MQTT_URL"
 SESSION_EXPIRY_S = 3600
 SENTINEL = b"\x00mqc-sync "
 
-CAPABILITIES = frozenset({"queues", "ring", "ring_zero", "consumer_pull"})
+CAPABILITIES = frozenset({"queues", "ring", "ring_zero", "consumer_pull", "independent_consumers"})
 URL_CAPABILITIES = frozenset({"queues", "consumer_pull"})
 
 

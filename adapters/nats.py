@@ -9,21 +9,35 @@ token, so concurrent runs and xdist workers never share a stream):
 
 - an address is the subject ``<prefix>.<address>``; a queue is a work-queue stream on that subject
   (one queue per address: work-queue streams cannot share subjects) with ``max_msgs = ring_size``
-  and ``discard: old`` when ``ring_size >= 0`` (ring 0 is ``max_bytes: 1``: every message is
-  evicted right after its PubAck, since ``max_msgs: 0`` would mean unlimited). Work-queue retention
-  removes a message when it is acknowledged, so the stream's message count is the queue's.
-- the consumers of a queue share one durable pull consumer (explicit ack, ``ack_wait`` =
-  ``ack_wait_s``, ``max_ack_pending`` = the consumer's ``max_unacked``), so they compete for its
-  messages as the model's consumers do. ``receive`` sends one pull request for one message
+  and the ``discard`` policy of the queue's ``overflow`` (RING-28: ``discard-old`` or
+  ``discard-new``; when the declaration names none, the ``overflow`` option, ``discard-old`` by
+  default; a publish ``discard-new`` refuses, error 10077, is "failed") when ``ring_size >= 0``
+  (ring 0 is ``max_bytes: 1``: every message is evicted right after its PubAck, since ``max_msgs:
+  0`` would mean unlimited). Work-queue retention removes a message when it is acknowledged, so
+  the stream's message count is the queue's.
+- the consumers of a queue share one durable pull consumer (explicit ack, ``ack_wait`` = the
+  consumers' ``ack_wait_ms`` (REDELIVERY-27), else ``ack_wait_s``, ``max_ack_pending`` = the
+  consumer's ``max_unacked``), so they compete for its messages as the model's consumers do.
+  ``receive`` sends one pull request for one message
   (``no_wait``; when the consumer info shows the ack-pending cap reached, a request that expires
   after ``fetch_timeout`` instead, since the server leaves a ``no_wait`` request at the cap waiting)
   and waits for the server's single answer: the message (its id travels in the ``Mqc-Id`` header)
   or a 404/408 status (None).
-- ``ack`` is ``+ACK`` and ``nack`` is ``-NAK``, both as requests (the server answers once it has
-  processed them). ``close_consumer`` with ``close_mode="nak"`` (default) gives the messages the
-  consumer holds back with ``-NAK``, newest first (the order in which a consumer cancels, RING-8);
-  JetStream appends each to its redelivery queue (REDELIVERY-20), so they come back newest first; with
-  ``close_mode="abandon"`` it just forgets them and the server redelivers them after ``ack_wait``.
+- ``ack`` is ``+ACK`` and ``nack`` is ``-NAK`` (``+TERM`` with ``requeue: false``), all as
+  requests (the server answers once it has processed them). DELIVERY-22: an ack or nack of a
+  message the consumer no longer holds (settled, or NAKed and redelivered to another consumer) is
+  sent on the reply subject of its last delivery to that consumer, which names the stream sequence,
+  so the server applies it to the message wherever it is, or answers and does nothing once it is
+  gone (the jetstream profile's ``by_sequence``); a message never given to the consumer has no
+  reply subject and is refused locally ("failed"). The adapter keeps the last delivery of every
+  message a consumer received while the consumer is open. ``close_consumer`` with
+  ``close_mode="nak"`` (default) gives the messages the consumer holds back with ``-NAK``, newest
+  first (the order in which a consumer cancels, RING-8); JetStream appends each to its redelivery
+  queue (REDELIVERY-20), so they come back newest first; with ``close_mode="abandon"`` it just
+  forgets them and the server redelivers them after ``ack_wait``. ``nack`` with ``delay_ms`` is
+  ``-NAK {"delay": ns}`` (REDELIVERY-28); ``in_progress`` is ``+WPI`` (REDELIVERY-27).
+- time: ``advance(ms)`` sleeps ``ms`` of real time, the server's AckWait and NAK delays run on its
+  own clock, so a scenario that uses them keeps its advances some tens of ms clear of a deadline.
 - counters: ``message_count`` = stream ``state.messages`` and ``added`` = ``state.last_seq``. The
   consumer's ``num_ack_pending`` and ``num_pending`` are not offered: a NAKed message stays in
   ``num_ack_pending`` until it is redelivered, so they do not split stored messages into delivering
@@ -57,7 +71,6 @@ from typing import Any, ClassVar, TypeVar
 
 import attrs
 import nats
-from mqconform.reference_model.config import ConsumerConfig, Message, QueueConfig
 from nats import errors as nats_errors
 from nats.aio.client import Client
 from nats.aio.msg import Msg
@@ -66,6 +79,7 @@ from nats.js import errors as js_errors
 from nats.js.api import AckPolicy, DeliverPolicy, DiscardPolicy, RetentionPolicy, StorageType, StreamConfig
 from nats.js.api import ConsumerConfig as JsConsumerConfig
 
+from mqconform.reference_model.config import ConsumerConfig, Message, QueueConfig
 from mqconform.text import one_line
 
 from ._base import BrokerAdapter, Refused, Unsupported
@@ -85,7 +99,24 @@ UNBOUNDED_ACK_PENDING = 10_000
 CAPABILITIES = frozenset({
     "queues", "ring", "priorities", "nack", "delivery_count", "consumer_pull", "max_unacked",
     "advance_time", "counter:message_count", "counter:added",
+    # issue 14: the stream's discard policy per queue (RING-28), +TERM for nack requeue=false
+    "overflow:discard-old", "overflow:discard-new", "nack_reject",
+    # DELIVERY-22: acks of messages a consumer no longer holds reach the server
+    "invalid_ack",
+    # REDELIVERY-27: a consumer's ack_wait_ms is the durable's AckWait, in_progress is +WPI;
+    # REDELIVERY-28: nack delay_ms is -NAK {"delay": ns}
+    "ack_wait", "nack_delay",
+    # RING-29: stream purge (every stored message, delivered ones too)
+    "purge",
+    # DELIVERY-23: the redelivered flag (num_delivered > 1) of a held message
+    "redelivered_flag",
+    # issue 10: the stream and durable consumer state as counters (RESTART-5)
+    "stream_state",
 })
+#: RING-28: the queue's overflow policy -> the stream's discard policy
+DISCARD = {"discard-old": DiscardPolicy.OLD, "discard-new": DiscardPolicy.NEW}
+#: JetStream's error code for a publish that discard=new refuses (RING-24)
+MAX_MSGS_EXCEEDED = 10077
 
 
 def _token(name: str) -> str:
@@ -96,10 +127,41 @@ def _token(name: str) -> str:
     return clean
 
 
+#: issue 10: JetStream features by the first nats-server release that has them (the research notes
+#: on the nats-server history: PR numbers in the comments). A feature of a newer server than the
+#: one the adapter talks to is left out of its capabilities: not applicable, never a failure.
+#: Capability names ``js:<feature>``; a machine or driver step that uses one gates on it.
+MIN_VERSION: Mapping[str, tuple[int, int, int]] = {
+    "js:nak_delay": (2, 7, 0),              # -NAK {"delay"} (#2812)
+    "js:discard_new_per_subject": (2, 9, 0),  # StreamConfig.discard_new_per_subject
+    "js:limit_update_keeps_discard_new": (2, 10, 6),  # lowering max_msgs trims only discard old (#4802)
+    "js:backoff_len_eq_max_deliver": (2, 10, 23),  # len(BackOff) == MaxDeliver accepted (#6154)
+    "js:message_ttl": (2, 11, 0),            # allow_msg_ttl, Nats-TTL (#6272, #6319, #6400)
+    "js:consumer_pause": (2, 11, 0),         # pause_until, $JS.API.CONSUMER.PAUSE (#5066)
+    "js:max_deliver_one_not_redelivered": (2, 11, 4),  # num_redelivered 0 with MaxDeliver 1 (#6877)
+    "js:message_schedules": (2, 12, 0),      # Nats-Schedule @at (#7170)
+    "js:schedule_repeat": (2, 14, 0),        # @every, cron, time zones (#7504)
+}
+
+
+def parse_version(version: str) -> tuple[int, int, int] | None:
+    """(major, minor, patch) of a nats-server version such as ``2.10.25`` or ``v2.12.0-RC.1``;
+    None when it is not one."""
+    match = re.match(r"^v?(\d+)\.(\d+)\.(\d+)", version.strip())
+    if match is None:
+        return None
+    major, minor, patch = (int(part) for part in match.groups())
+    return major, minor, patch
+
+
 def capabilities_for(version: str) -> frozenset[str]:
-    """Capabilities against a server of `version`. Nothing depends on it yet: message schedules
-    (2.12+) are not used because they fire on the server's clock, which `advance` cannot move."""
-    return CAPABILITIES
+    """Capabilities against a server of `version`: the base set plus every ``MIN_VERSION`` feature
+    the release has (an unknown version gets none of them). Message schedules are still not used
+    by the machines: they fire on the server's clock, which `advance` cannot move."""
+    parsed = parse_version(version)
+    if parsed is None:
+        return CAPABILITIES
+    return CAPABILITIES | frozenset(f for f, first in MIN_VERSION.items() if parsed >= first)
 
 
 @attrs.define
@@ -110,6 +172,8 @@ class _Queue:
     address: str
     durable: bool = False
     max_ack_pending: int = UNBOUNDED_ACK_PENDING
+    #: the durable's AckWait in ms (None: the adapter's ack_wait_s)
+    ack_wait_ms: int | None = None
     #: message id -> stream sequence (from the PubAck)
     seqs: dict[str, int] = attrs.Factory(dict)
     #: message id -> num_delivered of its last delivery
@@ -122,6 +186,9 @@ class _Consumer:
     queue: str
     #: message id -> the delivered message, in delivery order
     held: dict[str, Msg] = attrs.Factory(dict)
+    #: DELIVERY-22: message id -> its last delivery to this consumer, settled or not (the reply
+    #: subject an ack of a message the consumer no longer holds is sent on)
+    tokens: dict[str, Msg] = attrs.Factory(dict)
 
 
 class NatsAdapter(BrokerAdapter):
@@ -139,7 +206,11 @@ class NatsAdapter(BrokerAdapter):
 
     def __init__(self, url: str | None = None, fetch_timeout: float = 0.2, request_timeout: float = 2.0,
                  ack_wait_s: float = 30.0, close_mode: str = "nak", storage: str = "file",
-                 server_bin: str | None = None, shared_namespace: bool = False) -> None:
+                 server_bin: str | None = None, shared_namespace: bool = False,
+                 overflow: str = "discard-old") -> None:
+        if overflow not in DISCARD:
+            raise TypeError(f"overflow must be one of {tuple(DISCARD)}, not {overflow!r}")
+        self.overflow = overflow
         if close_mode not in ("nak", "abandon"):
             raise TypeError(f"close_mode must be 'nak' or 'abandon', not {close_mode!r}")
         if storage not in ("file", "memory"):
@@ -152,7 +223,7 @@ class NatsAdapter(BrokerAdapter):
         self.storage = StorageType.FILE if storage == "file" else StorageType.MEMORY
         self.server_bin = server_bin
         self.shared_namespace = bool(shared_namespace)
-        self.capabilities = CAPABILITIES
+        self.capabilities = CAPABILITIES | self._restart_capability()
         self.server: EmbeddedNatsServer | None = None
         self.server_version = ""
         self._loop = asyncio.new_event_loop()
@@ -248,7 +319,57 @@ class NatsAdapter(BrokerAdapter):
             await self._disconnect()
             raise AdapterError(f"nats: JetStream is not enabled on {url} "
                                "(start nats-server with -js)") from None
-        self.capabilities = capabilities_for(self.server_version)
+        self.capabilities = capabilities_for(self.server_version) | self._restart_capability()
+
+    def _restart_capability(self) -> frozenset[str]:
+        """RESTART-1..4: ``restart`` with the embedded server on file storage (a server the adapter
+        did not start is not its to restart; memory storage keeps nothing)."""
+        if self.url is None and self.storage == StorageType.FILE:
+            return frozenset({"restart"})
+        return frozenset()
+
+    def call(self, op: str, **kwargs: Any) -> Result:
+        """``restart`` (capability ``restart``, RESTART-1..4): ``mode="graceful"`` stops the embedded
+        server with SIGTERM, ``mode="kill"`` with SIGKILL; it starts again on the same port and
+        store and the client reconnects. The durable consumers survive (the messages the adapter's
+        consumers hold are acknowledged after it through their reply subjects)."""
+        if op == "stream_state":
+            return self._stream_state(str(kwargs.get("queue", "")))
+        if op != "restart" or "restart" not in self.capabilities:
+            return super().call(op, **kwargs)
+        mode = kwargs.get("mode", "graceful")
+        if mode not in ("graceful", "kill"):
+            return Result.fail(f"nats: restart: mode is graceful or kill, not {mode!r}")
+        server = self.server
+        if server is None:
+            return Result.fail("nats: restart: no embedded server")
+        try:
+            server.restart(kill=mode == "kill")
+            self._run(self._disconnect())
+            self._run(self._connect(server.url))
+            self._run(self._new_inbox())
+        except (AdapterError, OSError, nats_errors.Error, TimeoutError) as exc:
+            return Result.info(f"nats: restart: the server did not come back ({one_line(exc)})")
+        return Result.ok(None)
+
+    def _stream_state(self, queue: str) -> Result:
+        """RESTART-5 (capability ``stream_state``): the stream's state and its durable consumer's
+        info; before the durable exists, the counters of a fresh one (everything stored pending)."""
+        async def run() -> dict[str, int]:
+            state = self._queue(queue)
+            info = await self._js().stream_info(state.stream)
+            s = info.state
+            shown = {"msgs": int(s.messages), "first_seq": int(s.first_seq), "last_seq": int(s.last_seq),
+                     "num_deleted": int(s.num_deleted or 0), "num_pending": int(s.messages),
+                     "num_ack_pending": 0, "num_redelivered": 0, "delivered_seq": 0, "ack_floor_seq": 0}
+            if state.durable:
+                c = await self._js().consumer_info(state.stream, DURABLE)
+                shown.update(num_pending=int(c.num_pending or 0), num_ack_pending=int(c.num_ack_pending or 0),
+                             num_redelivered=int(c.num_redelivered or 0),
+                             delivered_seq=int(c.delivered.stream_seq or 0) if c.delivered else 0,
+                             ack_floor_seq=int(c.ack_floor.stream_seq or 0) if c.ack_floor else 0)
+            return shown
+        return self._do("stream_state", run)
 
     async def _disconnect(self) -> None:
         nc, self._nc, self._sub = self._nc, None, None
@@ -310,7 +431,8 @@ class NatsAdapter(BrokerAdapter):
                 # ring 0: max_msgs 0 means unlimited, but max_bytes 1 with discard old evicts every
                 # message right after its PubAck (accepted, counted in last_seq, never stored)
                 max_bytes=1 if config.ring_size == 0 else -1,
-                discard=DiscardPolicy.OLD, storage=self.storage, num_replicas=1))
+                discard=DISCARD[config.overflow or self.overflow], storage=self.storage,
+                num_replicas=1))
             if created:
                 self.streams.append(stream)
             self.addresses.setdefault(address, []).append(config.name)
@@ -324,16 +446,19 @@ class NatsAdapter(BrokerAdapter):
             want = config.max_unacked if config.max_unacked is not None else UNBOUNDED_ACK_PENDING
             if want < 1:
                 raise Unsupported("max_unacked below 1")
-            if not queue.durable or want != queue.max_ack_pending:
+            wait = config.ack_wait_ms
+            if not queue.durable or want != queue.max_ack_pending or wait != queue.ack_wait_ms:
                 if queue.durable and any(c.queue == queue.name for c in self.consumers.values()):
-                    raise Unsupported("different max_unacked on consumers of one queue "
-                                       "(max_ack_pending belongs to the shared JetStream consumer)")
+                    raise Unsupported("different max_unacked or ack_wait_ms on consumers of one queue "
+                                      "(both belong to the shared JetStream consumer)")
                 await self._js().add_consumer(queue.stream, JsConsumerConfig(
                     durable_name=DURABLE, ack_policy=AckPolicy.EXPLICIT,
-                    deliver_policy=DeliverPolicy.ALL, ack_wait=self.ack_wait_s,
+                    deliver_policy=DeliverPolicy.ALL,
+                    ack_wait=self.ack_wait_s if wait is None else wait / 1000,
                     max_ack_pending=want, max_deliver=-1))
                 queue.durable = True
                 queue.max_ack_pending = want
+                queue.ack_wait_ms = wait
             self.consumers[config.name] = _Consumer(config.name, queue.name)
         return self._do("open_consumer", run)
 
@@ -343,9 +468,14 @@ class NatsAdapter(BrokerAdapter):
             queue = self._single_route(to, message)
             if queue is None:
                 return "accepted"
-            ack = await self._js().publish(queue.subject, bytes(max(message.size, 0)),
-                                           timeout=self.request_timeout,
-                                           headers={ID_HEADER: message.id})
+            try:
+                ack = await self._js().publish(queue.subject, bytes(max(message.size, 0)),
+                                               timeout=self.request_timeout,
+                                               headers={ID_HEADER: message.id})
+            except js_errors.APIError as exc:
+                if exc.err_code == MAX_MSGS_EXCEEDED:  # discard=new refused it (RING-24)
+                    return "failed"
+                raise
             queue.seqs[message.id] = ack.seq
             return "accepted"
         return self._do("send", run)
@@ -377,6 +507,7 @@ class NatsAdapter(BrokerAdapter):
                 raise Refused(f"nats: receive: a message without an {ID_HEADER} header")
             queue.delivered[msg_id] = msg.metadata.num_delivered
             state.held[msg_id] = msg
+            state.tokens[msg_id] = msg
             return msg_id
         return self._do("receive", run)
 
@@ -387,21 +518,39 @@ class NatsAdapter(BrokerAdapter):
     def ack(self, consumer: str, msg_id: str, tx: bool = False) -> Result:
         async def run() -> str:
             self._no_tx(tx)
-            msg = self._consumer(consumer).held.pop(msg_id, None)
+            state = self._consumer(consumer)
+            msg = state.held.pop(msg_id, None) or state.tokens.get(msg_id)
             if msg is None:
-                return "failed"
+                return "failed"  # DELIVERY-22: never given to this consumer: nothing to send on
             await self._reply(msg, b"+ACK")
             return "ok"
         return self._do("ack", run)
 
-    def nack(self, consumer: str, msg_id: str) -> Result:
+    def nack(self, consumer: str, msg_id: str, requeue: bool = True, delay_ms: int = 0) -> Result:
+        """-NAK, or +TERM with requeue=false (REDELIVERY-24: the message is never redelivered).
+        DELIVERY-22: a message the consumer no longer holds is nacked on its last reply subject."""
         async def run() -> str:
-            msg = self._consumer(consumer).held.pop(msg_id, None)
+            state = self._consumer(consumer)
+            msg = state.held.pop(msg_id, None) or state.tokens.get(msg_id)
             if msg is None:
                 return "failed"
-            await self._reply(msg, b"-NAK")
+            verb = b"-NAK" if requeue else b"+TERM"
+            if delay_ms:  # REDELIVERY-28
+                verb += b" " + json.dumps({"delay": delay_ms * 1_000_000}).encode()
+            await self._reply(msg, verb)
             return "ok"
         return self._do("nack", run)
+
+    def in_progress(self, consumer: str, msg_id: str) -> Result:
+        """+WPI (REDELIVERY-27): restarts the AckWait of the message; sent on its last reply subject."""
+        async def run() -> str:
+            state = self._consumer(consumer)
+            msg = state.held.get(msg_id) or state.tokens.get(msg_id)
+            if msg is None:
+                return "failed"
+            await self._reply(msg, b"+WPI")
+            return "ok"
+        return self._do("in_progress", run)
 
     def close_consumer(self, consumer: str) -> Result:
         async def run() -> None:
@@ -413,12 +562,36 @@ class NatsAdapter(BrokerAdapter):
                     await self._reply(msg, b"-NAK")
         return self._do("close_consumer", run)
 
+    def purge(self, queue: str) -> Result:
+        """$JS.API.STREAM.PURGE (RING-29): removes every stored message; answers their number."""
+        async def run() -> int:
+            state = self._queue(queue)
+            assert self._nc is not None
+            reply = await self._nc.request(f"$JS.API.STREAM.PURGE.{state.stream}", b"",
+                                           timeout=self.request_timeout)
+            answer = json.loads(reply.data)
+            if "error" in answer:
+                raise Refused(f"nats: purge: {answer['error'].get('description', answer['error'])}")
+            return int(answer.get("purged", 0))
+        return self._do("purge", run)
+
     # ------------------------------------------------------------------ observation
     def counters(self, queue: str) -> Result:
         async def run() -> dict[str, int]:
             info = await self._js().stream_info(self._queue(queue).stream)
             return {"message_count": int(info.state.messages), "added": int(info.state.last_seq)}
         return self._do("counters", run)
+
+    def message_info(self, queue: str, msg_id: str) -> Result:
+        """DELIVERY-23: a held message's redelivered flag (num_delivered > 1); no dead letters."""
+        async def run() -> dict[str, object]:
+            self._queue(queue)
+            for consumer in self.consumers.values():
+                msg = consumer.held.get(msg_id) if consumer.queue == queue else None
+                if msg is not None:
+                    return {"redelivered": msg.metadata.num_delivered > 1, "dead_letter_reason": None}
+            raise Unsupported(f"the delivery of {msg_id!r}, which the adapter does not hold")
+        return self._do("message_info", run)
 
     def delivery_count(self, queue: str, msg_id: str) -> Result:
         async def run() -> int | None:

@@ -97,10 +97,14 @@ class EmbeddedNatsServer(ServerProcess):
     def _failure(self, reason: str) -> str:
         return f"nats: embedded nats-server ({self.binary}) {reason}"
 
-    def restart(self, keep_store: bool = True) -> EmbeddedNatsServer:
-        """Stop the server cleanly (SIGTERM flushes the store) and start it again on the same port and
+    def restart(self, keep_store: bool = True, kill: bool = False) -> EmbeddedNatsServer:
+        """Stop the server cleanly (SIGTERM flushes the store), or with `kill` at once (SIGKILL, a
+        crash: only what is already written survives), and start it again on the same port and
         directory; with keep_store=False its JetStream store is removed first (a fresh server)."""
-        self.halt()
+        if kill:
+            self.kill()
+        else:
+            self.halt()
         if not keep_store and self.workdir is not None:
             shutil.rmtree(Path(self.workdir) / "store", ignore_errors=True)
         return self.start()

@@ -8,11 +8,14 @@ Mapping (every physical name starts with ``<namespace>-<random token>``, so conc
 xdist workers never share a queue or an exchange; close() deletes them):
 
 - an address is a fanout exchange; a queue is a queue bound to its address's exchange (several
-  queues on one address each get a copy). ``ring_size >= 0`` -> ``x-max-length`` with ``x-overflow``
-  = the ``overflow`` option (``drop-head``, the default and what both profiles say, or
-  ``reject-publish``). ``dead_letter`` -> ``x-dead-letter-exchange`` (the address's exchange).
-  Quorum only: ``max_delivery_attempts > 0`` -> ``x-delivery-limit`` (the broker drops or dead-letters
-  a message returned more than that many times: at most limit + 1 deliveries, the profile's ``gt``).
+  queues on one address each get a copy). ``ring_size >= 0`` -> ``x-max-length``,
+  ``max_length_bytes >= 0`` -> ``x-max-length-bytes`` (RING-27), with ``x-overflow`` = the queue's
+  ``overflow`` (RING-28: ``drop-head``, ``reject-publish`` or ``reject-publish-dlx``), else the
+  ``overflow`` option (``drop-head`` by default, what both profiles say). ``dead_letter`` ->
+  ``x-dead-letter-exchange`` (the address's exchange). Quorum only: ``max_delivery_attempts >= 0``
+  -> ``x-delivery-limit`` (the broker drops or dead-letters a message returned more than that many
+  times: at most limit + 1 deliveries, the profile's ``gt``; 0 dead-letters at the first return); a
+  scenario that names no limit gets the profile's default, none (REDELIVERY-26).
 - ``send`` publishes on a channel in confirm mode, so the answer is definite: ``basic.ack`` ->
   "accepted", ``basic.nack`` (reject-publish) -> "failed".
 - consumers, one channel each: ``consumer_pull`` (window 0): ``receive`` is ``basic.get``;
@@ -22,15 +25,19 @@ xdist workers never share a queue or an exchange; close() deletes them):
   settles: it reads the queue's ready count and flushes the consumer channels with a round trip
   until the queue is empty or every prefetch consumer holds ``max_unacked`` messages, so the buffer
   is what the broker has pushed (bounded by ``settle_timeout``).
-- ``ack`` = ``basic.ack``, ``nack`` = ``basic.nack(requeue=True)``, ``close_consumer`` = channel
-  close (the broker requeues everything the consumer holds).
+- ``ack`` = ``basic.ack``, ``nack`` = ``basic.nack`` with the step's ``requeue`` (default true;
+  false dead-letters, REDELIVERY-24) and ``multiple`` (REDELIVERY-25), ``close_consumer`` = channel
+  close (the broker requeues everything the consumer holds, each message once: not pika's
+  ``BlockingChannel.close``, which rejects undispatched deliveries one by one first; see
+  ``_close_channel``).
 - counters: ``pending_count`` = the ready messages of a passive ``queue.declare`` (exact and
   immediate for both queue types); ``delivering_count`` = the messages the adapter holds unacked
   (received or buffered; exact because the suite is the only client of its queues);
   ``message_count`` = their sum (RabbitMQ's own "messages" = ready + unacknowledged).
 - ``delivery_count`` (quorum only, REDELIVERY-1/2): the header ``x-delivery-count`` counts returns
   and is absent on the first delivery, so a held message's count is ``x-delivery-count + 1``
-  (deliveries so far, as the model counts). Only messages the adapter holds can be answered.
+  (deliveries so far, as the model counts). Only messages the adapter holds can be answered; for any
+  other the answer is ``not observable`` (that one observation is not counted, the run goes on).
 
 ``shared_namespace=true`` (for ``mqconform soak``, where each thread has its own adapter): the prefix
 is the namespace itself, with no random token, so every instance opened on one namespace addresses
@@ -59,12 +66,12 @@ from typing import Any, ClassVar
 import attrs
 import pika
 import pika.exceptions as pex
-from mqconform.reference_model.config import ConsumerConfig, Message, QueueConfig
 from pika.adapters.blocking_connection import BlockingChannel, BlockingConnection
 
+from mqconform.reference_model.config import ConsumerConfig, Message, QueueConfig
 from mqconform.text import one_line
 
-from ._base import BrokerAdapter, Refused, Unsupported
+from ._base import BrokerAdapter, NotObservable, Refused, Unsupported
 from ._urls import redact
 from .bench import roundtrip_rate
 from .contract import AdapterError, Result
@@ -74,17 +81,32 @@ __all__ = ["CAPABILITIES", "RabbitMQAdapter", "connect", "raw_roundtrip_loop", "
 URL_ENV = "MQCONFORM_RABBITMQ_URL"
 DEFAULT_URL = "amqp://guest:guest@127.0.0.1:5672/%2F"
 QUEUE_TYPES = ("classic", "quorum")
-OVERFLOWS = ("drop-head", "reject-publish")
+OVERFLOWS = ("drop-head", "reject-publish", "reject-publish-dlx")
 
 _COMMON = frozenset({
     "queues", "ring", "priorities", "nack", "dead_letter", "consumer_pull", "consumer_prefetch",
+    "independent_consumers",
     "advance_time", "counter:message_count", "counter:pending_count", "counter:delivering_count",
-})
+    # issue 14: x-max-length-bytes, basic.nack requeue=false and multiple, x-overflow per queue
+    "max_length_bytes", "nack_reject", "nack_multiple",
+    # DELIVERY-22: an ack/nack of a delivery the consumer does not hold reaches the broker
+    "invalid_ack",
+    # RING-29: queue.purge (ready messages only)
+    "purge",
+    # DELIVERY-23: the redelivered flag and x-first-death-reason of a held message
+    "redelivered_flag", "dead_letter_reason",
+} | {f"overflow:{name}" for name in OVERFLOWS})
 #: what the adapter can do and observe exactly, per queue type
 CAPABILITIES = {"classic": _COMMON, "quorum": _COMMON | {"delivery_count"}}
 PROFILES = {"classic": "rabbitmq-classic", "quorum": "rabbitmq-quorum"}
 
 #: pika errors that mean the outcome is unknown (connection gone, no answer)
+#: DELIVERY-22: the delivery tag sent for a message this channel never delivered (tags count up from 1
+#: per channel, so no channel of a run reaches it; the broker answers 406 unknown delivery tag)
+UNKNOWN_TAG = 2**63
+#: AMQP reply code of the channel error an unknown delivery tag raises
+PRECONDITION_FAILED = 406
+
 _LOST = (pex.AMQPConnectionError, pex.ConnectionClosed, pex.StreamLostError, pex.ConnectionWrongStateError,
          pex.ChannelWrongStateError, OSError)
 
@@ -97,6 +119,8 @@ class _Queue:
     max_length: int
     delivery_limit: int
     dead_letter: str | None
+    overflow: str = "drop-head"
+    max_bytes: int = -1
 
 
 @attrs.define
@@ -104,6 +128,9 @@ class _Held:
     tag: int
     #: x-delivery-count of this delivery (0 when absent: the first delivery)
     returns: int
+    #: DELIVERY-23: basic.deliver / basic.get-ok redelivered, x-first-death-reason
+    redelivered: bool = False
+    reason: str | None = None
 
 
 @attrs.define
@@ -116,6 +143,8 @@ class _Consumer:
     received: dict[str, _Held] = attrs.Factory(dict)
     #: pushed by the broker and not yet taken by receive() (prefetch consumers)
     buffer: collections.deque[tuple[str, _Held]] = attrs.Factory(collections.deque)
+    #: DELIVERY-22: delivery tags this channel issued for messages already settled
+    settled: dict[str, int] = attrs.Factory(dict)
 
     def held(self) -> int:
         return len(self.received) + len(self.buffer)
@@ -287,11 +316,14 @@ class RabbitMQAdapter(BrokerAdapter):
         args: dict[str, Any] = {"x-queue-type": self.queue_type}
         if config.ring_size >= 0:
             args["x-max-length"] = config.ring_size
-            args["x-overflow"] = self.overflow
+        if config.max_length_bytes >= 0:
+            args["x-max-length-bytes"] = config.max_length_bytes
+        if config.ring_size >= 0 or config.max_length_bytes >= 0 or config.overflow is not None:
+            args["x-overflow"] = config.overflow or self.overflow
         if config.dead_letter is not None:
             args["x-dead-letter-exchange"] = self._exchange(config.dead_letter)
-        if self.queue_type == "quorum" and config.max_delivery_attempts > 0:
-            args["x-delivery-limit"] = config.max_delivery_attempts
+        if self.queue_type == "quorum" and _limit(config) >= 0:
+            args["x-delivery-limit"] = _limit(config)
         return args
 
     def declare_queue(self, config: QueueConfig) -> Result:
@@ -309,9 +341,10 @@ class RabbitMQAdapter(BrokerAdapter):
                 self.physical_queues.append(physical)
             ctl.queue_bind(physical, self._exchange(address))
             self.addresses[address].append(config.name)
-            limit = config.max_delivery_attempts if self.queue_type == "quorum" else 0
+            limit = _limit(config) if self.queue_type == "quorum" else -1
             self.queues[config.name] = _Queue(config.name, physical, address, config.ring_size, limit,
-                                              config.dead_letter)
+                                              config.dead_letter, config.overflow or self.overflow,
+                                              config.max_length_bytes)
         return self._do("declare_queue", run)
 
     def open_consumer(self, config: ConsumerConfig) -> Result:
@@ -337,7 +370,7 @@ class RabbitMQAdapter(BrokerAdapter):
     @staticmethod
     def _on_delivery(consumer: _Consumer) -> Callable[..., None]:
         def on_message(_ch: Any, method: Any, props: Any, _body: bytes) -> None:
-            consumer.buffer.append((_message_id(props), _Held(method.delivery_tag, _returns(props))))
+            consumer.buffer.append((_message_id(props), _held(method, props)))
         return on_message
 
     # ------------------------------------------------------------------ settling
@@ -404,7 +437,7 @@ class RabbitMQAdapter(BrokerAdapter):
                                                                auto_ack=False)
                 if method is None:
                     return None
-                msg_id, held = _message_id(props), _Held(method.delivery_tag, _returns(props))
+                msg_id, held = _message_id(props), _held(method, props)
             state.received[msg_id] = held
             return msg_id
         return self._do("receive", run)
@@ -415,24 +448,77 @@ class RabbitMQAdapter(BrokerAdapter):
             state = self._consumer(consumer)
             held = state.received.pop(msg_id, None)
             if held is None:
-                return "failed"
+                return self._not_held(state, msg_id, lambda ch, tag: ch.basic_ack(tag))
             state.channel.basic_ack(held.tag)
+            state.settled[msg_id] = held.tag
             self._settle([state.queue])
             return "ok"
         return self._do("ack", run)
 
-    def nack(self, consumer: str, msg_id: str) -> Result:
+    def nack(self, consumer: str, msg_id: str, requeue: bool = True, multiple: bool = False) -> Result:
+        """basic.nack(tag, multiple, requeue) (REDELIVERY-24/25): with multiple, every message this
+        consumer received up to `msg_id` (delivery tags are per channel, in delivery order)."""
         def run() -> str:
             state = self._consumer(consumer)
             held = state.received.get(msg_id)
             if held is None:
-                return "failed"
-            expect = self._expect_after_return(state, [held])
-            del state.received[msg_id]
-            state.channel.basic_nack(held.tag, requeue=True)
+                return self._not_held(state, msg_id, lambda ch, tag: ch.basic_nack(
+                    tag, multiple=multiple, requeue=requeue))
+            ids = list(state.received)
+            settled = ids[:ids.index(msg_id) + 1] if multiple else [msg_id]
+            returned = [state.received[i] for i in settled]
+            if requeue:
+                expect = self._expect_after_return(state, returned)
+            else:
+                expect = self._expect_after_reject(state, returned)
+            for i in settled:
+                state.settled[i] = state.received.pop(i).tag
+            state.channel.basic_nack(held.tag, multiple=multiple, requeue=requeue)
             self._settle(list(expect), expect)
             return "ok"
         return self._do("nack", run)
+
+    def _not_held(self, state: _Consumer, msg_id: str,
+                  send: Callable[[BlockingChannel, int], None]) -> str:
+        """DELIVERY-22: an ack or nack of a message the consumer does not hold goes to the broker with
+        the tag this channel gave the message (a double ack) or an unused one (never received here,
+        pushed but not yet received, held by another consumer). RabbitMQ answers with channel error
+        406 "unknown delivery tag": the channel closes and the broker requeues everything it held
+        (a quorum queue counts the return). The adapter waits for those returns, then opens a new
+        channel for the consumer (re-subscribing a prefetch consumer), as a client goes on after a
+        channel error, and answers "failed". "ok" if the broker took it (a model mismatch to report)."""
+        queue = self._queue(state.queue)
+        self._pump()  # deliveries already sent to this channel are part of what returns
+        returned = list(state.received.values()) + [h for _, h in state.buffer]
+        expect = self._expect_after_return(state, returned)
+        try:
+            send(state.channel, state.settled.get(msg_id, UNKNOWN_TAG))
+            state.channel.basic_qos(prefetch_count=state.prefetch or 0)  # a round trip: the answer
+            return "ok"
+        except pex.ChannelClosedByBroker as exc:
+            if exc.reply_code != PRECONDITION_FAILED:
+                raise
+        del self.consumers[state.name]
+        state.received.clear()
+        state.buffer.clear()
+        state.settled.clear()
+        self._settle(list(expect), expect)
+        state.channel = self._connection().channel()
+        self.consumers[state.name] = state
+        if state.prefetch is not None:
+            state.channel.basic_qos(prefetch_count=state.prefetch)
+            state.channel.basic_consume(queue.physical, self._on_delivery(state), auto_ack=False)
+            self._settle([queue.name])
+        return "failed"
+
+    def _expect_after_reject(self, state: _Consumer, rejected: list[_Held]) -> dict[str, int]:
+        """A wait hint after a nack requeue=false: the dead-letter queues gain the rejected messages."""
+        queue = self._queue(state.queue)
+        expect: dict[str, int] = {}
+        if queue.dead_letter in self.addresses:
+            for name in self.addresses[queue.dead_letter]:
+                expect[name] = self._ready(self.queues[name]) + self._pushed(name) + len(rejected)
+        return expect
 
     def close_consumer(self, consumer: str) -> Result:
         def run() -> None:
@@ -441,7 +527,7 @@ class RabbitMQAdapter(BrokerAdapter):
             expect = self._expect_after_return(state, returned)
             del self.consumers[consumer]
             if state.channel.is_open:
-                state.channel.close()
+                _close_channel(state.channel)
             self._settle(list(expect), expect)
         return self._do("close_consumer", run)
 
@@ -454,9 +540,9 @@ class RabbitMQAdapter(BrokerAdapter):
         _settle, never an observation: quorum queues apply returns after the channel operation).
         Over-limit quorum returns leave for the dead-letter queues; drop-head trims to x-max-length."""
         queue = self._queue(state.queue)
-        dead = sum(1 for h in returned if queue.delivery_limit > 0 and h.returns + 1 > queue.delivery_limit)
+        dead = sum(1 for h in returned if queue.delivery_limit >= 0 and h.returns + 1 > queue.delivery_limit)
         ready = self._ready(queue) + len(returned) - dead
-        if queue.max_length >= 0 and self.overflow == "drop-head":
+        if queue.max_length >= 0 and queue.overflow == "drop-head":
             ready = min(ready, queue.max_length)
         held = self._pushed(queue.name) - (len(returned) if state.prefetch else 0)
         expect = {queue.name: ready + held}
@@ -464,6 +550,14 @@ class RabbitMQAdapter(BrokerAdapter):
             for name in self.addresses[queue.dead_letter]:
                 expect[name] = self._ready(self.queues[name]) + self._pushed(name) + dead
         return expect
+
+    def purge(self, queue: str) -> Result:
+        """queue.purge (RING-29): removes the ready messages only; purge-ok carries their number."""
+        def run() -> int:
+            state = self._queue(queue)
+            self._pump()
+            return int(self._control().queue_purge(state.physical).method.message_count)
+        return self._do("purge", run)
 
     # ------------------------------------------------------------------ observation
     def counters(self, queue: str) -> Result:
@@ -476,6 +570,17 @@ class RabbitMQAdapter(BrokerAdapter):
                     "delivering_count": delivering}
         return self._do("counters", run)
 
+    def message_info(self, queue: str, msg_id: str) -> Result:
+        """DELIVERY-23: what the consumer holding `msg_id` saw of its delivery (only held messages)."""
+        def run() -> dict[str, object]:
+            self._queue(queue)
+            for consumer in self.consumers.values():
+                held = consumer.received.get(msg_id) if consumer.queue == queue else None
+                if held is not None:
+                    return {"redelivered": held.redelivered, "dead_letter_reason": held.reason}
+            raise Unsupported(f"the delivery of {msg_id!r}, which the adapter does not hold")
+        return self._do("message_info", run)
+
     def delivery_count(self, queue: str, msg_id: str) -> Result:
         def run() -> int:
             if self.queue_type != "quorum":
@@ -484,8 +589,34 @@ class RabbitMQAdapter(BrokerAdapter):
             for consumer in self.consumers.values():
                 if consumer.queue == queue and msg_id in consumer.received:
                     return consumer.received[msg_id].returns + 1
-            raise Unsupported(f"the delivery count of {msg_id!r}, which the adapter does not hold")
+            # x-delivery-count travels on deliveries only: a message the adapter does not hold (never
+            # received, or already settled) has no count it could read now
+            raise NotObservable(f"the delivery count of {msg_id!r}, which the adapter does not hold")
         return self._do("delivery_count", run)
+
+
+def _limit(config: QueueConfig) -> int:
+    """REDELIVERY-26: the declared delivery limit, -1 for none (0 is a limit: dead-letter at the
+    first return)."""
+    limit = config.max_delivery_attempts
+    return -1 if limit is None or limit < 0 else limit
+
+
+def _close_channel(channel: BlockingChannel) -> None:
+    """Close a consumer channel the way a client going away does: basic.cancel and channel.close
+    back to back, and the broker returns everything the channel holds, each message once.
+
+    Not ``BlockingChannel.close()``: pika 1.x first cancels every consumer, *rejecting with requeue*
+    each delivery it has read but not yet dispatched, and waits for cancel-ok (rejecting what arrives
+    meanwhile). On a quorum queue each such reject is a return of its own (x-delivery-count + 1,
+    delivery-limit check, to the tail without a limit: rabbit_fifo v3.10.8 L976-1005) and the message
+    can even reach the same consumer again before the cancel lands and be rejected once more, so the
+    broker counts more returns than the close it stands for (issue 13). The underlying channel's
+    close sends basic.cancel without rejecting and ignores deliveries once closing.
+    """
+    channel._impl.close()
+    channel._flush_output(lambda: channel.is_closed)
+    channel._cleanup()
 
 
 def _message_id(props: Any) -> str:
@@ -493,6 +624,16 @@ def _message_id(props: Any) -> str:
     if msg_id is None:
         raise Refused("rabbitmq: receive: a message without a message_id")
     return str(msg_id)
+
+
+def _held(method: Any, props: Any) -> _Held:
+    return _Held(method.delivery_tag, _returns(props), bool(method.redelivered), _reason(props))
+
+
+def _reason(props: Any) -> str | None:
+    """DELIVERY-23: the x-first-death-reason header (the first reason it was dead-lettered for)."""
+    reason = (getattr(props, "headers", None) or {}).get("x-first-death-reason")
+    return reason.decode() if isinstance(reason, bytes) else reason
 
 
 def _returns(props: Any) -> int:

@@ -42,8 +42,8 @@ from typing import Any, ClassVar
 
 import attrs
 import redis
-from mqconform.reference_model.config import ConsumerConfig, Message, QueueConfig
 
+from mqconform.reference_model.config import ConsumerConfig, Message, QueueConfig
 from mqconform.text import one_line
 
 from ._base import BrokerAdapter, Refused, Unsupported
@@ -57,6 +57,7 @@ GROUP = "mqc"
 
 CAPABILITIES = frozenset({
     "queues", "ring", "priorities", "browse", "pending_order", "delivery_count", "consumer_pull",
+    "independent_consumers",
     "advance_time", "counter:message_count", "counter:pending_count", "counter:delivering_count",
     "counter:scheduled_count", "counter:paged_count", "counter:added",
 })

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import attrs
 from mqconform.reference_model.config import AddressConfig, ConsumerConfig, Message, QueueConfig
 from mqconform.reference_model.errors import ModelMisuse, Unsupported
 from mqconform.reference_model.options import ModelOptions
@@ -16,7 +15,9 @@ from .contract import COUNTERS, EXTRA_CAPABILITIES, Result
 
 
 def _capabilities(options: ModelOptions) -> frozenset[str]:
-    return frozenset(options.features) | EXTRA_CAPABILITIES
+    """The profile's features, the observations, and RING-28 `overflow:<policy>` per policy."""
+    policies = frozenset(f"overflow:{name}" for name, _ in options.overflow_policies)
+    return frozenset(options.features) | EXTRA_CAPABILITIES | policies
 
 
 class ReferenceAdapter:
@@ -71,8 +72,21 @@ class ReferenceAdapter:
     def ack(self, consumer: str, msg_id: str, tx: bool = False) -> Result:
         return self._do(lambda: self.world.broker.ack(consumer, msg_id, tx))
 
-    def nack(self, consumer: str, msg_id: str) -> Result:
-        return self._do(lambda: self.world.broker.nack(consumer, msg_id))
+    def nack(self, consumer: str, msg_id: str, requeue: bool = True, multiple: bool = False,
+             delay_ms: int = 0) -> Result:
+        return self._do(lambda: self.world.broker.nack(consumer, msg_id, requeue, multiple, delay_ms))
+
+    def message_info(self, queue: str, msg_id: str) -> Result:
+        """DELIVERY-23: the redelivered flag and dead-letter reason of a held message."""
+        return self._do(lambda: self.world.broker.message_info(queue, msg_id))
+
+    def purge(self, queue: str) -> Result:
+        """RING-29 (capability purge): drop the queue's messages; their number."""
+        return self._do(lambda: self.world.broker.purge(queue))
+
+    def in_progress(self, consumer: str, msg_id: str) -> Result:
+        """REDELIVERY-27 (capability ack_wait): restart the ack wait of a held message."""
+        return self._do(lambda: self.world.broker.in_progress(consumer, msg_id))
 
     def commit(self, consumer: str) -> Result:
         return self._do(lambda: self.world.broker.commit(consumer))
@@ -88,8 +102,8 @@ class ReferenceAdapter:
 
     def counters(self, queue: str) -> Result:
         def read() -> dict[str, int]:
-            values = attrs.asdict(self.world.broker.counters(queue))
-            return {name: values[name] for name in COUNTERS}
+            values = self.world.broker.counters(queue)  # read at every step: no asdict copy
+            return {name: getattr(values, name) for name in COUNTERS}
         return self._do(read)
 
     def set_ring_size(self, queue: str, size: int) -> Result:

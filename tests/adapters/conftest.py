@@ -15,6 +15,7 @@ import uuid
 from collections.abc import Callable
 
 import pytest
+
 from mqconform.adapters.contract import Adapter, AdapterError
 from mqconform.reference_model.config import ConsumerConfig, Message, QueueConfig
 

@@ -11,15 +11,15 @@ from typing import Any
 import pytest
 import stomp
 from hypothesis import Phase, settings
+
 from mqconform.adapters.activemq import CAPABILITIES, ActiveMQAdapter, _Listener, raw_roundtrip_loop
 from mqconform.adapters.contract import Result, contract_violation
 from mqconform.adapters.reference import ReferenceAdapter
-from mqconform.reference_model.config import ConsumerConfig, Message, QueueConfig
-from mqconform.reference_model.profiles import profile
-
 from mqconform.conformance.machines.delivery import DeliveryMachine
 from mqconform.conformance.machines.redelivery import RedeliveryMachine
 from mqconform.conformance.runner import run_machine
+from mqconform.reference_model.config import ConsumerConfig, Message, QueueConfig
+from mqconform.reference_model.profiles import profile
 from tests.adapters.conftest import assert_unreachable
 
 pytestmark = pytest.mark.broker("activemq")

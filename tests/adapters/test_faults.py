@@ -19,11 +19,11 @@ from typing import Any
 
 import pytest
 import redis
+
 from mqconform.adapters.contract import Result
 from mqconform.adapters.nats import NatsAdapter
 from mqconform.adapters.nats_embedded import EmbeddedNatsServer
 from mqconform.adapters.redis import RedisAdapter
-
 from mqconform.cli import main
 from mqconform.conformance.rules import rules_for
 

@@ -12,17 +12,17 @@ import pika
 import pika.exceptions as pex
 import pytest
 from hypothesis import Phase, settings
+
 from mqconform.adapters.contract import Result, contract_violation
 from mqconform.adapters.rabbitmq import CAPABILITIES, RabbitMQAdapter, raw_roundtrip_loop, redact
 from mqconform.adapters.reference import ReferenceAdapter
-from mqconform.reference_model.config import AddressConfig, ConsumerConfig, Message, QueueConfig
-from mqconform.reference_model.profiles import profile
-
 from mqconform.conformance import settings as suite_settings
 from mqconform.conformance.machines.delivery import DeliveryMachine
 from mqconform.conformance.machines.redelivery import RedeliveryMachine
 from mqconform.conformance.machines.ring import RingMachine
 from mqconform.conformance.runner import run_machine
+from mqconform.reference_model.config import AddressConfig, ConsumerConfig, Message, QueueConfig
+from mqconform.reference_model.profiles import profile
 from tests.adapters.conftest import assert_same_names_do_not_meet, assert_unreachable
 
 pytestmark = pytest.mark.broker("rabbitmq")
@@ -315,7 +315,6 @@ def test_quorum_duplicate_credit_bug_is_found_exactly_where_it_exists(namespace:
     from pathlib import Path
 
     from mqconform.adapters.deviations import load_registry, parse_version
-
     from mqconform.scenario.loader import load
     from mqconform.scenario.runner import run_scenario
 
@@ -332,3 +331,134 @@ def test_quorum_duplicate_credit_bug_is_found_exactly_where_it_exists(namespace:
         assert "actual m3" in outcome.message
     else:
         assert outcome.verdict == "pass", outcome.verdict_line()
+
+
+def _on_rabbitmq(scenario: Any, queue_type: str, namespace: str, strict: bool = False) -> tuple[Any, str]:
+    """Run a scenario on the RabbitMQ service (a queue type of its own): its outcome and the server's
+    version."""
+    from mqconform.scenario.runner import run_scenario
+
+    adapter = RabbitMQAdapter(url=SERVICE_URL, queue_type=queue_type)
+    try:
+        return run_scenario(scenario, adapter, strict=strict, namespace=namespace), adapter.server_version
+    finally:
+        adapter.shutdown()
+
+
+@pytest.mark.rules("RING-14")
+def test_classic_requeue_over_max_length_drops_the_requeued_head(namespace: str) -> None:
+    """Issue 13 (ring area, dev settings): with x-max-length 1, a nacked m1 goes back to the head, is
+    dropped by maybe_drop_head, and only then is m2 delivered. The model under rabbitmq-classic and
+    the broker both hold the scenario; the model without requeue_trims_first does not."""
+    from pathlib import Path
+
+    from mqconform.scenario.loader import load
+    from mqconform.scenario.runner import run_scenario
+
+    path = Path(__file__).parent / "scenarios" / "rabbitmq-classic-requeue-drop-head.yaml"
+    scenario = load(path)
+    assert run_scenario(scenario, ReferenceAdapter("rabbitmq-classic")).verdict == "pass"
+    old = ReferenceAdapter(options=profile("rabbitmq-classic").evolve(requeue_trims_first=False))
+    assert run_scenario(scenario, old).verdict == "fail"
+    outcome, _ = _on_rabbitmq(scenario, "classic", namespace)
+    assert outcome.verdict == "pass", outcome.verdict_line()
+
+
+
+@pytest.mark.rules("DELIVERY-22")
+@pytest.mark.parametrize("queue_type", QUEUE_TYPES)
+def test_invalid_ack_example_holds_on_rabbitmq(queue_type: str, namespace: str) -> None:
+    """The worked example: a double ack and a nack of another consumer's message each close the
+    sender's channel (406); its messages return and it goes on on a new channel."""
+    from pathlib import Path
+
+    from mqconform.scenario.loader import load
+    from mqconform.scenario.runner import run_scenario
+
+    scenario = load(Path(__file__).parents[2] / "spec" / "examples" / "invalid-ack-closes-channel.yaml")
+    claimed = f"rabbitmq-{queue_type}"
+    assert run_scenario(scenario, ReferenceAdapter(claimed), strict=True).verdict == "pass"
+    outcome, _ = _on_rabbitmq(scenario, queue_type, namespace, strict=True)
+    assert outcome.verdict == "pass", outcome.verdict_line()
+
+
+
+@pytest.mark.rules("REDELIVERY-2", "REDELIVERY-12", "REDELIVERY-13")
+def test_quorum_close_counts_as_a_return_once(namespace: str) -> None:
+    """Issue 13 (redelivery area): four closes and a nack make x-delivery-count 5 > limit 4, so the
+    nack dead-letters m1, on the model and on the broker; the adapter closes a consumer's channel
+    without pika's per-delivery rejects (each of which a quorum queue counts as a return)."""
+    from pathlib import Path
+
+    from mqconform.scenario.loader import load
+    from mqconform.scenario.runner import run_scenario
+
+    scenario = load(Path(__file__).parent / "scenarios" / "rabbitmq-quorum-close-counts-as-return.yaml")
+    assert run_scenario(scenario, ReferenceAdapter("rabbitmq-quorum")).verdict == "pass"
+    outcome, _ = _on_rabbitmq(scenario, "quorum", namespace)
+    assert outcome.verdict == "pass", outcome.verdict_line()
+    assert not outcome.not_applicable
+
+
+@pytest.mark.rules("REDELIVERY-1")
+def test_quorum_delivery_count_of_a_message_not_held_is_not_observable(namespace: str) -> None:
+    """The count travels on deliveries: for a message the adapter does not hold the answer is
+    `not observable` (the suite skips that one observation), never `unsupported` (a capability gap)."""
+    adapter = RabbitMQAdapter(url=SERVICE_URL, queue_type="quorum")
+    adapter.open(namespace)
+    try:
+        adapter.declare_queue(QueueConfig("q"))
+        adapter.open_consumer(ConsumerConfig("c", "q", window_bytes=0))
+        adapter.send("q", Message("m1"))
+        unheld = adapter.delivery_count("q", "m1")
+        assert unheld.is_not_observable and "m1" in (unheld.error or "")
+        assert adapter.receive("c").value == "m1"
+        assert adapter.delivery_count("q", "m1") == Result.ok(1)
+        adapter.ack("c", "m1")
+        assert adapter.delivery_count("q", "m1").is_not_observable
+    finally:
+        adapter.shutdown()
+
+
+@pytest.mark.rules("REDELIVERY-8", "REDELIVERY-10", "REDELIVERY-13")
+def test_quorum_closes_then_nack_at_the_limit_is_5609_before_3_11(namespace: str) -> None:
+    """Issue 13's quorum counterexample: four closes and a nack at the delivery limit dead-letter m1 on
+    both sides; before 3.11 the broker's duplicate credit (rabbitmq-server#5609) leaves one message
+    fewer ready right after the nack, which the registry lists for the rules the counters evidence."""
+    from pathlib import Path
+
+    from mqconform.adapters.deviations import load_registry, parse_version
+    from mqconform.scenario.loader import load
+    from mqconform.scenario.runner import run_scenario
+
+    path = Path(__file__).parent / "scenarios" / "rabbitmq-quorum-closes-then-nack-at-limit.yaml"
+    scenario = load(path)
+    assert run_scenario(scenario, ReferenceAdapter("rabbitmq-quorum")).verdict == "pass"
+    outcome, server_version = _on_rabbitmq(scenario, "quorum", namespace)
+    version = parse_version(server_version)
+    assert version is not None
+    registered = {d.rule for d in load_registry().deviations if d.source.endswith("/5609")}
+    assert {"REDELIVERY-8", "REDELIVERY-10", "DELIVERY-16"} <= registered
+    if version < (3, 11):
+        assert (outcome.verdict, outcome.step, outcome.op) == ("fail", 17, "nack")
+        assert "pending_count: expected 1, actual 0" in outcome.message
+    else:
+        assert outcome.verdict == "pass", outcome.verdict_line()
+
+
+@pytest.mark.rules("DELIVERY-22")
+def test_invalid_ack_reopens_a_prefetch_consumer(rabbit: RabbitMQAdapter) -> None:
+    """A prefetch consumer whose channel the broker closed subscribes again; an unknown id with
+    multiple=true is a channel error too. The model says the same (quorum: the close counted)."""
+    model = ReferenceAdapter(rabbit.profile)
+    for side in (rabbit, model):
+        side.declare_queue(QueueConfig("q"))
+        side.open_consumer(ConsumerConfig("c", "q", window_bytes=-1, max_unacked=2))
+        for m in ("m1", "m2", "m3"):
+            side.send("q", Message(m))
+    got = [(side.receive("c").value, side.nack("c", "nope", requeue=False, multiple=True).value,
+            side.counters("q").value["delivering_count"], side.receive("c").value,
+            side.ack("c", "m1").value) for side in (rabbit, model)]
+    assert got[0] == got[1] == ("m1", "failed", 2, "m1", "ok")
+    if rabbit.queue_type == "quorum":
+        assert rabbit.receive("c").value == "m2" and rabbit.delivery_count("q", "m2").value == 2

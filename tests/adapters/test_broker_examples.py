@@ -1,0 +1,53 @@
+"""The cases transcribed from the brokers' own test suites (spec/examples/brokers/, issue 14) hold on
+the model under the file's profile and on the real broker the profile names. No skips: a missing
+broker is a failure (RabbitMQ on 127.0.0.1:5672, JetStream from the embedded nats-server)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mqconform.adapters.contract import Adapter
+from mqconform.adapters.nats import NatsAdapter
+from mqconform.adapters.rabbitmq import RabbitMQAdapter
+from mqconform.adapters.reference import ReferenceAdapter
+from mqconform.scenario.loader import load
+from mqconform.scenario.runner import run_scenario
+
+EXAMPLES = sorted((Path(__file__).parents[2] / "spec" / "examples" / "brokers").glob("*.yaml"))
+SERVICE_URL = "amqp://guest:guest@127.0.0.1:5672/%2F"
+
+
+def _broker(profile: str) -> Adapter:
+    if profile == "rabbitmq-classic":
+        return RabbitMQAdapter(url=SERVICE_URL)
+    if profile == "rabbitmq-quorum":
+        return RabbitMQAdapter(url=SERVICE_URL, queue_type="quorum")
+    assert profile == "jetstream", f"no broker for profile {profile}"
+    return NatsAdapter()
+
+
+def test_at_least_ten_cases_name_their_source_test() -> None:
+    assert len(EXAMPLES) >= 10
+    for path in EXAMPLES:
+        head = path.read_text().split("\n", 1)[0]
+        assert head.startswith("# ") and ("SUITE" in head or "_test.go" in head), path.name
+
+
+@pytest.mark.rules("RING-3", "RING-22", "RING-23", "RING-24", "RING-26", "RING-27", "RING-28",
+                   "REDELIVERY-24", "REDELIVERY-25", "REDELIVERY-26", "REDELIVERY-20", "DELIVERY-22",
+                   "REDELIVERY-27", "REDELIVERY-28", "RING-29")
+@pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
+def test_case_holds_on_the_model_and_on_its_broker(path: Path, namespace: str) -> None:
+    scenario = load(path)
+    assert scenario.profile is not None
+    model = run_scenario(scenario, ReferenceAdapter(options=scenario.model_options()), strict=True)
+    assert model.verdict == "pass", model.verdict_line()
+    broker = _broker(scenario.profile)
+    try:
+        outcome = run_scenario(scenario, broker, strict=True, namespace=namespace)
+    finally:
+        getattr(broker, "shutdown", broker.close)()
+    assert outcome.verdict == "pass", outcome.verdict_line()
+    assert outcome.held == model.held and not outcome.not_applicable

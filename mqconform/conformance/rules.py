@@ -33,6 +33,12 @@ _COMMON = {
     "delivery_count": ("REDELIVERY-1", "REDELIVERY-2"),
     "ring.unacked_never_evicted": ("RING-5",),
     "browse.ids": ("PAGING-12",),
+    # DELIVERY-22: an ack the consumer cannot make is answered per broker (queue_machine.ack_invalid);
+    # an inert refusal changes nothing (Artemis)
+    "ack.invalid": ("DELIVERY-8", "DELIVERY-22"),
+    "ack.failed_no_effect": ("DELIVERY-8", "DELIVERY-22"),
+    "nack.result": ("DELIVERY-8",),
+    "nack.accepted": ("DELIVERY-8",),
 }
 
 TABLES: dict[str, dict[str, tuple[str, ...]]] = {
@@ -158,6 +164,17 @@ TABLES: dict[str, dict[str, tuple[str, ...]]] = {
         "storage.blocks_used": ("STORAGE-5",),
         "storage.last_message": ("STORAGE-13",),
     },
+    # issue 10: the restart step (mqconform/conformance/restart.py), mixed into queue machines
+    "restart": {
+        "restart.accepted": ("RESTART-1",),
+        "restart.counters": ("RESTART-1", "RESTART-2", "RESTART-3"),
+        "restart.delivery_count": ("RESTART-1", "RESTART-3"),
+        "restart.reopen": ("RESTART-2",),
+        "restart.stream_state": ("RESTART-5", "RESTART-3"),
+        "restart.kill.counters": ("RESTART-1", "RESTART-2", "RESTART-3", "RESTART-4"),
+        "restart.kill.delivery_count": ("RESTART-1", "RESTART-3", "RESTART-4"),
+        "restart.kill.stream_state": ("RESTART-5", "RESTART-3", "RESTART-4"),
+    },
 }
 
 
@@ -202,6 +219,30 @@ for _area, _extra in _PROFILE_RULES.items():
     for _check, _ids in _extra.items():
         TABLES[_area][_check] = tuple(dict.fromkeys(TABLES[_area].get(_check, ()) + _ids))
 
+#: issue 10: the areas whose machines mix in the restart step (mqconform/conformance/restart.py)
+RESTART_AREAS = ("delivery", "redelivery")
+for _area in RESTART_AREAS:
+    TABLES[_area].update(TABLES["restart"])
+#: Issue 14: the brokers' vocabulary the ring machine (and the redelivery machine, its subclass)
+#: generates, each compared under a check of its own (machines/ring.py), which also evidences what
+#: the generic check it stands in for does: a send to a queue with a declared overflow policy
+#: (RING-28) or a binding byte bound (RING-27) and the stored count after it; a nack with
+#: requeue=false (REDELIVERY-24) or multiple=true (REDELIVERY-25) and the counter it changes; a
+#: delivery's redelivered flag (DELIVERY-23).
+_VOCABULARY: dict[str, tuple[str, tuple[str, ...]]] = {
+    "send.overflow": ("send.result", ("RING-28",)),
+    "send.byte_bound": ("send.result", ("RING-27",)),
+    "nack.reject": ("nack.result", ("REDELIVERY-24",)),
+    "nack.multiple": ("nack.result", ("REDELIVERY-25",)),
+    "nack.reject_multiple": ("nack.result", ("REDELIVERY-24", "REDELIVERY-25")),
+    "delivery.redelivered": ("", ("DELIVERY-23",)),
+}
+for _area in ("ring", "redelivery"):
+    for _check, (_generic, _ids) in _VOCABULARY.items():
+        if _area == "redelivery" and _check.startswith("send."):
+            continue  # the redelivery machine declares no overflow policy or byte bound
+        TABLES[_area][_check] = tuple(dict.fromkeys(_ids + TABLES[_area].get(_generic, ())))
+
 
 def rules_for(area: str) -> dict[str, tuple[str, ...]]:
     """The check -> rule ids table of one area."""
@@ -210,3 +251,18 @@ def rules_for(area: str) -> dict[str, tuple[str, ...]]:
 
 def all_rule_ids() -> set[str]:
     return {rule for table in TABLES.values() for ids in table.values() for rule in ids}
+
+
+def profile_rule_ids(rules: tuple[str, ...], profile: str) -> tuple[str, ...]:
+    """The ids of `rules` that apply to `profile` (a failure line names only those); all of them
+    when none does, so a failure never prints an empty rule list."""
+    from mqconform.spec import load_catalogue
+
+    catalogue = load_catalogue()
+    kept = tuple(r for r in rules if r in catalogue and catalogue[r].applies_to(profile))
+    return kept or rules
+
+
+def failure_rules(rules: tuple[str, ...], profile: str) -> str:
+    """The rule list of a failure line: the ids of the claimed profile, comma-separated."""
+    return ", ".join(profile_rule_ids(rules, profile))

@@ -1,8 +1,12 @@
 """Run the machines against one adapter and turn what happened into per-rule outcomes.
 
 A machine runs until Hypothesis has explored its budget. When a check fails, the shrunk
-counterexample is kept, that check is disabled and the machine runs again, so the other checks
+counterexample is minimised step by step (mqconform.conformance.minimize) and kept, that check is
+disabled and the machine runs again, so the other checks
 keep exploring (up to MAX_RERUNS). An `info` answer stops the machine: its rules are *unknown*.
+A finding whose rules are all registered known deviations (`known_deviations`) ends the area's
+exploration: once the implementation has taken the known wrong turn, everything the example does
+afterwards differs from the model as a consequence, so further findings would only restate it.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from typing import Any
 
 import attrs
 import yaml
-from hypothesis import Verbosity, settings
+from hypothesis import Verbosity, seed, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
 from hypothesis.errors import Flaky
 from hypothesis.stateful import run_state_machine_as_test
@@ -27,6 +31,7 @@ from mqconform.text import first_line
 
 from .base import ConformanceMachine, RunContext
 from .driver import Inconclusive, Step, Violation
+from .minimize import minimize
 
 MAX_RERUNS = 8
 SEVERITY = {"fail": 3, "unknown": 2, "pass": 1, "not_applicable": 0}
@@ -46,6 +51,54 @@ class Finding:
     program_path: str | None = None
 
 
+@attrs.frozen
+class NotRun:
+    """Why a machine did not run: each capability it needs that the run lacks, split into those the
+    claimed profile does not have (the area is not in the profile) and those the profile has but the
+    adapter does not offer (the area applies but is not covered). An ANY_OF group is one entry
+    ``a|b``."""
+
+    needs: tuple[str, ...]
+    not_in_profile: tuple[str, ...]
+    adapter_lacks: tuple[str, ...]
+
+    def describe(self) -> str:
+        return f"n/a (needs: {', '.join(self.needs)})"
+
+    def reason(self) -> str:
+        """One line for the outcomes: which of the two cases, and the capabilities."""
+        if self.adapter_lacks:
+            return f"applies but not covered (capability missing: {', '.join(self.adapter_lacks)})"
+        return f"not in the claimed profile (needs: {', '.join(self.not_in_profile)})"
+
+    def as_json(self) -> dict[str, list[str]]:
+        return {"needs": list(self.needs), "not_in_profile": list(self.not_in_profile),
+                "adapter_lacks": list(self.adapter_lacks)}
+
+
+def not_run(base: type[ConformanceMachine], profile_caps: frozenset[str],
+            adapter_caps: frozenset[str]) -> NotRun | None:
+    """None when `base` can run with the claimed profile's and the adapter's capabilities, else why
+    not (see NotRun)."""
+    caps = profile_caps & adapter_caps
+    if base.applicable(caps):
+        return None
+    groups: list[tuple[str, ...]] = [(c,) for c in base.REQUIRES if c not in caps]
+    if base.ANY_OF and not any(c in caps for c in base.ANY_OF):
+        groups.append(tuple(base.ANY_OF))
+    needs: list[str] = []
+    in_profile: list[str] = []
+    lacks: list[str] = []
+    for group in groups:
+        name = "|".join(group)
+        needs.append(name)
+        if any(c in profile_caps for c in group):
+            lacks.append(name)
+        else:
+            in_profile.append(name)
+    return NotRun(tuple(needs), tuple(in_profile), tuple(lacks))
+
+
 @attrs.define
 class MachineResult:
     machine: str
@@ -55,6 +108,10 @@ class MachineResult:
     examples: int = 0
     steps: int = 0
     seconds: float = 0.0
+    #: the machine did not run: the capabilities it needs that the run lacks (see `not_run`)
+    needs: NotRun | None = None
+    #: exploration ended at a finding that is a registered known deviation
+    stopped_at_deviation: bool = False
 
     def rule_outcomes(self, table: dict[str, tuple[str, ...]]) -> dict[str, str]:
         """Per rule: fail if a check naming it failed, else pass/unknown if one ran, else n/a."""
@@ -71,6 +128,40 @@ class MachineResult:
         return outcomes
 
 
+#: project modules imported before any machine runs, in every process (see `stable_imports`)
+STABLE_IMPORTS = (
+    "mqconform.cli", "mqconform.commands.run", "mqconform.commands.scenario", "mqconform.commands.report",
+    "mqconform.commands.soak", "mqconform.commands.bench", "mqconform.commands.spec",
+    "mqconform.conformance.registry", "mqconform.conformance.rules", "mqconform.conformance.replay",
+    "mqconform.scenario", "mqconform.spec", "mqconform.adapters.registry", "mqconform.adapters.deviations",
+    "mqconform.adapters.reference",
+)
+STABLE_PACKAGES = ("mqconform.conformance", "mqconform.reference_model", "mqconform.scenario",
+                   "mqconform.selftest")
+
+
+def stable_imports() -> None:
+    """Import the same project modules in every process before a machine runs.
+
+    Hypothesis (6.131+) also draws constants it finds in the *local* modules loaded so far (source
+    outside site-packages and tests: this project when installed editable, an adapter's own module),
+    so the set of loaded modules changes the examples a seed or `derandomize` gives. Loading a fixed
+    set first makes `mqconform run -n 1`, `-n N` workers and the pytest plugin explore the same
+    examples."""
+    import importlib
+    import pkgutil
+
+    for name in STABLE_IMPORTS:
+        with contextlib.suppress(ImportError):
+            importlib.import_module(name)
+    # every module of the packages the machines may load lazily (after a finding, in a rule)
+    for package in STABLE_PACKAGES:
+        root = importlib.import_module(package)
+        for info in pkgutil.walk_packages(root.__path__, f"{package}."):
+            with contextlib.suppress(ImportError):
+                importlib.import_module(info.name)
+
+
 def machine_class(base: type[ConformanceMachine], context: RunContext) -> type[ConformanceMachine]:
     """A subclass of `base` bound to one run context (Hypothesis instantiates it per example)."""
     return type(base.__name__, (base,), {"context": context, "__module__": base.__module__})
@@ -78,12 +169,17 @@ def machine_class(base: type[ConformanceMachine], context: RunContext) -> type[C
 
 def run_machine(base: type[ConformanceMachine], adapter_factory: Callable[[], Adapter],
                 claimed: ModelOptions, hyp_settings: settings, run: RunDirectory | None = None,
-                max_reruns: int = MAX_RERUNS) -> MachineResult:
-    """Explore one machine against the adapter; see the module docstring."""
+                max_reruns: int = MAX_RERUNS, seed_value: int | None = None,
+                known_deviations: frozenset[str] = frozenset()) -> MachineResult:
+    """Explore one machine against the adapter; see the module docstring. With `seed_value`,
+    Hypothesis draws its examples from that seed (`hypothesis.seed`): the same seed, settings and
+    adapter explore the same examples; it overrides `derandomize`."""
+    stable_imports()
     result = MachineResult(base.area)
     probe = adapter_factory()
-    caps = (frozenset(claimed.features) | EXTRA_CAPABILITIES) & frozenset(probe.capabilities)
-    if not base.applicable(caps):
+    why = not_run(base, frozenset(claimed.features) | EXTRA_CAPABILITIES, frozenset(probe.capabilities))
+    if why is not None:
+        result.needs = why
         return result  # every rule of the machine is not applicable
     history = run.history(base.area) if run is not None else None
     disabled: set[str] = set()
@@ -94,25 +190,39 @@ def run_machine(base: type[ConformanceMachine], adapter_factory: Callable[[], Ad
             context = RunContext(adapter_factory, claimed, history, frozenset(disabled))
             context.checked = result.checked
             cls = machine_class(base, context)
+            if seed_value is not None:
+                cls = seed(seed_value)(cls)
             t0 = time.perf_counter()
+            found: tuple[Violation, list[Step]] | None = None
             try:
                 run_state_machine_as_test(cls, settings=quiet)
             except Violation as violation:
-                steps = list(context.current.d.steps) if context.current is not None else []
-                result.findings.append(Finding(base.area, violation.check, violation.rules, violation.message,
-                                               steps, time.perf_counter() - t0))
-                disabled.add(violation.check)
-                continue
+                found = violation, list(context.current.d.steps) if context.current is not None else []
             except Inconclusive as exc:
                 result.unknown = str(exc)
-            except Flaky as exc:  # the implementation did not answer the same way twice
-                result.unknown = f"the implementation behaved non-deterministically: {first_line(exc)}"
+            except Flaky as exc:
+                # replaying the choices of a failure did not generate the same run (the broker's timing
+                # feeds the model's state) or did not fail again: the smallest failure seen is real
+                found = context.smallest_violation
+                if found is None:
+                    result.unknown = f"the implementation behaved non-deterministically: {first_line(exc)}"
             except Exception as exc:  # an adapter bug is never a conformance failure, nor a pass
                 result.unknown = f"the adapter raised {type(exc).__name__}: {first_line(exc)}"
             finally:
                 result.examples += context.examples
                 _close_quietly(context)
-            break
+                context.current = None
+            if found is None:
+                break
+            violation, steps = found
+            seconds = time.perf_counter() - t0
+            steps, replayed = minimize(steps, claimed, adapter_factory)
+            result.findings.append(Finding(base.area, violation.check, violation.rules,
+                                           replayed or violation.message, steps, seconds))
+            disabled.add(violation.check)
+            if violation.rules and all(r in known_deviations for r in violation.rules):
+                result.stopped_at_deviation = True
+                break  # consequences of a known deviation are not new findings (module docstring)
     finally:
         if history is not None:
             result.steps = history.index
@@ -196,3 +306,66 @@ def merge_outcomes(results: Iterable[MachineResult], profile: str | None = None)
             if rule not in merged or SEVERITY[state] > SEVERITY[merged[rule]]:
                 merged[rule] = state
     return merged
+
+
+def fault_reason(exc: BaseException) -> str:
+    """One line for an exception that stopped a machine (a broker fault, possibly wrapped by
+    Hypothesis in an exception group)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0] if text else ''}".rstrip(": ")
+
+
+@attrs.frozen
+class AreaJob:
+    """One area to run in a process of its own (`mqconform run -n N`, the pytest plugin): everything
+    is by name, so the process builds its own adapter, profile and settings."""
+
+    area: str
+    adapter: str
+    adapter_options: dict[str, Any]
+    profile: str
+    settings_name: str
+    overrides: dict[str, Any] = attrs.field(factory=dict)
+    run_path: str | None = None
+    run_id: str | None = None
+    start_ns: int = 0
+    max_reruns: int = MAX_RERUNS
+    seed: int | None = None
+    #: rule ids registered as known deviations of this adapter and version (see run_machine)
+    known_deviations: frozenset[str] = frozenset()
+
+
+def run_area_job(job: AreaJob) -> tuple[MachineResult, str | None]:
+    """Load the adapter, run `job.area` on it (histories into the run directory another process
+    created), shut the adapter down. Returns the result and, when an exception stopped the area (a
+    fault), its one-line reason."""
+    from mqconform.adapters.registry import load_adapter
+    from mqconform.reference_model.profiles import profile as load_profile
+
+    from . import settings as suite_settings
+    from .registry import MACHINES
+
+    adapter: Any = None
+    try:
+        adapter = load_adapter(job.adapter, **job.adapter_options)
+        claimed = load_profile(job.profile)
+        overrides = dict(job.overrides)
+        run = None
+        if job.run_path is not None:
+            run = RunDirectory.attach(Path(job.run_path), adapter.name, claimed.name, job.run_id or "",
+                                      job.start_ns)
+            overrides["database"] = database(Path(job.run_path))
+        hyp = suite_settings.get(job.settings_name, **overrides)
+        return run_machine(MACHINES[job.area], lambda: adapter, claimed, hyp, run,
+                           max_reruns=job.max_reruns, seed_value=job.seed,
+                           known_deviations=job.known_deviations), None
+    except (Exception, BaseExceptionGroup) as exc:  # a fault: never a traceback, never a pass
+        reason = f"area {job.area}: {fault_reason(exc)}"
+        return MachineResult(job.area, unknown=reason), reason
+    finally:
+        shutdown = getattr(adapter, "shutdown", None)
+        if callable(shutdown):
+            with contextlib.suppress(Exception):
+                shutdown()

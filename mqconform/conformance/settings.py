@@ -2,7 +2,9 @@
 
 `ci` replaces Hypothesis' own `ci` profile: derandomized and bounded so CI is reproducible and fits
 its budget. The profile is chosen by --settings, else MQCONFORM_SETTINGS, else `ci` when CI=true,
-else `dev`.
+else `dev`. Every profile states `derandomize`: a profile registered without it would inherit it
+from Hypothesis' default, which is derandomized whenever CI=true, so `dev` would silently stop
+drawing seeds in CI.
 """
 
 from __future__ import annotations
@@ -15,9 +17,9 @@ SUPPRESSED = (HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.dat
 PHASES = (Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink)
 
 PROFILES = {
-    "dev": {"max_examples": 60, "stateful_step_count": 30},
+    "dev": {"max_examples": 60, "stateful_step_count": 30, "derandomize": False},
     "ci": {"max_examples": 200, "stateful_step_count": 30, "derandomize": True},
-    "thorough": {"max_examples": 2000, "stateful_step_count": 60},
+    "thorough": {"max_examples": 2000, "stateful_step_count": 60, "derandomize": False},
 }
 
 for _name, _values in PROFILES.items():

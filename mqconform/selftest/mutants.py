@@ -12,11 +12,11 @@ import attrs
 
 from mqconform.adapters.reference import ReferenceAdapter
 from mqconform.reference_model.admission import Admission
-from mqconform.reference_model.broker import Broker, SendResult
+from mqconform.reference_model.broker import AckResult, Broker, SendResult
 from mqconform.reference_model.config import Message
 from mqconform.reference_model.options import ModelOptions
 from mqconform.reference_model.profiles import ARTEMIS
-from mqconform.reference_model.state import AddressState, QueueState
+from mqconform.reference_model.state import AddressState, QueueState, Ref
 from mqconform.reference_model.storage import PutResult, QueueFile, RemoveResult, StoreConfig, TruncateResult
 from mqconform.reference_model.throttle import Throttle
 from mqconform.reference_model.world import World
@@ -127,6 +127,95 @@ class _WindowOverrun(Broker):
         return moved
 
 
+class _CloseReturnsAll(Broker):
+    """A consumer close returns what every consumer of the queue holds, not only its own."""
+
+    def close(self, consumer_name: str) -> None:
+        queue = self._queue(self._consumer(consumer_name).config.queue)
+        others = [c for c in queue.consumers if c.name != consumer_name]
+        super().close(consumer_name)
+        for other in others:
+            self._return_all(other, delay=False)
+        self._settle(queue)
+
+
+class _FirstConsumer(Broker):
+    """Dispatch always offers the next message to the first consumer with room (no round robin)."""
+
+    def _deliver(self, queue: QueueState) -> bool:
+        moved = False
+        while self._deliver_one(queue):
+            moved = True
+        return moved
+
+    def _deliver_one(self, queue: QueueState) -> bool:
+        for consumer in queue.consumers:
+            if not consumer.has_room():
+                continue
+            ref = self._first_match(queue, consumer)
+            if ref is None:
+                continue
+            self._take(queue, consumer, ref)
+            self._push(queue, consumer, ref)
+            return True
+        return False
+
+
+class _DoubleAckCounts(Broker):
+    """A second ack of an acknowledged message answers ok and counts it acknowledged again."""
+
+    def ack(self, consumer_name: str, msg_id: str, tx: bool = False) -> AckResult:
+        done = self.__dict__.setdefault("_done", set())
+        result = super().ack(consumer_name, msg_id, tx)
+        if result == "ok":
+            done.add((consumer_name, msg_id))
+        elif (consumer_name, msg_id) in done:
+            self._queue(self._consumer(consumer_name).config.queue).counters.acknowledged += 1
+            return "ok"
+        return result
+
+
+class _WrongConsumerAck(Broker):
+    """An ack from a consumer that does not hold the message acknowledges it where it is held."""
+
+    def ack(self, consumer_name: str, msg_id: str, tx: bool = False) -> AckResult:
+        consumer = self._consumer(consumer_name)
+        if msg_id not in consumer.received:
+            for other in self._queue(consumer.config.queue).consumers:
+                if msg_id in other.received:
+                    return super().ack(other.name, msg_id, tx)
+        return super().ack(consumer_name, msg_id, tx)
+
+
+class _MultiplierIgnored(Broker):
+    """The redelivery delay is the same for every redelivery (multiplier ignored)."""
+
+    def _redelivery_delay(self, queue: QueueState, ref: Ref) -> int:
+        cfg = queue.config
+        cap = cfg.max_redelivery_delay_ms
+        return min(cfg.redelivery_delay_ms, cap if cap is not None else cfg.redelivery_delay_ms * 10)
+
+
+class _CapIgnored(Broker):
+    """The redelivery delay keeps growing past max-redelivery-delay (cap ignored)."""
+
+    def _redelivery_delay(self, queue: QueueState, ref: Ref) -> int:
+        cfg = queue.config
+        if cfg.redelivery_delay_ms <= 0:
+            return 0
+        return int(cfg.redelivery_delay_ms * cfg.redelivery_multiplier ** max(ref.delivery_count - 1, 0))
+
+
+class _SeventeenthToHead(Broker):
+    """A queue holding 16 pending messages puts the 17th at the head instead of the tail."""
+
+    def _add_tail(self, queue: QueueState, ref: Ref) -> None:
+        full = len(queue.pending) == 16
+        super()._add_tail(queue, ref)
+        if full and ref.id in queue.pending:
+            queue.pending.remove(ref.id)
+            queue.pending.add_head(ref, ref.size)
+
 
 QUEUE_MUTANTS: tuple[Mutant, ...] = (
     Mutant("priority-ignored", "delivery", "priorities are ignored: plain FIFO", _options(priority_levels=1)),
@@ -150,6 +239,23 @@ QUEUE_MUTANTS: tuple[Mutant, ...] = (
            _broker(_BlockLosesMessage)),
     Mutant("copy-per-queue", "paging", "a copy per queue instead of one per address",
            _broker(_CopyPerQueueBroker)),
+    # several consumers per queue, invalid acks, deep redelivery, long queues (issue 9)
+    Mutant("close-returns-all-consumers", "delivery", "a consumer close returns every consumer's messages",
+           _broker(_CloseReturnsAll)),
+    Mutant("dispatch-first-consumer", "delivery", "dispatch always picks the first consumer with room "
+           "(no round robin)", _broker(_FirstConsumer)),
+    Mutant("double-ack-counts", "delivery", "a second ack of the same message is accepted and counted "
+           "again", _broker(_DoubleAckCounts)),
+    Mutant("wrong-consumer-ack", "delivery", "an ack from a consumer that does not hold the message is "
+           "accepted", _broker(_WrongConsumerAck)),
+    Mutant("redelivery-multiplier-ignored", "redelivery", "the redelivery multiplier is ignored",
+           _broker(_MultiplierIgnored)),
+    Mutant("redelivery-cap-ignored", "redelivery", "max-redelivery-delay does not cap the delay",
+           _broker(_CapIgnored)),
+    Mutant("dla-off-by-one", "redelivery", "dead-lettered only after max-delivery-attempts + 1 deliveries",
+           _options(dla_threshold="gt")),
+    Mutant("seventeenth-to-head", "delivery", "the 17th pending message goes to the head of the queue",
+           _broker(_SeventeenthToHead)),
 )
 
 # ---------------------------------------------------------------- storage (VOS queue files)

@@ -7,9 +7,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from mqconform.adapters.reference import ReferenceAdapter
-from mqconform.reference_model.profiles import ARTEMIS
 
+from mqconform.adapters.reference import ReferenceAdapter
 from mqconform.cli import main
 from mqconform.conformance import settings as suite_settings
 from mqconform.conformance.driver import Violation
@@ -17,6 +16,7 @@ from mqconform.conformance.registry import MACHINES
 from mqconform.conformance.replay import replay
 from mqconform.conformance.runner import Finding, run_machine, write_counterexample
 from mqconform.history import RunDirectory
+from mqconform.reference_model.profiles import ARTEMIS
 from mqconform.selftest.mutants import MUTANTS
 
 MUTANT = next(m for m in MUTANTS if m.name == "cancel-to-tail")

@@ -8,15 +8,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from mqconform.adapters.contract import Result
 from mqconform.adapters.reference import ReferenceAdapter
-from mqconform.reference_model.profiles import profile
-from mqconform.reports import store
-
 from mqconform.conformance import settings as suite_settings
 from mqconform.conformance.registry import MACHINES
 from mqconform.conformance.runner import MachineResult, run_machine
 from mqconform.history import RunDirectory
+from mqconform.reference_model.profiles import profile
+from mqconform.reports import store
 
 RULES = ("REDELIVERY-1", "REDELIVERY-2")
 SKEW = 100
@@ -32,7 +32,7 @@ class SkewedCounts(ReferenceAdapter):
 
 def _run(tmp_path: Path, adapter: type[ReferenceAdapter]) -> tuple[MachineResult, Path]:
     run = RunDirectory(tmp_path / "run", "reference", "artemis", {})
-    hyp = suite_settings.get(suite_settings.default_profile(), database=None, max_examples=15,
+    hyp = suite_settings.get(suite_settings.default_profile(), database=None, max_examples=40,
                              derandomize=True)
     result = run_machine(MACHINES["redelivery"], lambda: adapter("artemis"), profile("artemis"), hyp, run=run,
                          max_reruns=0)

@@ -6,12 +6,12 @@ Rule ids: every id in mqconform.conformance.rules (the machines' checks).
 from __future__ import annotations
 
 import pytest
-from mqconform.adapters.reference import ReferenceAdapter
-from mqconform.reference_model.profiles import PROFILES, profile
 
+from mqconform.adapters.reference import ReferenceAdapter
 from mqconform.conformance import settings as suite_settings
 from mqconform.conformance.registry import MACHINES
 from mqconform.conformance.runner import run_machine
+from mqconform.reference_model.profiles import PROFILES, profile
 
 
 @pytest.mark.parametrize("area", list(MACHINES))

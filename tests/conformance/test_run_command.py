@@ -107,3 +107,141 @@ class DownAdapter:
 
     def __getattr__(self, name: str):  # type: ignore[no-untyped-def]
         return lambda *a, **k: None
+
+
+def _histories(out: Path) -> dict[str, list[dict[str, object]]]:
+    """Per history file, its records without the run id and the timestamps."""
+    found: dict[str, list[dict[str, object]]] = {}
+    for path in sorted((out / "history").glob("*.jsonl")):
+        records = [json.loads(line) for line in path.read_text().splitlines()]
+        found[path.name] = [{k: v for k, v in r.items() if k not in ("run", "time")} for r in records]
+    return found
+
+
+def _outcomes(out: Path) -> list[tuple[str, str, str]]:
+    return sorted((o["machine"], o["rule"], o["outcome"])
+                  for o in map(json.loads, (out / "outcomes.jsonl").read_text().splitlines()))
+
+
+def test_two_workers_give_the_same_outcomes_as_one(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    areas = ["--areas", "delivery,ring,scheduling", "--max-examples", "8"]
+    assert _run(tmp_path, "--out", str(tmp_path / "one"), "-n", "1", *areas) == 0
+    one = capsys.readouterr().out
+    assert _run(tmp_path, "--out", str(tmp_path / "two"), "-n", "2", *areas) == 0
+    two = capsys.readouterr().out
+    assert "2 workers" in two
+    assert _outcomes(tmp_path / "one") == _outcomes(tmp_path / "two")
+    # The histories are equal too when both runs start from the CLI (runner.stable_imports); here -n 1
+    # runs inside this pytest process, whose other loaded local modules give Hypothesis other constants
+    # to draw from, so the test compares the outcomes, the summary and the history files written.
+    one_h, two_h = _histories(tmp_path / "one"), _histories(tmp_path / "two")
+    assert one_h.keys() == two_h.keys()
+    meta = json.loads((tmp_path / "two" / "run.json").read_text())
+    assert meta["status"] == "complete" and meta["settings"]["workers"] == 2
+
+    def summary(text: str) -> list[str]:  # area, state and examples, in printed order (not the seconds)
+        return [" ".join(line.split()[:3]) for line in text.splitlines() if line.startswith("  ")]
+
+    assert summary(one) == summary(two)
+    assert [line.split()[0] for line in summary(two)] == ["delivery", "ring", "scheduling"]
+
+
+def test_two_workers_find_the_same_violations(tmp_path: Path) -> None:
+    args = ["--profile", "rabbitmq-classic", "--areas", "delivery,ring"]
+    assert _run(tmp_path, "--out", str(tmp_path / "one"), *args) == 1
+    assert _run(tmp_path, "--out", str(tmp_path / "two"), "-n", "2", *args) == 1
+    assert _outcomes(tmp_path / "one") == _outcomes(tmp_path / "two")
+    names = sorted(p.name for p in (tmp_path / "two" / "counterexamples").iterdir())
+    assert names and names == sorted(p.name for p in (tmp_path / "one" / "counterexamples").iterdir())
+
+
+def _dev(out: Path, *extra: str) -> int:
+    return main(["run", "--adapter", "reference", "--settings", "dev", "--max-examples", "6",
+                 "--areas", "delivery,redelivery", "--no-report", "--out", str(out), *extra])
+
+
+def test_the_same_seed_explores_the_same_examples(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    assert _dev(tmp_path / "a", "--seed", "12345") == 0
+    assert "seed 12345" in capsys.readouterr().out.splitlines()[0]
+    assert _dev(tmp_path / "b", "--seed", "12345") == 0
+    assert _dev(tmp_path / "c", "--seed", "54321") == 0
+    a, b, c = (_histories(tmp_path / x) for x in "abc")
+    assert a == b
+    assert a != c
+    assert json.loads((tmp_path / "a" / "run.json").read_text())["seed"] == 12345
+
+
+def test_without_a_seed_one_is_drawn_recorded_and_replays(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    assert _dev(tmp_path / "a") == 0
+    seed = json.loads((tmp_path / "a" / "run.json").read_text())["seed"]
+    assert isinstance(seed, int)
+    assert f"seed {seed}" in capsys.readouterr().out
+    assert _dev(tmp_path / "b", "--seed", str(seed)) == 0
+    assert _histories(tmp_path / "a") == _histories(tmp_path / "b")
+
+
+def test_areas_that_cannot_run_say_what_they_need(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    out = tmp_path / "run"
+    code = main(["run", "--adapter", "tests.example_adapter:FifoAdapter", "--settings", "ci",
+                 "--max-examples", "5", "--areas", "delivery,ring,scheduling", "--no-report",
+                 "--out", str(out)])
+    assert code == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert any(line.split() == ["ring", "n/a", "(needs:", "ring)"] for line in lines)
+    assert any(line.strip().startswith("scheduling  n/a (needs: scheduling") for line in lines)
+    assert not any("0 examples" in line for line in lines)
+    not_run = json.loads((out / "run.json").read_text())["not_run"]
+    # rabbitmq-classic has ring queues, the example adapter does not; it has no scheduling at all
+    assert not_run["ring"] == {"needs": ["ring"], "not_in_profile": [], "adapter_lacks": ["ring"]}
+    assert "scheduling" in not_run["scheduling"]["not_in_profile"]
+    records = map(json.loads, (out / "outcomes.jsonl").read_text().splitlines())
+    messages = {o["rule"]: o["message"] for o in records if o["outcome"] == "not_applicable"}
+    assert any("applies but not covered (capability missing: ring)" in (m or "") for m in messages.values())
+    assert any("not in the claimed profile" in (m or "") for m in messages.values())
+    # the report keeps the distinction (JUnit <skipped> message)
+    assert main(["report", str(out), "--engine", "python", "--out", str(tmp_path / "report")]) == 0
+    junit = (tmp_path / "report" / "junit.xml").read_text()
+    assert ('skipped message="n/a: area ring not run: applies but not covered (capability missing: ring)"'
+            in junit)
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["-n", "0"], "-n must be at least 1"),
+    (["-n", "many"], "-n expects a number or auto"),
+])
+def test_bad_worker_count_is_one_line_and_exit_2(args: list[str], message: str, capsys) -> None:  # type: ignore[no-untyped-def]
+    assert main(["run", "--adapter", "reference", "--no-report", *args]) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and len(err.splitlines()) == 1
+
+
+def test_a_worker_process_that_dies_is_a_fault_not_a_traceback(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    code = main(["run", "--adapter", "tests.conformance.test_run_command:DiesInWorkers", "--settings", "ci",
+                 "--max-examples", "3", "--areas", "delivery,redelivery", "-n", "2", "--no-report",
+                 "--out", str(tmp_path / "run")])
+    captured = capsys.readouterr()
+    assert code == 3
+    assert "the worker process failed: BrokenProcessPool" in captured.out
+    assert "Traceback" not in captured.out + captured.err
+    assert json.loads((tmp_path / "run" / "run.json").read_text())["status"] == "incomplete"
+
+
+class DiesInWorkers:
+    """The example adapter, except that it kills the process it is built in when that is a worker."""
+
+    def __new__(cls, **options: object) -> object:
+        import multiprocessing
+        import os
+
+        from tests.example_adapter import FifoAdapter
+
+        if multiprocessing.parent_process() is not None:
+            os._exit(1)
+        return FifoAdapter(**options)  # type: ignore[arg-type]
+def test_a_failure_line_names_only_the_claimed_profiles_rules() -> None:
+    from mqconform.conformance.rules import failure_rules, profile_rule_ids
+
+    rules = ("REDELIVERY-11", "DELIVERY-1", "REDELIVERY-14")
+    assert profile_rule_ids(rules, "artemis") == ("REDELIVERY-11", "DELIVERY-1")
+    assert profile_rule_ids(rules, "rabbitmq-quorum") == ("DELIVERY-1", "REDELIVERY-14")
+    assert failure_rules(("REDELIVERY-11",), "jetstream") == "REDELIVERY-11"  # never an empty list

@@ -8,11 +8,10 @@ from typing import Any
 
 from mqconform.adapters.contract import Result
 from mqconform.adapters.reference import ReferenceAdapter
-from mqconform.reference_model.profiles import ARTEMIS
-
 from mqconform.conformance import settings as suite_settings
 from mqconform.conformance.registry import MACHINES
 from mqconform.conformance.runner import merge_outcomes, run_machine
+from mqconform.reference_model.profiles import ARTEMIS
 
 
 class RaisingAdapter(ReferenceAdapter):
@@ -36,6 +35,16 @@ class CoinAdapter(ReferenceAdapter):
         return Result.ok("dropped") if next(self.calls) % 2 else result
 
 
+class OnceAdapter(ReferenceAdapter):
+    """Answers one send wrongly, the tenth of the run, then never again: Hypothesis cannot replay it."""
+
+    calls = itertools.count()
+
+    def send(self, to: str, message: Any) -> Result:
+        result = super().send(to, message)
+        return Result.ok("dropped") if next(self.calls) == 9 else result
+
+
 def _run(factory: Any) -> Any:
     hyp = suite_settings.get("ci", database=None, max_examples=30)
     return run_machine(MACHINES["delivery"], factory, ARTEMIS, hyp, max_reruns=0)
@@ -53,6 +62,19 @@ def test_a_non_reproducible_difference_is_reported_not_crashed() -> None:
     # either shrunk to a counterexample or, when Hypothesis cannot reproduce it, unknown
     assert result.findings or result.unknown
     assert "pass" not in {v for k, v in merge_outcomes([result]).items() if k == "DELIVERY-2"}
+
+
+def test_a_failure_hypothesis_cannot_replay_is_still_reported_with_its_steps() -> None:
+    """A real broker's timing can make the replay of a failing example generate another run
+    (Hypothesis' Flaky): the failure was observed, so it is a finding, with the steps that showed it."""
+    result = _run(lambda: OnceAdapter("artemis"))
+    assert result.unknown is None
+    assert len(result.findings) == 1
+    finding = result.findings[0]
+    assert finding.check == "send.result" and "dropped" in finding.message
+    sends = [step for step in finding.steps if step.op == "send"]
+    assert len(sends) == 10 and finding.steps[-1] is sends[-1]  # the tenth send, where it answered wrongly
+    assert merge_outcomes([result])["DELIVERY-2"] == "fail"
 
 
 def test_outcomes_follow_the_claimed_profile_but_never_hide_a_failure() -> None:

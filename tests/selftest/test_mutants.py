@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from mqconform.reference_model.profiles import ARTEMIS
 
 from mqconform.conformance import settings as suite_settings
 from mqconform.conformance.registry import MACHINES
 from mqconform.conformance.runner import run_machine
+from mqconform.reference_model.profiles import ARTEMIS
 from mqconform.selftest.mutants import MUTANTS
 
 MAX_STEPS = 12

@@ -6,10 +6,11 @@ from hypothesis.stateful import initialize, precondition, rule
 
 from ..consumers import MODE_INDEX, consumer_settings
 from ..queue_machine import QueueMachine
+from ..restart import RestartSteps
 from ..rules import rules_for
 
 
-class DeliveryMachine(QueueMachine):
+class DeliveryMachine(RestartSteps, QueueMachine):
     area = "delivery"
     RULES = rules_for("delivery")
     SIZES = (100, 700, 5000)

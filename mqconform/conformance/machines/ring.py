@@ -1,4 +1,19 @@
-"""Ring queues: the bound counts pending only, one head evicted per add, returns never evict."""
+"""Ring queues: the bound counts pending only, one head evicted per add, returns never evict.
+
+Issue 14: the queue declaration draws its overflow policy among the claimed profile's own
+(`overflow_policies`, RING-28) that the adapter can honour, and a byte bound beside the count
+bound where both have `max_length_bytes` (RING-27); nack draws its forms, requeue=false
+(REDELIVERY-24) and multiple (REDELIVERY-25), where both have them.
+
+Each of these is compared under a check of its own, so a run evidences the rule: the sends to a
+queue with a declared policy (`send.overflow`) or a binding byte bound (`send.byte_bound`) compare
+their answers and the queue's stored count; a nack of a non-default form compares its answer and
+then the counter its form changes (`nack.reject`: message_count, `nack.multiple`: delivering_count).
+None of this draws anything new (a new rule would change every profile's exploration), so purge
+(RING-29), ack wait (REDELIVERY-27) and nack delay (REDELIVERY-28) are not generated here.
+After each delivery the redelivered flag the implementation shows is compared (`delivery.redelivered`,
+DELIVERY-23).
+"""
 
 from __future__ import annotations
 
@@ -6,6 +21,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 from hypothesis.stateful import initialize, precondition, rule
+
+from mqconform.reference_model.profiles import PROFILES
 
 from ..consumers import MODE_INDEX, consumer_settings
 from ..queue_machine import WHICH, QueueMachine
@@ -20,13 +37,45 @@ class RingMachine(QueueMachine):
 
     @initialize(ring=st.integers(min_value=0, max_value=4), mode=MODE_INDEX)
     def setup(self, ring: int, mode: int) -> None:
+        queue: dict[str, Any] = {"name": "q", "ring_size": self.ring_size(ring)}
+        queue.update(self.queue_vocabulary(ring + 5 * mode))
         ring = self.ring_size(ring)
         self.ring = ring
-        self.d.both("queue", {"name": "q", "ring_size": ring})
+        self.d.both("queue", queue)
+        self.send_check = self.vocabulary_check(queue)
         settings = consumer_settings(self.caps, mode)
         if settings is not None:
             self.declare_consumer("q", **settings)
         self.ready = True
+
+    def queue_vocabulary(self, seed: int) -> dict[str, Any]:
+        """RING-28 / RING-27: an overflow policy among the profile's the adapter has (or none: the
+        profile's default) and a byte bound where both have one, chosen from `seed` (the set-up's
+        own draws: no new draw, so profiles without them explore exactly as before). Sets
+        self.overflow, the model overflow the queue follows."""
+        extra: dict[str, Any] = {}
+        offered = self.adapter.capabilities  # overflow:<policy> is no model feature: the adapter's own
+        names: list[str | None] = [None]
+        known = PROFILES.get(self.options.name)
+        if known is not None and known.overflow == self.options.overflow:  # a run that pins one
+            names += [name for name, _ in self.options.overflow_policies  # overflow keeps it
+                      if f"overflow:{name}" in offered]
+        chosen = names[seed % len(names)]
+        if chosen is not None:
+            extra["overflow"] = chosen
+        self.overflow = self.options.overflow_for(chosen)
+        if self.can("max_length_bytes") and seed % 3 == 2:
+            extra["max_length_bytes"] = 250
+        return extra
+
+    def vocabulary_check(self, queue: dict[str, Any]) -> str:
+        """The check a send to `queue` is compared under: send.byte_bound where its byte bound binds
+        before its count bound (RING-27: 250 bytes hold two 100-byte messages, a ring of 3 or more
+        three), send.overflow where it names an overflow policy (RING-28), else send.result."""
+        ring = queue.get("ring_size", -1)
+        if queue.get("max_length_bytes", -1) != -1 and (ring < 0 or ring >= 3):
+            return "send.byte_bound"
+        return "send.overflow" if queue.get("overflow") is not None else "send.result"
 
     def ring_size(self, drawn: int) -> int:
         """A drawn ring size, at least 1 where the implementation cannot have a ring of 0."""
@@ -41,11 +90,17 @@ class RingMachine(QueueMachine):
     @precondition(lambda self: self.ready and self.can("ring"))
     @rule(size_index=WHICH, priority=st.sampled_from([4, 4, 0, 9]))
     def send(self, size_index: int, priority: int) -> None:
+        opts = self.options
+        overflow = getattr(self, "overflow", opts.overflow)  # the queue's own policy (RING-28)
+        if overflow != "drop_head" or opts.bound_counts != "pending":  # no ring.bound check
+            super().send(size_index, priority)
+            return
         before = self._pending()
         super().send(size_index, priority)
+        if self.send_check != "send.result":  # the stored count after a send under the declaration
+            self._compare_counter(self.send_check, "q", "message_count")
         after = self._pending()
-        opts = self.options
-        if before is None or after is None or opts.overflow != "drop_head" or opts.bound_counts != "pending":
+        if before is None or after is None:
             return
         bound = max(self.ring, before)
         self.d.check("ring.bound", after <= bound,
@@ -76,7 +131,23 @@ class RingMachine(QueueMachine):
     def nack(self, which: int, index: int) -> None:
         target = self._ack_target(which, index)
         if target is not None:
-            self.d.both("nack", {"consumer": target[0], "id": target[1]}, compare="nack.result")
+            args: dict[str, Any] = {"consumer": target[0], "id": target[1]}
+            # the forms come from the rule's own draws (no new draw: other profiles explore as before)
+            if self.can("nack_reject") and (which + index) % 3 == 2:
+                args["requeue"] = False  # REDELIVERY-24
+            if self.can("nack_multiple") and which % 2 == 1:
+                args["multiple"] = True  # REDELIVERY-25
+            check = {(False, False): "nack.result", (True, False): "nack.reject",
+                     (False, True): "nack.multiple", (True, True): "nack.reject_multiple"}[
+                ("requeue" in args, "multiple" in args)]
+            self.d.both("nack", args, compare=check)
+            # the effect of the form: a rejected message leaves the queue, a multiple nack returns
+            # every earlier delivery of the consumer
+            if "requeue" in args:
+                self._compare_counter(check, self.consumer_args[target[0]]["queue"],
+                                      "message_count")
+            elif "multiple" in args:
+                self._compare_counter(check, self.consumer_args[target[0]]["queue"], "delivering_count")
 
     @precondition(lambda self: self.ready and self.can("set_ring_size"))
     @rule(size=st.integers(min_value=0, max_value=4))
@@ -85,3 +156,23 @@ class RingMachine(QueueMachine):
         self.ring = size
         args: dict[str, Any] = {"queue": "q", "size": size}
         self.d.both("set_ring_size", args)
+
+    # ------------------------------------------------------------------ observations
+    def _compare_counter(self, check: str, queue: str, name: str) -> None:
+        """Compare one counter of `queue` under `check` (where the adapter shows it in this state)."""
+        if not self.can(f"counter:{name}"):
+            return
+        observed = self.d.observe_if_observable("counters", queue)
+        if observed is not None:
+            self.d.expect_equal(check, observed[0][name], observed[1].get(name), f"queue {queue} {name}: ")
+
+    def received(self, consumer: str, expected: str | None, actual: str | None) -> None:
+        """Also DELIVERY-23: the redelivered flag of the delivery the implementation shows."""
+        super().received(consumer, expected, actual)
+        if expected is None or actual != expected or not self.can("redelivered_flag"):
+            return
+        queue = self.consumer_args[consumer]["queue"]
+        observed = self.d.observe_if_observable("message_info", queue, expected)
+        if observed is not None and observed[0] is not None:
+            self.d.expect_equal("delivery.redelivered", observed[0]["redelivered"],
+                                (observed[1] or {}).get("redelivered"), f"redelivered flag of {expected}: ")

@@ -1,0 +1,64 @@
+"""Step-level minimisation of a shrunk counterexample.
+
+Hypothesis shrinks the choices that generate a run, not the steps the driver executed. A composite rule
+(a batch, a redelivery round, a close and reopen) is several steps, and a step whose choices feed later
+draws can survive the shrinker although the failure does not need it. This pass replays the shrunk
+counterexample as a scenario annotated with the claimed model's expectations, cuts it after the step
+where the implementation first differs, then deletes whole steps (pairs first, then single steps)
+while the shorter scenario still fails. A counterexample whose replay holds (a failure the scenario
+expectations cannot show, or a flaky one) is kept as it is.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+
+from mqconform.adapters.contract import Adapter
+from mqconform.reference_model.options import ModelOptions
+
+from .driver import Step
+
+#: seconds the pass may spend on one counterexample
+BUDGET_S = 20.0
+
+
+def _failure(steps: Sequence[Step], claimed: ModelOptions,
+             adapter_factory: Callable[[], Adapter]) -> tuple[int, str] | None:
+    """(the 1-based step where the implementation first differs from the claimed model, what differs)
+    for `steps` replayed as a scenario, or None when it holds (or is not a valid run)."""
+    from mqconform.scenario import ModelRejected, annotate, from_data, run_scenario
+
+    raw = [{step.op: step.args} for step in steps]
+    try:
+        annotated = annotate(raw, claimed)
+        scenario = from_data({"profile": claimed.name, "steps": annotated}, "counterexample")
+    except (ModelRejected, ValueError):  # not a valid run (e.g. a consumer never declared), or a
+        return None                        # profile the catalogue does not name
+    outcome = run_scenario(scenario, adapter_factory(), namespace="mqc-minimize")
+    if outcome.verdict != "fail" or outcome.step is None:
+        return None
+    return outcome.step, outcome.message
+
+
+def minimize(steps: list[Step], claimed: ModelOptions, adapter_factory: Callable[[], Adapter],
+             budget_s: float = BUDGET_S) -> tuple[list[Step], str | None]:
+    """The shortest failing prefix of `steps`, then without every pair and single step whose deletion
+    keeps it failing (cut again after the step where it now fails), with what the implementation does
+    differently at its last step; (`steps`, None) when the replay does not fail (see the module
+    docstring)."""
+    deadline = time.monotonic() + budget_s
+    found = _failure(steps, claimed, adapter_factory)
+    if found is None:
+        return steps, None
+    current, message = list(steps[:found[0]]), found[1]
+    for width in (2, 1):
+        start = len(current) - 1 - width
+        while start >= 0 and time.monotonic() < deadline:
+            candidate = current[:start] + current[start + width:]
+            found = _failure(candidate, claimed, adapter_factory)
+            if found is not None:
+                current, message = candidate[:found[0]], found[1]
+                start = min(start, len(current) - 1 - width)
+            start -= 1
+    return current, message

@@ -1,0 +1,95 @@
+"""Rule coverage derived from the checks and the capability gates (mqconform.conformance.coverage)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import Phase, settings
+
+from mqconform.adapters.rabbitmq import CAPABILITIES as RABBIT
+from mqconform.adapters.reference import ReferenceAdapter
+from mqconform.cli import main
+from mqconform.conformance import settings as suite_settings
+from mqconform.conformance.coverage import CHECK_NEEDS, rule_coverage, run_capabilities
+from mqconform.conformance.registry import MACHINES
+from mqconform.conformance.rules import TABLES
+from mqconform.conformance.runner import merge_outcomes, run_machine
+from mqconform.reference_model.profiles import profile
+from mqconform.spec import load_catalogue
+
+
+def _rules(name: str) -> list[str]:
+    return [r.id for r in load_catalogue().for_profile(name)]
+
+
+def test_every_gated_check_is_a_check_of_some_area() -> None:
+    checks = {check for table in TABLES.values() for check in table}
+    assert {c for c in CHECK_NEEDS if not c.startswith("counters.")} <= checks
+
+
+def test_a_rule_is_coverable_only_through_a_check_whose_gate_is_open() -> None:
+    quorum, classic = profile("rabbitmq-quorum"), profile("rabbitmq-classic")
+    q = rule_coverage(_rules("rabbitmq-quorum"), quorum, RABBIT["quorum"])
+    c = rule_coverage(_rules("rabbitmq-classic"), classic, RABBIT["classic"])
+    without = rule_coverage(_rules("rabbitmq-quorum"), quorum, RABBIT["quorum"] - {"delivery_count"})
+    gained = {r for r in q if q[r].coverable and not without[r].coverable}
+    assert gained and all("delivery_count" in without[r].reason() for r in gained)
+    assert c["RING-14"].coverable and c["DELIVERY-1"].coverable
+    assert not c["THROTTLE-1"].coverable and c["THROTTLE-1"].reason() == "needs throttle"
+    # RING-1 is named only by queue.accepted, which can only fail: never evidence
+    assert "RING-1" not in c or not c["RING-1"].coverable
+    mosquitto = rule_coverage(["DELIVERY-1"], profile("mosquitto"), {"queues", "ring", "consumer_pull"})
+    assert mosquitto["DELIVERY-1"].reason().startswith("needs counter:")
+    assert "counter:pending_count" in mosquitto["DELIVERY-1"].reason()
+
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def _readme_coverage_table() -> list[str]:
+    """The Markdown table of README.md's "Rule coverage" paragraph (its header row onwards)."""
+    lines = README.read_text(encoding="utf-8").splitlines()
+    section = next(i for i, line in enumerate(lines) if line.startswith("**Rule coverage.**"))
+    first = next(i for i in range(section, len(lines)) if lines[i].startswith("| adapter | profile |"))
+    last = next((i for i in range(first, len(lines)) if not lines[i].startswith("|")), len(lines))
+    return lines[first:last]
+
+
+def test_the_readme_coverage_table_is_what_spec_coverage_prints(capsys) -> None:  # type: ignore[no-untyped-def]
+    """README.md's rule coverage table is the one `mqconform spec --coverage` prints (regenerate it
+    with that command when a check, a gate or a rule changes)."""
+    assert main(["spec", "--coverage"]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0].startswith("| adapter | profile | rules coverable") and len(printed) == 2 + 6
+    assert _readme_coverage_table() == printed
+    # and one adapter's last line gives the same figure as its row
+    assert main(["spec", "--coverage", "--adapter", "rabbitmq"]) == 0
+    last = capsys.readouterr().out.splitlines()[-1]
+    row = next(r for r in printed if r.startswith("| rabbitmq | rabbitmq-classic |"))
+    assert last.endswith("rules coverable " + row.split(" | ")[2])
+
+
+def test_bad_adapter_is_one_line() -> None:
+    assert main(["spec", "--coverage", "--adapter", "nope"]) == 2
+
+
+@pytest.mark.parametrize("area", ["delivery", "ring", "redelivery"])
+def test_a_run_covers_no_rule_the_derivation_calls_uncoverable(area: str) -> None:
+    """The derivation is an upper bound of what a run reaches: the reference model restricted to the
+    rabbitmq classic adapter's capabilities covers only rules derived as coverable."""
+    claimed = profile("rabbitmq-classic")
+
+    def factory() -> ReferenceAdapter:
+        adapter = ReferenceAdapter("rabbitmq-classic")
+        adapter.capabilities = frozenset(RABBIT["classic"])
+        return adapter
+
+    hyp = settings(suite_settings.get("ci", max_examples=10), phases=[Phase.generate], database=None)
+    result = run_machine(MACHINES[area], factory, claimed, hyp, max_reruns=0)
+    assert result.unknown is None and not result.findings
+    reached = {r for r, s in merge_outcomes([result], claimed.name).items() if s == "pass"}
+    assert reached, "the run evidenced nothing"
+    derived = rule_coverage(_rules(claimed.name), claimed, run_capabilities(claimed, RABBIT["classic"]))
+    assert all(derived[r].coverable for r in reached if r in derived), reached
+

@@ -1,0 +1,92 @@
+"""Issue 14 in the machines: the ring machine declares queues with the claimed profile's own overflow
+policies and byte bounds, and nacks with the forms the profile and the adapter both have."""
+
+from __future__ import annotations
+
+import collections
+from typing import Any
+
+import attrs
+import pytest
+
+from mqconform.adapters.reference import ReferenceAdapter
+from mqconform.conformance import settings as suite_settings
+from mqconform.conformance.driver import Driver
+from mqconform.conformance.machines.redelivery import RedeliveryMachine
+from mqconform.conformance.machines.ring import RingMachine
+from mqconform.conformance.runner import merge_outcomes, run_machine
+from mqconform.reference_model.profiles import profile
+
+
+@pytest.mark.rules("RING-27", "RING-28", "REDELIVERY-24")
+@pytest.mark.parametrize("name", ["rabbitmq-classic", "jetstream"])
+def test_ring_machine_draws_the_profiles_vocabulary(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: collections.Counter[tuple[Any, ...]] = collections.Counter()
+    original = Driver.both_values
+
+    def spy(self: Driver, op: str, args: Any, compare: str | None = None) -> tuple[Any, Any]:
+        if op == "queue":
+            seen["overflow", args.get("overflow")] += 1
+            seen["bytes", args.get("max_length_bytes")] += 1
+        if op == "nack":
+            seen["requeue", args.get("requeue", True)] += 1
+        return original(self, op, args, compare)
+
+    monkeypatch.setattr(Driver, "both_values", spy)
+    claimed = profile(name)
+    hyp = suite_settings.get("dev", max_examples=120, database=None, derandomize=True)
+    result = run_machine(RingMachine, lambda: ReferenceAdapter(name), claimed, hyp)
+    assert result.findings == [] and result.unknown is None
+    drawn = {value for (kind, value) in seen if kind == "overflow"}
+    assert drawn == {None} | {policy for policy, _ in claimed.overflow_policies}
+    # the nack forms, where the redelivery machine (which inherits the ring machine's nack) nacks more
+    result = run_machine(RedeliveryMachine, lambda: ReferenceAdapter(name), claimed, hyp)
+    assert result.findings == [] and result.unknown is None
+    assert seen["requeue", False] > 0 and seen["requeue", True] > 0, sorted(seen.items(), key=str)
+    assert (seen["bytes", 250] > 0) == (name == "rabbitmq-classic")  # jetstream: no byte bound
+
+
+class _IgnoresNackForms(ReferenceAdapter):
+    """A broker that requeues whatever the nack says (REDELIVERY-24/25 broken)."""
+
+    def nack(self, consumer: str, msg_id: str, requeue: bool = True, multiple: bool = False,
+             delay_ms: int = 0) -> Any:
+        return super().nack(consumer, msg_id)
+
+
+class _IgnoresOverflow(ReferenceAdapter):
+    """A broker that applies its default overflow whatever the declaration names (RING-28 broken)."""
+
+    def declare_queue(self, config: Any) -> Any:
+        return super().declare_queue(attrs.evolve(config, overflow=None))
+
+
+def _run(adapter: type[ReferenceAdapter], name: str, examples: int) -> Any:
+    hyp = suite_settings.get("dev", max_examples=examples, database=None, derandomize=True)
+    return run_machine(RingMachine, lambda: adapter(name), profile(name), hyp, max_reruns=0)
+
+
+@pytest.mark.rules("RING-27", "RING-28", "REDELIVERY-24", "REDELIVERY-25", "DELIVERY-22", "DELIVERY-23")
+@pytest.mark.parametrize(("name", "evidenced"), [
+    ("rabbitmq-classic", {"RING-27", "RING-28", "REDELIVERY-24", "REDELIVERY-25", "DELIVERY-22",
+                          "DELIVERY-23"}),
+    ("jetstream", {"RING-28", "REDELIVERY-24", "DELIVERY-22", "DELIVERY-23"}),
+])
+def test_a_conforming_run_evidences_the_vocabulary_rules(name: str, evidenced: set[str]) -> None:
+    """The vocabulary the ring machine generates is compared under checks of its own, whose rules a
+    run of a conforming implementation passes."""
+    result = _run(ReferenceAdapter, name, 120)
+    assert result.findings == [] and result.unknown is None
+    passed = {rule for rule, state in merge_outcomes([result], name).items() if state == "pass"}
+    assert evidenced <= passed, evidenced - passed
+
+
+@pytest.mark.rules("REDELIVERY-24", "RING-28")
+@pytest.mark.parametrize(("broken", "rule"), [(_IgnoresNackForms, "REDELIVERY-24"),
+                                                (_IgnoresOverflow, "RING-28")])
+def test_a_broker_that_ignores_the_vocabulary_fails_its_rule(broken: type[ReferenceAdapter],
+                                                             rule: str) -> None:
+    result = _run(broken, "rabbitmq-classic", 120)
+    assert result.findings, "the broken broker went unnoticed"
+    assert any(rule in finding.rules for finding in result.findings), [
+        (f.check, f.rules) for f in result.findings]

@@ -36,6 +36,9 @@ OUTCOME_FIELDS = ("v", "run", "adapter", "profile", "machine", "rule", "outcome"
                   "counterexample", "message")
 
 
+_dumps = json.JSONEncoder(default=str, separators=(",", ":")).encode
+
+
 def new_run_id() -> str:
     return time.strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:6]
 
@@ -58,20 +61,26 @@ class HistoryWriter:
         self.machine = machine
         self.index = 0
         self.example = 0
+        self._prefix: str | None = None
+        self._prefix_example = -1
         self._lock: AbstractContextManager[Any] = threading.Lock() if threadsafe else nullcontext()
         self._file: IO[str] = (run.path / "history" / f"{machine}.jsonl").open("a", encoding="utf-8")
 
     def record(self, type_: RecordType, f: str, value: Any = None, *, process: str = "control",
                queue: str | None = None) -> None:
+        # The fields before `index` change only per example: their JSON is kept as a prefix, so each
+        # record encodes only its own fields (the line is the same as json.dumps of the whole record).
         with self._lock:
-            rec = {
-                "v": SCHEMA_VERSION, "run": self.run.run_id, "adapter": self.run.adapter,
-                "profile": self.run.profile, "machine": self.machine, "example": self.example,
-                "index": self.index, "time": time.monotonic_ns() - self.run.start_ns, "process": process,
-                "type": type_, "f": f, "queue": queue, "value": value,
-            }
+            prefix = self._prefix
+            if prefix is None or self._prefix_example != self.example:
+                prefix = self._prefix = _dumps({
+                    "v": SCHEMA_VERSION, "run": self.run.run_id, "adapter": self.run.adapter,
+                    "profile": self.run.profile, "machine": self.machine, "example": self.example})[:-1]
+                self._prefix_example = self.example
+            rest = _dumps({"index": self.index, "time": time.monotonic_ns() - self.run.start_ns,
+                           "process": process, "type": type_, "f": f, "queue": queue, "value": value})
             self.index += 1
-            self._file.write(json.dumps(rec, default=str, separators=(",", ":")) + "\n")
+            self._file.write(f"{prefix},{rest[1:]}\n")
 
     def flush(self) -> None:
         with self._lock:
@@ -103,7 +112,19 @@ class RunDirectory:
         (path / "history").mkdir(parents=True, exist_ok=True)
         (path / "counterexamples").mkdir(exist_ok=True)
         write_json_atomic(path / "run.json", self.meta)
-        self._outcomes = (path / "outcomes.jsonl").open("a", encoding="utf-8")
+        self._outcomes: IO[str] | None = (path / "outcomes.jsonl").open("a", encoding="utf-8")
+
+    @classmethod
+    def attach(cls, path: Path, adapter: str, profile: str, run_id: str, start_ns: int) -> RunDirectory:
+        """The run directory another process created, opened to append histories only (a worker of
+        `mqconform run -n N`): run.json and outcomes.jsonl stay with the process that created it.
+        `start_ns` is the creator's `start_ns` (time.monotonic_ns is one clock for every process)."""
+        self = cls.__new__(cls)
+        self.path, self.adapter, self.profile, self.run_id = path, adapter, profile, run_id
+        self.start_ns = start_ns
+        self.meta = {}
+        self._outcomes = None
+        return self
 
     def history(self, machine: str, threadsafe: bool = False) -> HistoryWriter:
         return HistoryWriter(self, machine, threadsafe=threadsafe)
@@ -113,13 +134,16 @@ class RunDirectory:
         rec = {"v": SCHEMA_VERSION, "run": self.run_id, "adapter": self.adapter, "profile": self.profile,
                "machine": machine, "rule": rule, "outcome": outcome, "examples": examples,
                "counterexample": counterexample, "message": message}
+        if self._outcomes is None:
+            raise RuntimeError("outcomes are written by the process that created the run directory")
         self._outcomes.write(json.dumps(rec) + "\n")
         self._outcomes.flush()
 
     def finish(self, exit_code: int, *, complete: bool = True, **extra: Any) -> None:
         """Close the run: run.json gets the exit code and `complete`, or `incomplete` when the run
         stopped before covering everything it was asked to (what it recorded stays valid)."""
-        self._outcomes.close()
+        if self._outcomes is not None:
+            self._outcomes.close()
         self.meta.update(extra)
         self.meta.update(finished=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                          status="complete" if complete else "incomplete", exit_code=exit_code)

@@ -1,9 +1,37 @@
-"""Suite-wide test settings: the suite's own Hypothesis profiles (ci under CI=true)."""
+"""Suite-wide test settings: the suite's own Hypothesis profiles (ci under CI=true), and the broker
+services the adapter tests use, started when one is down (scripts/services.sh; e.g. after a reboot)."""
 
 from __future__ import annotations
 
+import socket
+import subprocess
+from pathlib import Path
+
+import pytest
 from hypothesis import settings
 
 from mqconform.conformance import settings as suite_settings
 
 settings.load_profile(suite_settings.default_profile())
+
+ROOT = Path(__file__).resolve().parent.parent
+#: loopback port -> the service scripts/services.sh starts there
+SERVICES = {5672: "rabbitmq", 6379: "redis", 4222: "nats", 1883: "mosquitto"}
+
+
+def _listening(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.settimeout(0.5)
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Once per run (not in xdist workers): start the services that are down."""
+    if hasattr(session.config, "workerinput"):
+        return
+    down = [name for port, name in SERVICES.items() if not _listening(port)]
+    script = ROOT / "scripts" / "services.sh"
+    if down and script.exists():
+        print(f"\nconftest: {', '.join(down)} down; starting with scripts/services.sh", flush=True)
+        subprocess.run(["bash", str(script)], check=False, stdin=subprocess.DEVNULL)

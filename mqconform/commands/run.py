@@ -7,8 +7,11 @@ Exit codes: 0 every applicable rule holds, 1 violations, 2 usage or configuratio
 from __future__ import annotations
 
 import argparse
+import os
+import random
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +19,7 @@ from mqconform.adapters.contract import AdapterError
 from mqconform.adapters.deviations import Deviation, DeviationError, Registry, load_registry
 from mqconform.adapters.registry import AdapterLoadError, load_adapter
 from mqconform.commands._common import adapter_options, add_adapter_arguments, fail
+from mqconform.conformance.rules import failure_rules
 from mqconform.conformance.runner import MAX_RERUNS
 from mqconform.history import RunDirectory, new_run_id
 
@@ -40,6 +44,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-report", action="store_true", help="skip the report at the end")
     parser.add_argument("--strict", action="store_true",
                         help="registered known deviations count as failures")
+    parser.add_argument("-n", "--workers", default="1", metavar="N|auto",
+                        help="run the areas in N worker processes (auto: one per CPU, at most one per "
+                             "area); each builds its own adapter; same outcomes as -n 1 (default 1)")
+    parser.add_argument("--seed", type=int, metavar="N",
+                        help="Hypothesis seed: the same seed and settings explore the same examples "
+                             "(default: a random seed, printed and recorded in run.json; none under the "
+                             "derandomized `ci` settings)")
     parser.add_argument("--deviations", type=Path, action="append", metavar="FILE",
                         help="another known-deviation registry file (repeatable; added to the shipped "
                              "adapters/deviations.yaml)")
@@ -61,12 +72,15 @@ def run(args: argparse.Namespace) -> int:
     from mqconform.conformance import settings as suite_settings
     from mqconform.conformance.registry import MACHINES
     from mqconform.conformance.runner import (
+        AreaJob,
         MachineResult,
         database,
+        fault_reason,
         merge_outcomes,
         run_machine,
         write_counterexample,
     )
+    from mqconform.conformance.runner import not_run as cannot_run
     from mqconform.reference_model.errors import ModelMisuse
     from mqconform.reference_model.profiles import profile as load_profile
 
@@ -81,6 +95,7 @@ def run(args: argparse.Namespace) -> int:
             return fail(f"unknown area {unknown[0]!r} (known: {', '.join(MACHINES)})")
         if settings_name not in suite_settings.PROFILES:
             return fail(f"unknown settings profile {settings_name!r}")
+        workers = _workers(args.workers, len(areas))
         run_id = new_run_id()
         out = _prepare_out(args.out, run_id)
     except (AdapterLoadError, ModelMisuse, ValueError) as exc:
@@ -96,6 +111,9 @@ def run(args: argparse.Namespace) -> int:
     if args.max_findings < 1:
         return fail("--max-findings must be at least 1")
     hyp = suite_settings.get(settings_name, **overrides)
+    # the seed: given, else drawn (so any run can be replayed), except under derandomized settings,
+    # whose examples are already fixed by the settings and the code
+    seed = args.seed if args.seed is not None else (None if hyp.derandomize else random.getrandbits(32))
     try:
         adapter.open("mqc-probe")
         adapter.close()
@@ -108,38 +126,76 @@ def run(args: argparse.Namespace) -> int:
             return None
         return registry.find(rule, adapter.name, server_version, claimed.name, adapter.profile)
 
+    from mqconform.conformance.rules import all_rule_ids
+
+    known_rules = frozenset(r for r in all_rule_ids() if registered(r) is not None)
     run_dir = RunDirectory(out, adapter.name, claimed.name,
                            {"settings": settings_name, "areas": areas, "max_examples": hyp.max_examples,
                             "stateful_step_count": hyp.stateful_step_count, "adapter_options":
-                            sorted(options)}, run_id=run_id)
+                            sorted(options), "seed": seed, "workers": workers}, run_id=run_id)
+    run_dir.meta["seed"] = seed
+    seed_text = f"seed {seed}" if seed is not None else "seed derandomized"
     print(f"mqconform run {run_id}: adapter {adapter.name} ({adapter.profile}), checked against "
-          f"{claimed.name}, settings {settings_name}", flush=True)
+          f"{claimed.name}, settings {settings_name}, {seed_text}"
+          f"{f', {workers} workers' if workers > 1 else ''}", flush=True)
     results = []
+    not_covered: dict[str, Any] = {}
     exit_code = 0
     aborted: str | None = None  # set when the implementation stopped answering (a fault)
-    try:
+
+    def sequential() -> Iterator[tuple[str, MachineResult, str | None]]:
         for area in areas:
-            t0 = time.perf_counter()
             print(f"  {area:<11} ", end="", flush=True)
             try:
-                result = run_machine(MACHINES[area], lambda: adapter, claimed, hyp, run_dir,
-                                     max_reruns=args.max_findings - 1)
+                yield area, run_machine(MACHINES[area], lambda: adapter, claimed, hyp, run_dir,
+                                        max_reruns=args.max_findings - 1, seed_value=seed,
+                                        known_deviations=known_rules), None
             except (Exception, BaseExceptionGroup) as exc:  # a fault: never a traceback, never a pass
-                aborted = f"area {area}: {_fault_reason(exc)}"
-                result = MachineResult(area, unknown=aborted)
+                reason = f"area {area}: {fault_reason(exc)}"
+                yield area, MachineResult(area, unknown=reason), reason
+
+    def parallel() -> Iterator[tuple[str, MachineResult, str | None]]:
+        # an area that cannot run is known here (the probe's capabilities): no worker for it
+        from mqconform.adapters.contract import EXTRA_CAPABILITIES
+
+        profile_caps = frozenset(claimed.features) | EXTRA_CAPABILITIES
+        jobs: list[Any] = []
+        for area in areas:
+            why = cannot_run(MACHINES[area], profile_caps, frozenset(adapter.capabilities))
+            jobs.append(MachineResult(area, needs=why) if why is not None else
+                        AreaJob(area, args.adapter, options, claimed.name, settings_name,
+                                {k: v for k, v in overrides.items() if k != "database"}, str(out), run_id,
+                                run_dir.start_ns, args.max_findings - 1, seed, known_rules))
+        _shutdown(adapter)  # the workers build their own; this one (the probe) is not needed any more
+        yield from _parallel(jobs, workers)
+
+    t0 = time.perf_counter()
+    try:
+        for area, result, fault in (parallel() if workers > 1 else sequential()):
+            if fault is not None:
+                aborted = fault
             results.append(result)
             for index, finding in enumerate(result.findings, start=1):
                 write_counterexample(run_dir, finding, args.adapter, options, claimed.name, index)
             state = ("UNKNOWN" if result.unknown else
                      f"{len(result.findings)} violation(s)" if result.findings else "ok")
-            print(f"{state:<15} {result.examples:>5} examples {result.steps:>7} records "
-                  f"{time.perf_counter() - t0:6.1f} s", flush=True)
+            elapsed = result.seconds if workers > 1 else time.perf_counter() - t0
+            if result.needs is not None:
+                not_covered[area] = result.needs
+                print(f"{result.needs.describe()}", flush=True)
+            else:
+                print(f"{state:<15} {result.examples:>5} examples {result.steps:>7} records "
+                      f"{elapsed:6.1f} s", flush=True)
+            t0 = time.perf_counter()
             for finding in result.findings:
                 label = "DEVIATION" if all(registered(r) for r in finding.rules) else "FAIL"
-                print(f"      {label} {finding.check} [{', '.join(finding.rules)}] {len(finding.steps)} "
+                print(f"      {label} {finding.check} [{failure_rules(finding.rules, claimed.name)}] "
+                      f"{len(finding.steps)} "
                       f"steps: {finding.message[:160]}")
                 print(f"           replay: mqconform scenario {out / (finding.scenario_path or '')} "
                       f"--adapter {args.adapter}")
+            if result.stopped_at_deviation:
+                print("      (exploration of the area ended at the known deviation above)")
             if result.unknown:
                 print(f"      UNKNOWN: {result.unknown[:200]}")
             if aborted is not None:
@@ -148,12 +204,7 @@ def run(args: argparse.Namespace) -> int:
         print("\nmqconform: interrupted; the run directory is marked incomplete", file=sys.stderr)
         return 130
     finally:
-        try:
-            shutdown = getattr(adapter, "shutdown", None)
-            if callable(shutdown):
-                shutdown()
-        except Exception:
-            pass
+        _shutdown(adapter)
 
     outcomes = merge_outcomes(results, claimed.name)
     not_run = [a for a in areas if a not in {r.machine for r in results}]
@@ -165,10 +216,12 @@ def run(args: argparse.Namespace) -> int:
             outcomes[rule] = "deviation"
             known[rule] = deviation
     findings = {r: f for res in results for f in res.findings for r in f.rules}
+    na_why = _not_covered_reasons(not_covered, claimed.name)
     for rule, state in sorted(outcomes.items()):
         finding = findings.get(rule)
         message = (known[rule].describe() if rule in known else
-                   unknown_why.get(rule) if state == "unknown" else finding.message if finding else None)
+                   unknown_why.get(rule) if state == "unknown" else finding.message if finding else
+                   na_why.get(rule) if state == "not_applicable" else None)
         run_dir.outcome(finding.machine if finding else _area_of(rule), rule, state,  # type: ignore[arg-type]
                         examples=sum(r.examples for r in results),
                         counterexample=finding.scenario_path if finding else None,
@@ -189,6 +242,7 @@ def run(args: argparse.Namespace) -> int:
     run_dir.meta["versions"]["implementation"] = server_version
     # aborted: the outcomes are what was recorded; the run did not cover every area
     run_dir.finish(exit_code, complete=aborted is None, outcomes=counts, strict=bool(args.strict),
+                   not_run={area: why.as_json() for area, why in not_covered.items()},
                    server_version=server_version,
                    deviations={rule: d.location for rule, d in sorted(known.items())}, aborted=aborted)
     if exit_code == 3:
@@ -211,13 +265,85 @@ def _load_deviations(extra: list[Path] | None) -> Registry:
     return load_registry([DEFAULT_PATH, *(extra or [])])
 
 
-def _fault_reason(exc: BaseException) -> str:
-    """One line for an exception that stopped a machine (a broker fault, possibly wrapped by
-    Hypothesis in an exception group)."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0] if text else ''}".rstrip(": ")
+def _shutdown(adapter: Any) -> None:
+    try:
+        shutdown = getattr(adapter, "shutdown", None)
+        if callable(shutdown):
+            shutdown()
+    except Exception:
+        pass
+
+
+def _workers(value: str, areas: int) -> int:
+    """-n N|auto: the number of worker processes (auto: one per CPU); never more than the areas."""
+    if value == "auto":
+        count = os.cpu_count() or 1
+    else:
+        try:
+            count = int(value)
+        except ValueError:
+            raise ValueError(f"-n expects a number or auto, got {value!r}") from None
+        if count < 1:
+            raise ValueError("-n must be at least 1")
+    return max(1, min(count, areas))
+
+
+def _parallel(jobs: list[Any], workers: int) -> Iterator[tuple[str, Any, str | None]]:
+    """Run the jobs (AreaJob, or an already known MachineResult) in `workers` spawned processes and
+    yield their results in job order (the order of the summary); each prints its area name when its
+    turn comes. Spawned, not forked: this
+    process holds the probe adapter's sockets, threads and possibly an embedded server, and each
+    worker builds its own adapter. After a fault the jobs not yet started are cancelled and later
+    results are dropped, as -n 1 stops at the fault."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    from mqconform.conformance.runner import AreaJob, MachineResult, run_area_job
+
+    runnable = [job for job in jobs if isinstance(job, AreaJob)]
+    if not runnable:
+        for job in jobs:
+            print(f"  {job.machine:<11} ", end="", flush=True)
+            yield job.machine, job, None
+        return
+    pool = ProcessPoolExecutor(max_workers=min(workers, len(runnable)),
+                               mp_context=multiprocessing.get_context("spawn"))
+    try:
+        futures = {id(job): pool.submit(run_area_job, job) for job in runnable}
+        for job in jobs:
+            area = job.area if isinstance(job, AreaJob) else job.machine
+            print(f"  {area:<11} ", end="", flush=True)
+            if not isinstance(job, AreaJob):
+                yield area, job, None
+                continue
+            try:
+                result, fault = futures[id(job)].result()
+            except Exception as exc:  # the worker process died (BrokenProcessPool) or could not start
+                fault = f"area {area}: the worker process failed: {type(exc).__name__}: {exc}".rstrip(": ")
+                result = MachineResult(area, unknown=fault)
+            yield area, result, fault
+            if fault is not None:
+                break
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _not_covered_reasons(not_covered: dict[str, Any], profile: str) -> dict[str, str]:
+    """rule -> why it is not applicable, for the rules of the areas that did not run: the rule is
+    not in the claimed profile (spec/ or the profile's capabilities say so), or it applies but the
+    adapter lacks a capability the area needs."""
+    from mqconform.conformance.rules import rules_for
+    from mqconform.spec import load_catalogue
+
+    applies = {rule.id for rule in load_catalogue().for_profile(profile)}
+    why: dict[str, str] = {}
+    for area, reason in not_covered.items():
+        for rules in rules_for(area).values():
+            for rule in rules:
+                text = (reason.reason() if rule in applies else
+                        f"not in the claimed profile (the rule does not apply to {profile})")
+                why.setdefault(rule, f"area {area} not run: {text}")
+    return why
 
 
 def _mark_interrupted(outcomes: dict[str, str], results: list[Any], not_run: list[str]) -> dict[str, str]:

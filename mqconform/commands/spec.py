@@ -1,13 +1,32 @@
-"""`mqconform spec`: list the spec rules (id, kind, profiles, statement, source)."""
+"""`mqconform spec`: list the spec rules (id, kind, profiles, statement, source).
+
+``--coverage``: which rules of an adapter's own profile a conformance run can cover, and for each one
+it cannot, the capabilities missing (derived from the checks and the machines' capability gates,
+mqconform.conformance.coverage). With ``--adapter`` one adapter, rule by rule; without, a Markdown
+table over the built-in adapters (the README's).
+"""
 
 from __future__ import annotations
 
 import argparse
+from typing import Any
+
+#: the built-in adapters (and options) the coverage table covers, each under its own profile
+BUILTIN_TARGETS: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("nats", {}), ("rabbitmq", {}), ("rabbitmq", {"queue_type": "quorum"}), ("redis", {}), ("mqtt", {}),
+    ("activemq", {}),
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from mqconform.commands._common import add_adapter_arguments
+
     parser.add_argument("--area", help="only this area (ring, paging, ...)")
     parser.add_argument("--profile", help="only rules that apply to this profile")
+    parser.add_argument("--coverage", action="store_true",
+                        help="rules of an adapter's own profile a run can cover, and the capability "
+                             "missing for each other one (without --adapter: a table of the built-ins)")
+    add_adapter_arguments(parser, "")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -20,6 +39,8 @@ def run(args: argparse.Namespace) -> int:
         return fail(str(exc))
     if args.profile and args.profile not in PROFILES:
         return fail(f"unknown profile {args.profile!r} (known: {', '.join(PROFILES)})")
+    if args.coverage:
+        return _coverage(args, catalogue)
     rules = list(catalogue.for_profile(args.profile)) if args.profile else list(catalogue)
     if args.area:
         rules = [r for r in rules if r.area == args.area]
@@ -30,3 +51,67 @@ def run(args: argparse.Namespace) -> int:
         print(f"{'':<15} source: {rule.source}")
     print(f"{len(rules)} rules")
     return 0
+
+
+def coverage_of(adapter: Any, catalogue: Any, profile_name: str | None = None) -> tuple[str, list[Any]]:
+    """(profile name, RuleCoverage per rule of that profile in catalogue order) for one adapter."""
+    from mqconform.conformance.coverage import rule_coverage
+    from mqconform.reference_model.profiles import profile
+
+    name = profile_name or adapter.profile
+    rules = [r.id for r in catalogue.for_profile(name)]
+    table = rule_coverage(rules, profile(name), adapter.capabilities)
+    return name, [table[r] for r in rules]
+
+
+def _coverage(args: argparse.Namespace, catalogue: Any) -> int:
+    from mqconform.adapters.registry import AdapterLoadError, load_adapter
+    from mqconform.commands._common import adapter_options, fail
+
+    try:
+        targets = [(args.adapter, adapter_options(args))] if args.adapter else list(BUILTIN_TARGETS)
+        loaded = [(name, options, load_adapter(name, **options)) for name, options in targets]
+    except (AdapterLoadError, TypeError, ValueError) as exc:
+        return fail(str(exc))
+    if args.adapter:
+        _, options, adapter = loaded[0]
+        profile_name, rows = coverage_of(adapter, catalogue, args.profile)
+        if args.area:
+            rows = [r for r in rows if catalogue[r.rule].area == args.area]
+        for row in rows:
+            why = row.reason()
+            unchecked = catalogue[row.rule].unchecked
+            if not row.coverable and not row.lacking and unchecked:
+                why += f"; spec: {unchecked}"
+            print(f"{row.rule:<15} {'covered' if row.coverable else 'not covered'}"
+                  f"{'' if row.coverable else ': ' + why}")
+        covered = sum(1 for r in rows if r.coverable)
+        print(f"{args.adapter} ({profile_name}): rules coverable {covered} of {len(rows)}")
+        return 0
+    print("| adapter | profile | rules coverable | not covered: capability the adapter lacks (rules) |")
+    print("|---|---|---|---|")
+    for name, options, adapter in loaded:
+        profile_name, rows = coverage_of(adapter, catalogue)
+        label = name + "".join(f" -o {k}={v}" for k, v in options.items())
+        reasons: dict[str, list[str]] = {}
+        for row in rows:
+            if not row.coverable:
+                reasons.setdefault(row.reason(), []).append(row.rule)
+        missing = "; ".join(f"{why}: {_ids(rules)}" for why, rules in
+                            sorted(reasons.items(), key=lambda kv: -len(kv[1])))
+        covered = sum(1 for r in rows if r.coverable)
+        print(f"| {label} | {profile_name} | {covered} of {len(rows)} | {missing} |")
+    return 0
+
+
+def _ids(rules: list[str]) -> str:
+    """Rule ids for the table: listed when few, else counted per area (``THROTTLE-* (12)``)."""
+    if len(rules) <= 3:
+        return ", ".join(rules)
+    areas: dict[str, int] = {}
+    for rule in rules:
+        area = rule.rsplit("-", 1)[0]
+        areas[area] = areas.get(area, 0) + 1
+    return ", ".join(f"{area}-* ({n})" if n > 3 else
+                     ", ".join(r for r in rules if r.rsplit("-", 1)[0] == area)
+                     for area, n in areas.items())

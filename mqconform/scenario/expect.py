@@ -2,6 +2,7 @@
 
 Each expected value is compared with the adapter's observation. A value the adapter cannot observe
 (a capability it lacks: ``counter:<name>``, ``pending_order``, ``paging_flag``, ``delivery_count``,
+``redelivered_flag``, ``dead_letter_reason``,
 ``throttle``, ``admission``, ``storage``) is *not applicable*, never held.
 """
 
@@ -62,7 +63,9 @@ def expected_result(op: str, value: Any) -> Any:
     """Ids may be written as integers: compare them as the strings the model uses."""
     if op in ("receive", "take") and isinstance(value, int) and not isinstance(value, bool):
         return str(value)
-    if op == "browse" and isinstance(value, list):
+    if op in ("browse", "receive_batch") and isinstance(value, list):
+        if op == "receive_batch":
+            return [None if v is None else str(v) for v in value]
         return [str(v) for v in value]
     return normal(value)
 
@@ -129,6 +132,15 @@ class Observer:
         return [self._compare(f"delivery_count of {msg} in {q}", entry.get("count"), "delivery_count",
                               ("delivery_count", q, msg), lambda: self.adapter.delivery_count(q, msg),
                               lambda v: v)]
+
+    def _message(self, entry: Mapping[str, Any]) -> list[Check]:
+        """DELIVERY-23: the redelivered flag and dead-letter reason of a held message."""
+        q, msg = entry["queue"], entry["id"]
+        caps = {"redelivered": "redelivered_flag", "dead_letter_reason": "dead_letter_reason"}
+        return [self._compare(f"{field} of {msg} in {q}", expected, caps[field], ("message", q, msg),
+                              lambda: self.adapter.message_info(q, msg),  # type: ignore[attr-defined]
+                              lambda v, f=field: v.get(f) if isinstance(v, Mapping) else None)
+                for field, expected in entry.items() if field in caps]
 
     def _state(self, kind: str, op: str, name: str, cap: str, entry: Mapping[str, Any],
                skip: tuple[str, ...]) -> list[Check]:

@@ -152,7 +152,7 @@ class _Checker:
             name = args if not field else args.get(field)
             if name is not None:
                 self.refer(node, kind, name)
-        if op == "close":
+        if op in ("close", "close_session"):
             self.declared["consumer"].remove(args)  # a closed consumer's name may be opened again
         if spec.declares is not None:
             name_field = spec.fields["name"]

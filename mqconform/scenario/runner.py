@@ -77,9 +77,50 @@ def _counter_line(adapter: Adapter, queue: str) -> str | None:
     return f"{queue}: " + ", ".join(shown)
 
 
+def _pending_line(adapter: Adapter, queue: str) -> str | None:
+    """`<queue> order: [ids]` where the adapter shows the pending order (capability pending_order)."""
+    if "pending_order" not in adapter.capabilities:
+        return None
+    try:
+        result = adapter.pending_ids(queue)
+    except Exception:
+        return None
+    return f"{queue} order: {show(result.value)}" if result.is_ok else None
+
+
+def _side_by_side(model: Adapter, impl: Adapter, queues: list[str]) -> list[str]:
+    """Model and implementation next to each other: every counter and the pending order per queue."""
+    rows = [f"{'':>6}{'':<28} {'model':<30} implementation"]
+    for queue in queues:
+        observations: list[tuple[str, Result, Result]] = []
+        for name in COUNTERS:
+            if f"counter:{name}" in impl.capabilities:
+                observations.append((name, model.counters(queue), impl.counters(queue)))
+        for name, want, got in observations:
+            left = want.value.get(name) if want.is_ok else want.error
+            right = got.value.get(name) if got.is_ok and isinstance(got.value, dict) else got.error
+            mark = "" if left == right else "   <-"
+            rows.append(f"{'':>6}{queue + ' ' + name:<28} {show(left):<30} {show(right)}{mark}")
+        if "pending_order" in impl.capabilities:
+            want, got = model.pending_ids(queue), impl.pending_ids(queue)
+            left = show(want.value) if want.is_ok else str(want.error)
+            right = show(got.value) if got.is_ok else str(got.error)
+            mark = "" if left == right else "   <-"
+            rows.append(f"{'':>6}{queue + ' pending':<28} {left:<30} {right}{mark}")
+    return rows
+
+
 class _Run:
     def __init__(self, scenario: Scenario, adapter: Adapter, strict: bool, printer: Printer,
                  on_step: Callable[[int, str], None] | None) -> None:
+        #: with an implementation under test, the model runs alongside for the side-by-side view
+        self.model: ReferenceAdapter | None = None
+        if not isinstance(adapter, ReferenceAdapter):
+            try:
+                claimed = scenario.model_options(getattr(adapter, "profile", None))
+                self.model = ReferenceAdapter(options=claimed)
+            except Exception:  # an unknown claimed profile: no side-by-side view
+                self.model = None
         self.scenario = scenario
         self.adapter = adapter
         self.strict = strict
@@ -116,6 +157,11 @@ class _Run:
         if step.op is not None:
             if self.on_step is not None:
                 self.on_step(step.number, step.op)
+            if self.model is not None:
+                try:
+                    call_operation(self.model, step.op, step.args)
+                except Exception:  # the model view is a help for the reader, never the verdict
+                    self.model = None
             result = self.execute(step)
             if result.type == "info":
                 return self.stop("unknown", step, f"{step.op} gave no answer: {result.error}")
@@ -127,9 +173,9 @@ class _Run:
         self.print(f"{step.number:>4}  {_describe(step.op, step.args):<58} "
                    f"{'' if step.op is None else _result_text(step.op, value)}".rstrip())
         for queue in self.queues:
-            line = _counter_line(self.adapter, queue)
-            if line:
-                self.print(f"{'':>6}{line}")
+            for line in (_counter_line(self.adapter, queue), _pending_line(self.adapter, queue)):
+                if line:
+                    self.print(f"{'':>6}{line}")
         for check in self.checks(step, value):
             stopped = self.account(step, check)
             if stopped is not None:
@@ -166,6 +212,9 @@ class _Run:
             return None
         if check.state == "mismatch":
             self.print(f"{'':>6}MISMATCH {check.describe()}")
+            if self.model is not None:
+                for row in _side_by_side(self.model, self.adapter, self.queues):
+                    self.print(row)
             return self.stop("fail", step, check.describe())
         if check.state == "unknown":
             return self.stop("unknown", step, check.describe())

@@ -43,6 +43,9 @@ def _req(kind: Kind) -> Field:
 
 
 POLICIES: Final = ("PAGE", "DROP", "BLOCK", "FAIL")
+#: RING-28: queue overflow policies in the brokers' words (a profile has some: overflow_policies)
+OVERFLOW_POLICIES: Final = ("drop-head", "reject-publish", "reject-publish-dlx", "discard-old", "discard-new",
+                            None)
 
 OPS: Final[Mapping[str, Op]] = {
     "address": Op({"name": _req("str"), "max_size_bytes": _f("int", -1), "max_size_messages": _f("int", -1),
@@ -56,22 +59,36 @@ OPS: Final[Mapping[str, Op]] = {
                  "max_delivery_attempts": _f("int", 10), "redelivery_delay_ms": _f("int", 0),
                  "redelivery_multiplier": _f("num", 1.0), "max_redelivery_delay_ms": _f("int?"),
                  "dead_letter": _f("str?"), "non_destructive": _f("bool", False),
-                 "last_value_key": _f("str?")}, declares="queue"),
+                 "last_value_key": _f("str?"),
+                 # issue 14: the broker's own overflow policy and byte bound (RING-27, RING-28)
+                 "overflow": _f(OVERFLOW_POLICIES), "max_length_bytes": _f("int", -1)}, declares="queue"),
     "consumer": Op({"name": _req("str"), "queue": _req("str"), "window_bytes": _f("int", 1048576),
                     "window_messages": _f("int?"), "max_unacked": _f("int?"), "selector": _f("str?"),
-                    "browser": _f("bool", False), "cumulative_ack": _f("bool", False)},
+                    "browser": _f("bool", False), "cumulative_ack": _f("bool", False),
+                    # issue 14: REDELIVERY-27 (JetStream AckWait on the logical clock)
+                    "ack_wait_ms": _f("int?")},
                    declares="consumer"),
     "send": Op({"to": _req("str"), "id": _req("id"), "size": _f("int", 100), "priority": _f("int", 4),
                 "scheduled_at_ms": _f("int?"), "properties": _f("map", {})}),
     "receive": Op(scalar="str"),
     "ack": Op({"consumer": _req("str"), "id": _req("id"), "tx": _f("bool", False)}),
-    "nack": Op({"consumer": _req("str"), "id": _req("id")}),
+    "nack": Op({"consumer": _req("str"), "id": _req("id"),
+                # issue 14: REDELIVERY-24 (requeue=false), REDELIVERY-25 (multiple)
+                "requeue": _f("bool", True), "multiple": _f("bool", False),
+                # REDELIVERY-28 (-NAK with a delay)
+                "delay_ms": _f("int", 0)}),
     "commit": Op(scalar="str"),
     "rollback": Op(scalar="str"),
     "close": Op(scalar="str"),
     "browse": Op(scalar="str"),
     "set_ring_size": Op({"queue": _req("str"), "size": _req("int")}),
     "advance": Op(scalar="int"),
+    # issue 14: REDELIVERY-27 (+WPI restarts the ack wait)
+    "in_progress": Op({"consumer": _req("str"), "id": _req("id")}),
+    # RING-29: purge a queue (the result is the number of messages removed)
+    "purge": Op(scalar="str"),
+    # issue 10: RESTART-1..4, the implementation restarts (SIGTERM or SIGKILL) on its own store
+    "restart": Op(scalar=("graceful", "kill")),
     "throttle": Op({"name": _req("str"), "max_sessions": _req("int"), "low_equals_high": _f("bool", False),
                     "block_rule": _f(("gt", "ge"), "gt"),
                     "dispatch_crossing": _f(("before_block", "after_release"), "before_block"),
@@ -95,6 +112,11 @@ OPS: Final[Mapping[str, Op]] = {
     "open_requester": Op(scalar="str"),
     "close_requester": Op(scalar="str"),
     "truncate": Op({"store": _req("str"), "caller": _f(("server", "requester"), "server")}),
+    "close_session": Op(scalar="str"),
+    "send_batch": Op({"to": _req("str"), "ids": _req("list"), "size": _f("int", 100),
+                      "priority": _f("int", 4)}),
+    "receive_batch": Op({"consumer": _req("str"), "count": _req("int")}),
+    "ack_batch": Op({"consumer": _req("str"), "ids": _req("list")}),
 }
 
 #: operations whose scalar or named argument must be a declared thing: op -> (field or "", kind)
@@ -103,10 +125,14 @@ REFERENCES: Final[Mapping[str, tuple[tuple[str, str], ...]]] = {
     "send": (("to", "address"),),
     "receive": (("", "consumer"),), "commit": (("", "consumer"),), "rollback": (("", "consumer"),),
     "close": (("", "consumer"),), "ack": (("consumer", "consumer"),), "nack": (("consumer", "consumer"),),
+    "in_progress": (("consumer", "consumer"),), "purge": (("", "queue"),),
     "browse": (("", "queue"),), "set_ring_size": (("queue", "queue"),),
     "offer": (("throttle", "throttle"),), "complete": (("throttle", "throttle"),),
     "put": (("store", "store"),), "remove": (("store", "store"),), "truncate": (("store", "store"),),
     "open_requester": (("", "store"),), "close_requester": (("", "store"),),
+    "close_session": (("", "consumer"),),
+    "send_batch": (("to", "address"),), "receive_batch": (("consumer", "consumer"),),
+    "ack_batch": (("consumer", "consumer"),),
 }
 
 QUEUE_COUNTERS: Final = ("message_count", "pending_count", "delivering_count", "scheduled_count",
@@ -118,6 +144,9 @@ EXPECT_ENTRIES: Final[Mapping[str, tuple[Mapping[str, Field], str | None]]] = {
     "queue": ({"name": _f("str"), **{c: _f("int") for c in QUEUE_COUNTERS}, "pending": _f("list"),
                "paging": _f("bool")}, "queue"),
     "delivery_count": ({"queue": _f("str"), "id": _req("id"), "count": _req("int?")}, "queue"),
+    # issue 14, DELIVERY-23: what a consumer holding the message sees of its delivery
+    "message": ({"queue": _f("str"), "id": _req("id"), "redelivered": _f("bool"),
+                 "dead_letter_reason": _f("str?")}, "queue"),
     "throttle": ({"name": _f("str"), "in_flight": _f("int"), "blocked": _f("bool"), "blocks": _f("int"),
                   "waiting": _f("list")}, "throttle"),
     "request": ({"id": _req("id"), "admission": _f("str"), "answer": _f(ANSWERS), "at_ms": _f("int?"),
@@ -127,4 +156,5 @@ EXPECT_ENTRIES: Final[Mapping[str, tuple[Mapping[str, Field], str | None]]] = {
 }
 EXPECT_KEYS: Final = ("result", *EXPECT_ENTRIES)
 #: the field that names the declared thing of an expect entry
-NAME_FIELD: Final = {"queue": "name", "delivery_count": "queue", "throttle": "name", "store": "name"}
+NAME_FIELD: Final = {"queue": "name", "delivery_count": "queue", "throttle": "name", "store": "name",
+                     "message": "queue"}

@@ -1,0 +1,306 @@
+"""The pytest plugin (entry point `pytest11`): the conformance suite inside a broker team's own pytest.
+
+    pytest --mqconform-adapter NAME|module:Class [--mqconform-profile P] [--mqconform-areas a,b]
+           [--mqconform-settings dev|ci|thorough] [--mqconform-option key=value ...]
+           [--mqconform-seed N] [--mqconform-max-examples N] [--mqconform-max-findings N]
+           [--mqconform-out DIR] [-n auto]
+
+Each conformance machine is one test item, named by its area (``mqconform::ring``); each scenario
+file named ``*.mqc.yaml`` in the collected folders is one item too, run through the scenario
+runner against the same adapter. Every item carries its rule ids: a ``rules`` marker, and a
+``rules`` property that pytest's ``--junitxml`` writes. A failing machine shows each shrunk
+counterexample (the scenario YAML) and the command that replays it. An area the adapter or the
+profile cannot run is *skipped* with ``n/a (needs: ...)``, never passed.
+
+The items run the same code as ``mqconform run`` (conformance.runner.run_area_job: each item loads
+its adapter by name, runs, shuts it down), so they work in pytest-xdist workers. Without
+``--mqconform-adapter`` the plugin only registers its options: no items, no markers, no side effects.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+#: shared by the controller and its xdist workers (they inherit the environment): one run id and
+#: one drawn seed per pytest session
+_RUN_ENV = "MQCONFORM_PYTEST_RUN"
+_SEED_ENV = "MQCONFORM_PYTEST_SEED"
+_RULE_ID = re.compile(r"\b[A-Z]+-\d+\b")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("mqconform", "mqconform conformance suite (active with --mqconform-adapter)")
+    group.addoption("--mqconform-adapter", metavar="NAME|module:Class",
+                    help="run the conformance machines and *.mqc.yaml scenarios against this adapter")
+    group.addoption("--mqconform-profile", metavar="P",
+                    help="profile checked against (default: the one the adapter claims)")
+    group.addoption("--mqconform-areas", metavar="a,b", help="comma-separated areas (default: all)")
+    group.addoption("--mqconform-settings", choices=("dev", "ci", "thorough"),
+                    help="Hypothesis settings profile (default: ci when CI=true, else dev)")
+    group.addoption("--mqconform-option", action="append", metavar="KEY=VALUE",
+                    help="option passed to the adapter (repeatable)")
+    group.addoption("--mqconform-seed", type=int, metavar="N",
+                    help="Hypothesis seed (default: drawn once per session and shown on each item)")
+    group.addoption("--mqconform-max-examples", type=int, metavar="N", help="examples per machine")
+    group.addoption("--mqconform-max-findings", type=int, metavar="N",
+                    help="stop exploring an area after N violations, each shrunk (default 9)")
+    group.addoption("--mqconform-out", metavar="DIR",
+                    help="where the run directories go (default: mqconform-runs/pytest-<run id>)")
+
+
+class _Options:
+    """The validated --mqconform-* options of one session."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        from mqconform.adapters.registry import AdapterLoadError, load_adapter, load_class
+        from mqconform.commands._common import parse_options
+        from mqconform.conformance import settings as suite_settings
+        from mqconform.conformance.registry import MACHINES
+        from mqconform.history import new_run_id
+        from mqconform.reference_model.errors import ModelMisuse
+        from mqconform.reference_model.profiles import profile as load_profile
+
+        get = config.getoption
+        self.adapter: str = get("mqconform_adapter")
+        try:
+            self.adapter_options: dict[str, Any] = parse_options(get("mqconform_option"))
+            claimed = get("mqconform_profile") or getattr(load_class(self.adapter), "profile", None)
+            if not isinstance(claimed, str) or not claimed:  # set per instance: ask one (not opened)
+                claimed = str(load_adapter(self.adapter, **self.adapter_options).profile)
+            self.profile: str = claimed
+            load_profile(self.profile)
+        except (AdapterLoadError, ModelMisuse, ValueError) as exc:
+            raise pytest.UsageError(f"mqconform: {exc}") from None
+        areas = get("mqconform_areas")
+        self.areas = list(MACHINES) if not areas else [a.strip() for a in areas.split(",") if a.strip()]
+        unknown = [a for a in self.areas if a not in MACHINES]
+        if unknown:
+            raise pytest.UsageError(f"mqconform: unknown area {unknown[0]!r} (known: {', '.join(MACHINES)})")
+        self.settings: str = get("mqconform_settings") or suite_settings.default_profile()
+        if self.settings not in suite_settings.PROFILES:
+            raise pytest.UsageError(f"mqconform: unknown settings profile {self.settings!r}")
+        self.max_examples: int | None = get("mqconform_max_examples")
+        from mqconform.conformance.runner import MAX_RERUNS
+
+        findings = get("mqconform_max_findings")
+        if findings is not None and findings < 1:
+            raise pytest.UsageError("mqconform: --mqconform-max-findings must be at least 1")
+        self.max_reruns = (findings - 1) if findings is not None else MAX_RERUNS
+        derandomized = bool(suite_settings.PROFILES[self.settings].get("derandomize"))
+        seed = get("mqconform_seed")
+        if seed is None and not derandomized:
+            seed = int(os.environ.setdefault(_SEED_ENV, str(random.getrandbits(32))))
+        self.seed: int | None = seed
+        self.run_id = os.environ.setdefault(_RUN_ENV, new_run_id())
+        out = get("mqconform_out")
+        default = Path(config.invocation_params.dir) / "mqconform-runs" / f"pytest-{self.run_id}"
+        self.out = Path(out) if out else default
+
+    def replay_args(self) -> str:
+        options = "".join(f" -o {k}={str(v).lower() if isinstance(v, bool) else v}"
+                          for k, v in self.adapter_options.items())
+        return f"--adapter {self.adapter}{options}"
+
+
+_options_key = pytest.StashKey[_Options]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if not config.getoption("mqconform_adapter", None):
+        return
+    config.addinivalue_line("markers", "rules(*ids): the spec rule ids a test checks")
+    config.stash[_options_key] = _Options(config)
+
+
+def _options(config: pytest.Config) -> _Options | None:
+    return config.stash.get(_options_key, None)
+
+
+@pytest.hookimpl(tryfirst=True)  # before -k/-m deselection, so it applies to these items too
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
+                                  items: list[pytest.Item]) -> None:
+    options = _options(config)
+    if options is None:
+        return
+    suite = ConformanceSuite.from_parent(session, name="mqconform")
+    items.extend(suite.collect())
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    if file_path.name.endswith(".mqc.yaml") and _options(parent.config) is not None:
+        return ScenarioFile.from_parent(parent, path=file_path)
+    return None
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    options = _options(config)
+    if options is None:
+        return None
+    seed = f"seed {options.seed}" if options.seed is not None else "seed derandomized"
+    return (f"mqconform: adapter {options.adapter}, profile {options.profile}, settings {options.settings}, "
+            f"{seed}, run directories under {options.out}")
+
+
+class ConformanceSuite(pytest.Collector):
+    """The conformance machines, one item per area."""
+
+    def collect(self) -> list[pytest.Item]:
+        options = _options(self.config)
+        assert options is not None
+        return [AreaItem.from_parent(self, name=area) for area in options.areas]
+
+
+def _rules_of_area(area: str) -> list[str]:
+    from mqconform.conformance.rules import rules_for
+
+    return sorted({rule for rules in rules_for(area).values() for rule in rules})
+
+
+class ConformanceFailure(Exception):
+    """A machine found violations, or could not establish its rules (the text is the report)."""
+
+
+class _Item(pytest.Item):
+    """A conformance item: a ConformanceFailure is shown as its own text (the counterexample and the
+    replay command), not as a traceback."""
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
+                     style: Any = None) -> str | Any:
+        if isinstance(excinfo.value, ConformanceFailure):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo)
+
+
+class AreaItem(_Item):
+    """One conformance machine against the adapter."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.rule_ids = _rules_of_area(self.name)
+        self.add_marker(pytest.mark.rules(*self.rule_ids))
+        self.user_properties.append(("rules", ",".join(self.rule_ids)))
+
+    def runtest(self) -> None:
+        from mqconform.conformance.runner import (
+            AreaJob,
+            merge_outcomes,
+            run_area_job,
+            write_counterexample,
+        )
+        from mqconform.history import RunDirectory
+
+        options = _options(self.config)
+        assert options is not None
+        path = options.out / self.name
+        path.mkdir(parents=True, exist_ok=True)
+        run = RunDirectory(path, options.adapter, options.profile,
+                           {"settings": options.settings, "areas": [self.name], "seed": options.seed,
+                            "max_examples": options.max_examples, "runner": "pytest"},
+                           run_id=f"{options.run_id}-{self.name}")
+        run.meta["seed"] = options.seed
+        self.user_properties.append(("run_directory", str(path)))
+        if options.seed is not None:
+            self.user_properties.append(("seed", str(options.seed)))
+        overrides = {"max_examples": options.max_examples} if options.max_examples else {}
+        job = AreaJob(self.name, options.adapter, options.adapter_options, options.profile, options.settings,
+                      overrides, str(path), run.run_id, run.start_ns, max_reruns=options.max_reruns,
+                      seed=options.seed)
+        result, fault = run_area_job(job)
+        for index, finding in enumerate(result.findings, start=1):
+            write_counterexample(run, finding, options.adapter, options.adapter_options, options.profile,
+                                 index)
+        outcomes = merge_outcomes([result], options.profile)
+        for rule, state in sorted(outcomes.items()):
+            run.outcome(self.name, rule, state, examples=result.examples)  # type: ignore[arg-type]
+        failed = bool(result.findings or result.unknown)
+        run.finish(1 if result.findings else 3 if result.unknown else 0, complete=fault is None,
+                   outcomes={s: sum(1 for v in outcomes.values() if v == s) for s in set(outcomes.values())},
+                   not_run={self.name: result.needs.as_json()} if result.needs else {})
+        self.user_properties.append(("examples", str(result.examples)))
+        if result.needs is not None and not failed:
+            pytest.skip(f"{result.needs.describe()}: {result.needs.reason()}")
+        if failed:
+            raise ConformanceFailure(self._report(result, path, options))
+
+    def _report(self, result: Any, path: Path, options: _Options) -> str:
+        state = f"{len(result.findings)} violation(s)" if result.findings else "UNKNOWN"
+        lines = [f"{state} in area {self.name}: adapter {options.adapter}, checked against "
+                 f"{options.profile}, {result.examples} examples"
+                 + (f", seed {options.seed}" if options.seed is not None else ", seed derandomized")]
+        for finding in result.findings:
+            scenario = path / (finding.scenario_path or "")
+            lines += ["", f"FAIL {finding.check} [{', '.join(finding.rules)}] {len(finding.steps)} steps: "
+                          f"{' '.join(finding.message.split())}",
+                      f"counterexample ({scenario}):", ""]
+            lines += ["    " + line for line in scenario.read_text().splitlines()]
+            lines += ["", f"replay: mqconform scenario {scenario} {options.replay_args()}"]
+        if result.unknown:
+            lines += ["", f"UNKNOWN: {result.unknown}"]
+        return "\n".join(lines)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, None, f"mqconform area {self.name}"
+
+
+class ScenarioFile(pytest.File):
+    """A scenario file `*.mqc.yaml`: one item."""
+
+    def collect(self) -> Iterator[pytest.Item]:
+        yield ScenarioItem.from_parent(self, name=self.path.name.removesuffix(".mqc.yaml"))
+
+
+class ScenarioItem(_Item):
+    """One scenario file stepped through the adapter (mqconform.scenario, as `mqconform scenario`)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        text = self.path.read_text(encoding="utf-8", errors="replace")
+        comments = "\n".join(line for line in text.splitlines() if line.lstrip().startswith("#"))
+        self.rule_ids = sorted(set(_RULE_ID.findall(comments)))
+        if self.rule_ids:
+            self.add_marker(pytest.mark.rules(*self.rule_ids))
+        self.user_properties.append(("rules", ",".join(self.rule_ids)))
+
+    def runtest(self) -> None:
+        import contextlib
+
+        from mqconform.adapters.registry import AdapterLoadError, load_adapter
+        from mqconform.reference_model.errors import ModelMisuse
+        from mqconform.scenario import ScenarioError, load, run_scenario
+
+        options = _options(self.config)
+        assert options is not None
+        lines: list[str] = []
+        adapter: Any = None
+        try:
+            scenario = load(self.path)
+            if options.adapter == "reference" and not options.adapter_options:
+                from mqconform.adapters.reference import ReferenceAdapter
+
+                adapter = ReferenceAdapter(options=scenario.model_options(options.profile))
+            else:
+                adapter = load_adapter(options.adapter, **options.adapter_options)
+            outcome = run_scenario(scenario, adapter, printer=lines.append)
+        except (ScenarioError, AdapterLoadError, ModelMisuse, ValueError) as exc:
+            raise ConformanceFailure(str(exc)) from None
+        finally:
+            shutdown = getattr(adapter, "shutdown", None)
+            if callable(shutdown):
+                with contextlib.suppress(Exception):
+                    shutdown()
+        for note in outcome.not_applicable:
+            lines.append(f"      not applicable: {note}")
+        if outcome.verdict != "pass":
+            lines = [outcome.verdict_line(), "", *lines, "",
+                     f"replay: mqconform scenario {self.path} {options.replay_args()}"]
+            raise ConformanceFailure("\n".join(lines))
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, None, f"mqconform scenario {self.name}"

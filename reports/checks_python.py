@@ -52,11 +52,11 @@ request with more than one distinct answer (answer, at_ms) breaks ADMISSION-7; a
 ``TIMEOUT_CLEAN_QUEUE`` answer with at_ms - submitted_ms < wait_ms breaks ADMISSION-3.
 
 ``order`` (DELIVERY-4). Per consumer and priority level, its first deliveries (a message's first
-receive on the queue) before the queue's first close or rollback and before any broker stop/start:
-out of order when an earlier one was of a message whose send was invoked only after this message's
-send had completed ``accepted`` (so this one arrived first). Scheduled messages, ids sent more than
-once and sends without an accepted completion prove no arrival time and are left out (so are sends
-recorded without a priority: a store of schema 1 kept no schedule).
+receive on the queue) before the queue's first close or rollback and before any broker stop/start
+(or restart step): out of order when an earlier one was of a message whose send was invoked only
+after this message's send had completed ``accepted`` (so this one arrived first). Scheduled
+messages, ids sent more than once and sends without an accepted completion prove no arrival time
+and are left out (so are sends recorded without a priority: a store of schema 1 kept no schedule).
 
 ``delivery-count`` (REDELIVERY-1, REDELIVERY-2, REDELIVERY-12, REDELIVERY-19, REDELIVERY-22). Per
 (E, queue, msg), the ``delivery_count`` observations the suite records right after each delivery:
@@ -76,6 +76,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import attrs
+
 from mqconform.reference_model.config import DEFAULT_PRIORITY
 from mqconform.reports.api import CheckResult, RunInfo, Verdict
 from mqconform.reports.encode import LIMIT, RESULT_CLASSES, Codes, TooLarge
@@ -244,7 +245,7 @@ NULLQ = "\u0000"
 E = ["run", "machine", "example"]
 R = ["run", "machine", "queue"]
 FS = ("send", "receive", "ack", "counters", "nack", "set_ring_size", "throttle_state", "queue", "drain",
-      "answer", "delivery_count", "close", "rollback", "stop", "start")
+      "answer", "delivery_count", "close", "rollback", "stop", "start", "restart")
 TYPES = ("invoke", "ok", "fail", "info")
 TIMEOUT = "TIMEOUT_CLEAN_QUEUE"
 
@@ -397,19 +398,21 @@ def _chunk_stats(stats: Stats, codes: Codes, c: Any, routes: list[dict[str, Any]
     recv_ok = pc.and_(op.f("receive"), op.t("ok"))
     ack_done = pc.and_(op.f("ack"), pc.or_(op.t("ok"), op.t("info")))
     dmask = pc.and_(pc.or_(recv_ok, ack_done), pc.is_valid(c["m"]))
-    d = c.select(["ek", "q", "m", "p", "index", "tx", "fs", "ty"]).filter(dmask)
+    d = c.select(["ek", "q", "m", "p", "index", "tx", "fs", "ty", "rs"]).filter(dmask)
     do = _Ops(d)
     d_recv, d_ack, d_ok, d_info = do.f("receive"), do.f("ack"), do.t("ok"), do.t("info")
     d_dk = codes.dk(d["ek"], d["q"], d["m"])
     not_tx = pc.invert(pc.fill_null(d["tx"], False))
+    # an ack the implementation answered `failed` (an invalid ack, DELIVERY-8/22) acknowledged nothing
+    d_acked = pc.and_(pc.and_(d_ack, d_ok), pc.not_equal(d["rs"], RESULT_CLASSES["failed"]))
     n_proc = len(codes.processes) + 1  # the last code: no process
     _fits(n_proc, d["index"])
     by_whom = pc.add(pc.multiply(d["index"], n_proc), pc.fill_null(d["p"], n_proc - 1))
     dlv = _agg(pa.table({
         "dk": d_dk, "recv": _i8(d_recv), "ridx": pc.if_else(d_recv, d["index"], null_i),
         "first_recv": pc.if_else(d_recv, by_whom, null_i),
-        "aidx": pc.if_else(pc.and_(pc.and_(d_ack, d_ok), not_tx), d["index"], null_i),
-        "ack_ok": _i8(pc.and_(d_ack, d_ok)), "ack_info": _i8(pc.and_(d_ack, d_info)),
+        "aidx": pc.if_else(pc.and_(d_acked, not_tx), d["index"], null_i),
+        "ack_ok": _i8(d_acked), "ack_info": _i8(pc.and_(d_ack, d_info)),
     }), ["dk"], {"count": ("recv", "sum"), "last_recv": ("ridx", "max"), "first_recv": ("first_recv", "min"),
                  "first_ack": ("aidx", "min"),
                  "ack_ok": ("ack_ok", "max"), "ack_info": ("ack_info", "max")})
@@ -551,7 +554,9 @@ def _return_cuts(codes: Codes, c: Any, op: _Ops) -> Any:
     ret = c.select(["ek", "q", "index"]).filter(pc.or_(op.f("close"), op.f("rollback")))
     per_g = _agg(pa.table({"gk": codes.gk(ret["ek"], ret["q"]), "index": ret["index"]}), ["gk"],
                  {"cut": ("index", "min")})
-    nemesis = _agg(c.select(["ek", "index"]).filter(pc.or_(op.f("stop"), op.f("start"))), ["ek"],
+    # a soak's broker stop/start, or a machine's restart step (issue 10)
+    stops = pc.or_(pc.or_(op.f("stop"), op.f("start")), op.f("restart"))
+    nemesis = _agg(c.select(["ek", "index"]).filter(stops), ["ek"],
                    {"cut": ("index", "min")})
     return per_g, nemesis
 

@@ -42,8 +42,9 @@ def load(spark: Any, store: Path) -> Any:
 
 def store_schema() -> Any:
     """The Spark schema of the store's columns (:data:`.store.COLUMNS`, partition columns as strings)."""
-    from mqconform.reports import store
     from pyspark.sql import types as T
+
+    from mqconform.reports import store
 
     kinds = {"string": T.StringType(), "int64": T.LongType(), "bool": T.BooleanType()}
     columns = {**store.COLUMNS, **{name: "string" for name in store.PARTITIONS if name not in store.COLUMNS}}
@@ -135,13 +136,15 @@ def exact_stats(spark: Any, df: Any, decl_rows: list[Any], drain_rows: list[Any]
                 flag(info | (ok & col("result").isin(*DEFERRED))).alias("info"))
             .persist())
     is_ack, is_recv = col("f") == "ack", col("f") == "receive"
+    # an ack the implementation answered `failed` (an invalid ack, DELIVERY-8/22) acknowledged nothing
+    acked = is_ack & ok & ~F.coalesce(col("result").isin(*REFUSED), F.lit(False))
     dlv = (df.filter(((is_recv & ok) | (is_ack & (ok | info))) & col("msg").isNotNull())
            .groupBy(*E, "queue", "msg").agg(
                F.sum(F.when(is_recv, 1).otherwise(0)).alias("count"),
                F.max(F.when(is_recv, col("index"))).alias("last_recv"),
-               F.min(F.when(is_ack & ok & ~F.coalesce(col("tx"), F.lit(False)), col("index")))
+               F.min(F.when(acked & ~F.coalesce(col("tx"), F.lit(False)), col("index")))
                .alias("first_ack"),
-               flag(is_ack & ok).alias("ack_ok"), flag(is_ack & info).alias("ack_info")))
+               flag(acked).alias("ack_ok"), flag(is_ack & info).alias("ack_info")))
     frames: list[Any] = []
 
     def emit(frame: Any, check: str, names: list[str]) -> None:
@@ -412,8 +415,9 @@ def _per_message(df: Any) -> Any:
     present, the message's queue codes, indices (send, send accepted, first and last receive, first
     non-transactional ack), send count and priority, the first receive's process code. Fixed-width
     buffers only (codes, not names), so Spark hashes rather than sorts."""
-    from mqconform.reference_model.config import DEFAULT_PRIORITY
     from pyspark.sql import functions as F
+
+    from mqconform.reference_model.config import DEFAULT_PRIORITY
 
     col = F.col
     ok, info, fail = (col("type") == t for t in ("ok", "info", "fail"))
@@ -426,6 +430,7 @@ def _per_message(df: Any) -> Any:
             .when(is_send & ((ok & result.isin(*REFUSED)) | fail), K_REFUSED)
             .when(is_send & (info | (ok & result.isin(*DEFERRED))), K_INFO)
             .when((col("f") == "receive") & ok, K_RECV)
+            .when(is_ack & ok & result.isin(*REFUSED), 0)  # a failed ack acknowledged nothing
             .when(is_ack & ok & F.coalesce(col("tx"), F.lit(False)), K_ACK_TX)
             .when(is_ack & ok, K_ACK).when(is_ack & info, K_ACK_INFO).otherwise(0))
     message_row = is_send | ((col("f") == "receive") & ok) | (is_ack & (ok | info))

@@ -17,7 +17,7 @@ from mqconform.reports.checks_python import ACCEPTED, E, R
 
 #: the operations after which a consumer's first receive may be a redelivery (checks_python._return_cuts)
 RETURNS = ("close", "rollback")
-NEMESIS = ("stop", "start")
+NEMESIS = ("stop", "start", "restart")  # a soak's broker stop/start, a machine's restart step
 
 
 def order_frame(df: Any) -> Any:

@@ -13,6 +13,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 import attrs
+
 from mqconform.spec import Catalogue
 
 from .api import RunInfo

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+
 from mqconform.spec import Catalogue
 
 from .matrix import Cell, Matrix, RunCell

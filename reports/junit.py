@@ -57,8 +57,11 @@ def _testcase(suite: ET.Element, cell: Cell, catalogue: Catalogue) -> None:
         node = ET.SubElement(case, "error", message=reason[:500], type="unknown")
         node.text = _evidence(cell)
     elif cell.state in ("not_applicable", "not_run", "deviation"):
-        ET.SubElement(case, "skipped", message=f"{LABELS[cell.state]}: {message}"[:500]
-                      if cell.state == "deviation" else LABELS[cell.state])
+        # n/a says why when a run said so: not in the claimed profile, or capability missing
+        why = message if cell.state == "deviation" else next(
+            (r.message for r in cell.runs if r.state == cell.state and r.message), "")
+        ET.SubElement(case, "skipped", message=f"{LABELS[cell.state]}: {why}"[:500] if why
+                      else LABELS[cell.state])
 
 
 def junit_xml(matrix: Matrix, catalogue: Catalogue) -> str:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+
 from mqconform.reports import checks_python
 from mqconform.reports import store as hstore
 from mqconform.reports.api import BadInput, CheckResult, PipelineResult, RunInfo

@@ -46,10 +46,10 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-from mqconform.reference_model.config import DEFAULT_PRIORITY
-from mqconform.reports.api import BadInput, RunInfo
 
 from mqconform.history import HISTORY_FIELDS, SCHEMA_VERSION
+from mqconform.reference_model.config import DEFAULT_PRIORITY
+from mqconform.reports.api import BadInput, RunInfo
 
 #: Version of the Parquet store layout and columns (independent of the JSONL schema version).
 STORE_SCHEMA_VERSION = 2

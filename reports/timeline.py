@@ -128,9 +128,8 @@ def _marks_for(number: int, now: int, op: str, args: Any, result: Any, held: lis
 def build_timeline(profile: str, steps: Sequence[Mapping[str, Any]]) -> Timeline:
     """Replay `steps` on the model under `profile` and collect the marks (see the module docstring)."""
     from mqconform.adapters.reference import ReferenceAdapter
-    from mqconform.reference_model.profiles import profile as load_profile
-
     from mqconform.conformance.driver import DISPATCH, FLOW_OPS, FLOW_SCALAR
+    from mqconform.reference_model.profiles import profile as load_profile
 
     marks: list[Mark] = []
     lanes: dict[str, None] = {}

@@ -7,6 +7,7 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
+
 from mqconform.reports import checks_python, encode, generate, store
 
 RULES = ("DELIVERY-1", "DELIVERY-2", "DELIVERY-6", "DELIVERY-7", "RING-17")

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from mqconform.reports import generate, pipeline
 
 #: fault -> (check that must notice it, expected verdict, statistic that must be non-zero)
@@ -32,6 +33,7 @@ DETECTED = {
     "scheduled": ("order", "pass", "first_deliveries"),
     "concurrent": ("order", "pass", "first_deliveries"),
     "redelivered": ("order", "pass", "first_deliveries"),
+    "restarted": ("order", "pass", "first_deliveries"),
 }
 ALL_RULES = ("DELIVERY-1", "DELIVERY-2", "DELIVERY-4", "DELIVERY-6", "DELIVERY-7", "DELIVERY-15", "RING-17",
              "THROTTLE-7", "ADMISSION-3", "ADMISSION-7", "REDELIVERY-1", "REDELIVERY-2")

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+
 from mqconform.reports.html import write_html
 from mqconform.reports.matrix import build_matrix
 from mqconform.reports.pipeline import check_runs

@@ -7,12 +7,12 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+
 from mqconform.adapters.contract import Result
 from mqconform.adapters.reference import ReferenceAdapter
-from mqconform.reference_model.config import Message
-
 from mqconform.cli import main
 from mqconform.commands import report as report_command
+from mqconform.reference_model.config import Message
 
 RUN = ["run", "--settings", "ci", "--max-examples", "10", "--areas", "delivery", "--no-report"]
 

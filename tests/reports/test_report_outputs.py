@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 import yaml
+
 from mqconform.reports.api import CheckResult, PipelineResult, RunInfo
 from mqconform.reports.html import write_html
 from mqconform.reports.jsonout import SCHEMA, SCHEMA_KEYS, report_dict

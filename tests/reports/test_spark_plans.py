@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from mqconform.reports import checks_python, checks_spark, generate, store
 
 #: generated cases with one queue per target, no filter, no drain: the fast plan's histories

@@ -7,6 +7,7 @@ from typing import Any
 
 import pyarrow.compute as pc
 import pytest
+
 from mqconform.reports import generate, pipeline, store
 
 RULES = ("DELIVERY-6", "DELIVERY-2")
@@ -206,14 +207,22 @@ def _overtakes(rows: list[dict[str, Any]]) -> dict[str, int]:
     """Why a message b sent after a (by invocation) is delivered before a: the one consumer's first
     deliveries (reorder, priority, scheduled, concurrent) or a redelivery of a (redelivered)."""
     sends, receives, drops = _facts(rows)
-    why = {"reorder": 0, "priority": 0, "scheduled": 0, "concurrent": 0, "redelivered": 0, "drops": drops}
+    why = {"reorder": 0, "priority": 0, "scheduled": 0, "concurrent": 0, "redelivered": 0, "restarted": 0,
+           "drops": drops}
+    # a restart step (issue 10) ends the first-delivery order, as a broker stop/start does
+    restarts = {}
+    for r in rows:
+        if r["f"] == "restart":
+            restarts.setdefault(r["example"], r["index"])
     for (ex, a), sa in sends.items():
         for (ex_b, b), sb in sends.items():
             ra, rb = receives.get((ex, a)), receives.get((ex_b, b))
             if ex_b != ex or not ra or not rb or not sa["invoke"] < sb["invoke"]:
                 continue
             why["redelivered"] += any(ra[0] < rb[0] < later for later in ra[1:])
-            if rb[0] < ra[0]:
+            if rb[0] < ra[0] and restarts.get(ex, rb[0] + 1) < rb[0]:
+                why["restarted"] += 1
+            elif rb[0] < ra[0]:
                 reason = ("priority" if sb["priority"] != sa["priority"] else "scheduled" if sa["scheduled"]
                           else "concurrent" if sb["invoke"] < sa["ok"] else "reorder")
                 why[reason] += 1

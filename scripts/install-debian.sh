@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install the Debian packages the project needs when they are missing: ActiveMQ Classic (the
-# `activemq` adapter runs its own instance from /usr/share/activemq) and Chromium (the HTML report
-# test). Nothing is started here. Idempotent: a package whose file is present is left alone, and
+# `activemq` adapter runs its own instance from /usr/share/activemq), Chromium (the HTML report
+# test) and the broker servers scripts/services.sh starts (RabbitMQ, Redis, NATS, Mosquitto).
+# Nothing is started here. Idempotent: a package whose file is present is left alone, and
 # `apt-get update` runs only when an install needs it. Usage: bash scripts/install-debian.sh
 set -euo pipefail
 
@@ -9,14 +10,18 @@ set -euo pipefail
 PACKAGES=(
   "activemq:/usr/share/activemq/bin/activemq.jar"
   "chromium:/usr/bin/chromium"
+  "rabbitmq-server:/usr/sbin/rabbitmq-server"
+  "redis-server:/usr/bin/redis-server"
+  "nats-server:/usr/sbin/nats-server"
+  "mosquitto:/usr/sbin/mosquitto"
 )
 
 missing=()
 for entry in "${PACKAGES[@]}"; do
   package=${entry%%:*} proof=${entry#*:}
-  if [ -e "$proof" ]; then echo "install-debian: $package present"; else missing+=("$package"); fi
+  if [ ! -e "$proof" ]; then missing+=("$package"); fi
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+if [ ${#missing[@]} -eq 0 ]; then echo "install-debian: every package present"; exit 0; fi
 
 if ! command -v apt-get >/dev/null 2>&1; then
   echo "install-debian: ${missing[*]} missing and apt-get not available; install them by hand" >&2

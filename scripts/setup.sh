@@ -1,12 +1,22 @@
 #!/usr/bin/env bash
-# Set up a development environment in ./.venv: the package (editable) with every extra.
-# Idempotent; safe to run again. Usage: bash scripts/setup.sh
+# The whole set-up of a fresh machine, idempotent (safe to run again):
+#   1. ./.venv with the package (editable) and every extra;
+#   2. the Debian packages the tests need when missing (scripts/install-debian.sh: ActiveMQ Classic,
+#      Chromium, and the broker servers);
+#   3. the broker services started when down (scripts/services.sh: RabbitMQ, Redis, NATS, Mosquitto).
+# Steps 2 and 3 need root (or sudo) only when something is missing or down; otherwise they only check.
+# Usage: bash scripts/setup.sh            (MQCONFORM_SETUP=venv: only step 1)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
+started=$SECONDS
 if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
 .venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip 2>/dev/null || true
 .venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[all]'
 echo "setup: .venv ready ($(.venv/bin/python --version))"
+if [ "${MQCONFORM_SETUP:-all}" = "venv" ]; then exit 0; fi
+bash scripts/install-debian.sh
+bash scripts/services.sh
+echo "setup: done in $((SECONDS - started)) s"

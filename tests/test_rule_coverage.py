@@ -9,9 +9,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from mqconform.spec import load_catalogue
-
 from mqconform.conformance.rules import all_rule_ids
+from mqconform.spec import load_catalogue
 
 ROOT = Path(__file__).resolve().parent.parent
 ID = re.compile(r"\b([A-Z]+-\d+)\b")

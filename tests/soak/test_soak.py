@@ -14,14 +14,14 @@ from typing import Any
 
 import pytest
 import redis
+
 from mqconform.adapters.contract import Result
 from mqconform.adapters.nats import NatsAdapter
 from mqconform.adapters.nats_embedded import EmbeddedNatsServer
 from mqconform.adapters.redis import RedisAdapter
-from mqconform.reference_model.config import ConsumerConfig, Message, QueueConfig
-
 from mqconform.cli import main
 from mqconform.history import RunDirectory
+from mqconform.reference_model.config import ConsumerConfig, Message, QueueConfig
 from mqconform.soak import analyse
 
 REDIS_URL = "redis://127.0.0.1:6379/0"

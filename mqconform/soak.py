@@ -233,6 +233,22 @@ class _Consumer(_Client):
             self.soak.problem(f"{self.base}: opening a consumer failed: {result.error}")
         return result.is_ok
 
+    def close(self) -> None:
+        """Close the consumer, then its connection. Recorded: the broker returns what it had pushed to
+        the consumer and the application never received, so later first deliveries on the queue are
+        not ordered by the order check (DELIVERY-4 cuts at a close)."""
+        if self.adapter is not None:
+            self.call("close", self.process)
+        super().close()
+
+    def crash(self) -> None:
+        """A lost connection returns the consumer's messages like a close: recorded as one that did
+        not complete."""
+        if self.adapter is not None:
+            self.soak.history.record("invoke", "close", self.process, process=self.process)
+            self.soak.history.record("info", "close", "connection dropped", process=self.process)
+        super().crash()
+
     def take_one(self) -> bool | None:
         """One receive (+ ack): True when a message came, False when none, None after a crash."""
         if self.adapter is None and not self.connect(self.setup):

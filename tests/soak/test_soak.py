@@ -67,7 +67,10 @@ def test_soak_embedded_nats_loses_nothing(tmp_path: Path, capsys: pytest.Capture
     assert {"p0", "p1", "c0", "c1", "drain", "observer"} <= processes
     drain = [r for r in records if r["f"] == "drain"]
     assert [r["type"] for r in drain] == ["invoke", "ok"] and drain[1]["value"]["empty"] is True
-    assert records[-1]["f"] == "counters" and records[-1]["value"]["message_count"] == 0
+    assert [r["f"] for r in records[-3:]] == ["counters", "close", "close"]  # the drainer closes last
+    assert records[-3]["value"]["message_count"] == 0
+    closes = {r["process"] for r in records if r["f"] == "close" and r["type"] == "invoke"}
+    assert closes == {"c0", "c1", "d0"}  # each consumer's close is recorded (DELIVERY-4 cuts there)
     sent = {r["value"]["id"] for r in records if r["f"] == "send" and r["type"] == "invoke"}
     assert all(i.split("-")[0] in ("p0", "p1") for i in sent)
     assert "total-queue         pass" in printed and "lost                pass" in printed

@@ -20,6 +20,7 @@ from .expect import normal
 
 #: operations whose result is compared with the model's
 COMPARED = frozenset({"send", "receive", "ack", "nack", "browse", "offer", "complete", "submit", "take",
+                      "send_batch", "receive_batch", "ack_batch",
                       "put", "remove", "truncate"})
 
 

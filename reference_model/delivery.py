@@ -1,6 +1,7 @@
 """Consumers and consumption: open, dispatch, receive, ack, commit, rollback, close, browse.
 
 Implements DELIVERY-3..8 (round-robin dispatch of the pending head to consumers with window room),
+DELIVERY-24 (which consumer is offered the next message: the profile's consumer_rotation),
 DELIVERY-11 cumulative acks, DELIVERY-12 non-destructive queues (each consumer's iterator),
 DELIVERY-15, REDELIVERY-1 (the delivery count is incremented at dispatch), the consumer-window rules
 (REDELIVERY-11, DELIVERY-16..19 through the profile options) and PAGING-12 (browsers). What a rollback
@@ -110,12 +111,18 @@ class DeliveryMixin(BrokerCore):
         pending = queue.pending
         listed = pending.level_of
         plain = not queue.special
+        rotation = self.options.consumer_rotation
+        if rotation == "active_queue":
+            self._rejoin_rotation(queue)
         while listed and consumers:
             n = len(consumers)
             for offset in range(n):
                 index = (queue.next_consumer + offset) % n
                 consumer = consumers[index]
+                if consumer.blocked:
+                    continue
                 if not consumer.has_room():
+                    consumer.blocked = rotation == "active_queue"
                     continue
                 if plain and consumer.selector is None:
                     ref = pending.peek()
@@ -128,12 +135,24 @@ class DeliveryMixin(BrokerCore):
                         continue
                     self._take(queue, consumer, ref)
                 self._push(queue, consumer, ref)
-                queue.next_consumer = (index + 1) % n
+                if rotation == "cursor":
+                    queue.next_consumer = (index + 1) % n
+                else:  # DELIVERY-24: the consumer served goes to the end of the list
+                    consumers.append(consumers.pop(index))
                 moved = True
                 break
             else:
                 return moved
         return moved
+
+    @staticmethod
+    def _rejoin_rotation(queue: QueueState) -> None:
+        """DELIVERY-24 active_queue: a blocked consumer with room again rejoins at the end."""
+        back = [c for c in queue.consumers if c.blocked and c.has_room()]
+        for consumer in back:
+            consumer.blocked = False
+            queue.consumers.remove(consumer)
+            queue.consumers.append(consumer)
 
     def receive(self, consumer_name: str) -> str | None:
         """The consumer takes its next dispatched message; with no buffering it pulls one."""

@@ -15,6 +15,7 @@ ReturnPlacement = Literal["sorted", "head", "tail", "returns", "returns_if_limit
 ReturnOverBound = Literal["drop_returning", "drop_head", "keep"]
 DepageRule = Literal["read_budget", "address_memory"]
 InvalidAck = Literal["refused", "closes_channel", "by_sequence"]
+Rotation = Literal["cursor", "move_to_end", "active_queue"]
 
 FEATURES = frozenset(
     {"ring", "priorities", "scheduling", "paging", "redelivery_delay", "dead_letter", "transactions",
@@ -62,6 +63,13 @@ class ModelOptions:
     #: room before the length limit is checked, so it never counts as ready and a ring of 0 still
     #: delivers to a waiting consumer.
     dispatch_before_bound: bool = False
+    #: DELIVERY-24: which consumer of a queue is offered the next message. "cursor" (Artemis): a
+    #: position just past the consumer served last, back to the first consumer when one closes;
+    #: "move_to_end" (ActiveMQ Classic Queue#doActualDispatch): the consumer served goes to the end of
+    #: the list, a full one keeps its place; "active_queue" (RabbitMQ rabbit_queue_consumers,
+    #: rabbit_fifo service queue): the consumer served goes to the end, a consumer found without room
+    #: leaves the rotation and comes back at the end once it has room again.
+    consumer_rotation: Rotation = "cursor"
     #: RING-5: may an eviction remove a delivered but unacknowledged message (JetStream discard=old).
     evict_unacked: bool = False
     #: reject_new only: reject when the add WOULD exceed the bound ("before", exact) or only once the

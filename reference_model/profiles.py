@@ -54,6 +54,7 @@ HORNETQ = ModelOptions(
 #: only then delivers (rabbit_amqqueue_process v3.10.8 requeue_and_run L864-869, maybe_drop_head
 #: L804-821; rabbit_variable_queue requeue L823-844), so a requeued message over the bound is dropped.
 RABBITMQ_CLASSIC = ModelOptions(
+    consumer_rotation="active_queue",  # DELIVERY-24: rabbit_queue_consumers (quorum: the service queue)
     name="rabbitmq-classic",
     priority_levels=1,
     dispatch_before_bound=True,
@@ -154,6 +155,7 @@ REDIS_STREAMS = ModelOptions(
 #: increments the redelivery counter of delivered messages (REDELIVERY-17) and never dead-letters:
 #: maximumRedeliveries is an OpenWire client policy (REDELIVERY-18).
 ACTIVEMQ_CLASSIC = ModelOptions(
+    consumer_rotation="move_to_end",  # DELIVERY-24: Queue#doActualDispatch rotates the consumer list
     name="activemq-classic",
     priority_levels=1,
     return_placement="head",
@@ -177,7 +179,9 @@ MOSQUITTO = ModelOptions(
     bound_counts="stored",
     overflow="drop_newest",
     silent_overflow=True,
-    return_placement="head",
+    # REDELIVERY-23: a reconnecting session resends its in-flight messages in original order, ahead
+    # of the queued ones, which are all newer (a pull consumer takes the oldest it may): by sequence
+    return_placement="sorted",
     cancel_undoes_delivery_count=False,
     features=_without("scheduling", "paging", "transactions", "nack", "redelivery_delay", "dead_letter",
                       "selectors", "browse", "window_bytes", "delivery_count", "fail_policy",

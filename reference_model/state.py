@@ -71,6 +71,8 @@ class ConsumerState:
     #: DELIVERY-12: on a non-destructive queue, the listed messages this consumer's iterator has not
     #: passed yet (each consumer walks the whole list; delivered messages stay listed).
     unseen: PendingList[Ref] | None = None
+    #: DELIVERY-24 active_queue: out of the rotation since a dispatch found it without room.
+    blocked: bool = False
     #: copies of the config read by has_room on every dispatch (set after init)
     pushes: bool = attrs.field(init=False, default=True)
     window_bytes: int = attrs.field(init=False, default=0)

@@ -42,7 +42,7 @@ _COMMON = {
 }
 
 TABLES: dict[str, dict[str, tuple[str, ...]]] = {
-    "delivery": {**_COMMON, "receive.id": ("DELIVERY-3", "DELIVERY-4", "DELIVERY-5")},
+    "delivery": {**_COMMON, "receive.id": ("DELIVERY-3", "DELIVERY-4", "DELIVERY-5", "DELIVERY-24")},
     "ring": {
         **_COMMON,
         "send.result": ("RING-3",),

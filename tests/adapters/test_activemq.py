@@ -187,3 +187,27 @@ def test_broker_killed_mid_test_gives_info(namespace: str) -> None:
         adapter.close()
     finally:
         adapter.shutdown()
+
+
+@pytest.mark.rules("DELIVERY-24")
+def test_the_consumer_served_moves_to_the_end_of_the_list(shared: ActiveMQAdapter, namespace: str) -> None:
+    """Issue 13 campaign (seed 1, delivery area): Queue#doActualDispatch moves the consumer it served to
+    the end of the consumer list, and a full consumer keeps its place. The model's consumer_rotation
+    move_to_end holds both scenarios on the broker; a cursor (Artemis) fails the first, RabbitMQ's
+    rotation (a full consumer loses its turn) the second, on the broker too."""
+    from pathlib import Path
+
+    from mqconform.scenario.loader import load
+    from mqconform.scenario.runner import run_scenario
+
+    here = Path(__file__).parent / "scenarios"
+    moves = load(here / "activemq-served-consumer-moves-to-the-end.yaml")
+    loses_turn = load(here / "rabbitmq-full-consumer-loses-its-turn.yaml")
+    claimed = profile("activemq-classic")
+    assert run_scenario(moves, ReferenceAdapter(options=claimed)).verdict == "pass"
+    cursor = ReferenceAdapter(options=claimed.evolve(consumer_rotation="cursor"))
+    assert run_scenario(moves, cursor).verdict == "fail"
+    assert run_scenario(moves, shared, namespace=namespace).verdict == "pass"
+    assert run_scenario(loses_turn, ReferenceAdapter(options=claimed)).verdict == "fail"
+    outcome = run_scenario(loses_turn, shared, namespace=f"{namespace}-b")
+    assert (outcome.verdict, outcome.step) == ("fail", 12), outcome.verdict_line()

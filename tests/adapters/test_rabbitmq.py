@@ -462,3 +462,24 @@ def test_invalid_ack_reopens_a_prefetch_consumer(rabbit: RabbitMQAdapter) -> Non
     assert got[0] == got[1] == ("m1", "failed", 2, "m1", "ok")
     if rabbit.queue_type == "quorum":
         assert rabbit.receive("c").value == "m2" and rabbit.delivery_count("q", "m2").value == 2
+
+
+@pytest.mark.rules("DELIVERY-24")
+@pytest.mark.parametrize("queue_type", QUEUE_TYPES)
+def test_a_consumer_found_full_rejoins_the_rotation_at_the_end(queue_type: str, namespace: str) -> None:
+    """Issue 13: a consumer a dispatch finds without room leaves the rotation and rejoins behind the
+    others once it has room (rabbit_queue_consumers block/unblock; rabbit_fifo's service queue). The
+    model's consumer_rotation active_queue holds it on both queue types; the other rotations do not."""
+    from pathlib import Path
+
+    from mqconform.scenario.loader import load
+    from mqconform.scenario.runner import run_scenario
+
+    scenario = load(Path(__file__).parent / "scenarios" / "rabbitmq-full-consumer-loses-its-turn.yaml")
+    claimed = profile(f"rabbitmq-{queue_type}")
+    assert run_scenario(scenario, ReferenceAdapter(options=claimed)).verdict == "pass"
+    for other in ("cursor", "move_to_end"):
+        wrong = ReferenceAdapter(options=claimed.evolve(consumer_rotation=other))
+        assert run_scenario(scenario, wrong).verdict == "fail", other
+    outcome, _ = _on_rabbitmq(scenario, queue_type, namespace)
+    assert outcome.verdict == "pass", outcome.verdict_line()

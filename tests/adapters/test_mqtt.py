@@ -193,3 +193,21 @@ def test_artemis_profile_finds_that_mosquitto_drops_the_newest(shared: MqttAdapt
 
 def test_raw_roundtrip_loop() -> None:
     assert raw_roundtrip_loop(20) > 0
+
+
+@pytest.mark.rules("REDELIVERY-23")
+def test_two_closes_give_back_in_original_order(shared: MqttAdapter, namespace: str) -> None:
+    """Issue 13 campaign (seed 9, delivery area): what two closed consumers held comes back in its
+    original order (the session's in-flight messages), which the profile's return_placement sorted
+    says; a head placement in close order fails on the model and the broker does not follow it."""
+    from pathlib import Path
+
+    from mqconform.scenario.loader import load
+    from mqconform.scenario.runner import run_scenario
+
+    scenario = load(Path(__file__).parent / "scenarios" / "mosquitto-returns-in-original-order.yaml")
+    assert run_scenario(scenario, ReferenceAdapter("mosquitto")).verdict == "pass"
+    head = ReferenceAdapter(options=profile("mosquitto").evolve(return_placement="head"))
+    assert run_scenario(scenario, head).verdict == "fail"
+    outcome = run_scenario(scenario, shared, namespace=namespace)
+    assert outcome.verdict == "pass", outcome.verdict_line()

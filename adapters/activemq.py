@@ -315,6 +315,7 @@ class ActiveMQAdapter(BrokerAdapter):
                                                  "receipt": receipt})
             self._await(receipt, "subscribe")
             self.consumers[config.name] = _Consumer(config.name, queue.name, sub, config.max_unacked)
+            self._await_dispatch(queue.name)
         return self._do("open_consumer", run)
 
     # ------------------------------------------------------------------ messages
@@ -328,6 +329,7 @@ class ActiveMQAdapter(BrokerAdapter):
                                    headers={"persistent": "true", ID_HEADER: message.id, "receipt": receipt})
             self._await(receipt, "send")
             queue.count += 1
+            self._await_dispatch(queue.name)
             return "accepted"
         return self._do("send", run)
 
@@ -376,6 +378,7 @@ class ActiveMQAdapter(BrokerAdapter):
         queue.count -= 1
         if verb == "nack":
             queue.nacked += 1
+        self._await_dispatch(queue.name)
         return "ok"
 
     def ack(self, consumer: str, msg_id: str, tx: bool = False) -> Result:
@@ -396,7 +399,30 @@ class ActiveMQAdapter(BrokerAdapter):
             self._await(receipt, "unsubscribe")
             with self.listener.cond:
                 self.listener.frames.pop(state.sub_id, None)
+            self._await_dispatch(state.queue)
         return self._do("close_consumer", run)
+
+    def _await_dispatch(self, queue_name: str) -> None:
+        """The broker dispatches on its own thread, after the receipt of the SEND, SUBSCRIBE, ACK,
+        NACK or UNSUBSCRIBE that made a message available or a subscription's prefetch free. Wait
+        (bounded by ``dispatch_timeout``) until every message the books say the queue holds for no one
+        has reached a subscription with prefetch room, so the next operation (another subscription, a
+        close) does not race that dispatch and the broker's choice of subscription is the one it
+        makes with the state the operation left."""
+        if self.shared_namespace:
+            return
+        queue = self._queue(queue_name)
+        consumers = [c for c in self.consumers.values() if c.queue == queue_name]
+        if not consumers:
+            return
+
+        def undispatched() -> bool:
+            taken = sum(len(c.held) + len(self._buffered(c)) for c in consumers)
+            room = sum(max(0, c.prefetch - len(c.held) - len(self._buffered(c))) for c in consumers)
+            return min(queue.count - taken, room) > 0
+
+        if undispatched():
+            self.listener.wait_for(lambda: not undispatched(), self.dispatch_timeout)
 
 
 def raw_roundtrip_loop(n: int, url: str | None = None, **_: Any) -> float:

@@ -116,6 +116,7 @@ class BrokerCore:
         def _settle(self, *touched: QueueState) -> None: ...  # broker
         def _settle_everything(self) -> None: ...  # broker
         def _deliver(self, queue: QueueState) -> bool: ...  # delivery
+        def _rejoin_rotation(self, queue: QueueState) -> None: ...  # delivery
         def _cancel_list(self, consumer: ConsumerState) -> tuple[list[Ref], list[Ref]]: ...  # delivery
         def _parked(self, queue: QueueState) -> int: ...  # restart
         def close(self, consumer_name: str) -> None: ...  # delivery

@@ -154,6 +154,7 @@ class Broker(AckWaitMixin, DeliveryMixin, RedeliveryMixin, RingMixin, ClockMixin
             address = queue.address
             dirty[address.name] = address
         whole_pages = self._whole_pages
+        rejoin = self.options.consumer_rotation == "active_queue"
         while dirty:
             _, address = dirty.popitem()
             moved = True
@@ -168,8 +169,11 @@ class Broker(AckWaitMixin, DeliveryMixin, RedeliveryMixin, RingMixin, ClockMixin
                         moved |= self._fire_due(queue)
                     if queue.paged:
                         moved |= self._depage(queue, address)
-                    if queue.consumers and queue.pending.level_of:
-                        self._deliver(queue)
+                    if queue.consumers:
+                        if rejoin:  # DELIVERY-24: at once, even with nothing to dispatch
+                            self._rejoin_rotation(queue)
+                        if queue.pending.level_of:
+                            self._deliver(queue)
                     if queue.lv_candidates:
                         moved |= self._prune_last_values(queue)
                     if queue.hysteresis:

@@ -483,3 +483,19 @@ def test_a_consumer_found_full_rejoins_the_rotation_at_the_end(queue_type: str, 
         assert run_scenario(scenario, wrong).verdict == "fail", other
     outcome, _ = _on_rabbitmq(scenario, queue_type, namespace)
     assert outcome.verdict == "pass", outcome.verdict_line()
+
+
+@pytest.mark.rules("DELIVERY-24", "RING-14")
+def test_an_ack_puts_a_full_consumer_back_in_the_rotation_at_once(namespace: str) -> None:
+    """Issue 13 campaign (seed 4, ring area): the ack that gives a blocked consumer room puts it back
+    at the end of the rotation at once, with nothing waiting, so the next message goes to it and not
+    to a consumer opened after the ack. The model and the broker agree on the counts after the close."""
+    from pathlib import Path
+
+    from mqconform.scenario.loader import load
+    from mqconform.scenario.runner import run_scenario
+
+    scenario = load(Path(__file__).parent / "scenarios" / "rabbitmq-ack-rejoins-the-rotation-at-once.yaml")
+    assert run_scenario(scenario, ReferenceAdapter("rabbitmq-classic")).verdict == "pass"
+    outcome, _ = _on_rabbitmq(scenario, "classic", namespace)
+    assert outcome.verdict == "pass", outcome.verdict_line()

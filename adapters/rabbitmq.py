@@ -378,10 +378,13 @@ class RabbitMQAdapter(BrokerAdapter):
         frame = (channel or self._control()).queue_declare(queue.physical, passive=True)
         return int(frame.method.message_count)
 
-    def _settle(self, names: list[str], expect_ready: dict[str, int] | None = None) -> None:
+    def _settle(self, names: list[str], expect_ready: dict[str, int] | None = None,
+                via: BlockingChannel | None = None) -> None:
         """Wait until what the broker pushed is in the buffers (see the module docstring) and,
         for queues in `expect_ready`, until the ready count reaches the value asynchronous returns
-        lead to (quorum queues apply returns after the channel operation); bounded in time."""
+        lead to (quorum queues apply returns after the channel operation); bounded in time. `via`:
+        the channel of the operation (an ack or nack has no reply): the ready count is read on it, so
+        the broker has taken the operation before it answers (one channel's frames stay in order)."""
         deadline = time.monotonic() + self.settle_timeout
         pending = [self.queues[n] for n in dict.fromkeys(names) if n in self.queues]
         while pending:
@@ -391,7 +394,8 @@ class RabbitMQAdapter(BrokerAdapter):
                 hinted = expect_ready is not None and queue.name in expect_ready
                 if not pushers and not hinted:
                     continue  # nothing is pushed and nothing is awaited: no round trip needed
-                ready = self._ready(queue, pushers[0].channel if pushers else None)
+                channel = via if via is not None and via.is_open else None
+                ready = self._ready(queue, channel or (pushers[0].channel if pushers else None))
                 for consumer in pushers:  # a round trip on each: deliveries sent before now arrive
                     consumer.channel.basic_qos(prefetch_count=consumer.prefetch or 0)
                 self._pump()
@@ -451,7 +455,7 @@ class RabbitMQAdapter(BrokerAdapter):
                 return self._not_held(state, msg_id, lambda ch, tag: ch.basic_ack(tag))
             state.channel.basic_ack(held.tag)
             state.settled[msg_id] = held.tag
-            self._settle([state.queue])
+            self._settle([state.queue], via=state.channel)
             return "ok"
         return self._do("ack", run)
 
@@ -474,7 +478,8 @@ class RabbitMQAdapter(BrokerAdapter):
             for i in settled:
                 state.settled[i] = state.received.pop(i).tag
             state.channel.basic_nack(held.tag, multiple=multiple, requeue=requeue)
-            self._settle(list(expect), expect)
+            # the queue itself too: a reject frees prefetch room the broker fills from the queue
+            self._settle([state.queue, *expect], expect, via=state.channel)
             return "ok"
         return self._do("nack", run)
 

@@ -169,6 +169,8 @@ class DeliveryMixin(BrokerCore):
             if ref is not None:
                 self._take(queue, consumer, ref)
                 self._dispatch(queue, consumer, ref)
+                consumer.get_tags[ref.id] = consumer.next_get_tag  # REDELIVERY-31
+                consumer.next_get_tag += 1
         if ref is None:
             return None
         consumer.received[ref.id] = ref

@@ -62,6 +62,8 @@ class InvalidAckMixin(BrokerCore):
             queue.consumers.remove(consumer)
             queue.next_consumer = 0
         self._return_all(consumer, delay=self.options.delay_on_close)
+        consumer.get_tags.clear()  # REDELIVERY-31: the new channel's delivery tags start at 1
+        consumer.next_get_tag = 1
         self._settle(queue)
         if subscribed:
             queue.consumers.append(consumer)

@@ -84,6 +84,13 @@ class ModelOptions:
     #: redelivery queue served before new messages (JetStream, REDELIVERY-20); returns_if_limited: the
     #: returns queue when the queue has a delivery limit, else the tail (RabbitMQ quorum, REDELIVERY-14).
     return_placement: ReturnPlacement = "sorted"
+    #: REDELIVERY-31: the order in which a close returns what a pull consumer received (basic.get):
+    #: "delivery" (its own delivery order, as for any consumer), or "tag_text" (RabbitMQ quorum
+    #: v3.10.8: each basic.get is a one-shot rabbit_fifo consumer tagged with its delivery tag as
+    #: decimal text, rabbit_quorum_queue:quorum_ctag/1, and handle_down cancels a channel's consumers
+    #: in maps:keys order: "1" < "10" < "11" < ... < "2"; exact for up to 32 held gets, see
+    #: redelivery.PULL_TAG_ORDER_LIMIT).
+    pull_return_order: Literal["delivery", "tag_text"] = "delivery"
     #: where a nacked (individually cancelled) message returns; quorum without a delivery limit: tail.
     #: RING-8: the order in which a close or rollback gives a consumer's messages back: newest first
     #: (Artemis RefsOperation addFirst) or in delivery order (RabbitMQ quorum returns queue).

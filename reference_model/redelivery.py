@@ -3,7 +3,8 @@
 Implements REDELIVERY-2..10 (REDELIVERY-5 max-delivery-attempts, REDELIVERY-6 dead-letter address,
 REDELIVERY-7 and 9 the redelivery delay, REDELIVERY-10 re-insertion by sequence) and the profile
 variants REDELIVERY-12..23, the nack forms REDELIVERY-24 (requeue=false) and REDELIVERY-25
-(multiple), the delivery limits of REDELIVERY-26, with the ring checks on return: RING-7, RING-8
+(multiple), the delivery limits of REDELIVERY-26, the order of a pull consumer's returns
+(REDELIVERY-31), with the ring checks on return: RING-7, RING-8
 (newest first), RING-9 (individual cancel), RING-13, RING-14 and RING-22, and RING-15 /
 DELIVERY-12 for last-value and non-destructive queues.
 """
@@ -18,6 +19,10 @@ from .errors import ModelMisuse, Unsupported
 from .options import ReturnPlacement
 from .state import ConsumerState, QueueState, Ref
 
+#: REDELIVERY-31: up to this many consumers, an Erlang map is a flat map whose keys are sorted;
+#: beyond it, maps:keys follows the keys' hashes, an order the model does not predict.
+PULL_TAG_ORDER_LIMIT = 32
+
 
 class RedeliveryMixin(BrokerCore):
     """Returns, redelivery delay and dead letters."""
@@ -28,6 +33,10 @@ class RedeliveryMixin(BrokerCore):
         undo = self.options.cancel_undoes_delivery_count
         # RING-13: a last-value queue's addSorted is addHead
         placement = "head" if queue.last_value_key is not None else self.options.return_placement
+        if self.options.pull_return_order == "tag_text" and consumer.get_tags:
+            # REDELIVERY-31: one rabbit_fifo consumer per basic.get, cancelled in tag-text order
+            tags = consumer.get_tags
+            cancelled = sorted(cancelled, key=lambda ref: str(tags.get(ref.id, 0)))
         held = acked + cancelled
         # RING-8 step 2: newest first (Artemis); a RabbitMQ quorum queue returns in delivery order
         for ref in reversed(held) if self.options.return_order == "newest_first" else held:

@@ -71,6 +71,10 @@ class ConsumerState:
     #: DELIVERY-12: on a non-destructive queue, the listed messages this consumer's iterator has not
     #: passed yet (each consumer walks the whole list; delivered messages stay listed).
     unseen: PendingList[Ref] | None = None
+    #: REDELIVERY-31: the delivery tag of each message received by a pull receive (a channel's tags
+    #: count from 1; a new channel, after a close or a channel error, starts again).
+    get_tags: dict[str, int] = attrs.field(factory=dict)
+    next_get_tag: int = 1
     #: DELIVERY-24 active_queue: out of the rotation since a dispatch found it without room.
     blocked: bool = False
     #: copies of the config read by has_room on every dispatch (set after init)

@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import invariant, precondition, rule
 
 from mqconform.adapters.contract import COUNTERS
+from mqconform.reference_model.redelivery import PULL_TAG_ORDER_LIMIT
 
 from .base import ConformanceMachine
 
@@ -116,11 +117,22 @@ class QueueMachine(ConformanceMachine):
         self.do_send(self.SIZES[size_index % len(self.SIZES)],
                      priority if self.USE_PRIORITIES and self.can("priorities") else 4)
 
+    def gets_left(self, consumer: str) -> int:
+        """How many more receives the consumer may make: under pull_return_order tag_text a pull
+        consumer holds at most PULL_TAG_ORDER_LIMIT gets (beyond it no model predicts the order of
+        their return, REDELIVERY-31); otherwise no limit (a large number)."""
+        if self.options.pull_return_order != "tag_text":
+            return 1 << 30
+        state = self._broker().consumers[consumer]
+        if not state.no_buffering:
+            return 1 << 30
+        return max(0, PULL_TAG_ORDER_LIMIT - len(state.received))
+
     @precondition(lambda self: self.ready and self.open_consumers)
     @rule(which=WHICH)
     def receive(self, which: int) -> None:
         consumer = self.pick_consumer(which)
-        if consumer not in self.open_consumers:
+        if consumer not in self.open_consumers or not self.gets_left(consumer):
             return
         expected, actual = self.d.both_values("receive", consumer, compare="receive.id")
         self.received(consumer, expected, actual)
@@ -267,6 +279,9 @@ class QueueMachine(ConformanceMachine):
     def receive_batch(self, which: int, count: int) -> None:
         consumer = self.pick_consumer(which)
         if consumer not in self.open_consumers:
+            return
+        count = min(count, self.gets_left(consumer))
+        if not count:
             return
         self.d.both_batch("receive_batch", {"consumer": consumer, "count": count}, "receive.id",
                           after=lambda expected, actual: self.received(consumer, expected, actual))

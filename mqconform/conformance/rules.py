@@ -199,7 +199,7 @@ _PROFILE_RULES: dict[str, dict[str, tuple[str, ...]]] = {
     "redelivery": {
         # DELIVERY-16: a RabbitMQ consumer's prefetch bounds what it can receive while others are unacked
         "receive.id": ("REDELIVERY-13", "REDELIVERY-14", "REDELIVERY-15", "REDELIVERY-17", "REDELIVERY-19",
-                       "REDELIVERY-20", "REDELIVERY-22", "REDELIVERY-23", "DELIVERY-16"),
+                       "REDELIVERY-20", "REDELIVERY-22", "REDELIVERY-23", "REDELIVERY-31", "DELIVERY-16"),
         "delivery_count": ("REDELIVERY-12", "REDELIVERY-19", "REDELIVERY-22"),
         "counters.killed": ("REDELIVERY-13", "REDELIVERY-16"),
         "pending.order": ("REDELIVERY-15", "REDELIVERY-17", "REDELIVERY-20"),

@@ -499,3 +499,47 @@ def test_an_ack_puts_a_full_consumer_back_in_the_rotation_at_once(namespace: str
     assert run_scenario(scenario, ReferenceAdapter("rabbitmq-classic")).verdict == "pass"
     outcome, _ = _on_rabbitmq(scenario, "classic", namespace)
     assert outcome.verdict == "pass", outcome.verdict_line()
+
+
+@pytest.mark.rules("REDELIVERY-31")
+def test_quorum_get_returns_come_back_in_tag_text_order(namespace: str) -> None:
+    """Issue 13 campaign (quorum seed 4, redelivery area): messages taken by basic.get return on the
+    channel's close in the order of their delivery tags as text (one rabbit_fifo consumer per get,
+    tagged integer_to_binary(DeliveryTag), cancelled in maps:keys order). The profile's option
+    pull_return_order tag_text holds it on the model and the broker; delivery order does not."""
+    from pathlib import Path
+
+    from mqconform.scenario.loader import load
+    from mqconform.scenario.runner import run_scenario
+
+    scenario = load(Path(__file__).parent / "scenarios" / "rabbitmq-quorum-get-returns-in-tag-text-order.yaml")
+    quorum = profile("rabbitmq-quorum")
+    assert run_scenario(scenario, ReferenceAdapter(options=quorum)).verdict == "pass"
+    in_order = ReferenceAdapter(options=quorum.evolve(pull_return_order="delivery"))
+    assert run_scenario(scenario, in_order).verdict == "fail"
+    outcome, _ = _on_rabbitmq(scenario, "quorum", namespace)
+    assert outcome.verdict == "pass", outcome.verdict_line()
+
+
+def test_the_machines_keep_a_quorum_pull_consumer_at_32_gets() -> None:
+    """REDELIVERY-31 beyond 32 gets is not predictable: under tag_text the machines never let a pull
+    consumer hold more (checked on the reference model, where the count is visible)."""
+    from mqconform.conformance import settings as suite_settings
+    from mqconform.conformance.machines.redelivery import RedeliveryMachine
+    from mqconform.conformance.runner import run_machine
+
+    seen: list[int] = []
+
+    class Watching(ReferenceAdapter):
+        def receive(self, consumer: str) -> Any:
+            result = super().receive(consumer)
+            state = self.world.broker.consumers[consumer]
+            if state.no_buffering:
+                seen.append(len(state.received))
+            return result
+
+    hyp = suite_settings.get("ci", database=None, max_examples=40)
+    result = run_machine(RedeliveryMachine, lambda: Watching("rabbitmq-quorum"), profile("rabbitmq-quorum"), hyp,
+                         max_reruns=0)
+    assert result.findings == [] and result.unknown is None
+    assert seen and max(seen) <= 32, max(seen)

@@ -80,7 +80,7 @@ class RedeliveryMachine(RestartSteps, RingMachine):
         is due again (1 ms before it after the last round when `early`)."""
         consumer = self.pick_consumer(which)
         for n in range(rounds):
-            if consumer not in self.open_consumers:
+            if consumer not in self.open_consumers or not self.gets_left(consumer):
                 return
             expected, actual = self.d.both_values("receive", consumer, compare="receive.id")
             self.received(consumer, expected, actual)

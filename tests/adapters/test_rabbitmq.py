@@ -512,7 +512,8 @@ def test_quorum_get_returns_come_back_in_tag_text_order(namespace: str) -> None:
     from mqconform.scenario.loader import load
     from mqconform.scenario.runner import run_scenario
 
-    scenario = load(Path(__file__).parent / "scenarios" / "rabbitmq-quorum-get-returns-in-tag-text-order.yaml")
+    here = Path(__file__).parent / "scenarios"
+    scenario = load(here / "rabbitmq-quorum-get-returns-in-tag-text-order.yaml")
     quorum = profile("rabbitmq-quorum")
     assert run_scenario(scenario, ReferenceAdapter(options=quorum)).verdict == "pass"
     in_order = ReferenceAdapter(options=quorum.evolve(pull_return_order="delivery"))
@@ -539,7 +540,7 @@ def test_the_machines_keep_a_quorum_pull_consumer_at_32_gets() -> None:
             return result
 
     hyp = suite_settings.get("ci", database=None, max_examples=40)
-    result = run_machine(RedeliveryMachine, lambda: Watching("rabbitmq-quorum"), profile("rabbitmq-quorum"), hyp,
-                         max_reruns=0)
+    result = run_machine(RedeliveryMachine, lambda: Watching("rabbitmq-quorum"), profile("rabbitmq-quorum"),
+                         hyp, max_reruns=0)
     assert result.findings == [] and result.unknown is None
     assert seen and max(seen) <= 32, max(seen)

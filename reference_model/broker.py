@@ -154,7 +154,7 @@ class Broker(AckWaitMixin, DeliveryMixin, RedeliveryMixin, RingMixin, ClockMixin
             address = queue.address
             dirty[address.name] = address
         whole_pages = self._whole_pages
-        rejoin = self.options.consumer_rotation == "active_queue"
+        rejoin = self.options.consumer_rotation in ("active_queue", "service_queue")
         while dirty:
             _, address = dirty.popitem()
             moved = True

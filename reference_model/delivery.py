@@ -112,7 +112,8 @@ class DeliveryMixin(BrokerCore):
         listed = pending.level_of
         plain = not queue.special
         rotation = self.options.consumer_rotation
-        if rotation == "active_queue":
+        leaves = rotation in ("active_queue", "service_queue")
+        if leaves:
             self._rejoin_rotation(queue)
         while listed and consumers:
             n = len(consumers)
@@ -122,7 +123,7 @@ class DeliveryMixin(BrokerCore):
                 if consumer.blocked:
                     continue
                 if not consumer.has_room():
-                    consumer.blocked = rotation == "active_queue"
+                    consumer.blocked = leaves
                     continue
                 if plain and consumer.selector is None:
                     ref = pending.peek()
@@ -139,6 +140,8 @@ class DeliveryMixin(BrokerCore):
                     queue.next_consumer = (index + 1) % n
                 else:  # DELIVERY-24: the consumer served goes to the end of the list
                     consumers.append(consumers.pop(index))
+                    if rotation == "service_queue" and not consumer.has_room():
+                        consumer.blocked = True  # rabbit_fifo: out of the service queue at once
                 moved = True
                 break
             else:
@@ -147,7 +150,8 @@ class DeliveryMixin(BrokerCore):
 
     @staticmethod
     def _rejoin_rotation(queue: QueueState) -> None:
-        """DELIVERY-24 active_queue: a blocked consumer with room again rejoins at the end."""
+        """DELIVERY-24 active_queue / service_queue: a blocked consumer with room again rejoins at
+        the end."""
         back = [c for c in queue.consumers if c.blocked and c.has_room()]
         for consumer in back:
             consumer.blocked = False

@@ -15,7 +15,7 @@ ReturnPlacement = Literal["sorted", "head", "tail", "returns", "returns_if_limit
 ReturnOverBound = Literal["drop_returning", "drop_head", "keep"]
 DepageRule = Literal["read_budget", "address_memory"]
 InvalidAck = Literal["refused", "closes_channel", "by_sequence"]
-Rotation = Literal["cursor", "move_to_end", "active_queue"]
+Rotation = Literal["cursor", "move_to_end", "active_queue", "service_queue"]
 
 FEATURES = frozenset(
     {"ring", "priorities", "scheduling", "paging", "redelivery_delay", "dead_letter", "transactions",
@@ -66,9 +66,11 @@ class ModelOptions:
     #: DELIVERY-24: which consumer of a queue is offered the next message. "cursor" (Artemis): a
     #: position just past the consumer served last, back to the first consumer when one closes;
     #: "move_to_end" (ActiveMQ Classic Queue#doActualDispatch): the consumer served goes to the end of
-    #: the list, a full one keeps its place; "active_queue" (RabbitMQ rabbit_queue_consumers,
-    #: rabbit_fifo service queue): the consumer served goes to the end, a consumer found without room
-    #: leaves the rotation and comes back at the end once it has room again.
+    #: the list, a full one keeps its place; "active_queue" (RabbitMQ classic rabbit_queue_consumers):
+    #: the consumer served goes to the end, a consumer found without room
+    #: leaves the rotation and comes back at the end once it has room again; "service_queue"
+    #: (RabbitMQ quorum, rabbit_fifo service queue): the same, but a consumer leaves the rotation as
+    #: soon as a dispatch uses up its room, not at the next dispatch that finds it full.
     consumer_rotation: Rotation = "cursor"
     #: RING-5: may an eviction remove a delivered but unacknowledged message (JetStream discard=old).
     evict_unacked: bool = False

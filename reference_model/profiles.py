@@ -82,6 +82,7 @@ RABBITMQ_CLASSIC = ModelOptions(
 #: x-delivery-limit allows limit + 1 deliveries (none unless declared). reject-publish overshoots by
 #: one and accepts again at or below 80 % of the limit (RING-23).
 RABBITMQ_QUORUM = RABBITMQ_CLASSIC.evolve(
+    consumer_rotation="service_queue",  # DELIVERY-24: rabbit_fifo drops a consumer without credit at once
     pull_return_order="tag_text",  # REDELIVERY-31: basic.get returns on a close, in tag-text order
     name="rabbitmq-quorum",
     requeue_trims_first=False,

@@ -544,3 +544,24 @@ def test_the_machines_keep_a_quorum_pull_consumer_at_32_gets() -> None:
                          hyp, max_reruns=0)
     assert result.findings == [] and result.unknown is None
     assert seen and max(seen) <= 32, max(seen)
+
+
+@pytest.mark.rules("DELIVERY-24")
+@pytest.mark.parametrize("queue_type", QUEUE_TYPES)
+def test_a_quorum_consumer_without_credit_leaves_the_rotation(queue_type: str, namespace: str) -> None:
+    """Issue 13 campaign (quorum seed 9): rabbit_fifo takes a consumer out of its service queue as soon
+    as a delivery uses up its credit, so after a nack the message goes to the consumer opened
+    meanwhile; a classic queue gives it back to the first consumer. The scenario (written for quorum)
+    holds on the quorum model and broker, and fails at the same step on the classic model and broker."""
+    from pathlib import Path
+
+    from mqconform.scenario.loader import load
+    from mqconform.scenario.runner import run_scenario
+
+    here = Path(__file__).parent / "scenarios"
+    scenario = load(here / "rabbitmq-quorum-consumer-without-credit-leaves-at-once.yaml")
+    model = run_scenario(scenario, ReferenceAdapter(f"rabbitmq-{queue_type}"))
+    broker, _ = _on_rabbitmq(scenario, queue_type, namespace)
+    expected = ("pass", None) if queue_type == "quorum" else ("fail", 7)
+    assert (model.verdict, model.step) == expected, model.verdict_line()
+    assert (broker.verdict, broker.step) == expected, broker.verdict_line()

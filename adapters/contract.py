@@ -23,7 +23,7 @@ ResultType = Literal["ok", "fail", "info"]
 
 #: Counter names an adapter may be able to observe (capability "counter:<name>").
 COUNTERS = ("message_count", "pending_count", "delivering_count", "scheduled_count", "paged_count",
-            "added", "acknowledged", "replaced", "killed")
+            "added", "acknowledged", "replaced", "killed", "expired")
 
 #: Capabilities beyond the model features of ModelOptions.FEATURES. Consumer modes:
 #: `window_bytes` = Artemis-style byte/message windows (push), `consumer_pull` = window 0 (a receive
@@ -33,7 +33,9 @@ COUNTERS = ("message_count", "pending_count", "delivering_count", "scheduled_cou
 #: Issue 14 (gated by the driver, so an adapter without them needs nothing new): `overflow:<policy>` =
 #: the queue declaration's `overflow` policy is honoured (RING-28); features `max_length_bytes`
 #: (QueueConfig.max_length_bytes), `nack_reject` / `nack_multiple` = nack() takes `requeue=False` /
-#: `multiple=True` keywords (passed only when not the default).
+#: `multiple=True` keywords (passed only when not the default); `message_ttl` = QueueConfig.message_ttl_ms
+#: and `per_message_ttl` = Message.ttl_ms are honoured on the adapter's clock (EXPIRY-1/2), each passed
+#: only with the capability; `expiry_address` = QueueConfig.expiry_address (EXPIRY-6).
 #: Issue 10: the model feature `restart` (profiles jetstream, activemq-classic) =
 #: ``call("restart", mode="graceful"|"kill")`` restarts the implementation (SIGTERM or SIGKILL) on
 #: its own store and returns once it serves again, the adapter reconnected; consumers the profile

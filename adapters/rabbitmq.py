@@ -12,7 +12,10 @@ xdist workers never share a queue or an exchange; close() deletes them):
   ``max_length_bytes >= 0`` -> ``x-max-length-bytes`` (RING-27), with ``x-overflow`` = the queue's
   ``overflow`` (RING-28: ``drop-head``, ``reject-publish`` or ``reject-publish-dlx``), else the
   ``overflow`` option (``drop-head`` by default, what both profiles say). ``dead_letter`` ->
-  ``x-dead-letter-exchange`` (the address's exchange). Quorum only: ``max_delivery_attempts >= 0``
+  ``x-dead-letter-exchange`` (the address's exchange). ``message_ttl_ms`` -> ``x-message-ttl`` and a
+  message's ``ttl_ms`` -> its ``expiration`` property (EXPIRY-1/2; both run on the broker's clock while
+  ``advance`` sleeps, so a scenario keeps its advances clear of an expiry by some tens of ms).
+  Quorum only: ``max_delivery_attempts >= 0``
   -> ``x-delivery-limit`` (the broker drops or dead-letters a message returned more than that many
   times: at most limit + 1 deliveries, the profile's ``gt``; 0 dead-letters at the first return); a
   scenario that names no limit gets the profile's default, none (REDELIVERY-26).
@@ -95,6 +98,8 @@ _COMMON = frozenset({
     "purge",
     # DELIVERY-23: the redelivered flag and x-first-death-reason of a held message
     "redelivered_flag", "dead_letter_reason",
+    # EXPIRY-1..5: x-message-ttl and the expiration property (3.10: classic and quorum)
+    "message_ttl", "per_message_ttl",
 } | {f"overflow:{name}" for name in OVERFLOWS})
 #: what the adapter can do and observe exactly, per queue type
 CAPABILITIES = {"classic": _COMMON, "quorum": _COMMON | {"delivery_count"}}
@@ -322,6 +327,8 @@ class RabbitMQAdapter(BrokerAdapter):
             args["x-overflow"] = config.overflow or self.overflow
         if config.dead_letter is not None:
             args["x-dead-letter-exchange"] = self._exchange(config.dead_letter)
+        if config.message_ttl_ms is not None:
+            args["x-message-ttl"] = config.message_ttl_ms  # EXPIRY-1
         if self.queue_type == "quorum" and _limit(config) >= 0:
             args["x-delivery-limit"] = _limit(config)
         return args
@@ -418,7 +425,9 @@ class RabbitMQAdapter(BrokerAdapter):
         def run() -> str:
             names = self._route(to, message)
             props = pika.BasicProperties(message_id=message.id, delivery_mode=2,
-                                         priority=max(0, min(message.priority, 9)))
+                                         priority=max(0, min(message.priority, 9)),
+                                         # EXPIRY-2: the per-message TTL, ms as a string
+                                         expiration=None if message.ttl_ms is None else str(message.ttl_ms))
             try:
                 self._control().basic_publish(self._exchange(to), "", bytes(max(message.size, 0)), props)
                 outcome = "accepted"

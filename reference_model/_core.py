@@ -22,7 +22,7 @@ from .state import AddressState, ConsumerState, QueueState, Ref
 
 SendResult = Literal["accepted", "paged", "dropped", "failed", "blocked"]
 AckResult = Literal["ok", "failed"]
-Reason = Literal["acknowledged", "replaced", "killed"]
+Reason = Literal["acknowledged", "replaced", "killed", "expired"]
 
 
 @attrs.frozen
@@ -94,6 +94,8 @@ class BrokerCore:
             counters.acknowledged += 1
         elif reason == "replaced":
             counters.replaced += 1
+        elif reason == "expired":
+            counters.expired += 1
         else:
             counters.killed += 1
         ref.place = "done"
@@ -141,6 +143,8 @@ class BrokerCore:
         def _lv_if_absent(self, queue: QueueState, ref: Ref) -> None: ...  # ring
         def _lv_check(self, queue: QueueState, ref: Ref) -> None: ...  # ring
         def _enqueue_new(self, queue: QueueState, ref: Ref) -> None: ...  # clock
+        def _stamp_expiry(self, queue: QueueState, ref: Ref) -> None: ...  # expiry
+        def _check_ttl(self, value: int | None, feature: str, what: str) -> None: ...  # expiry
         def _dead_letter_copy(self, queue: QueueState, message: Message,
                               reason: str) -> None: ...  # redelivery
         def _route(self, address: AddressState, message: Message,

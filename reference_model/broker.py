@@ -4,8 +4,8 @@ One :class:`Broker` holds the whole state and a logical clock in milliseconds th
 :meth:`Broker.advance` moves. Every operation is O(log n) (or amortised O(1)) in the live state and
 independent of history; expected outcomes are return values, misuse raises ModelMisuse.
 Implements DELIVERY-* (with DELIVERY-11 cumulative acks and DELIVERY-12 non-destructive queues),
-RING-1..16 (RING-15 last-value queues, RING-16 retroactive addresses), REDELIVERY-1..10, SCHED-1..8
-and PAGING-1..16 (PAGING-13..16 page limits) of spec/ with the options of
+RING-1..16 (RING-15 last-value queues, RING-16 retroactive addresses), REDELIVERY-1..10, SCHED-1..8,
+EXPIRY-1..7 (:mod:`.expiry`) and PAGING-1..16 (PAGING-13..16 page limits) of spec/ with the options of
 :class:`~.options.ModelOptions` where the sources disagree.
 
 The areas live in one module each, composed here: the shared state and helpers in :mod:`._core`,
@@ -25,6 +25,7 @@ from .clock import ClockMixin
 from .config import AddressConfig, QueueConfig
 from .delivery import DeliveryMixin
 from .errors import ModelMisuse, Unsupported
+from .expiry import ExpiryMixin
 from .invalid_ack import InvalidAckMixin
 from .paging import PagingMixin
 from .purge import PurgeMixin
@@ -49,10 +50,12 @@ class QueueCounters:
     acknowledged: int
     replaced: int
     killed: int
+    #: EXPIRY-7: messages that left the queue expired (Artemis messagesExpired)
+    expired: int
 
 
-class Broker(AckWaitMixin, DeliveryMixin, RedeliveryMixin, RingMixin, ClockMixin, PagingMixin,
-             InvalidAckMixin, PurgeMixin, RestartMixin):
+class Broker(AckWaitMixin, DeliveryMixin, RedeliveryMixin, RingMixin, ExpiryMixin, ClockMixin,
+             PagingMixin, InvalidAckMixin, PurgeMixin, RestartMixin):
     """The reference broker for one profile (see :mod:`.profiles`)."""
 
     # ------------------------------------------------------------------ declarations
@@ -100,6 +103,9 @@ class Broker(AckWaitMixin, DeliveryMixin, RedeliveryMixin, RingMixin, ClockMixin
             self._need("max_length_bytes", "max_length_bytes")
             if config.max_length_bytes < 0:
                 raise ModelMisuse("max_length_bytes must be -1 or >= 0")
+        self._check_ttl(config.message_ttl_ms, "message_ttl", "message_ttl_ms")
+        if config.expiry_address is not None:
+            self._need("expiry_address", "expiry_address")
         opts = self.options
         if config.overflow is not None and config.overflow not in dict(opts.overflow_policies):
             known = ", ".join(p for p, _ in opts.overflow_policies) or "none"
@@ -169,6 +175,8 @@ class Broker(AckWaitMixin, DeliveryMixin, RedeliveryMixin, RingMixin, ClockMixin
                         moved |= self._fire_due(queue)
                     if queue.paged:
                         moved |= self._depage(queue, address)
+                    if queue.expiring:  # EXPIRY-4: before dispatch, never delivered expired
+                        moved |= self._expire_due(queue)
                     if queue.consumers:
                         if rejoin:  # DELIVERY-24: at once, even with nothing to dispatch
                             self._rejoin_rotation(queue)
@@ -198,6 +206,7 @@ class Broker(AckWaitMixin, DeliveryMixin, RedeliveryMixin, RingMixin, ClockMixin
             acknowledged=c.acknowledged,
             replaced=c.replaced,
             killed=c.killed,
+            expired=c.expired,
         )
 
     def pending_ids(self, queue_name: str) -> list[str]:

@@ -98,6 +98,13 @@ class QueueConfig:
     #: RING-27: a bound on the bytes of the messages the ring bound counts (-1: none; RabbitMQ
     #: x-max-length-bytes), beside ring_size (x-max-length); either one over the bound overflows.
     max_length_bytes: int = -1
+    #: EXPIRY-1: the queue's message TTL in ms on the logical clock (None: none; RabbitMQ
+    #: x-message-ttl, JetStream max_age, Artemis expiry-delay); with a message's own ttl_ms the
+    #: profile's ttl_combination decides (EXPIRY-3).
+    message_ttl_ms: int | None = None
+    #: EXPIRY-6: where an expired message goes under expired_to="expiry_address" (Artemis
+    #: expiry-address; None: it is dropped).
+    expiry_address: str | None = None
 
     @property
     def address_name(self) -> str:
@@ -125,10 +132,14 @@ class ConsumerConfig:
 
 @attrs.frozen
 class Message:
-    """One message as sent: id, size in bytes, priority 0-9 (DELIVERY-3), optional schedule (SCHED-1)."""
+    """One message as sent: id, size in bytes, priority 0-9 (DELIVERY-3), optional schedule (SCHED-1)
+    and TTL (EXPIRY-2)."""
 
     id: str
     size: int = 100
     priority: int = DEFAULT_PRIORITY
     scheduled_at_ms: int | None = None
     properties: Mapping[str, object] = attrs.field(factory=dict, converter=_freeze)
+    #: EXPIRY-2: the message's own TTL in ms from the time it enters a queue (RabbitMQ expiration,
+    #: JetStream Nats-TTL, JMS time-to-live); None: none.
+    ttl_ms: int | None = None

@@ -35,7 +35,11 @@ BROKER_FEATURES = frozenset({"max_length_bytes", "nack_reject", "nack_multiple",
                              # REDELIVERY-27 ack wait and in_progress, REDELIVERY-28 nack delay_ms
                              "ack_wait", "nack_delay",
                              # RING-29 purge
-                             "purge"})
+                             "purge",
+                             # EXPIRY-1 queue TTL, EXPIRY-2 per-message TTL, EXPIRY-6 expiry address
+                             "message_ttl", "per_message_ttl", "expiry_address"})
+#: EXPIRY-1..7: message expiry as Artemis has it (expiry-delay, message expiration, expiry-address)
+EXPIRY_FEATURES = frozenset({"message_ttl", "per_message_ttl", "expiry_address"})
 #: issue 10: a restart of the implementation as a step (RESTART-1..4): only profiles whose sources say
 #: what survives it have it (JetStream file store, ActiveMQ Classic KahaDB).
 RESTART_FEATURE = "restart"
@@ -172,6 +176,20 @@ class ModelOptions:
     #: JetStream num_delivered > 1) or "delivered before, ever" (RabbitMQ classic: a message once
     #: delivered is redelivered on every later delivery, whatever undid its count).
     redelivered_flag: Literal["count", "ever"] = "count"
+
+    #: EXPIRY-4: which messages whose TTL has passed are removed: "head" (RabbitMQ classic
+    #: drop_expired_msgs / BQ:dropwhile, rabbit_fifo expire_msgs: only while the next message to
+    #: deliver is expired, so one behind a longer-lived head waits), "ready" (Artemis: any pending
+    #: message, by the expiry scanner and at delivery; never one a consumer holds) or "stored"
+    #: (JetStream max_age / Nats-TTL: the stream deletes it whatever the consumers hold).
+    expiry_scope: Literal["head", "ready", "stored"] = "ready"
+    #: EXPIRY-3: a message with its own TTL on a queue with a TTL: the lower one (RabbitMQ
+    #: calculate_msg_expiry, JetStream: max_age removes it too) or the message's own ("message_first":
+    #: Artemis expiry-delay applies only to messages without an expiration).
+    ttl_combination: Literal["min", "message_first"] = "message_first"
+    #: EXPIRY-5/6: where an expired message goes: the queue's dead-letter address with reason
+    #: expired (RabbitMQ), the queue's expiry address (Artemis), or nowhere (JetStream).
+    expired_to: Literal["dead_letter", "expiry_address", "drop"] = "expiry_address"
 
     #: RESTART-2 / RESTART-3: what a restart of the implementation does to its consumers: "closed"
     #: (the connections end, each consumer's unacknowledged messages return as by a close and the

@@ -26,6 +26,7 @@ class PagingMixin(BrokerCore):
             raise ModelMisuse("message size must be >= 0")
         if message.scheduled_at_ms is not None and message.scheduled_at_ms > 0:
             self._need("scheduling", "scheduled_at_ms")
+        self._check_ttl(message.ttl_ms, "per_message_ttl", "ttl_ms")  # EXPIRY-2
         result = self._route(address, message)
         self._settle()
         return result
@@ -59,6 +60,7 @@ class PagingMixin(BrokerCore):
             limit = address.config.message_page_limit
             for queue in targets:
                 ref = Ref(message, queue.name, place="paged", page=page)
+                self._stamp_expiry(queue, ref)
                 queue.refs[ref.id] = ref
                 queue.paged.append(ref)
                 queue.counters.added += 1

@@ -7,7 +7,7 @@ artemis-semantics.md (artemis, hornetq) and broker-semantics.md (the others).
 from __future__ import annotations
 
 from .errors import ModelMisuse
-from .options import ARTEMIS_ONLY, FEATURES, RESTART_FEATURE, ModelOptions, Overflow
+from .options import ARTEMIS_ONLY, EXPIRY_FEATURES, FEATURES, RESTART_FEATURE, ModelOptions, Overflow
 
 #: RING-28: the x-overflow values of a RabbitMQ 3.10 queue and what each does. A classic queue has
 #: all three (RING-3, RING-22, RING-24); a quorum queue accepts reject-publish-dlx at declaration
@@ -30,8 +30,12 @@ def _without(*names: str, artemis_only: frozenset[str] = ARTEMIS_ONLY) -> frozen
     return FEATURES - frozenset(names) - artemis_only
 
 
-#: The seeds' semantics: ActiveMQ Artemis 2.44 (artemis-semantics.md C, R, P, D, S rules).
-ARTEMIS = ModelOptions()
+#: EXPIRY-1/2: a queue TTL and a message's own TTL, without Artemis's expiry address.
+_TTL = frozenset({"message_ttl", "per_message_ttl"})
+
+#: The seeds' semantics: ActiveMQ Artemis 2.44 (artemis-semantics.md C, R, P, D, S rules); message
+#: expiry (EXPIRY-1..7) with expiry-delay, expiry-address and the expiry scanner (the defaults).
+ARTEMIS = ModelOptions(features=FEATURES | EXPIRY_FEATURES)
 
 #: HornetQ 2.2: no ring queues (added in Artemis 2.10), no FAIL policy (H4), cancelled messages
 #: return with addHead (D10), whole pages depage while memory allows (H1), selectors and browsers see
@@ -66,7 +70,11 @@ RABBITMQ_CLASSIC = ModelOptions(
     delay_on_nack=False,
     features=_without("scheduling", "paging", "redelivery_delay", "window_bytes", "delivery_count",
                       "transactions", "selectors", "fail_policy", "block_policy", "drop_policy",
-                      "set_ring_size") | {"max_length_bytes", "nack_reject", "nack_multiple", "purge"},
+                      "set_ring_size") | {"max_length_bytes", "nack_reject", "nack_multiple", "purge"} | _TTL,
+    # EXPIRY-3..5: the lower TTL wins, only the head expires, dead-lettered with reason expired
+    ttl_combination="min",
+    expiry_scope="head",
+    expired_to="dead_letter",
     # RING-26: what x-max-length drops is dead-lettered (reason maxlen); RING-28: x-overflow
     dead_letter_dropped=True,
     overflow_policies=_CLASSIC_OVERFLOW,
@@ -94,7 +102,7 @@ RABBITMQ_QUORUM = RABBITMQ_CLASSIC.evolve(
     dla_threshold="gt",
     features=_without("scheduling", "paging", "redelivery_delay", "window_bytes", "transactions",
                       "selectors", "fail_policy", "block_policy", "drop_policy", "set_ring_size")
-    | {"max_length_bytes", "nack_reject", "nack_multiple", "purge"},
+    | {"max_length_bytes", "nack_reject", "nack_multiple", "purge"} | _TTL,
     # RING-23: reject-publish is evaluated after the enqueue, accepting again at 80 % of the limit
     reject_check="after",
     unblock_ratio=0.8,
@@ -122,8 +130,13 @@ JETSTREAM = ModelOptions(
     delay_on_nack=False,
     features=_without("scheduling", "paging", "transactions", "window_bytes", "selectors", "dead_letter",
                       "fail_policy", "block_policy", "drop_policy", "set_ring_size")
-    | {"nack_reject", "ack_wait", "nack_delay", "purge", RESTART_FEATURE},
+    | {"nack_reject", "ack_wait", "nack_delay", "purge", RESTART_FEATURE} | _TTL,
     overflow_policies=_JETSTREAM_OVERFLOW,
+    # EXPIRY-3..5: max_age and Nats-TTL both apply; the stream deletes an expired message whatever
+    # its consumers hold; nothing receives it
+    ttl_combination="min",
+    expiry_scope="stored",
+    expired_to="drop",
     # REDELIVERY-26: max_deliver -1 (unlimited) is the consumer default
     default_delivery_limit=-1,
     # DELIVERY-22: +ACK/-NAK/+TERM name the stream sequence; a stale or repeated one is answered

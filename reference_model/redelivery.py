@@ -178,13 +178,14 @@ class RedeliveryMixin(BrokerCore):
         self._dead_letter_copy(queue, ref.msg, reason)
 
     def _dead_letter_copy(self, queue: QueueState, message: Message, reason: str) -> None:
-        """REDELIVERY-6, RING-24, RING-26, REDELIVERY-24: route a copy of `message` to the queue's
-        dead-letter address when it exists (`reason` as RabbitMQ's x-death reason: delivery_limit,
-        maxlen, rejected)."""
+        """REDELIVERY-6, RING-24, RING-26, REDELIVERY-24, EXPIRY-5: route a copy of `message` to the
+        queue's dead-letter address when it exists (`reason` as RabbitMQ's x-death reason:
+        delivery_limit, maxlen, rejected, expired)."""
         target = queue.config.dead_letter
         if target is not None and target in self.addresses:
             self._event("dead_lettered", queue.name, message.id, reason)
-            # DELIVERY-23: the copy carries the first reason it was dead-lettered for (x-death)
+            # DELIVERY-23: the copy carries the first reason it was dead-lettered for (x-death);
+            # EXPIRY-5: not its own TTL (RabbitMQ moves expiration to x-death original-expiration)
             properties = {"dead_letter_reason": reason, **message.properties}
-            copy = attrs.evolve(message, scheduled_at_ms=None, properties=properties)
+            copy = attrs.evolve(message, scheduled_at_ms=None, properties=properties, ttl_ms=None)
             self._route(self.addresses[target], copy)

@@ -47,6 +47,7 @@ class RingMixin(BrokerCore):
                 self._dead_letter_copy(queue, message, "maxlen")
             return False
         ref = Ref(message, queue.name)
+        self._stamp_expiry(queue, ref)
         queue.refs[ref.id] = ref
         queue.counters.added += 1
         address.hold(message)

@@ -33,6 +33,8 @@ class Ref:
     #: DELIVERY-23: delivered at least once before; the redelivered flag of the current delivery
     delivered_before: bool = False
     redelivered: bool = False
+    #: EXPIRY-1..3: the logical time at which it expires in this queue (None: never)
+    expires_at: int | None = None
     #: copies of msg.id and msg.size (plain attributes: read on every hot-path step)
     id: str = attrs.field(init=False)
     size: int = attrs.field(init=False)
@@ -151,6 +153,8 @@ class Counters:
     acknowledged: int = 0
     replaced: int = 0
     killed: int = 0
+    #: EXPIRY-7 (artemis-semantics C5 messagesExpired)
+    expired: int = 0
 
 
 class QueueState:
@@ -202,6 +206,11 @@ class QueueState:
         #: REDELIVERY-28: nacked with a delay: id -> when it joins the redelivery queue (the ref
         #: stays delivering, held by no consumer, until then).
         self.nak_waiting: dict[str, int] = {}
+        #: EXPIRY-4: the queue holds (or held) a message with an expiry time; (expiry, n, ref) heap of
+        #: them (scopes ready/stored), and refs whose time passed while not removable (overdue).
+        self.expiring = False
+        self.expiries: list[tuple[int, int, Ref]] = []
+        self.overdue: dict[str, Ref] = {}
 
     def last_value(self, ref: Ref) -> object:
         """RING-15: the ref's last-value property value, None when it has none."""

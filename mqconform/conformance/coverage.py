@@ -58,6 +58,8 @@ CHECK_NEEDS: dict[str, tuple[str, ...]] = {
     "nack.multiple": ("nack", "nack_multiple"),
     "nack.reject_multiple": ("nack", "nack_reject", "nack_multiple"),
     "delivery.redelivered": ("redelivered_flag",),
+    # machines/expiry.py: the counts after an advance
+    "expiry.counts": ("counter:message_count",),
 }
 #: checks that can only fail (the `fail` answer of an operation): they never evidence a pass
 NEVER_EVIDENCE = "an operation refused"

@@ -61,7 +61,8 @@ class Step:
 
 def _message(args: Mapping[str, Any]) -> Message:
     return Message(id=args["id"], size=args.get("size", 100), priority=args.get("priority", DEFAULT_PRIORITY),
-                   scheduled_at_ms=args.get("scheduled_at_ms"), properties=args.get("properties") or {})
+                   scheduled_at_ms=args.get("scheduled_at_ms"), properties=args.get("properties") or {},
+                   ttl_ms=args.get("ttl_ms"))
 
 
 def _send_args(args: Mapping[str, Any]) -> dict[str, Any]:
@@ -89,6 +90,9 @@ def _declare_queue(adapter: Adapter, args: Mapping[str, Any]) -> Result:
     needed = [f"overflow:{args['overflow']}"] if args.get("overflow") is not None else []
     if args.get("max_length_bytes", -1) != -1:
         needed.append("max_length_bytes")
+    for key, capability in (("message_ttl_ms", "message_ttl"), ("expiry_address", "expiry_address")):
+        if args.get(key) is not None:  # EXPIRY-1, EXPIRY-6
+            needed.append(capability)
     refused = _missing(adapter, needed)
     if refused is not None:
         return refused
@@ -183,7 +187,8 @@ DISPATCH: dict[str, Callable[[Adapter, Any], Result]] = {
     "address": lambda a, x: a.declare_address(AddressConfig(**x)),
     "queue": _declare_queue,
     "consumer": _open_consumer,
-    "send": lambda a, x: a.send(x["to"], _message(_send_args(x))),
+    "send": lambda a, x: _missing(a, ["per_message_ttl"] if x.get("ttl_ms") is not None else [])
+    or a.send(x["to"], _message(_send_args(x))),  # EXPIRY-2: a TTL only with the capability
     "receive": lambda a, x: a.receive(x),
     "ack": lambda a, x: a.ack(x["consumer"], x["id"], x.get("tx", False)),
     "nack": _nack,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from .base import ConformanceMachine
 from .machines.admission import AdmissionMachine
 from .machines.delivery import DeliveryMachine
+from .machines.expiry import ExpiryMachine
 from .machines.paging import PagingMachine
 from .machines.redelivery import RedeliveryMachine
 from .machines.ring import RingMachine
@@ -15,5 +16,5 @@ from .machines.throttle import ThrottleMachine
 MACHINES: dict[str, type[ConformanceMachine]] = {
     m.area: m
     for m in (DeliveryMachine, RingMachine, RedeliveryMachine, SchedulingMachine, PagingMachine,
-              ThrottleMachine, AdmissionMachine, StorageMachine)
+              ThrottleMachine, AdmissionMachine, StorageMachine, ExpiryMachine)
 }

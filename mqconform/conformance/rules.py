@@ -178,6 +178,18 @@ TABLES: dict[str, dict[str, tuple[str, ...]]] = {
 }
 
 
+#: EXPIRY-1..7 (machines/expiry.py): after each advance the queue's and its dead-letter queue's counts
+#: (expiry.counts), what a consumer receives after messages expired, and the expired counter.
+TABLES["expiry"] = {
+    **_COMMON,
+    "receive.id": ("DELIVERY-3", "DELIVERY-4", "EXPIRY-4"),
+    "expiry.counts": ("EXPIRY-1", "EXPIRY-2", "EXPIRY-3", "EXPIRY-4", "EXPIRY-5"),
+    "counters.message_count": ("DELIVERY-1", "EXPIRY-7"),
+    "counters.expired": ("EXPIRY-7",),
+    "nack.result": ("DELIVERY-8", "EXPIRY-4"),
+}
+
+
 #: The broker-profile rules each check also evidences: under a broker's profile the model implements
 #: that broker's rule (spec/ names the profiles), so the same comparison fails when it is broken.
 #: merge_outcomes keeps only the rules that apply to the claimed profile.

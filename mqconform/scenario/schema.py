@@ -61,7 +61,9 @@ OPS: Final[Mapping[str, Op]] = {
                  "dead_letter": _f("str?"), "non_destructive": _f("bool", False),
                  "last_value_key": _f("str?"),
                  # issue 14: the broker's own overflow policy and byte bound (RING-27, RING-28)
-                 "overflow": _f(OVERFLOW_POLICIES), "max_length_bytes": _f("int", -1)}, declares="queue"),
+                 "overflow": _f(OVERFLOW_POLICIES), "max_length_bytes": _f("int", -1),
+                 # EXPIRY-1 (x-message-ttl, max_age, expiry-delay), EXPIRY-6 (Artemis expiry-address)
+                 "message_ttl_ms": _f("int?"), "expiry_address": _f("str?")}, declares="queue"),
     "consumer": Op({"name": _req("str"), "queue": _req("str"), "window_bytes": _f("int", 1048576),
                     "window_messages": _f("int?"), "max_unacked": _f("int?"), "selector": _f("str?"),
                     "browser": _f("bool", False), "cumulative_ack": _f("bool", False),
@@ -69,7 +71,9 @@ OPS: Final[Mapping[str, Op]] = {
                     "ack_wait_ms": _f("int?")},
                    declares="consumer"),
     "send": Op({"to": _req("str"), "id": _req("id"), "size": _f("int", 100), "priority": _f("int", 4),
-                "scheduled_at_ms": _f("int?"), "properties": _f("map", {})}),
+                "scheduled_at_ms": _f("int?"), "properties": _f("map", {}),
+                # EXPIRY-2: the message's own TTL (RabbitMQ expiration, JetStream Nats-TTL)
+                "ttl_ms": _f("int?")}),
     "receive": Op(scalar="str"),
     "ack": Op({"consumer": _req("str"), "id": _req("id"), "tx": _f("bool", False)}),
     "nack": Op({"consumer": _req("str"), "id": _req("id"),
@@ -136,7 +140,7 @@ REFERENCES: Final[Mapping[str, tuple[tuple[str, str], ...]]] = {
 }
 
 QUEUE_COUNTERS: Final = ("message_count", "pending_count", "delivering_count", "scheduled_count",
-                         "paged_count", "added", "acknowledged", "replaced", "killed")
+                         "paged_count", "added", "acknowledged", "replaced", "killed", "expired")
 ANSWERS: Final = (None, "processed", "TIMEOUT_CLEAN_QUEUE", "PCBUSY_CLEAN_QUEUE", "OVERLOAD")
 
 #: expect key -> (fields of one entry, the declaration kind it names or None)

@@ -256,6 +256,11 @@ QUEUE_MUTANTS: tuple[Mutant, ...] = (
            _options(dla_threshold="gt")),
     Mutant("seventeenth-to-head", "delivery", "the 17th pending message goes to the head of the queue",
            _broker(_SeventeenthToHead)),
+    # EXPIRY-4 / EXPIRY-3: expiry only at the head; the queue TTL caps a message's own
+    Mutant("expiry-head-only", "expiry", "only the head of the queue expires (an expired message behind "
+           "a longer-lived one stays)", _options(expiry_scope="head")),
+    Mutant("expiry-queue-ttl-caps", "expiry", "the queue's expiry delay also caps a message's own "
+           "expiration", _options(ttl_combination="min")),
 )
 
 # ---------------------------------------------------------------- storage (VOS queue files)

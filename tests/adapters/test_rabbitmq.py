@@ -565,3 +565,29 @@ def test_a_quorum_consumer_without_credit_leaves_the_rotation(queue_type: str, n
     expected = ("pass", None) if queue_type == "quorum" else ("fail", 7)
     assert (model.verdict, model.step) == expected, model.verdict_line()
     assert (broker.verdict, broker.step) == expected, broker.verdict_line()
+
+
+@pytest.mark.rules("EXPIRY-3", "EXPIRY-4", "EXPIRY-5")
+@pytest.mark.parametrize("queue_type", QUEUE_TYPES)
+def test_expiry_at_the_head_and_after_a_requeue(queue_type: str, namespace: str) -> None:
+    """Issue 14: a short per-message TTL waits behind a longer-lived head; a held message past its
+    time is dead-lettered (expired) the moment it is requeued; the lower TTL wins. Both queue types
+    hold it; the model with Artemis's scope (ready), combination (message_first) or JetStream's drop
+    does not."""
+    from pathlib import Path
+
+    import attrs
+
+    from mqconform.scenario.loader import load
+    from mqconform.scenario.runner import run_scenario
+
+    path = Path(__file__).parent / "scenarios" / "rabbitmq-expiry-head-and-requeue.yaml"
+    scenario = attrs.evolve(load(path), profile=f"rabbitmq-{queue_type}")
+    claimed = scenario.model_options()
+    assert run_scenario(scenario, ReferenceAdapter(options=claimed)).verdict == "pass"
+    for change in ({"expiry_scope": "ready"}, {"ttl_combination": "message_first"},
+                   {"expired_to": "drop"}):
+        wrong = ReferenceAdapter(options=claimed.evolve(**change))
+        assert run_scenario(scenario, wrong).verdict == "fail", change
+    outcome, _ = _on_rabbitmq(scenario, queue_type, namespace)
+    assert outcome.verdict == "pass", outcome.verdict_line()

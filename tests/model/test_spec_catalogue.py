@@ -38,7 +38,7 @@ SEED_NAMES = (
 )
 
 FILES = ("delivery", "ring", "redelivery", "scheduling", "paging", "throttle", "admission", "storage",
-         "restart")
+         "restart", "expiry")
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,76 @@
+"""Message expiry: queue and per-message TTLs on the clock, what leaves, where it goes (EXPIRY-1..7).
+
+Queue q (on address q) has a message TTL or none (a set-up draw), and the dead-letter address dlx
+(queue dlq) where the profile dead-letters. Sends carry no TTL, a short or a long one (where the
+adapter has per-message TTLs); time moves in steps of ADVANCE_MS. The TTLs sit at least 500 ms from
+any multiple of ADVANCE_MS, so a real broker whose clock runs a little ahead of the model's (the
+adapter sleeps, and each operation takes its time) removes the same messages: after every advance the
+stored counts of q and dlq are compared (`expiry.counts`); consumers receive, ack, nack and close
+in between, so held, returned and requeued messages meet their expiry too.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import strategies as st
+from hypothesis.stateful import initialize, precondition, rule
+
+from ..consumers import MODE_INDEX, consumer_settings
+from ..queue_machine import WHICH, QueueMachine
+from ..rules import rules_for
+
+ADVANCE_MS = 1500
+#: the queue TTL: over after two advances, not after one
+QUEUE_TTL_MS = 2000
+#: per-message TTLs: over after one advance, or after three
+MESSAGE_TTLS = (500, 4000)
+
+
+class ExpiryMachine(QueueMachine):
+    area = "expiry"
+    RULES = rules_for("expiry")
+    QUEUES = ("q", "dlq")
+    REQUIRES = ("queues", "advance_time")
+    ANY_OF = ("message_ttl", "per_message_ttl")
+
+    @initialize(queue_ttl=st.booleans(), mode=MODE_INDEX)
+    def setup(self, queue_ttl: bool, mode: int) -> None:
+        self.d.both("address", {"name": "dlx"})
+        self.d.both("queue", {"name": "dlq", "address": "dlx"})
+        queue: dict[str, Any] = {"name": "q"}
+        if self.can("message_ttl") and (queue_ttl or not self.can("per_message_ttl")):
+            queue["message_ttl_ms"] = QUEUE_TTL_MS
+        if self.can("dead_letter"):
+            queue["dead_letter"] = "dlx"
+        self.d.both("queue", queue)
+        settings = consumer_settings(self.caps, mode)
+        if settings is not None:
+            self.declare_consumer("q", **settings)
+        self.ready = True
+
+    @precondition(lambda self: self.ready and self.can("per_message_ttl"))
+    @rule(ttl=st.sampled_from(MESSAGE_TTLS))
+    def send_with_ttl(self, ttl: int) -> None:
+        msg_id = self.next_id()
+        self.sent.add(msg_id)
+        self.d.both("send", {"to": self.ADDRESS, "id": msg_id, "ttl_ms": ttl}, compare="send.result")
+
+    @precondition(lambda self: self.ready)
+    @rule()
+    def advance(self) -> None:
+        self.d.both("advance", ADVANCE_MS)
+        for queue in self.QUEUES:
+            if self.can("counter:message_count"):
+                observed = self.d.observe_if_observable("counters", queue)
+                if observed is not None:
+                    self.d.expect_equal("expiry.counts", observed[0]["message_count"],
+                                        observed[1].get("message_count"), f"queue {queue} message_count: ")
+
+    @precondition(lambda self: self.ready and self.can("nack") and self.any_unacked())
+    @rule(which=WHICH, index=WHICH)
+    def nack(self, which: int, index: int) -> None:
+        """A requeued message keeps its original expiry (EXPIRY-4)."""
+        target = self._ack_target(which, index)
+        if target is not None:
+            self.d.both("nack", {"consumer": target[0], "id": target[1]}, compare="nack.result")

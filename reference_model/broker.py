@@ -23,6 +23,7 @@ from ._core import AckResult, BrokerCore, Event, Reason, SendResult
 from .ack_wait import AckWaitMixin
 from .clock import ClockMixin
 from .config import AddressConfig, QueueConfig
+from .consumer_priority import ConsumerOrderMixin
 from .delivery import DeliveryMixin
 from .errors import ModelMisuse, Unsupported
 from .invalid_ack import InvalidAckMixin
@@ -51,8 +52,8 @@ class QueueCounters:
     killed: int
 
 
-class Broker(AckWaitMixin, DeliveryMixin, RedeliveryMixin, RingMixin, ClockMixin, PagingMixin,
-             InvalidAckMixin, PurgeMixin, RestartMixin):
+class Broker(AckWaitMixin, ConsumerOrderMixin, DeliveryMixin, RedeliveryMixin, RingMixin, ClockMixin,
+             PagingMixin, InvalidAckMixin, PurgeMixin, RestartMixin):
     """The reference broker for one profile (see :mod:`.profiles`)."""
 
     # ------------------------------------------------------------------ declarations
@@ -96,6 +97,8 @@ class Broker(AckWaitMixin, DeliveryMixin, RedeliveryMixin, RingMixin, ClockMixin
             self._need("non_destructive", "non_destructive")
         if config.last_value_key is not None:
             self._need("last_value", "last_value_key")
+        if config.single_active_consumer:
+            self._need("single_active_consumer", "single_active_consumer")
         if config.max_length_bytes != -1:
             self._need("max_length_bytes", "max_length_bytes")
             if config.max_length_bytes < 0:

@@ -98,6 +98,9 @@ class QueueConfig:
     #: RING-27: a bound on the bytes of the messages the ring bound counts (-1: none; RabbitMQ
     #: x-max-length-bytes), beside ring_size (x-max-length); either one over the bound overflows.
     max_length_bytes: int = -1
+    #: DELIVERY-26: only one consumer at a time is offered messages (RabbitMQ
+    #: x-single-active-consumer); the others wait their turn.
+    single_active_consumer: bool = False
 
     @property
     def address_name(self) -> str:
@@ -121,6 +124,9 @@ class ConsumerConfig:
     #: REDELIVERY-27: JetStream AckWait on the logical clock: a message this (pull) consumer received
     #: and has not settled within ack_wait_ms returns to the queue by itself (None: never).
     ack_wait_ms: int | None = None
+    #: DELIVERY-25: consumers of higher priority are offered messages first (RabbitMQ x-priority,
+    #: ActiveMQ Classic activemq.priority); 0 is the default.
+    priority: int = 0
 
 
 @attrs.frozen

@@ -35,7 +35,9 @@ BROKER_FEATURES = frozenset({"max_length_bytes", "nack_reject", "nack_multiple",
                              # REDELIVERY-27 ack wait and in_progress, REDELIVERY-28 nack delay_ms
                              "ack_wait", "nack_delay",
                              # RING-29 purge
-                             "purge"})
+                             "purge",
+                             # DELIVERY-25 consumer priority, DELIVERY-26 single active consumer
+                             "consumer_priority", "single_active_consumer"})
 #: issue 10: a restart of the implementation as a step (RESTART-1..4): only profiles whose sources say
 #: what survives it have it (JetStream file store, ActiveMQ Classic KahaDB).
 RESTART_FEATURE = "restart"
@@ -70,6 +72,10 @@ class ModelOptions:
     #: rabbit_fifo service queue): the consumer served goes to the end, a consumer found without room
     #: leaves the rotation and comes back at the end once it has room again.
     consumer_rotation: Rotation = "cursor"
+    #: DELIVERY-26: which waiting consumer of a single_active_consumer queue becomes active when the
+    #: active one goes: "registration" (the earliest registered: rabbit_fifo's waiting list) or
+    #: "priority" (the highest priority, the earliest registered among equals: RabbitMQ classic).
+    single_active_next: Literal["registration", "priority"] = "registration"
     #: RING-5: may an eviction remove a delivered but unacknowledged message (JetStream discard=old).
     evict_unacked: bool = False
     #: reject_new only: reject when the add WOULD exceed the bound ("before", exact) or only once the

@@ -61,12 +61,16 @@ OPS: Final[Mapping[str, Op]] = {
                  "dead_letter": _f("str?"), "non_destructive": _f("bool", False),
                  "last_value_key": _f("str?"),
                  # issue 14: the broker's own overflow policy and byte bound (RING-27, RING-28)
-                 "overflow": _f(OVERFLOW_POLICIES), "max_length_bytes": _f("int", -1)}, declares="queue"),
+                 "overflow": _f(OVERFLOW_POLICIES), "max_length_bytes": _f("int", -1),
+                 # DELIVERY-26: RabbitMQ x-single-active-consumer
+                 "single_active_consumer": _f("bool", False)}, declares="queue"),
     "consumer": Op({"name": _req("str"), "queue": _req("str"), "window_bytes": _f("int", 1048576),
                     "window_messages": _f("int?"), "max_unacked": _f("int?"), "selector": _f("str?"),
                     "browser": _f("bool", False), "cumulative_ack": _f("bool", False),
                     # issue 14: REDELIVERY-27 (JetStream AckWait on the logical clock)
-                    "ack_wait_ms": _f("int?")},
+                    "ack_wait_ms": _f("int?"),
+                    # DELIVERY-25: RabbitMQ x-priority, ActiveMQ activemq.priority
+                    "priority": _f("int", 0)},
                    declares="consumer"),
     "send": Op({"to": _req("str"), "id": _req("id"), "size": _f("int", 100), "priority": _f("int", 4),
                 "scheduled_at_ms": _f("int?"), "properties": _f("map", {})}),

@@ -11,7 +11,8 @@ Mapping (physical names ``/queue/mqc.<namespace>.<token>.<queue>``, unique per o
 - a consumer is a STOMP subscription, ``ack:client-individual``, ``activemq.prefetchSize`` = its
   ``max_unacked`` (the ``consumer_prefetch`` mode: the broker pushes up to that many unacknowledged
   messages), with ``activemq.priority`` = its ``priority`` when not 0 (DELIVERY-25: the broker keeps
-  its consumer list sorted by priority). ``receive`` takes the next MESSAGE frame pushed to it; it waits for one (bounded by
+  its consumer list sorted by priority). ``receive`` takes the next MESSAGE frame pushed to it; it
+  waits for one (bounded by
   ``dispatch_timeout``) only while the adapter's books say the queue holds a message the
   subscription may still get (sent - acked - nacked - held by consumers, prefetch not full),
   otherwise it answers None at once. What it returns always comes from the broker.

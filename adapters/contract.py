@@ -33,7 +33,9 @@ COUNTERS = ("message_count", "pending_count", "delivering_count", "scheduled_cou
 #: Issue 14 (gated by the driver, so an adapter without them needs nothing new): `overflow:<policy>` =
 #: the queue declaration's `overflow` policy is honoured (RING-28); features `max_length_bytes`
 #: (QueueConfig.max_length_bytes), `nack_reject` / `nack_multiple` = nack() takes `requeue=False` /
-#: `multiple=True` keywords (passed only when not the default).
+#: `multiple=True` keywords (passed only when not the default); `consumer_priority` =
+#: ConsumerConfig.priority (DELIVERY-25), `single_active_consumer` = QueueConfig.single_active_consumer
+#: (DELIVERY-26), each passed only when not the default.
 #: Issue 10: the model feature `restart` (profiles jetstream, activemq-classic) =
 #: ``call("restart", mode="graceful"|"kill")`` restarts the implementation (SIGTERM or SIGKILL) on
 #: its own store and returns once it serves again, the adapter reconnected; consumers the profile

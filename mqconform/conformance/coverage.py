@@ -58,6 +58,9 @@ CHECK_NEEDS: dict[str, tuple[str, ...]] = {
     "nack.multiple": ("nack", "nack_multiple"),
     "nack.reject_multiple": ("nack", "nack_reject", "nack_multiple"),
     "delivery.redelivered": ("redelivered_flag",),
+    # queue_machine.receive_check behind the delivery machine's gates (DELIVERY-25/26)
+    "receive.priority": ("consumer_priority",),
+    "receive.single_active": ("single_active_consumer",),
 }
 #: checks that can only fail (the `fail` answer of an operation): they never evidence a pass
 NEVER_EVIDENCE = "an operation refused"

@@ -151,6 +151,8 @@ class _Consumer:
     buffer: collections.deque[tuple[str, _Held]] = attrs.Factory(collections.deque)
     #: DELIVERY-22: delivery tags this channel issued for messages already settled
     settled: dict[str, int] = attrs.Factory(dict)
+    #: DELIVERY-25: the basic.consume arguments (x-priority), again on a re-subscribe
+    arguments: dict[str, Any] | None = None
 
     def held(self) -> int:
         return len(self.received) + len(self.buffer)
@@ -369,11 +371,12 @@ class RabbitMQAdapter(BrokerAdapter):
             if not pull and config.max_unacked is not None and config.max_unacked < 1:
                 raise Unsupported("max_unacked below 1 (prefetch 0 means unlimited)")
             channel = self._connection().channel()
-            consumer = _Consumer(config.name, queue.name, channel, None if pull else config.max_unacked)
+            arguments = {"x-priority": config.priority} if config.priority else None  # DELIVERY-25
+            consumer = _Consumer(config.name, queue.name, channel, None if pull else config.max_unacked,
+                                 arguments=arguments)
             self.consumers[config.name] = consumer
             if not pull:
                 channel.basic_qos(prefetch_count=config.max_unacked or 0)
-                arguments = {"x-priority": config.priority} if config.priority else None  # DELIVERY-25
                 channel.basic_consume(queue.physical, self._on_delivery(consumer), auto_ack=False,
                                       arguments=arguments)
                 self._settle([queue.name])
@@ -521,7 +524,8 @@ class RabbitMQAdapter(BrokerAdapter):
         self.consumers[state.name] = state
         if state.prefetch is not None:
             state.channel.basic_qos(prefetch_count=state.prefetch)
-            state.channel.basic_consume(queue.physical, self._on_delivery(state), auto_ack=False)
+            state.channel.basic_consume(queue.physical, self._on_delivery(state), auto_ack=False,
+                                        arguments=state.arguments)
             self._settle([queue.name])
         return "failed"
 

@@ -531,3 +531,20 @@ def test_no_pull_consumer_on_a_single_active_consumer_queue(rabbit: RabbitMQAdap
     assert rabbit.declare_queue(QueueConfig("q", single_active_consumer=True)).is_ok
     refused = rabbit.open_consumer(ConsumerConfig("c", "q", **PULL))
     assert refused.type == "fail" and "single active" in str(refused.error)
+
+
+@pytest.mark.rules("DELIVERY-25", "DELIVERY-22")
+@pytest.mark.parametrize("queue_type", QUEUE_TYPES)
+def test_a_consumer_keeps_its_priority_after_a_channel_error(queue_type: str, namespace: str) -> None:
+    """The adapter subscribes again after a 406 with the consumer's x-priority (a re-subscribe without
+    it gave m1 to c1 on the broker, found by the delivery machine)."""
+    from pathlib import Path
+
+    from mqconform.scenario.loader import load
+    from mqconform.scenario.runner import run_scenario
+
+    scenario = load(Path(__file__).parent / "scenarios" / "rabbitmq-priority-after-channel-error.yaml")
+    claimed = profile(f"rabbitmq-{queue_type}")
+    assert run_scenario(scenario, ReferenceAdapter(options=claimed)).verdict == "pass"
+    outcome, _ = _on_rabbitmq(scenario, queue_type, namespace, strict=True)
+    assert outcome.verdict == "pass", outcome.verdict_line()

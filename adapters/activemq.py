@@ -10,7 +10,9 @@ Mapping (physical names ``/queue/mqc.<namespace>.<token>.<queue>``, unique per o
 - a queue is an ActiveMQ queue; one queue per address (several would need virtual topics).
 - a consumer is a STOMP subscription, ``ack:client-individual``, ``activemq.prefetchSize`` = its
   ``max_unacked`` (the ``consumer_prefetch`` mode: the broker pushes up to that many unacknowledged
-  messages). ``receive`` takes the next MESSAGE frame pushed to it; it waits for one (bounded by
+  messages), with ``activemq.priority`` = its ``priority`` when not 0 (DELIVERY-25: the broker keeps
+  its consumer list sorted by priority). ``receive`` takes the next MESSAGE frame pushed to it; it
+  waits for one (bounded by
   ``dispatch_timeout``) only while the adapter's books say the queue holds a message the
   subscription may still get (sent - acked - nacked - held by consumers, prefetch not full),
   otherwise it answers None at once. What it returns always comes from the broker.
@@ -62,7 +64,9 @@ from .contract import AdapterError, Result
 URL_ENV = "MQCONFORM_ACTIVEMQ_URL"
 ID_HEADER = "mqc-id"
 
-CAPABILITIES = frozenset({"queues", "nack", "consumer_prefetch", "independent_consumers"})
+CAPABILITIES = frozenset({"queues", "nack", "consumer_prefetch", "independent_consumers",
+                          # DELIVERY-25: SUBSCRIBE header activemq.priority (ConsumerInfo.priority)
+                          "consumer_priority"})
 
 
 class _Listener(stomp.ConnectionListener):  # type: ignore[misc]
@@ -307,12 +311,16 @@ class ActiveMQAdapter(BrokerAdapter):
             queue: _Queue = self._check_new_consumer(config)
             if config.window_bytes != -1 or config.max_unacked is None or config.max_unacked < 1:
                 raise Unsupported("consumers other than prefetch (window_bytes -1, max_unacked >= 1)")
+            if not -128 <= config.priority <= 127:
+                raise Unsupported("consumer priority outside -128..127 (ConsumerInfo priority is a byte)")
             self._subs += 1
             sub = f"s{self._subs}"
             receipt = self._receipt()
+            headers = {"activemq.prefetchSize": str(config.max_unacked), "receipt": receipt}
+            if config.priority:
+                headers["activemq.priority"] = str(config.priority)  # DELIVERY-25
             self._connected().subscribe(queue.destination, id=sub, ack="client-individual",
-                                        headers={"activemq.prefetchSize": str(config.max_unacked),
-                                                 "receipt": receipt})
+                                        headers=headers)
             self._await(receipt, "subscribe")
             self.consumers[config.name] = _Consumer(config.name, queue.name, sub, config.max_unacked)
             self._await_dispatch(queue.name)

@@ -35,7 +35,9 @@ COUNTERS = ("message_count", "pending_count", "delivering_count", "scheduled_cou
 #: (QueueConfig.max_length_bytes), `nack_reject` / `nack_multiple` = nack() takes `requeue=False` /
 #: `multiple=True` keywords (passed only when not the default); `message_ttl` = QueueConfig.message_ttl_ms
 #: and `per_message_ttl` = Message.ttl_ms are honoured on the adapter's clock (EXPIRY-1/2), each passed
-#: only with the capability; `expiry_address` = QueueConfig.expiry_address (EXPIRY-6).
+#: only with the capability; `expiry_address` = QueueConfig.expiry_address (EXPIRY-6); `consumer_priority` =
+#: ConsumerConfig.priority (DELIVERY-25), `single_active_consumer` = QueueConfig.single_active_consumer
+#: (DELIVERY-26), each passed only when not the default.
 #: Issue 10: the model feature `restart` (profiles jetstream, activemq-classic) =
 #: ``call("restart", mode="graceful"|"kill")`` restarts the implementation (SIGTERM or SIGKILL) on
 #: its own store and returns once it serves again, the adapter reconnected; consumers the profile

@@ -23,7 +23,9 @@ xdist workers never share a queue or an exchange; close() deletes them):
   "accepted", ``basic.nack`` (reject-publish) -> "failed".
 - consumers, one channel each: ``consumer_pull`` (window 0): ``receive`` is ``basic.get``;
   ``consumer_prefetch`` (window -1 with ``max_unacked``): ``basic.qos prefetch_count = max_unacked``
-  and ``basic.consume``; ``receive`` takes the next delivered message from the client-side buffer.
+  and ``basic.consume`` (with ``x-priority`` = the consumer's ``priority`` when not 0, DELIVERY-25;
+  a queue declared ``single_active_consumer`` gets ``x-single-active-consumer``, DELIVERY-26, and
+  takes no pull consumers); ``receive`` takes the next delivered message from the client-side buffer.
   After every operation that can make the broker push (open, send, ack, nack, close) the adapter
   settles: it reads the queue's ready count and flushes the consumer channels with a round trip
   until the queue is empty or every prefetch consumer holds ``max_unacked`` messages, so the buffer
@@ -100,6 +102,8 @@ _COMMON = frozenset({
     "redelivered_flag", "dead_letter_reason",
     # EXPIRY-1..5: x-message-ttl and the expiration property (3.10: classic and quorum)
     "message_ttl", "per_message_ttl",
+    # DELIVERY-25: basic.consume x-priority; DELIVERY-26: x-single-active-consumer (both queue types)
+    "consumer_priority", "single_active_consumer",
 } | {f"overflow:{name}" for name in OVERFLOWS})
 #: what the adapter can do and observe exactly, per queue type
 CAPABILITIES = {"classic": _COMMON, "quorum": _COMMON | {"delivery_count"}}
@@ -126,6 +130,8 @@ class _Queue:
     dead_letter: str | None
     overflow: str = "drop-head"
     max_bytes: int = -1
+    #: DELIVERY-26: x-single-active-consumer (only one consumer is ever pushed to)
+    single_active: bool = False
 
 
 @attrs.define
@@ -150,6 +156,8 @@ class _Consumer:
     buffer: collections.deque[tuple[str, _Held]] = attrs.Factory(collections.deque)
     #: DELIVERY-22: delivery tags this channel issued for messages already settled
     settled: dict[str, int] = attrs.Factory(dict)
+    #: DELIVERY-25: the basic.consume arguments (x-priority), again on a re-subscribe
+    arguments: dict[str, Any] | None = None
 
     def held(self) -> int:
         return len(self.received) + len(self.buffer)
@@ -331,6 +339,8 @@ class RabbitMQAdapter(BrokerAdapter):
             args["x-message-ttl"] = config.message_ttl_ms  # EXPIRY-1
         if self.queue_type == "quorum" and _limit(config) >= 0:
             args["x-delivery-limit"] = _limit(config)
+        if config.single_active_consumer:
+            args["x-single-active-consumer"] = True  # DELIVERY-26
         return args
 
     def declare_queue(self, config: QueueConfig) -> Result:
@@ -351,7 +361,7 @@ class RabbitMQAdapter(BrokerAdapter):
             limit = _limit(config) if self.queue_type == "quorum" else -1
             self.queues[config.name] = _Queue(config.name, physical, address, config.ring_size, limit,
                                               config.dead_letter, config.overflow or self.overflow,
-                                              config.max_length_bytes)
+                                              config.max_length_bytes, config.single_active_consumer)
         return self._do("declare_queue", run)
 
     def open_consumer(self, config: ConsumerConfig) -> Result:
@@ -363,14 +373,19 @@ class RabbitMQAdapter(BrokerAdapter):
             if not pull and (config.window_bytes != -1 or config.max_unacked is None
                              or config.window_messages is not None):
                 raise Unsupported("byte/message windows (only basic.get or basic.qos prefetch)")
+            if pull and queue.single_active:
+                raise Unsupported("basic.get on a single active consumer queue (quorum: 405)")
             if not pull and config.max_unacked is not None and config.max_unacked < 1:
                 raise Unsupported("max_unacked below 1 (prefetch 0 means unlimited)")
             channel = self._connection().channel()
-            consumer = _Consumer(config.name, queue.name, channel, None if pull else config.max_unacked)
+            arguments = {"x-priority": config.priority} if config.priority else None  # DELIVERY-25
+            consumer = _Consumer(config.name, queue.name, channel, None if pull else config.max_unacked,
+                                 arguments=arguments)
             self.consumers[config.name] = consumer
             if not pull:
                 channel.basic_qos(prefetch_count=config.max_unacked or 0)
-                channel.basic_consume(queue.physical, self._on_delivery(consumer), auto_ack=False)
+                channel.basic_consume(queue.physical, self._on_delivery(consumer), auto_ack=False,
+                                      arguments=arguments)
                 self._settle([queue.name])
         return self._do("open_consumer", run)
 
@@ -406,7 +421,9 @@ class RabbitMQAdapter(BrokerAdapter):
                 for consumer in pushers:  # a round trip on each: deliveries sent before now arrive
                     consumer.channel.basic_qos(prefetch_count=consumer.prefetch or 0)
                 self._pump()
-                settled = ready == 0 or all(c.full() for c in pushers)
+                fulls = [c.full() for c in pushers]
+                # DELIVERY-26: only the active consumer of a single active consumer queue fills
+                settled = ready == 0 or (any(fulls) if queue.single_active and fulls else all(fulls))
                 if expect_ready is not None and queue.name in expect_ready:
                     total = ready + self._pushed(queue.name)
                     settled = settled and total == expect_ready[queue.name]
@@ -521,7 +538,8 @@ class RabbitMQAdapter(BrokerAdapter):
         self.consumers[state.name] = state
         if state.prefetch is not None:
             state.channel.basic_qos(prefetch_count=state.prefetch)
-            state.channel.basic_consume(queue.physical, self._on_delivery(state), auto_ack=False)
+            state.channel.basic_consume(queue.physical, self._on_delivery(state), auto_ack=False,
+                                        arguments=state.arguments)
             self._settle([queue.name])
         return "failed"
 

@@ -45,6 +45,8 @@ class BrokerCore:
         self.addresses: dict[str, AddressState] = {}
         self.queues: dict[str, QueueState] = {}
         self.consumers: dict[str, ConsumerState] = {}
+        #: DELIVERY-26: subscriptions so far (each consumer's registration number)
+        self._registrations = 0
         self.events: list[Event] = []
         #: REDELIVERY-29: consumer name -> (queue, tx-acked refs) of a closed consumer's open session
         self.sessions: dict[str, tuple[str, list[Ref]]] = {}
@@ -122,6 +124,10 @@ class BrokerCore:
         def _cancel_list(self, consumer: ConsumerState) -> tuple[list[Ref], list[Ref]]: ...  # delivery
         def _parked(self, queue: QueueState) -> int: ...  # restart
         def close(self, consumer_name: str) -> None: ...  # delivery
+        def _check_consumer(self, queue: QueueState, consumer: ConsumerState) -> None: ...  # consumer_prio
+        def _subscribe(self, queue: QueueState, consumer: ConsumerState) -> None: ...  # consumer_prio
+        def _unsubscribe(self, queue: QueueState, consumer: ConsumerState) -> None: ...  # consumer_prio
+        def _dispatch_order(self, queue: QueueState) -> list[int]: ...  # consumer_priority
         def _return_all(self, consumer: ConsumerState, delay: bool) -> None: ...  # redelivery
         def _return(self, queue: QueueState, ref: Ref, *, undo: bool, delay: bool,
                     placement: ReturnPlacement, ring_check: bool) -> None: ...  # redelivery

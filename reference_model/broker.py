@@ -21,8 +21,8 @@ import attrs
 
 from ._core import AckResult, BrokerCore, Event, Reason, SendResult
 from .ack_wait import AckWaitMixin
-from .clock import ClockMixin
 from .config import AddressConfig, QueueConfig
+from .consumer_priority import ConsumerOrderMixin
 from .delivery import DeliveryMixin
 from .errors import ModelMisuse, Unsupported
 from .expiry import ExpiryMixin
@@ -54,7 +54,7 @@ class QueueCounters:
     expired: int
 
 
-class Broker(AckWaitMixin, DeliveryMixin, RedeliveryMixin, RingMixin, ExpiryMixin, ClockMixin,
+class Broker(AckWaitMixin, ConsumerOrderMixin, DeliveryMixin, RedeliveryMixin, RingMixin, ExpiryMixin,
              PagingMixin, InvalidAckMixin, PurgeMixin, RestartMixin):
     """The reference broker for one profile (see :mod:`.profiles`)."""
 
@@ -99,6 +99,8 @@ class Broker(AckWaitMixin, DeliveryMixin, RedeliveryMixin, RingMixin, ExpiryMixi
             self._need("non_destructive", "non_destructive")
         if config.last_value_key is not None:
             self._need("last_value", "last_value_key")
+        if config.single_active_consumer:
+            self._need("single_active_consumer", "single_active_consumer")
         if config.max_length_bytes != -1:
             self._need("max_length_bytes", "max_length_bytes")
             if config.max_length_bytes < 0:

@@ -105,6 +105,9 @@ class QueueConfig:
     #: EXPIRY-6: where an expired message goes under expired_to="expiry_address" (Artemis
     #: expiry-address; None: it is dropped).
     expiry_address: str | None = None
+    #: DELIVERY-26: only one consumer at a time is offered messages (RabbitMQ
+    #: x-single-active-consumer); the others wait their turn.
+    single_active_consumer: bool = False
 
     @property
     def address_name(self) -> str:
@@ -128,6 +131,9 @@ class ConsumerConfig:
     #: REDELIVERY-27: JetStream AckWait on the logical clock: a message this (pull) consumer received
     #: and has not settled within ack_wait_ms returns to the queue by itself (None: never).
     ack_wait_ms: int | None = None
+    #: DELIVERY-25: consumers of higher priority are offered messages first (RabbitMQ x-priority,
+    #: ActiveMQ Classic activemq.priority); 0 is the default.
+    priority: int = 0
 
 
 @attrs.frozen

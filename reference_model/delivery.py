@@ -1,7 +1,8 @@
 """Consumers and consumption: open, dispatch, receive, ack, commit, rollback, close, browse.
 
 Implements DELIVERY-3..8 (round-robin dispatch of the pending head to consumers with window room),
-DELIVERY-24 (which consumer is offered the next message: the profile's consumer_rotation),
+DELIVERY-24 (which consumer is offered the next message: the profile's consumer_rotation; consumer
+priorities and single active consumers, DELIVERY-25/26, through :mod:`.consumer_priority`),
 DELIVERY-11 cumulative acks, DELIVERY-12 non-destructive queues (each consumer's iterator),
 DELIVERY-15, REDELIVERY-1 (the delivery count is incremented at dispatch), the consumer-window rules
 (REDELIVERY-11, DELIVERY-16..19 through the profile options) and PAGING-12 (browsers). What a rollback
@@ -31,6 +32,7 @@ class DeliveryMixin(BrokerCore):
         if config.window_bytes != 1024 * 1024 and config.window_bytes not in (-1, 0):
             self._need("window_bytes", "window_bytes")
         state = ConsumerState(config, compile_selector(config.selector))
+        self._check_consumer(queue, state)  # DELIVERY-25/26
         lingering = self.sessions.pop(config.name, None)
         if lingering is not None:
             if lingering[0] != config.queue:
@@ -50,7 +52,7 @@ class DeliveryMixin(BrokerCore):
         if not config.browser:
             if queue.non_destructive:
                 state.unseen = self._iterator_over(queue)
-            queue.consumers.append(state)
+            self._subscribe(queue, state)
         self._settle(queue)
 
     def _iterator_over(self, queue: QueueState) -> PendingList[Ref]:
@@ -115,10 +117,12 @@ class DeliveryMixin(BrokerCore):
         leaves = rotation in ("active_queue", "service_queue")
         if leaves:
             self._rejoin_rotation(queue)
+        ordered = queue.prioritised or queue.active is not None
         while listed and consumers:
             n = len(consumers)
-            for offset in range(n):
-                index = (queue.next_consumer + offset) % n
+            order = self._dispatch_order(queue) if ordered else None  # DELIVERY-25/26
+            for offset in range(n if order is None else len(order)):
+                index = (queue.next_consumer + offset) % n if order is None else order[offset]
                 consumer = consumers[index]
                 if consumer.blocked:
                     continue
@@ -265,8 +269,7 @@ class DeliveryMixin(BrokerCore):
         queue = self._queue(consumer.config.queue)
         del self.consumers[consumer_name]
         if consumer in queue.consumers:  # first: what it returns never comes back to it
-            queue.consumers.remove(consumer)
-            queue.next_consumer = 0
+            self._unsubscribe(queue, consumer)
         if self.options.close_keeps_tx and consumer.tx_acked:
             self.sessions[consumer_name] = (queue.name, consumer.tx_acked)
             consumer.tx_acked = []

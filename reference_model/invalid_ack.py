@@ -59,14 +59,13 @@ class InvalidAckMixin(BrokerCore):
         queue = self._queue(consumer.config.queue)
         subscribed = consumer in queue.consumers
         if subscribed:
-            queue.consumers.remove(consumer)
-            queue.next_consumer = 0
+            self._unsubscribe(queue, consumer)  # DELIVERY-26: an active consumer hands over
         self._return_all(consumer, delay=self.options.delay_on_close)
         consumer.get_tags.clear()  # REDELIVERY-31: the new channel's delivery tags start at 1
         consumer.next_get_tag = 1
         self._settle(queue)
         if subscribed:
-            queue.consumers.append(consumer)
+            self._subscribe(queue, consumer)
             self._settle(queue)
 
     def _by_sequence(self, consumer: ConsumerState, msg_id: str, verb: Verb, delay_ms: int) -> None:

@@ -37,7 +37,9 @@ BROKER_FEATURES = frozenset({"max_length_bytes", "nack_reject", "nack_multiple",
                              # RING-29 purge
                              "purge",
                              # EXPIRY-1 queue TTL, EXPIRY-2 per-message TTL, EXPIRY-6 expiry address
-                             "message_ttl", "per_message_ttl", "expiry_address"})
+                             "message_ttl", "per_message_ttl", "expiry_address",
+                             # DELIVERY-25 consumer priority, DELIVERY-26 single active consumer
+                             "consumer_priority", "single_active_consumer"})
 #: EXPIRY-1..7: message expiry as Artemis has it (expiry-delay, message expiration, expiry-address)
 EXPIRY_FEATURES = frozenset({"message_ttl", "per_message_ttl", "expiry_address"})
 #: issue 10: a restart of the implementation as a step (RESTART-1..4): only profiles whose sources say
@@ -76,6 +78,10 @@ class ModelOptions:
     #: (RabbitMQ quorum, rabbit_fifo service queue): the same, but a consumer leaves the rotation as
     #: soon as a dispatch uses up its room, not at the next dispatch that finds it full.
     consumer_rotation: Rotation = "cursor"
+    #: DELIVERY-26: which waiting consumer of a single_active_consumer queue becomes active when the
+    #: active one goes: "registration" (the earliest registered: rabbit_fifo's waiting list) or
+    #: "priority" (the highest priority, the earliest registered among equals: RabbitMQ classic).
+    single_active_next: Literal["registration", "priority"] = "registration"
     #: RING-5: may an eviction remove a delivered but unacknowledged message (JetStream discard=old).
     evict_unacked: bool = False
     #: reject_new only: reject when the add WOULD exceed the bound ("before", exact) or only once the

@@ -70,11 +70,14 @@ RABBITMQ_CLASSIC = ModelOptions(
     delay_on_nack=False,
     features=_without("scheduling", "paging", "redelivery_delay", "window_bytes", "delivery_count",
                       "transactions", "selectors", "fail_policy", "block_policy", "drop_policy",
-                      "set_ring_size") | {"max_length_bytes", "nack_reject", "nack_multiple", "purge"} | _TTL,
+                      "set_ring_size") | {"max_length_bytes", "nack_reject", "nack_multiple", "purge",
+                                          "consumer_priority", "single_active_consumer"} | _TTL,
     # EXPIRY-3..5: the lower TTL wins, only the head expires, dead-lettered with reason expired
     ttl_combination="min",
     expiry_scope="head",
     expired_to="dead_letter",
+    # DELIVERY-26: rabbit_queue_consumers:get_consumer takes the highest x-priority, then the earliest
+    single_active_next="priority",
     # RING-26: what x-max-length drops is dead-lettered (reason maxlen); RING-28: x-overflow
     dead_letter_dropped=True,
     overflow_policies=_CLASSIC_OVERFLOW,
@@ -102,7 +105,10 @@ RABBITMQ_QUORUM = RABBITMQ_CLASSIC.evolve(
     dla_threshold="gt",
     features=_without("scheduling", "paging", "redelivery_delay", "window_bytes", "transactions",
                       "selectors", "fail_policy", "block_policy", "drop_policy", "set_ring_size")
-    | {"max_length_bytes", "nack_reject", "nack_multiple", "purge"} | _TTL,
+    | {"max_length_bytes", "nack_reject", "nack_multiple", "purge", "consumer_priority",
+       "single_active_consumer"} | _TTL,
+    # DELIVERY-26: rabbit_fifo activates the earliest registered waiting consumer, whatever x-priority
+    single_active_next="registration",
     # RING-23: reject-publish is evaluated after the enqueue, accepting again at 80 % of the limit
     reject_check="after",
     unblock_ratio=0.8,
@@ -182,7 +188,9 @@ ACTIVEMQ_CLASSIC = ModelOptions(
     close_keeps_tx=False,
     features=_without("ring", "set_ring_size", "paging", "redelivery_delay", "window_bytes",
                       "delivery_count", "selectors", "fail_policy", "block_policy", "drop_policy")
-    | {RESTART_FEATURE},  # RESTART-1, RESTART-2: KahaDB, consumers end with their connection
+    # RESTART-1, RESTART-2: KahaDB, consumers end with their connection; DELIVERY-25: the consumer
+    # list is kept sorted by priority (Queue#addToConsumerList, useConsumerPriority)
+    | {RESTART_FEATURE, "consumer_priority"},
 )
 
 #: Mosquitto 2.0: max_queued_messages counts queued and in-flight together and drops the NEWEST

@@ -79,6 +79,8 @@ class ConsumerState:
     next_get_tag: int = 1
     #: DELIVERY-24 active_queue: out of the rotation since a dispatch found it without room.
     blocked: bool = False
+    #: DELIVERY-26: when the consumer subscribed (a broker-wide sequence; single_active_next)
+    registered: int = 0
     #: copies of the config read by has_room on every dispatch (set after init)
     pushes: bool = attrs.field(init=False, default=True)
     window_bytes: int = attrs.field(init=False, default=0)
@@ -179,6 +181,10 @@ class QueueState:
         self.paged: deque[Ref] = deque()
         self.consumers: list[ConsumerState] = []
         self.next_consumer = 0
+        #: DELIVERY-25: some consumer has a priority (dispatch consults _dispatch_order)
+        self.prioritised = False
+        #: DELIVERY-26: the active consumer of a single_active_consumer queue
+        self.active: ConsumerState | None = None
         self.delivering = 0
         self.delivering_bytes = 0
         #: refs left delivering by a closed consumer that does not return them (Redis PEL).

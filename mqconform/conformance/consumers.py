@@ -27,3 +27,16 @@ def consumer_settings(caps: frozenset[str], index: int) -> dict[str, Any] | None
     if not allowed:
         return None
     return dict(allowed[index % len(allowed)])
+
+
+def pulls(settings: dict[str, Any]) -> bool:
+    """A consumer in these settings pulls at receive (window 0): none on a single active consumer queue."""
+    return settings.get("window_bytes") == 0 or settings.get("window_messages") == 0
+
+
+def mode_round(caps: frozenset[str], index: int, choices: int) -> int:
+    """How often `index` wrapped around the allowed modes, modulo `choices`: a second choice drawn with
+    the mode (DELIVERY-25/26: a consumer priority, a single active consumer queue) that leaves the
+    draws of every run as they were and shrinks to 0 with the mode."""
+    allowed = sum(1 for needs, _ in CONSUMER_MODES if all(n in caps for n in needs))
+    return (index // max(allowed, 1)) % choices

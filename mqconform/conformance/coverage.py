@@ -60,6 +60,9 @@ CHECK_NEEDS: dict[str, tuple[str, ...]] = {
     "delivery.redelivered": ("redelivered_flag",),
     # machines/expiry.py: the counts after an advance
     "expiry.counts": ("counter:message_count",),
+    # queue_machine.receive_check behind the delivery machine's gates (DELIVERY-25/26)
+    "receive.priority": ("consumer_priority",),
+    "receive.single_active": ("single_active_consumer",),
 }
 #: checks that can only fail (the `fail` answer of an operation): they never evidence a pass
 NEVER_EVIDENCE = "an operation refused"

@@ -93,6 +93,8 @@ def _declare_queue(adapter: Adapter, args: Mapping[str, Any]) -> Result:
     for key, capability in (("message_ttl_ms", "message_ttl"), ("expiry_address", "expiry_address")):
         if args.get(key) is not None:  # EXPIRY-1, EXPIRY-6
             needed.append(capability)
+    if args.get("single_active_consumer", False):
+        needed.append("single_active_consumer")  # DELIVERY-26
     refused = _missing(adapter, needed)
     if refused is not None:
         return refused
@@ -149,11 +151,14 @@ def batch_items(op: str, args: Mapping[str, Any]) -> list[tuple[str, Any]]:
 
 
 def _open_consumer(adapter: Adapter, args: Mapping[str, Any]) -> Result:
-    """REDELIVERY-27: a consumer with an ack wait needs the adapter's capability for it."""
-    if args.get("ack_wait_ms") is not None:
-        refused = _missing(adapter, ["ack_wait"])
-        if refused is not None:
-            return refused
+    """REDELIVERY-27 / DELIVERY-25: a consumer with an ack wait or a priority needs the adapter's
+    capability for it (an adapter without it never sees the key)."""
+    needed = ["ack_wait"] if args.get("ack_wait_ms") is not None else []
+    if args.get("priority", 0) != 0:
+        needed.append("consumer_priority")
+    refused = _missing(adapter, needed)
+    if refused is not None:
+        return refused
     return adapter.open_consumer(ConsumerConfig(**args))
 
 

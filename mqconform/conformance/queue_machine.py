@@ -47,6 +47,9 @@ class QueueMachine(ConformanceMachine):
     #: the check a send's answer is compared under (a ring with a declared overflow policy or byte
     #: bound compares its sends under a check of its own, RING-27/28)
     send_check: str = "send.result"
+    #: DELIVERY-25/26: the machine draws consumer priorities and single active consumer queues where
+    #: the capability is offered (its table has the checks receive.priority and receive.single_active)
+    CONSUMER_ORDER: ClassVar[bool] = False
 
     def __init__(self) -> None:
         super().__init__()
@@ -60,6 +63,9 @@ class QueueMachine(ConformanceMachine):
         self.acked_by: list[tuple[str, str]] = []
         self.held_at_close: list[tuple[str, str]] = []
         self.ready = False
+        #: DELIVERY-26 queues declared single_active_consumer, DELIVERY-25 queues with a consumer priority
+        self.single_active: set[str] = set()
+        self.prioritised: set[str] = set()
 
     # ------------------------------------------------------------------ helpers
     def _broker(self) -> Any:
@@ -134,8 +140,16 @@ class QueueMachine(ConformanceMachine):
         consumer = self.pick_consumer(which)
         if consumer not in self.open_consumers or not self.gets_left(consumer):
             return
-        expected, actual = self.d.both_values("receive", consumer, compare="receive.id")
+        expected, actual = self.d.both_values("receive", consumer, compare=self.receive_check(consumer))
         self.received(consumer, expected, actual)
+
+    def receive_check(self, consumer: str) -> str:
+        """The check a receive is compared under: DELIVERY-26 / DELIVERY-25 where the consumer's queue
+        has a single active consumer or a consumer priority, else receive.id."""
+        queue = self.consumer_args[consumer]["queue"]
+        if queue in self.single_active:
+            return "receive.single_active"
+        return "receive.priority" if queue in self.prioritised else "receive.id"
 
     def received(self, consumer: str, expected: str | None, actual: str | None) -> None:
         """Model-free checks of what the implementation delivered, and the delivery count it shows."""
@@ -181,8 +195,10 @@ class QueueMachine(ConformanceMachine):
                   and len(self.consumer_args) < MAX_CONSUMERS * len(self.QUEUES))
     @rule(which=WHICH, mode=st.integers(min_value=0, max_value=7))
     def open_consumer(self, which: int, mode: int) -> None:
-        """Another consumer on a queue that has one (up to three), in a mode of its own."""
-        from .consumers import consumer_settings
+        """Another consumer on a queue that has one (up to three), in a mode of its own; with
+        CONSUMER_ORDER and the capability, a consumer priority 0-2 (DELIVERY-25, from the mode's
+        round: :func:`.consumers.mode_round`)."""
+        from .consumers import consumer_settings, mode_round, pulls
 
         queues = sorted({a["queue"] for a in self.consumer_args.values()})
         queue = queues[which % len(queues)]
@@ -196,6 +212,13 @@ class QueueMachine(ConformanceMachine):
                 return
         if len(taken) >= MAX_CONSUMERS or settings is None:
             return
+        if queue in self.single_active and pulls(settings):
+            return  # DELIVERY-26: no pull consumers on a single active consumer queue
+        if self.CONSUMER_ORDER and self.can("consumer_priority"):
+            priority = mode_round(self.caps, mode, 3)
+            if priority:
+                settings["priority"] = priority
+                self.prioritised.add(queue)
         self.declare_consumer(queue, f"c-{queue}-{len(taken) + 1}", **settings)
 
     # ------------------------------------------------------------------ invalid acknowledgements

@@ -42,7 +42,10 @@ _COMMON = {
 }
 
 TABLES: dict[str, dict[str, tuple[str, ...]]] = {
-    "delivery": {**_COMMON, "receive.id": ("DELIVERY-3", "DELIVERY-4", "DELIVERY-5", "DELIVERY-24")},
+    "delivery": {**_COMMON, "receive.id": ("DELIVERY-3", "DELIVERY-4", "DELIVERY-5", "DELIVERY-24"),
+                 # queue_machine.receive_check: a queue with consumer priorities / a single active one
+                 "receive.priority": ("DELIVERY-25", "DELIVERY-24", "DELIVERY-3", "DELIVERY-4", "DELIVERY-5"),
+                 "receive.single_active": ("DELIVERY-26", "DELIVERY-3", "DELIVERY-4", "DELIVERY-5")},
     "ring": {
         **_COMMON,
         "send.result": ("RING-3",),

@@ -63,12 +63,16 @@ OPS: Final[Mapping[str, Op]] = {
                  # issue 14: the broker's own overflow policy and byte bound (RING-27, RING-28)
                  "overflow": _f(OVERFLOW_POLICIES), "max_length_bytes": _f("int", -1),
                  # EXPIRY-1 (x-message-ttl, max_age, expiry-delay), EXPIRY-6 (Artemis expiry-address)
-                 "message_ttl_ms": _f("int?"), "expiry_address": _f("str?")}, declares="queue"),
+                 "message_ttl_ms": _f("int?"), "expiry_address": _f("str?"),
+                 # DELIVERY-26: RabbitMQ x-single-active-consumer
+                 "single_active_consumer": _f("bool", False)}, declares="queue"),
     "consumer": Op({"name": _req("str"), "queue": _req("str"), "window_bytes": _f("int", 1048576),
                     "window_messages": _f("int?"), "max_unacked": _f("int?"), "selector": _f("str?"),
                     "browser": _f("bool", False), "cumulative_ack": _f("bool", False),
                     # issue 14: REDELIVERY-27 (JetStream AckWait on the logical clock)
-                    "ack_wait_ms": _f("int?")},
+                    "ack_wait_ms": _f("int?"),
+                    # DELIVERY-25: RabbitMQ x-priority, ActiveMQ activemq.priority
+                    "priority": _f("int", 0)},
                    declares="consumer"),
     "send": Op({"to": _req("str"), "id": _req("id"), "size": _f("int", 100), "priority": _f("int", 4),
                 "scheduled_at_ms": _f("int?"), "properties": _f("map", {}),

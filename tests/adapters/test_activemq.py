@@ -211,3 +211,20 @@ def test_the_consumer_served_moves_to_the_end_of_the_list(shared: ActiveMQAdapte
     assert run_scenario(loses_turn, ReferenceAdapter(options=claimed)).verdict == "fail"
     outcome = run_scenario(loses_turn, shared, namespace=f"{namespace}-b")
     assert (outcome.verdict, outcome.step) == ("fail", 12), outcome.verdict_line()
+
+
+@pytest.mark.rules("DELIVERY-25", "DELIVERY-24")
+def test_consumer_priority_header_orders_the_consumer_list(shared: ActiveMQAdapter, namespace: str) -> None:
+    """SUBSCRIBE activemq.priority: the broker keeps its consumer list sorted by priority (a stable sort
+    after each move to the end), so the priority 5 subscriptions take turns ahead of the earlier
+    priority 0 one while they have room. The model holds it; stripped of the priorities it fails
+    (tests/model/test_consumer_priority.py)."""
+    from pathlib import Path
+
+    from mqconform.scenario.loader import load
+    from mqconform.scenario.runner import run_scenario
+
+    scenario = load(Path(__file__).parent / "scenarios" / "activemq-consumer-priority.yaml")
+    assert run_scenario(scenario, ReferenceAdapter(options=profile("activemq-classic"))).verdict == "pass"
+    outcome = run_scenario(scenario, shared, namespace=namespace, strict=True)
+    assert outcome.verdict == "pass", outcome.verdict_line()

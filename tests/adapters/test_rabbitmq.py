@@ -553,6 +553,15 @@ def test_a_quorum_consumer_without_credit_leaves_the_rotation(queue_type: str, n
     as a delivery uses up its credit, so after a nack the message goes to the consumer opened
     meanwhile; a classic queue gives it back to the first consumer. The scenario (written for quorum)
     holds on the quorum model and broker, and fails at the same step on the classic model and broker."""
+
+
+@pytest.mark.rules("DELIVERY-25", "DELIVERY-24")
+@pytest.mark.parametrize("queue_type", QUEUE_TYPES)
+def test_consumer_priorities_come_first_while_they_have_room(queue_type: str, namespace: str) -> None:
+    """x-priority on basic.consume: the two priority 5 consumers take turns, the priority 0 one gets
+    what they have no room for, and an ack gives the higher priority its turn back (classic
+    rabbit_queue_consumers, quorum rabbit_fifo's service queue). The model holds it on both queue
+    types; stripped of the priorities it fails (tests/model/test_consumer_priority.py)."""
     from pathlib import Path
 
     from mqconform.scenario.loader import load
@@ -590,4 +599,56 @@ def test_expiry_at_the_head_and_after_a_requeue(queue_type: str, namespace: str)
         wrong = ReferenceAdapter(options=claimed.evolve(**change))
         assert run_scenario(scenario, wrong).verdict == "fail", change
     outcome, _ = _on_rabbitmq(scenario, queue_type, namespace)
+
+
+    scenario = load(Path(__file__).parent / "scenarios" / "rabbitmq-consumer-priority-round-robin.yaml")
+    claimed = profile(f"rabbitmq-{queue_type}")
+    assert run_scenario(scenario, ReferenceAdapter(options=claimed)).verdict == "pass"
+    outcome, _ = _on_rabbitmq(scenario, queue_type, namespace, strict=True)
+    assert outcome.verdict == "pass", outcome.verdict_line()
+
+
+@pytest.mark.rules("DELIVERY-26")
+@pytest.mark.parametrize("queue_type", QUEUE_TYPES)
+def test_the_next_single_active_consumer(queue_type: str, namespace: str) -> None:
+    """When the active consumer of an x-single-active-consumer queue closes, a classic queue activates
+    the waiting consumer of the highest x-priority, a quorum queue the earliest registered. The
+    scenario says classic: it passes there and fails at the same step on quorum, for the broker and
+    for the model (single_active_next)."""
+    from pathlib import Path
+
+    from mqconform.scenario.loader import load
+    from mqconform.scenario.runner import run_scenario
+
+    scenario = load(Path(__file__).parent / "scenarios" / "rabbitmq-single-active-next-by-priority.yaml")
+    claimed = profile(f"rabbitmq-{queue_type}")
+    model = run_scenario(scenario, ReferenceAdapter(options=claimed))
+    outcome, _ = _on_rabbitmq(scenario, queue_type, namespace, strict=True)
+    expected = ("pass", None) if queue_type == "classic" else ("fail", 10)
+    assert (model.verdict, model.step if model.verdict == "fail" else None) == expected
+    assert (outcome.verdict, outcome.step if outcome.verdict == "fail" else None) == expected, \
+        outcome.verdict_line()
+
+
+@pytest.mark.rules("DELIVERY-26")
+def test_no_pull_consumer_on_a_single_active_consumer_queue(rabbit: RabbitMQAdapter) -> None:
+    assert rabbit.declare_queue(QueueConfig("q", single_active_consumer=True)).is_ok
+    refused = rabbit.open_consumer(ConsumerConfig("c", "q", **PULL))
+    assert refused.type == "fail" and "single active" in str(refused.error)
+
+
+@pytest.mark.rules("DELIVERY-25", "DELIVERY-22")
+@pytest.mark.parametrize("queue_type", QUEUE_TYPES)
+def test_a_consumer_keeps_its_priority_after_a_channel_error(queue_type: str, namespace: str) -> None:
+    """The adapter subscribes again after a 406 with the consumer's x-priority (a re-subscribe without
+    it gave m1 to c1 on the broker, found by the delivery machine)."""
+    from pathlib import Path
+
+    from mqconform.scenario.loader import load
+    from mqconform.scenario.runner import run_scenario
+
+    scenario = load(Path(__file__).parent / "scenarios" / "rabbitmq-priority-after-channel-error.yaml")
+    claimed = profile(f"rabbitmq-{queue_type}")
+    assert run_scenario(scenario, ReferenceAdapter(options=claimed)).verdict == "pass"
+    outcome, _ = _on_rabbitmq(scenario, queue_type, namespace, strict=True)
     assert outcome.verdict == "pass", outcome.verdict_line()

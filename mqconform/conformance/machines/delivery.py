@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hypothesis.stateful import initialize, precondition, rule
 
-from ..consumers import MODE_INDEX, consumer_settings
+from ..consumers import MODE_INDEX, consumer_settings, mode_round, pulls
 from ..queue_machine import QueueMachine
 from ..restart import RestartSteps
 from ..rules import rules_for
@@ -17,10 +17,20 @@ class DeliveryMachine(RestartSteps, QueueMachine):
     USE_PRIORITIES = True
     REQUIRES = ("queues",)
 
+    CONSUMER_ORDER = True
+
     @initialize(mode=MODE_INDEX)
     def setup(self, mode: int) -> None:
+        """The queue, single active consumer (DELIVERY-26) where offered and the mode's round is odd
+        (:func:`..consumers.mode_round`), and its first consumer (a pushing one on such a queue)."""
         settings = consumer_settings(self.caps, mode)
-        self.d.both("queue", {"name": "q"})
+        single = (self.can("single_active_consumer") and settings is not None and not pulls(settings)
+                  and mode_round(self.caps, mode, 2) == 1)
+        if single:
+            self.d.both("queue", {"name": "q", "single_active_consumer": True})
+            self.single_active.add("q")
+        else:
+            self.d.both("queue", {"name": "q"})
         if settings is not None:
             self.declare_consumer("q", **settings)
         self.ready = True

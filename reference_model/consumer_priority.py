@@ -1,0 +1,63 @@
+"""Consumer priorities and single active consumer: which of a queue's consumers may be offered the
+next message.
+
+Implements DELIVERY-25 (a consumer's `priority`: consumers of higher priority are offered messages
+first while they have room, the profile's consumer_rotation (DELIVERY-24) ordering consumers of equal
+priority) and DELIVERY-26 (a queue declared `single_active_consumer`: only its active consumer is
+offered messages; when it goes, the profile's `single_active_next` picks the next one).
+"""
+
+from __future__ import annotations
+
+from ._core import BrokerCore
+from .errors import Unsupported
+from .state import ConsumerState, QueueState
+
+
+class ConsumerOrderMixin(BrokerCore):
+    """Subscription bookkeeping for DELIVERY-25/26 and the dispatch order it gives `_deliver`."""
+
+    def _check_consumer(self, queue: QueueState, consumer: ConsumerState) -> None:
+        """The profile has what the consumer asks for (before it exists)."""
+        if consumer.config.priority != 0:
+            self._need("consumer_priority", "priority")
+        if queue.config.single_active_consumer and consumer.no_buffering and not consumer.config.browser:
+            raise Unsupported("a pull consumer on a single_active_consumer queue")
+
+    def _subscribe(self, queue: QueueState, consumer: ConsumerState) -> None:
+        """Add a (non-browsing) consumer to the queue's rotation, in registration order."""
+        if consumer.config.priority != 0:
+            queue.prioritised = True
+        self._registrations += 1
+        consumer.registered = self._registrations
+        queue.consumers.append(consumer)
+        if queue.config.single_active_consumer and queue.active is None:
+            queue.active = consumer  # DELIVERY-26: the first consumer is the active one
+
+    def _unsubscribe(self, queue: QueueState, consumer: ConsumerState) -> None:
+        """Take a consumer out of the rotation; DELIVERY-26: an active consumer hands over."""
+        queue.consumers.remove(consumer)
+        queue.next_consumer = 0
+        if queue.active is consumer:
+            queue.active = self._next_active(queue)
+
+    def _next_active(self, queue: QueueState) -> ConsumerState | None:
+        """DELIVERY-26 single_active_next: the earliest registered waiting consumer ("registration",
+        rabbit_fifo's waiting list) or the highest priority, earliest registered among equals
+        ("priority", rabbit_queue_consumers:get_consumer over the consumers' priority queue)."""
+        if not queue.consumers:
+            return None
+        if self.options.single_active_next == "priority":
+            return min(queue.consumers, key=lambda c: (-c.config.priority, c.registered))
+        return min(queue.consumers, key=lambda c: c.registered)
+
+    def _dispatch_order(self, queue: QueueState) -> list[int]:
+        """Indexes of the consumers to offer the next message to, in order: DELIVERY-26 only the
+        active consumer; DELIVERY-25 higher priority first, the rotation's order among equals."""
+        consumers = queue.consumers
+        if queue.active is not None:
+            return [consumers.index(queue.active)]
+        n = len(consumers)
+        start = queue.next_consumer if self.options.consumer_rotation == "cursor" else 0
+        order = [(start + k) % n for k in range(n)]
+        return sorted(order, key=lambda i: -consumers[i].config.priority)  # stable: rotation kept

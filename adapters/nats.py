@@ -110,8 +110,9 @@ CAPABILITIES = frozenset({
     "purge",
     # DELIVERY-23: the redelivered flag (num_delivered > 1) of a held message
     "redelivered_flag",
-    # issue 10: the stream and durable consumer state as counters (RESTART-5)
-    "stream_state",
+    # issue 10: the stream and durable consumer state as counters (RESTART-5, DELIVERY-28), the
+    # durable consumer's counters and sequence pairs (DELIVERY-25..27)
+    "stream_state", "consumer_state",
 })
 #: RING-28: the queue's overflow policy -> the stream's discard policy
 DISCARD = {"discard-old": DiscardPolicy.OLD, "discard-new": DiscardPolicy.NEW}
@@ -335,6 +336,8 @@ class NatsAdapter(BrokerAdapter):
         consumers hold are acknowledged after it through their reply subjects)."""
         if op == "stream_state":
             return self._stream_state(str(kwargs.get("queue", "")))
+        if op == "consumer_state":
+            return self._consumer_state(str(kwargs.get("queue", "")))
         if op != "restart" or "restart" not in self.capabilities:
             return super().call(op, **kwargs)
         mode = kwargs.get("mode", "graceful")
@@ -352,24 +355,44 @@ class NatsAdapter(BrokerAdapter):
             return Result.info(f"nats: restart: the server did not come back ({one_line(exc)})")
         return Result.ok(None)
 
+    async def _durable_state(self, state: _Queue, messages: int) -> dict[str, int]:
+        """DELIVERY-25..27: the durable consumer's info (consumer.go info()); before the durable
+        exists, the counters of a fresh one (everything stored pending)."""
+        if not state.durable:
+            return {"num_pending": messages, "num_ack_pending": 0, "num_redelivered": 0,
+                    "delivered_consumer_seq": 0, "delivered_stream_seq": 0,
+                    "ack_floor_consumer_seq": 0, "ack_floor_stream_seq": 0}
+        c = await self._js().consumer_info(state.stream, DURABLE)
+        delivered, floor = c.delivered, c.ack_floor
+        return {"num_pending": int(c.num_pending or 0), "num_ack_pending": int(c.num_ack_pending or 0),
+                "num_redelivered": int(c.num_redelivered or 0),
+                "delivered_consumer_seq": int(delivered.consumer_seq or 0) if delivered else 0,
+                "delivered_stream_seq": int(delivered.stream_seq or 0) if delivered else 0,
+                "ack_floor_consumer_seq": int(floor.consumer_seq or 0) if floor else 0,
+                "ack_floor_stream_seq": int(floor.stream_seq or 0) if floor else 0}
+
     def _stream_state(self, queue: str) -> Result:
-        """RESTART-5 (capability ``stream_state``): the stream's state and its durable consumer's
-        info; before the durable exists, the counters of a fresh one (everything stored pending)."""
+        """RESTART-5, DELIVERY-28 (capability ``stream_state``): the stream's state and its durable
+        consumer's counters."""
         async def run() -> dict[str, int]:
             state = self._queue(queue)
-            info = await self._js().stream_info(state.stream)
-            s = info.state
-            shown = {"msgs": int(s.messages), "first_seq": int(s.first_seq), "last_seq": int(s.last_seq),
-                     "num_deleted": int(s.num_deleted or 0), "num_pending": int(s.messages),
-                     "num_ack_pending": 0, "num_redelivered": 0, "delivered_seq": 0, "ack_floor_seq": 0}
-            if state.durable:
-                c = await self._js().consumer_info(state.stream, DURABLE)
-                shown.update(num_pending=int(c.num_pending or 0), num_ack_pending=int(c.num_ack_pending or 0),
-                             num_redelivered=int(c.num_redelivered or 0),
-                             delivered_seq=int(c.delivered.stream_seq or 0) if c.delivered else 0,
-                             ack_floor_seq=int(c.ack_floor.stream_seq or 0) if c.ack_floor else 0)
-            return shown
+            s = (await self._js().stream_info(state.stream)).state
+            c = await self._durable_state(state, int(s.messages))
+            return {"msgs": int(s.messages), "first_seq": int(s.first_seq), "last_seq": int(s.last_seq),
+                    "num_deleted": int(s.num_deleted or 0), "num_pending": c["num_pending"],
+                    "num_ack_pending": c["num_ack_pending"], "num_redelivered": c["num_redelivered"],
+                    "delivered_seq": c["delivered_stream_seq"], "ack_floor_seq": c["ack_floor_stream_seq"]}
         return self._do("stream_state", run)
+
+    def _consumer_state(self, queue: str) -> Result:
+        """DELIVERY-25..27 (capability ``consumer_state``): the queue's durable consumer."""
+        async def run() -> dict[str, int]:
+            state = self._queue(queue)
+            messages = 0
+            if not state.durable:
+                messages = int((await self._js().stream_info(state.stream)).state.messages)
+            return await self._durable_state(state, messages)
+        return self._do("consumer_state", run)
 
     async def _disconnect(self) -> None:
         nc, self._nc, self._sub = self._nc, None, None

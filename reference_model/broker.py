@@ -32,6 +32,7 @@ from .redelivery import RedeliveryMixin
 from .restart import RestartMixin
 from .ring import RingMixin
 from .state import AddressState, QueueState
+from .stream_state import StreamStateMixin
 
 __all__ = ["AckResult", "Broker", "BrokerCore", "Event", "QueueCounters", "Reason", "SendResult"]
 
@@ -52,7 +53,7 @@ class QueueCounters:
 
 
 class Broker(AckWaitMixin, DeliveryMixin, RedeliveryMixin, RingMixin, ClockMixin, PagingMixin,
-             InvalidAckMixin, PurgeMixin, RestartMixin):
+             InvalidAckMixin, PurgeMixin, RestartMixin, StreamStateMixin):
     """The reference broker for one profile (see :mod:`.profiles`)."""
 
     # ------------------------------------------------------------------ declarations

@@ -7,7 +7,7 @@ artemis-semantics.md (artemis, hornetq) and broker-semantics.md (the others).
 from __future__ import annotations
 
 from .errors import ModelMisuse
-from .options import ARTEMIS_ONLY, FEATURES, RESTART_FEATURE, ModelOptions, Overflow
+from .options import ARTEMIS_ONLY, CONSUMER_STATE_FEATURE, FEATURES, RESTART_FEATURE, ModelOptions, Overflow
 
 #: RING-28: the x-overflow values of a RabbitMQ 3.10 queue and what each does. A classic queue has
 #: all three (RING-3, RING-22, RING-24); a quorum queue accepts reject-publish-dlx at declaration
@@ -120,7 +120,7 @@ JETSTREAM = ModelOptions(
     delay_on_nack=False,
     features=_without("scheduling", "paging", "transactions", "window_bytes", "selectors", "dead_letter",
                       "fail_policy", "block_policy", "drop_policy", "set_ring_size")
-    | {"nack_reject", "ack_wait", "nack_delay", "purge", RESTART_FEATURE},
+    | {"nack_reject", "ack_wait", "nack_delay", "purge", RESTART_FEATURE, CONSUMER_STATE_FEATURE},
     overflow_policies=_JETSTREAM_OVERFLOW,
     # REDELIVERY-26: max_deliver -1 (unlimited) is the consumer default
     default_delivery_limit=-1,

@@ -33,6 +33,9 @@ class Ref:
     #: DELIVERY-23: delivered at least once before; the redelivered flag of the current delivery
     delivered_before: bool = False
     redelivered: bool = False
+    #: DELIVERY-27: the consumer sequence of its first delivery (JetStream's Pending.Sequence, kept
+    #: through redeliveries); 0 before it
+    first_dseq: int = 0
     #: copies of msg.id and msg.size (plain attributes: read on every hot-path step)
     id: str = attrs.field(init=False)
     size: int = attrs.field(init=False)
@@ -179,8 +182,17 @@ class QueueState:
         self.live: OrderedDict[str, Ref] = OrderedDict()
         self.refs: dict[str, Ref] = {}
         self.sequence = 0
-        #: RESTART-5: the highest sequence ever dispatched (JetStream's delivered stream sequence)
+        #: RESTART-5, DELIVERY-26: the highest sequence ever dispatched, or skipped past by a purge or
+        #: by the first consumer starting at the stream's first sequence (JetStream's delivered
+        #: stream sequence)
         self.delivered_seq = 0
+        #: DELIVERY-26: every dispatch, redeliveries included (JetStream's delivered consumer sequence)
+        self.dispatches = 0
+        #: DELIVERY-25..27: a consumer was ever opened on the queue (the durable JetStream consumer
+        #: exists: before it, its state is that of a fresh one)
+        self.had_consumer = False
+        #: DELIVERY-27: the durable consumer's ack floor (consumer sequence, stream sequence)
+        self.ack_floor = (0, 0)
         self.counters = Counters()
         #: reject_new hysteresis state (RabbitMQ quorum reject-publish).
         self.rejecting = False

@@ -28,6 +28,7 @@ from hypothesis.stateful import invariant, precondition, rule
 from mqconform.adapters.contract import COUNTERS
 
 from .base import ConformanceMachine
+from .stream_state import compare_stream_state
 
 WHICH = st.integers(min_value=0, max_value=7)
 BATCH = st.sampled_from([3, 8, 17, 25])
@@ -310,6 +311,9 @@ class QueueMachine(ConformanceMachine):
                              lambda q=queue, n=shown["delivering_count"], h=held:
                                  f"queue {q} shows {n} delivering but consumers hold {h} unacknowledged "
                                  "messages")
+        if self.can("consumer_state"):  # DELIVERY-25..28: a JetStream profile's observations
+            for queue in self.QUEUES:
+                compare_stream_state(self.d, self.caps, queue)
         if self.can("pending_order"):
             for queue in self.QUEUES:
                 observed = self.d.observe_if_observable("pending_ids", queue)

@@ -39,6 +39,12 @@ _COMMON = {
     "ack.failed_no_effect": ("DELIVERY-8", "DELIVERY-22"),
     "nack.result": ("DELIVERY-8",),
     "nack.accepted": ("DELIVERY-8",),
+    # issue 10/14: the queue as a JetStream stream and durable consumer, after every step
+    # (stream_state.py, gated by consumer_state / stream_state)
+    "consumer_state.counts": ("DELIVERY-25",),
+    "consumer_state.delivered": ("DELIVERY-26",),
+    "consumer_state.ack_floor": ("DELIVERY-27",),
+    "stream_state.stream": ("DELIVERY-28",),
 }
 
 TABLES: dict[str, dict[str, tuple[str, ...]]] = {

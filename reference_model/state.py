@@ -193,6 +193,9 @@ class QueueState:
         self.had_consumer = False
         #: DELIVERY-27: the durable consumer's ack floor (consumer sequence, stream sequence)
         self.ack_floor = (0, 0)
+        #: DELIVERY-28: the stream was purged (an empty stream's first sequence is then last + 1,
+        #: even before any message: filestore purge sets first = last + 1)
+        self.purged = False
         self.counters = Counters()
         #: reject_new hysteresis state (RabbitMQ quorum reject-publish).
         self.rejecting = False

@@ -28,7 +28,9 @@ class StreamStateMixin(BrokerCore):
 
     def _purged_past(self, queue: QueueState) -> None:
         """DELIVERY-26: a purge of everything stored moves the durable past the last sequence
-        (consumer.go purge: o.sseq = last + 1, its pending cleared)."""
+        (consumer.go purge: o.sseq = last + 1, its pending cleared). DELIVERY-28: the stream's first
+        sequence is last + 1 from then on while it is empty."""
+        queue.purged = True
         if queue.had_consumer:
             queue.delivered_seq = max(queue.delivered_seq, queue.sequence)
             queue.ack_floor = (queue.dispatches, queue.delivered_seq)
@@ -62,7 +64,7 @@ class StreamStateMixin(BrokerCore):
         queue = self._queue(queue_name)
         stored = list(queue.live.values())
         last = queue.sequence
-        first = min((ref.sequence for ref in stored), default=last + 1 if last else 0)
+        first = min((ref.sequence for ref in stored), default=last + 1 if last or queue.purged else 0)
         msgs = len(stored)
         consumer = self._consumer_counters(queue)
         return {

@@ -57,6 +57,9 @@ CHECK_NEEDS: dict[str, tuple[str, ...]] = {
     "ack.failed_no_effect": ("invalid_ack",),
     # ring.py, issue 14: OVERFLOW_POLICY = any `overflow:<policy>` of the claimed profile's policies
     "send.overflow": (OVERFLOW_POLICY,),
+    "send.refuse_new": (OVERFLOW_POLICY,),
+    "purge.result": ("purge",),
+    "nack.delay": ("nack", "nack_delay"),
     "send.byte_bound": ("max_length_bytes",),
     "nack.reject": ("nack", "nack_reject"),
     "nack.multiple": ("nack", "nack_multiple"),

@@ -7,7 +7,8 @@ rollback while another holds messages. `ack_invalid` sends the acks DELIVERY-8 s
 ack, an id never delivered to the consumer, an ack from the wrong consumer, an ack after a close, a
 nack of an acknowledged message): both sides' answers are compared and, where the implementation
 says ``failed``, its counters and pending order must not have changed. Batch steps (send, receive,
-ack up to 25 messages as one step) reach long queues within a short counterexample.
+ack up to 25 messages as one step) reach long queues within a short counterexample. Where the
+profile and adapter have `purge`, a queue is purged now and then (RING-29).
 
 Model-free checks made here from what the implementation shows (no model needed):
 delivered messages were sent, acknowledged messages are never delivered again, an unacknowledged
@@ -159,6 +160,13 @@ class QueueMachine(ConformanceMachine):
         consumer, msg_id = target
         _, answer = self.d.both_values("ack", {"consumer": consumer, "id": msg_id}, compare="ack.result")
         self._acked(consumer, msg_id, answer)
+
+    @precondition(lambda self: self.ready and self.can("purge") and len(self.sent) >= 3)
+    @rule(which=WHICH)
+    def purge(self, which: int) -> None:
+        """RING-29: purge a queue; its answer (the number removed) is compared, and what it removed
+        by every later step (the counters, the consumer state, what the consumers receive)."""
+        self.d.both("purge", self.QUEUES[which % len(self.QUEUES)], compare="purge.result")
 
     def _acked(self, consumer: str, msg_id: str, answer: Any) -> None:
         if answer == "ok":  # only what the implementation says it acknowledged (DELIVERY-7)

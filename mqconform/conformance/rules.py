@@ -45,6 +45,8 @@ _COMMON = {
     "consumer_state.delivered": ("DELIVERY-26",),
     "consumer_state.ack_floor": ("DELIVERY-27",),
     "stream_state.stream": ("DELIVERY-28",),
+    # RING-29: queue_machine.purge (the number of messages removed)
+    "purge.result": ("RING-29",),
 }
 
 TABLES: dict[str, dict[str, tuple[str, ...]]] = {
@@ -237,16 +239,22 @@ for _area in RESTART_AREAS:
 #: delivery's redelivered flag (DELIVERY-23).
 _VOCABULARY: dict[str, tuple[str, tuple[str, ...]]] = {
     "send.overflow": ("send.result", ("RING-28",)),
+    # RING-24: a JetStream discard-new stream (model overflow reject_new) refuses at max_msgs
+    "send.refuse_new": ("send.result", ("RING-28", "RING-24")),
     "send.byte_bound": ("send.result", ("RING-27",)),
     "nack.reject": ("nack.result", ("REDELIVERY-24",)),
     "nack.multiple": ("nack.result", ("REDELIVERY-25",)),
     "nack.reject_multiple": ("nack.result", ("REDELIVERY-24", "REDELIVERY-25")),
     "delivery.redelivered": ("", ("DELIVERY-23",)),
+    # REDELIVERY-28: machines/redelivery.py nack_later (a delayed -NAK and the receive after it)
+    "nack.delay": ("", ("REDELIVERY-28",)),
 }
 for _area in ("ring", "redelivery"):
     for _check, (_generic, _ids) in _VOCABULARY.items():
         if _area == "redelivery" and _check.startswith("send."):
             continue  # the redelivery machine declares no overflow policy or byte bound
+        if _area == "ring" and _check == "nack.delay":
+            continue  # only the redelivery machine nacks with a delay
         TABLES[_area][_check] = tuple(dict.fromkeys(_ids + TABLES[_area].get(_generic, ())))
 
 

@@ -4,6 +4,8 @@ the queue machines compare them after every step)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from mqconform.adapters.reference import ReferenceAdapter
@@ -11,6 +13,12 @@ from mqconform.reference_model.broker import Broker
 from mqconform.reference_model.config import ConsumerConfig, Message, QueueConfig
 from mqconform.reference_model.errors import Unsupported
 from mqconform.reference_model.profiles import profile
+from mqconform.reference_model.state import QueueState, Ref
+from mqconform.reference_model.world import World
+from mqconform.scenario.loader import load
+from mqconform.scenario.runner import run_scenario
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "spec" / "examples" / "brokers"
 
 
 def _jetstream(ring: int = -1) -> Broker:
@@ -77,3 +85,20 @@ def test_other_profiles_have_no_consumer_state() -> None:
     adapter = ReferenceAdapter("rabbitmq-classic")
     assert "consumer_state" not in adapter.capabilities
     assert "consumer_state" in ReferenceAdapter("jetstream").capabilities
+
+
+class _FloorNeverMoves(Broker):
+    """A broken model: the ack floor stays where the consumer's creation put it."""
+
+    def _left_ack_pending(self, queue: QueueState, ref: Ref) -> None:
+        return None
+
+
+@pytest.mark.rules("DELIVERY-27")
+def test_the_ack_floor_fill_example_fails_on_a_model_whose_floor_never_moves() -> None:
+    scenario = load(EXAMPLES / "nats-consumer-ack-floor-fill.yaml")
+    options = scenario.model_options()
+    assert run_scenario(scenario, ReferenceAdapter(options=options), strict=True).verdict == "pass"
+    broken = ReferenceAdapter(options=options, world_factory=lambda o: World(o, _FloorNeverMoves))
+    outcome = run_scenario(scenario, broken, strict=True)
+    assert outcome.verdict == "fail" and "ack_floor_consumer_seq" in outcome.verdict_line()

@@ -39,9 +39,12 @@ token, so concurrent runs and xdist workers never share a stream):
 - time: ``advance(ms)`` sleeps ``ms`` of real time, the server's AckWait and NAK delays run on its
   own clock, so a scenario that uses them keeps its advances some tens of ms clear of a deadline.
 - counters: ``message_count`` = stream ``state.messages`` and ``added`` = ``state.last_seq``. The
-  consumer's ``num_ack_pending`` and ``num_pending`` are not offered: a NAKed message stays in
-  ``num_ack_pending`` until it is redelivered, so they do not split stored messages into delivering
-  and pending as the model does.
+  consumer's ``num_ack_pending`` and ``num_pending`` are not offered as the queue counters
+  ``delivering_count`` and ``pending_count``: a NAKed message stays in ``num_ack_pending`` until it
+  is redelivered, so they do not split stored messages as the model does. They are observed as they
+  are through ``call("consumer_state", queue=...)`` (DELIVERY-25..27: the durable's info, counters
+  and delivered / ack-floor sequence pairs) and ``call("stream_state", queue=...)`` (DELIVERY-28,
+  RESTART-5).
 - ``delivery_count`` is ``num_delivered`` of the message's last delivery (0 before the first; None
   once the stream no longer has it).
 
@@ -94,6 +97,9 @@ ID_HEADER = "Mqc-Id"
 DURABLE = "mqc"
 #: max_ack_pending of a durable whose consumers set no max_unacked (never reached by the suite)
 UNBOUNDED_ACK_PENDING = 10_000
+
+#: DELIVERY-25: how long consumer_state waits for the durable's num_pending to catch up with the stream
+SETTLE_S = 0.5
 
 #: what the adapter can do and observe exactly (see the module docstring for what is left out)
 CAPABILITIES = frozenset({
@@ -355,6 +361,22 @@ class NatsAdapter(BrokerAdapter):
             return Result.info(f"nats: restart: the server did not come back ({one_line(exc)})")
         return Result.ok(None)
 
+    async def _settled_info(self, state: _Queue) -> Any:
+        """The durable's info once its ``num_pending`` has caught up with the stream: the stream
+        signals its consumers asynchronously, so right after a publish the consumer's running count
+        (consumer.go checkNumPending, o.npc) can lag. Settled = the stored messages above the
+        delivered stream sequence (on a work-queue stream nothing above it is deleted but by a
+        purge or an eviction from the front); asked again for up to SETTLE_S, then taken as it is."""
+        deadline = time.monotonic() + SETTLE_S
+        while True:
+            c = await self._js().consumer_info(state.stream, DURABLE)
+            s = (await self._js().stream_info(state.stream)).state
+            delivered = int(c.delivered.stream_seq or 0) if c.delivered else 0
+            above = int(s.last_seq) - max(delivered, int(s.first_seq) - 1) if int(s.messages) else 0
+            if int(c.num_pending or 0) == max(above, 0) or time.monotonic() > deadline:
+                return c
+            await asyncio.sleep(0.01)
+
     async def _durable_state(self, state: _Queue, messages: int) -> dict[str, int]:
         """DELIVERY-25..27: the durable consumer's info (consumer.go info()); before the durable
         exists, the counters of a fresh one (everything stored pending)."""
@@ -362,7 +384,7 @@ class NatsAdapter(BrokerAdapter):
             return {"num_pending": messages, "num_ack_pending": 0, "num_redelivered": 0,
                     "delivered_consumer_seq": 0, "delivered_stream_seq": 0,
                     "ack_floor_consumer_seq": 0, "ack_floor_stream_seq": 0}
-        c = await self._js().consumer_info(state.stream, DURABLE)
+        c = await self._settled_info(state)
         delivered, floor = c.delivered, c.ack_floor
         return {"num_pending": int(c.num_pending or 0), "num_ack_pending": int(c.num_ack_pending or 0),
                 "num_redelivered": int(c.num_redelivered or 0),

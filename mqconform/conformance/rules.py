@@ -45,8 +45,10 @@ _COMMON = {
     "consumer_state.delivered": ("DELIVERY-26",),
     "consumer_state.ack_floor": ("DELIVERY-27",),
     "stream_state.stream": ("DELIVERY-28",),
-    # RING-29: queue_machine.purge (the number of messages removed)
+    # RING-29: queue_machine.ack_batch purging instead (the number of messages removed)
     "purge.result": ("RING-29",),
+    # REDELIVERY-28: queue_machine.nack_later (a delayed -NAK and the receive after it)
+    "nack.delay": ("REDELIVERY-28",),
 }
 
 TABLES: dict[str, dict[str, tuple[str, ...]]] = {
@@ -246,15 +248,11 @@ _VOCABULARY: dict[str, tuple[str, tuple[str, ...]]] = {
     "nack.multiple": ("nack.result", ("REDELIVERY-25",)),
     "nack.reject_multiple": ("nack.result", ("REDELIVERY-24", "REDELIVERY-25")),
     "delivery.redelivered": ("", ("DELIVERY-23",)),
-    # REDELIVERY-28: machines/redelivery.py nack_later (a delayed -NAK and the receive after it)
-    "nack.delay": ("", ("REDELIVERY-28",)),
 }
 for _area in ("ring", "redelivery"):
     for _check, (_generic, _ids) in _VOCABULARY.items():
         if _area == "redelivery" and _check.startswith("send."):
             continue  # the redelivery machine declares no overflow policy or byte bound
-        if _area == "ring" and _check == "nack.delay":
-            continue  # only the redelivery machine nacks with a delay
         TABLES[_area][_check] = tuple(dict.fromkeys(_ids + TABLES[_area].get(_generic, ())))
 
 

@@ -22,8 +22,6 @@ from .ring import RingMachine
 #: the longest advance a redelivery round makes (the drawn delays and caps are at most 60 ms x the
 #: multiplier; a far timer such as a JetStream ack wait is left to the `advance` rule)
 ROUND_ADVANCE_MAX_MS = 1000
-#: REDELIVERY-28: the delay of nack_later, far beyond the logical and the real time of an example
-NAK_DELAY_BEYOND_MS = 3_600_000
 
 
 class RedeliveryMachine(RestartSteps, RingMachine):
@@ -72,22 +70,6 @@ class RedeliveryMachine(RestartSteps, RingMachine):
     @rule(ms=st.sampled_from([5, 20, 50, 200]))
     def advance(self, ms: int) -> None:
         self.d.both("advance", ms)
-
-    @precondition(lambda self: self.ready and self.can("nack", "nack_delay") and self.any_unacked())
-    @rule(which=WHICH, index=WHICH)
-    def nack_later(self, which: int, index: int) -> None:
-        """REDELIVERY-28: -NAK a held message with a delay beyond any example (a real broker's clock
-        runs ahead of the model's, so a boundary inside the example would race), then receive: the
-        message stays pending acknowledgement and out of the redelivery queue, so the receive does not
-        give it back (a broker that ignored the delay would)."""
-        target = self._ack_target(which, index)
-        if target is None:
-            return
-        consumer, msg_id = target
-        self.d.both("nack", {"consumer": consumer, "id": msg_id, "delay_ms": NAK_DELAY_BEYOND_MS},
-                    compare="nack.delay")
-        expected, actual = self.d.both_values("receive", consumer, compare="nack.delay")
-        self.received(consumer, expected, actual)
 
     @precondition(lambda self: self.ready and self.open_consumers and (self.can("nack")
                                                                       or self.can("transactions")))

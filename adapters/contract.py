@@ -25,7 +25,7 @@ ResultType = Literal["ok", "fail", "info"]
 COUNTERS = ("message_count", "pending_count", "delivering_count", "scheduled_count", "paged_count",
             "added", "acknowledged", "replaced", "killed")
 
-#: DELIVERY-25..27: what ``call("consumer_state", queue=...)`` answers (capability and model feature
+#: DELIVERY-27..29: what ``call("consumer_state", queue=...)`` answers (capability and model feature
 #: `consumer_state`): the queue's durable consumer as JetStream's ConsumerInfo shows it.
 CONSUMER_STATE_KEYS = ("num_pending", "num_ack_pending", "num_redelivered", "delivered_consumer_seq",
                        "delivered_stream_seq", "ack_floor_consumer_seq", "ack_floor_stream_seq")
@@ -86,7 +86,7 @@ CALL_OPS: dict[str, tuple[str, ...] | None] = {
     "truncate": None,
     "store_state": ("used_bytes", "live", "free_slots", "index_entries", "blocks_used", "last_message"),
     "locate": None,
-    # RESTART-5 and DELIVERY-25..28: the queue as a JetStream stream and its durable consumer
+    # RESTART-5 and DELIVERY-27..30: the queue as a JetStream stream and its durable consumer
     "stream_state": ("msgs", "first_seq", "last_seq", "num_deleted", "num_pending", "num_ack_pending",
                      "num_redelivered", "delivered_seq", "ack_floor_seq"),
     "consumer_state": CONSUMER_STATE_KEYS,

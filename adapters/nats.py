@@ -42,8 +42,8 @@ token, so concurrent runs and xdist workers never share a stream):
   consumer's ``num_ack_pending`` and ``num_pending`` are not offered as the queue counters
   ``delivering_count`` and ``pending_count``: a NAKed message stays in ``num_ack_pending`` until it
   is redelivered, so they do not split stored messages as the model does. They are observed as they
-  are through ``call("consumer_state", queue=...)`` (DELIVERY-25..27: the durable's info, counters
-  and delivered / ack-floor sequence pairs) and ``call("stream_state", queue=...)`` (DELIVERY-28,
+  are through ``call("consumer_state", queue=...)`` (DELIVERY-27..29: the durable's info, counters
+  and delivered / ack-floor sequence pairs) and ``call("stream_state", queue=...)`` (DELIVERY-30,
   RESTART-5).
 - ``delivery_count`` is ``num_delivered`` of the message's last delivery (0 before the first; None
   once the stream no longer has it).
@@ -98,7 +98,7 @@ DURABLE = "mqc"
 #: max_ack_pending of a durable whose consumers set no max_unacked (never reached by the suite)
 UNBOUNDED_ACK_PENDING = 10_000
 
-#: DELIVERY-25: how long consumer_state waits for the durable's num_pending to catch up with the stream
+#: DELIVERY-27: how long consumer_state waits for the durable's num_pending to catch up with the stream
 SETTLE_S = 0.5
 
 #: what the adapter can do and observe exactly (see the module docstring for what is left out)
@@ -116,8 +116,8 @@ CAPABILITIES = frozenset({
     "purge",
     # DELIVERY-23: the redelivered flag (num_delivered > 1) of a held message
     "redelivered_flag",
-    # issue 10: the stream and durable consumer state as counters (RESTART-5, DELIVERY-28), the
-    # durable consumer's counters and sequence pairs (DELIVERY-25..27)
+    # issue 10: the stream and durable consumer state as counters (RESTART-5, DELIVERY-30), the
+    # durable consumer's counters and sequence pairs (DELIVERY-27..29)
     "stream_state", "consumer_state",
 })
 #: RING-28: the queue's overflow policy -> the stream's discard policy
@@ -378,7 +378,7 @@ class NatsAdapter(BrokerAdapter):
             await asyncio.sleep(0.01)
 
     async def _durable_state(self, state: _Queue, messages: int) -> dict[str, int]:
-        """DELIVERY-25..27: the durable consumer's info (consumer.go info()); before the durable
+        """DELIVERY-27..29: the durable consumer's info (consumer.go info()); before the durable
         exists, the counters of a fresh one (everything stored pending)."""
         if not state.durable:
             return {"num_pending": messages, "num_ack_pending": 0, "num_redelivered": 0,
@@ -394,7 +394,7 @@ class NatsAdapter(BrokerAdapter):
                 "ack_floor_stream_seq": int(floor.stream_seq or 0) if floor else 0}
 
     def _stream_state(self, queue: str) -> Result:
-        """RESTART-5, DELIVERY-28 (capability ``stream_state``): the stream's state and its durable
+        """RESTART-5, DELIVERY-30 (capability ``stream_state``): the stream's state and its durable
         consumer's counters."""
         async def run() -> dict[str, int]:
             state = self._queue(queue)
@@ -407,7 +407,7 @@ class NatsAdapter(BrokerAdapter):
         return self._do("stream_state", run)
 
     def _consumer_state(self, queue: str) -> Result:
-        """DELIVERY-25..27 (capability ``consumer_state``): the queue's durable consumer."""
+        """DELIVERY-27..29 (capability ``consumer_state``): the queue's durable consumer."""
         async def run() -> dict[str, int]:
             state = self._queue(queue)
             messages = 0

@@ -2,7 +2,7 @@
 adapter maps it), computed from the queue.
 
 Implements RESTART-5 (:meth:`StreamStateMixin.stream_state`, what survives a restart) and
-DELIVERY-25..28 (:meth:`StreamStateMixin.consumer_state`, the consumer's counters and sequence pairs
+DELIVERY-27..30 (:meth:`StreamStateMixin.consumer_state`, the consumer's counters and sequence pairs
 after every step; the stream's messages and sequences). Under the other profiles the consumer
 counters have no broker analogue beyond the queue counters pending_count and delivering_count
 (DELIVERY-1): ``consumer_state`` is the jetstream profile's feature.
@@ -18,7 +18,7 @@ class StreamStateMixin(BrokerCore):
     """Observations of a queue as a JetStream stream and durable consumer."""
 
     def _first_consumer(self, queue: QueueState) -> None:
-        """DELIVERY-26: the durable is created with the first consumer of the queue, starting at the
+        """DELIVERY-28: the durable is created with the first consumer of the queue, starting at the
         stream's first sequence (consumer.go selectStartingSeqNo, DeliverAll: o.sseq = FirstSeq), so
         what the stream lost before (evicted, purged) counts as delivered past."""
         queue.had_consumer = True
@@ -27,8 +27,8 @@ class StreamStateMixin(BrokerCore):
         queue.ack_floor = (queue.dispatches, queue.delivered_seq)
 
     def _purged_past(self, queue: QueueState) -> None:
-        """DELIVERY-26: a purge of everything stored moves the durable past the last sequence
-        (consumer.go purge: o.sseq = last + 1, its pending cleared). DELIVERY-28: the stream's first
+        """DELIVERY-28: a purge of everything stored moves the durable past the last sequence
+        (consumer.go purge: o.sseq = last + 1, its pending cleared). DELIVERY-30: the stream's first
         sequence is last + 1 from then on while it is empty."""
         queue.purged = True
         if queue.had_consumer:
@@ -36,7 +36,7 @@ class StreamStateMixin(BrokerCore):
             queue.ack_floor = (queue.dispatches, queue.delivered_seq)
 
     def _left_ack_pending(self, queue: QueueState, ref: Ref) -> None:
-        """DELIVERY-27: a delivered message left the consumer's pending (acknowledged, terminated,
+        """DELIVERY-29: a delivered message left the consumer's pending (acknowledged, terminated,
         evicted: consumer.go decStreamPending terminates it): moveAckFloor. The floor moves only when
         the message is the one just above it, then to one below the oldest still unacknowledged; with
         nothing unacknowledged, to the delivered pair. O(live) only for the message at the floor."""
@@ -78,16 +78,16 @@ class StreamStateMixin(BrokerCore):
         }
 
     def consumer_state(self, queue_name: str) -> dict[str, int]:
-        """DELIVERY-25..27: the queue's durable consumer as consumer.go info() shows it (a fresh one
+        """DELIVERY-27..29: the queue's durable consumer as consumer.go info() shows it (a fresh one
         before the first consumer opens)."""
         self._need("consumer_state", "consumer_state")
         return self._consumer_counters(self._queue(queue_name))
 
     def _consumer_counters(self, queue: QueueState) -> dict[str, int]:
-        """DELIVERY-25 ``num_pending`` (stored, never delivered), ``num_ack_pending`` (len(o.pending)),
-        ``num_redelivered`` (len(o.rdc): of those, delivered more than once); DELIVERY-26
+        """DELIVERY-27 ``num_pending`` (stored, never delivered), ``num_ack_pending`` (len(o.pending)),
+        ``num_redelivered`` (len(o.rdc): of those, delivered more than once); DELIVERY-28
         ``delivered_consumer_seq`` (every delivery, redeliveries included) and
-        ``delivered_stream_seq``; DELIVERY-27 the ack floor pair (see :meth:`_left_ack_pending`)."""
+        ``delivered_stream_seq``; DELIVERY-29 the ack floor pair (see :meth:`_left_ack_pending`)."""
         returned = queue.pending.returned()
         unacked = self._unacked(queue)
         floor_dseq, floor_seq = queue.ack_floor

@@ -48,7 +48,7 @@ CHECK_NEEDS: dict[str, tuple[str, ...]] = {
                                          "restart.kill.counters", "restart.kill.delivery_count")},
     "restart.stream_state": ("restart", "stream_state"),
     "restart.kill.stream_state": ("restart", "stream_state"),
-    # queue_machine.counters_agree -> stream_state.compare_stream_state (DELIVERY-25..28)
+    # queue_machine.counters_agree -> stream_state.compare_stream_state (DELIVERY-27..30)
     **{check: ("consumer_state",) for check in ("consumer_state.counts", "consumer_state.delivered",
                                                 "consumer_state.ack_floor")},
     "stream_state.stream": ("consumer_state", "stream_state"),

@@ -339,7 +339,7 @@ class QueueMachine(ConformanceMachine):
                              lambda q=queue, n=shown["delivering_count"], h=held:
                                  f"queue {q} shows {n} delivering but consumers hold {h} unacknowledged "
                                  "messages")
-        if self.can("consumer_state"):  # DELIVERY-25..28: a JetStream profile's observations
+        if self.can("consumer_state"):  # DELIVERY-27..30: a JetStream profile's observations
             for queue in self.QUEUES:
                 compare_stream_state(self.d, self.caps, queue)
         if self.can("pending_order"):

@@ -41,10 +41,10 @@ _COMMON = {
     "nack.accepted": ("DELIVERY-8",),
     # issue 10/14: the queue as a JetStream stream and durable consumer, after every step
     # (stream_state.py, gated by consumer_state / stream_state)
-    "consumer_state.counts": ("DELIVERY-25",),
-    "consumer_state.delivered": ("DELIVERY-26",),
-    "consumer_state.ack_floor": ("DELIVERY-27",),
-    "stream_state.stream": ("DELIVERY-28",),
+    "consumer_state.counts": ("DELIVERY-27",),
+    "consumer_state.delivered": ("DELIVERY-28",),
+    "consumer_state.ack_floor": ("DELIVERY-29",),
+    "stream_state.stream": ("DELIVERY-30",),
     # RING-29: queue_machine.ack_batch purging instead (the number of messages removed)
     "purge.result": ("RING-29",),
     # REDELIVERY-28: queue_machine.nack_later (a delayed -NAK and the receive after it)

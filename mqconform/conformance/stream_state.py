@@ -2,9 +2,9 @@
 profile has the feature ``consumer_state`` (jetstream) and the adapter the capability (the stream's
 fields also need ``stream_state``).
 
-DELIVERY-25 (num_pending, num_ack_pending, num_redelivered), DELIVERY-26 (the delivered consumer and
-stream sequences), DELIVERY-27 (the ack floor pair) from ``call("consumer_state", queue=...)`` and
-DELIVERY-28 (msgs, first_seq, last_seq, num_deleted) from ``call("stream_state", queue=...)``: the
+DELIVERY-27 (num_pending, num_ack_pending, num_redelivered), DELIVERY-28 (the delivered consumer and
+stream sequences), DELIVERY-29 (the ack floor pair) from ``call("consumer_state", queue=...)`` and
+DELIVERY-30 (msgs, first_seq, last_seq, num_deleted) from ``call("stream_state", queue=...)``: the
 model's answer against the implementation's, one check per rule.
 """
 

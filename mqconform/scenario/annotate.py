@@ -67,7 +67,7 @@ def annotate(steps: Sequence[Mapping[str, Any]], options: ModelOptions) -> list[
             requests.append(str(args["id"]))
         if queues:
             expect["queue"] = [_queue_state(model, q) for q in queues]
-            if options.has("consumer_state"):  # DELIVERY-25..28: the queue in JetStream's terms
+            if options.has("consumer_state"):  # DELIVERY-27..30: the queue in JetStream's terms
                 expect["consumer_state"] = [{"queue": q, **_value(model, "consumer_state", queue=q)}
                                             for q in queues]
                 expect["stream_state"] = [

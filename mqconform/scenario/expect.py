@@ -152,11 +152,11 @@ class Observer:
                 for field, expected in entry.items() if field not in skip]
 
     def _consumer_state(self, entry: Mapping[str, Any]) -> list[Check]:
-        """DELIVERY-25..27: the queue's durable consumer (capability consumer_state)."""
+        """DELIVERY-27..29: the queue's durable consumer (capability consumer_state)."""
         return self._state("queue", "consumer_state", entry["queue"], "consumer_state", entry, ("queue",))
 
     def _stream_state(self, entry: Mapping[str, Any]) -> list[Check]:
-        """DELIVERY-28: the queue as a JetStream stream (capability stream_state)."""
+        """DELIVERY-30: the queue as a JetStream stream (capability stream_state)."""
         return self._state("queue", "stream_state", entry["queue"], "stream_state", entry, ("queue",))
 
     def _throttle(self, entry: Mapping[str, Any]) -> list[Check]:

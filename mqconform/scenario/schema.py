@@ -137,7 +137,7 @@ REFERENCES: Final[Mapping[str, tuple[tuple[str, str], ...]]] = {
     "ack_batch": (("consumer", "consumer"),),
 }
 
-#: DELIVERY-28: the stream's own fields of `stream_state` (its consumer fields: `consumer_state`)
+#: DELIVERY-30: the stream's own fields of `stream_state` (its consumer fields: `consumer_state`)
 STREAM_STATE_KEYS: Final = ("msgs", "first_seq", "last_seq", "num_deleted")
 QUEUE_COUNTERS: Final = ("message_count", "pending_count", "delivering_count", "scheduled_count",
                          "paged_count", "added", "acknowledged", "replaced", "killed")
@@ -151,7 +151,7 @@ EXPECT_ENTRIES: Final[Mapping[str, tuple[Mapping[str, Field], str | None]]] = {
     # issue 14, DELIVERY-23: what a consumer holding the message sees of its delivery
     "message": ({"queue": _f("str"), "id": _req("id"), "redelivered": _f("bool"),
                  "dead_letter_reason": _f("str?")}, "queue"),
-    # issue 10/14, DELIVERY-25..28: the queue as a JetStream stream and its durable consumer
+    # issue 10/14, DELIVERY-27..30: the queue as a JetStream stream and its durable consumer
     "consumer_state": ({"queue": _f("str"), **{k: _f("int") for k in CONSUMER_STATE_KEYS}}, "queue"),
     "stream_state": ({"queue": _f("str"), **{k: _f("int") for k in STREAM_STATE_KEYS}}, "queue"),
     "throttle": ({"name": _f("str"), "in_flight": _f("int"), "blocked": _f("bool"), "blocks": _f("int"),

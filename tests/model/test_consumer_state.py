@@ -1,4 +1,4 @@
-"""DELIVERY-25..28: the queue's durable consumer and stream in JetStream's terms (model side; the
+"""DELIVERY-27..30: the queue's durable consumer and stream in JetStream's terms (model side; the
 embedded nats-server holds the same values in spec/examples/brokers/nats-*-consumer-state*.yaml and
 the queue machines compare them after every step)."""
 
@@ -32,7 +32,7 @@ def _floor(b: Broker) -> tuple[int, int]:
     return state["ack_floor_consumer_seq"], state["ack_floor_stream_seq"]
 
 
-@pytest.mark.rules("DELIVERY-25", "DELIVERY-26", "DELIVERY-27")
+@pytest.mark.rules("DELIVERY-27", "DELIVERY-28", "DELIVERY-29")
 def test_a_redelivery_counts_as_a_delivery_and_keeps_its_first_consumer_sequence() -> None:
     b = _jetstream()
     b.open_consumer(ConsumerConfig("c", "q", window_bytes=0))
@@ -48,7 +48,7 @@ def test_a_redelivery_counts_as_a_delivery_and_keeps_its_first_consumer_sequence
     assert b.ack("c", "m3") == "ok" and _floor(b) == (4, 3)  # nothing unacknowledged: delivered
 
 
-@pytest.mark.rules("DELIVERY-26", "DELIVERY-27", "DELIVERY-28")
+@pytest.mark.rules("DELIVERY-28", "DELIVERY-29", "DELIVERY-30")
 def test_the_floor_stays_below_sequences_the_consumer_skipped_until_an_ack_moves_it() -> None:
     b = _jetstream(ring=1)
     b.open_consumer(ConsumerConfig("c", "q", window_bytes=0))
@@ -61,7 +61,7 @@ def test_the_floor_stays_below_sequences_the_consumer_skipped_until_an_ack_moves
     assert b.ack("c", "m3") == "ok" and _floor(b) == (1, 3)
 
 
-@pytest.mark.rules("DELIVERY-26", "DELIVERY-27")
+@pytest.mark.rules("DELIVERY-28", "DELIVERY-29")
 def test_a_late_durable_starts_past_what_the_stream_lost_and_a_purge_moves_it_past_the_last() -> None:
     b = _jetstream(ring=2)
     for m in ("m1", "m2", "m3", "m4"):
@@ -76,7 +76,7 @@ def test_a_late_durable_starts_past_what_the_stream_lost_and_a_purge_moves_it_pa
     assert (state["num_ack_pending"], state["delivered_stream_seq"], _floor(b)) == (0, 5, (1, 5))
 
 
-@pytest.mark.rules("DELIVERY-25")
+@pytest.mark.rules("DELIVERY-27")
 def test_other_profiles_have_no_consumer_state() -> None:
     b = Broker(profile("artemis"))
     b.declare_queue(QueueConfig("q"))
@@ -94,7 +94,7 @@ class _FloorNeverMoves(Broker):
         return None
 
 
-@pytest.mark.rules("DELIVERY-27")
+@pytest.mark.rules("DELIVERY-29")
 def test_the_ack_floor_fill_example_fails_on_a_model_whose_floor_never_moves() -> None:
     scenario = load(EXAMPLES / "nats-consumer-ack-floor-fill.yaml")
     options = scenario.model_options()

@@ -25,6 +25,11 @@ ResultType = Literal["ok", "fail", "info"]
 COUNTERS = ("message_count", "pending_count", "delivering_count", "scheduled_count", "paged_count",
             "added", "acknowledged", "replaced", "killed", "expired")
 
+#: DELIVERY-27..29: what ``call("consumer_state", queue=...)`` answers (capability and model feature
+#: `consumer_state`): the queue's durable consumer as JetStream's ConsumerInfo shows it.
+CONSUMER_STATE_KEYS = ("num_pending", "num_ack_pending", "num_redelivered", "delivered_consumer_seq",
+                       "delivered_stream_seq", "ack_floor_consumer_seq", "ack_floor_stream_seq")
+
 #: Capabilities beyond the model features of ModelOptions.FEATURES. Consumer modes:
 #: `window_bytes` = Artemis-style byte/message windows (push), `consumer_pull` = window 0 (a receive
 #: pulls one message), `consumer_prefetch` = unbounded window with `max_unacked` (AMQP basic.qos),
@@ -85,6 +90,10 @@ CALL_OPS: dict[str, tuple[str, ...] | None] = {
     "truncate": None,
     "store_state": ("used_bytes", "live", "free_slots", "index_entries", "blocks_used", "last_message"),
     "locate": None,
+    # RESTART-5 and DELIVERY-27..30: the queue as a JetStream stream and its durable consumer
+    "stream_state": ("msgs", "first_seq", "last_seq", "num_deleted", "num_pending", "num_ack_pending",
+                     "num_redelivered", "delivered_seq", "ack_floor_seq"),
+    "consumer_state": CONSUMER_STATE_KEYS,
 }
 #: the string answers of `call` operations (docs/contract.md "call operations")
 CALL_RESULTS: dict[str, tuple[str, ...]] = {

@@ -39,9 +39,12 @@ token, so concurrent runs and xdist workers never share a stream):
 - time: ``advance(ms)`` sleeps ``ms`` of real time, the server's AckWait and NAK delays run on its
   own clock, so a scenario that uses them keeps its advances some tens of ms clear of a deadline.
 - counters: ``message_count`` = stream ``state.messages`` and ``added`` = ``state.last_seq``. The
-  consumer's ``num_ack_pending`` and ``num_pending`` are not offered: a NAKed message stays in
-  ``num_ack_pending`` until it is redelivered, so they do not split stored messages into delivering
-  and pending as the model does.
+  consumer's ``num_ack_pending`` and ``num_pending`` are not offered as the queue counters
+  ``delivering_count`` and ``pending_count``: a NAKed message stays in ``num_ack_pending`` until it
+  is redelivered, so they do not split stored messages as the model does. They are observed as they
+  are through ``call("consumer_state", queue=...)`` (DELIVERY-27..29: the durable's info, counters
+  and delivered / ack-floor sequence pairs) and ``call("stream_state", queue=...)`` (DELIVERY-30,
+  RESTART-5).
 - ``delivery_count`` is ``num_delivered`` of the message's last delivery (0 before the first; None
   once the stream no longer has it).
 
@@ -95,6 +98,9 @@ DURABLE = "mqc"
 #: max_ack_pending of a durable whose consumers set no max_unacked (never reached by the suite)
 UNBOUNDED_ACK_PENDING = 10_000
 
+#: DELIVERY-27: how long consumer_state waits for the durable's num_pending to catch up with the stream
+SETTLE_S = 0.5
+
 #: what the adapter can do and observe exactly (see the module docstring for what is left out)
 CAPABILITIES = frozenset({
     "queues", "ring", "priorities", "nack", "delivery_count", "consumer_pull", "max_unacked",
@@ -110,8 +116,9 @@ CAPABILITIES = frozenset({
     "purge",
     # DELIVERY-23: the redelivered flag (num_delivered > 1) of a held message
     "redelivered_flag",
-    # issue 10: the stream and durable consumer state as counters (RESTART-5)
-    "stream_state",
+    # issue 10: the stream and durable consumer state as counters (RESTART-5, DELIVERY-30), the
+    # durable consumer's counters and sequence pairs (DELIVERY-27..29)
+    "stream_state", "consumer_state",
 })
 #: RING-28: the queue's overflow policy -> the stream's discard policy
 DISCARD = {"discard-old": DiscardPolicy.OLD, "discard-new": DiscardPolicy.NEW}
@@ -335,6 +342,8 @@ class NatsAdapter(BrokerAdapter):
         consumers hold are acknowledged after it through their reply subjects)."""
         if op == "stream_state":
             return self._stream_state(str(kwargs.get("queue", "")))
+        if op == "consumer_state":
+            return self._consumer_state(str(kwargs.get("queue", "")))
         if op != "restart" or "restart" not in self.capabilities:
             return super().call(op, **kwargs)
         mode = kwargs.get("mode", "graceful")
@@ -352,24 +361,60 @@ class NatsAdapter(BrokerAdapter):
             return Result.info(f"nats: restart: the server did not come back ({one_line(exc)})")
         return Result.ok(None)
 
+    async def _settled_info(self, state: _Queue) -> Any:
+        """The durable's info once its ``num_pending`` has caught up with the stream: the stream
+        signals its consumers asynchronously, so right after a publish the consumer's running count
+        (consumer.go checkNumPending, o.npc) can lag. Settled = the stored messages above the
+        delivered stream sequence (on a work-queue stream nothing above it is deleted but by a
+        purge or an eviction from the front); asked again for up to SETTLE_S, then taken as it is."""
+        deadline = time.monotonic() + SETTLE_S
+        while True:
+            c = await self._js().consumer_info(state.stream, DURABLE)
+            s = (await self._js().stream_info(state.stream)).state
+            delivered = int(c.delivered.stream_seq or 0) if c.delivered else 0
+            above = int(s.last_seq) - max(delivered, int(s.first_seq) - 1) if int(s.messages) else 0
+            if int(c.num_pending or 0) == max(above, 0) or time.monotonic() > deadline:
+                return c
+            await asyncio.sleep(0.01)
+
+    async def _durable_state(self, state: _Queue, messages: int) -> dict[str, int]:
+        """DELIVERY-27..29: the durable consumer's info (consumer.go info()); before the durable
+        exists, the counters of a fresh one (everything stored pending)."""
+        if not state.durable:
+            return {"num_pending": messages, "num_ack_pending": 0, "num_redelivered": 0,
+                    "delivered_consumer_seq": 0, "delivered_stream_seq": 0,
+                    "ack_floor_consumer_seq": 0, "ack_floor_stream_seq": 0}
+        c = await self._settled_info(state)
+        delivered, floor = c.delivered, c.ack_floor
+        return {"num_pending": int(c.num_pending or 0), "num_ack_pending": int(c.num_ack_pending or 0),
+                "num_redelivered": int(c.num_redelivered or 0),
+                "delivered_consumer_seq": int(delivered.consumer_seq or 0) if delivered else 0,
+                "delivered_stream_seq": int(delivered.stream_seq or 0) if delivered else 0,
+                "ack_floor_consumer_seq": int(floor.consumer_seq or 0) if floor else 0,
+                "ack_floor_stream_seq": int(floor.stream_seq or 0) if floor else 0}
+
     def _stream_state(self, queue: str) -> Result:
-        """RESTART-5 (capability ``stream_state``): the stream's state and its durable consumer's
-        info; before the durable exists, the counters of a fresh one (everything stored pending)."""
+        """RESTART-5, DELIVERY-30 (capability ``stream_state``): the stream's state and its durable
+        consumer's counters."""
         async def run() -> dict[str, int]:
             state = self._queue(queue)
-            info = await self._js().stream_info(state.stream)
-            s = info.state
-            shown = {"msgs": int(s.messages), "first_seq": int(s.first_seq), "last_seq": int(s.last_seq),
-                     "num_deleted": int(s.num_deleted or 0), "num_pending": int(s.messages),
-                     "num_ack_pending": 0, "num_redelivered": 0, "delivered_seq": 0, "ack_floor_seq": 0}
-            if state.durable:
-                c = await self._js().consumer_info(state.stream, DURABLE)
-                shown.update(num_pending=int(c.num_pending or 0), num_ack_pending=int(c.num_ack_pending or 0),
-                             num_redelivered=int(c.num_redelivered or 0),
-                             delivered_seq=int(c.delivered.stream_seq or 0) if c.delivered else 0,
-                             ack_floor_seq=int(c.ack_floor.stream_seq or 0) if c.ack_floor else 0)
-            return shown
+            s = (await self._js().stream_info(state.stream)).state
+            c = await self._durable_state(state, int(s.messages))
+            return {"msgs": int(s.messages), "first_seq": int(s.first_seq), "last_seq": int(s.last_seq),
+                    "num_deleted": int(s.num_deleted or 0), "num_pending": c["num_pending"],
+                    "num_ack_pending": c["num_ack_pending"], "num_redelivered": c["num_redelivered"],
+                    "delivered_seq": c["delivered_stream_seq"], "ack_floor_seq": c["ack_floor_stream_seq"]}
         return self._do("stream_state", run)
+
+    def _consumer_state(self, queue: str) -> Result:
+        """DELIVERY-27..29 (capability ``consumer_state``): the queue's durable consumer."""
+        async def run() -> dict[str, int]:
+            state = self._queue(queue)
+            messages = 0
+            if not state.durable:
+                messages = int((await self._js().stream_info(state.stream)).state.messages)
+            return await self._durable_state(state, messages)
+        return self._do("consumer_state", run)
 
     async def _disconnect(self) -> None:
         nc, self._nc, self._sub = self._nc, None, None

@@ -114,6 +114,8 @@ class BrokerCore:
             address.page_outstanding[ref.page] -= 1
             if address.page_outstanding[ref.page] == 0:
                 self._drop_page(address, ref.page)
+        if ref.first_dseq and self.options.has("consumer_state"):
+            self._left_ack_pending(queue, ref)
 
     if TYPE_CHECKING:
         # Implemented by the area mixins (named in the comments); declared for the type checker.
@@ -123,6 +125,9 @@ class BrokerCore:
         def _rejoin_rotation(self, queue: QueueState) -> None: ...  # delivery
         def _cancel_list(self, consumer: ConsumerState) -> tuple[list[Ref], list[Ref]]: ...  # delivery
         def _parked(self, queue: QueueState) -> int: ...  # restart
+        def _first_consumer(self, queue: QueueState) -> None: ...  # stream_state
+        def _purged_past(self, queue: QueueState) -> None: ...  # stream_state
+        def _left_ack_pending(self, queue: QueueState, ref: Ref) -> None: ...  # stream_state
         def close(self, consumer_name: str) -> None: ...  # delivery
         def _check_consumer(self, queue: QueueState, consumer: ConsumerState) -> None: ...  # consumer_prio
         def _subscribe(self, queue: QueueState, consumer: ConsumerState) -> None: ...  # consumer_prio

@@ -33,6 +33,7 @@ from .redelivery import RedeliveryMixin
 from .restart import RestartMixin
 from .ring import RingMixin
 from .state import AddressState, QueueState
+from .stream_state import StreamStateMixin
 
 __all__ = ["AckResult", "Broker", "BrokerCore", "Event", "QueueCounters", "Reason", "SendResult"]
 
@@ -55,7 +56,7 @@ class QueueCounters:
 
 
 class Broker(AckWaitMixin, ConsumerOrderMixin, DeliveryMixin, RedeliveryMixin, RingMixin, ExpiryMixin,
-             PagingMixin, InvalidAckMixin, PurgeMixin, RestartMixin):
+             PagingMixin, InvalidAckMixin, PurgeMixin, RestartMixin, StreamStateMixin):
     """The reference broker for one profile (see :mod:`.profiles`)."""
 
     # ------------------------------------------------------------------ declarations

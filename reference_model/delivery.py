@@ -52,6 +52,8 @@ class DeliveryMixin(BrokerCore):
         if not config.browser:
             if queue.non_destructive:
                 state.unseen = self._iterator_over(queue)
+            if not queue.had_consumer:
+                self._first_consumer(queue)
             self._subscribe(queue, state)
         self._settle(queue)
 
@@ -75,6 +77,9 @@ class DeliveryMixin(BrokerCore):
         """REDELIVERY-1: the delivery count is incremented at dispatch. DELIVERY-23: the delivery's
         redelivered flag."""
         ref.delivery_count += 1
+        queue.dispatches += 1
+        if not ref.first_dseq:
+            ref.first_dseq = queue.dispatches
         if ref.sequence > queue.delivered_seq:
             queue.delivered_seq = ref.sequence
         if self.options.redelivered_flag == "ever":

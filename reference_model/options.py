@@ -45,7 +45,10 @@ EXPIRY_FEATURES = frozenset({"message_ttl", "per_message_ttl", "expiry_address"}
 #: issue 10: a restart of the implementation as a step (RESTART-1..4): only profiles whose sources say
 #: what survives it have it (JetStream file store, ActiveMQ Classic KahaDB).
 RESTART_FEATURE = "restart"
-BROKER_FEATURES = BROKER_FEATURES | {RESTART_FEATURE}
+#: issue 10/14: DELIVERY-27..29, the durable consumer's counters and sequence pairs (JetStream's
+#: ConsumerInfo) as an observation; other brokers show only the queue counters (DELIVERY-1)
+CONSUMER_STATE_FEATURE = "consumer_state"
+BROKER_FEATURES = BROKER_FEATURES | {RESTART_FEATURE, CONSUMER_STATE_FEATURE}
 
 
 @attrs.frozen

@@ -7,7 +7,15 @@ artemis-semantics.md (artemis, hornetq) and broker-semantics.md (the others).
 from __future__ import annotations
 
 from .errors import ModelMisuse
-from .options import ARTEMIS_ONLY, EXPIRY_FEATURES, FEATURES, RESTART_FEATURE, ModelOptions, Overflow
+from .options import (
+    ARTEMIS_ONLY,
+    CONSUMER_STATE_FEATURE,
+    EXPIRY_FEATURES,
+    FEATURES,
+    RESTART_FEATURE,
+    ModelOptions,
+    Overflow,
+)
 
 #: RING-28: the x-overflow values of a RabbitMQ 3.10 queue and what each does. A classic queue has
 #: all three (RING-3, RING-22, RING-24); a quorum queue accepts reject-publish-dlx at declaration
@@ -136,7 +144,7 @@ JETSTREAM = ModelOptions(
     delay_on_nack=False,
     features=_without("scheduling", "paging", "transactions", "window_bytes", "selectors", "dead_letter",
                       "fail_policy", "block_policy", "drop_policy", "set_ring_size")
-    | {"nack_reject", "ack_wait", "nack_delay", "purge", RESTART_FEATURE} | _TTL,
+    | {"nack_reject", "ack_wait", "nack_delay", "purge", RESTART_FEATURE, CONSUMER_STATE_FEATURE} | _TTL,
     overflow_policies=_JETSTREAM_OVERFLOW,
     # EXPIRY-3..5: max_age and Nats-TTL both apply; the stream deletes an expired message whatever
     # its consumers hold; nothing receives it

@@ -34,5 +34,7 @@ class PurgeMixin(BrokerCore):
                 self._undeliver(queue, ref)
             self._terminate(queue, ref, "killed")
             self._event("killed", queue.name, ref.id, "purged")
+        if self.options.purge_removes == "stored":
+            self._purged_past(queue)
         self._settle(queue)
         return len(victims)

@@ -8,9 +8,7 @@ runs out) and RESTART-4 (a kill is the same step as a graceful restart once the 
 interval has passed) through the options ``restart_consumers``, ``restart_returns`` and
 ``restart_flush_ms``.
 
-:meth:`RestartMixin.stream_state` is what RESTART-5 says survives, in JetStream's terms: the
-stream's messages and first/last sequence and the durable consumer's counters, computed from the
-queue (one durable consumer per queue, as the nats adapter maps it).
+What RESTART-5 says survives, the queue in JetStream's terms, is in :mod:`.stream_state`.
 """
 
 from __future__ import annotations
@@ -39,31 +37,6 @@ class RestartMixin(BrokerCore):
         message), else never within an example (the adapter's default AckWait is 30 s)."""
         waits = [c.config.ack_wait_ms for c in queue.consumers if c.config.ack_wait_ms is not None]
         return min(waits) if waits else PARKED_FOREVER_MS
-
-    def stream_state(self, queue_name: str) -> dict[str, int]:
-        """RESTART-5: the queue as a JetStream stream and its durable consumer (consumer.go info()):
-        ``msgs``, ``first_seq``, ``last_seq``, ``num_deleted`` (interior gaps); ``num_pending`` (never
-        delivered), ``num_ack_pending`` (delivered and not acknowledged, including parked messages and
-        NAKed ones waiting in the redelivery queue), ``num_redelivered`` (of those, delivered more than
-        once), ``delivered_seq`` (highest stream sequence delivered) and ``ack_floor_seq`` (every
-        sequence up to it is acknowledged or gone)."""
-        queue = self._queue(queue_name)
-        stored = list(queue.live.values())
-        returned = queue.pending.returned()
-        unacked = [ref for ref in stored if ref.place == "delivering"] + returned
-        last = queue.sequence
-        first = min((ref.sequence for ref in stored), default=last + 1 if last else 0)
-        msgs = len(stored)
-        floor = min((ref.sequence for ref in unacked), default=queue.delivered_seq + 1) - 1
-        return {
-            "msgs": msgs, "first_seq": first, "last_seq": last,
-            "num_deleted": last - first + 1 - msgs if msgs else 0,
-            "num_pending": len(queue.pending) - len(returned),
-            "num_ack_pending": len(unacked),
-            "num_redelivered": sum(1 for ref in unacked if ref.delivery_count > 1),
-            "delivered_seq": queue.delivered_seq,
-            "ack_floor_seq": floor,
-        }
 
     def restart(self, mode: str = "graceful") -> None:
         """Restart the broker: ``graceful`` (SIGTERM) or ``kill`` (SIGKILL after the flush interval,

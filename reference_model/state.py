@@ -35,6 +35,9 @@ class Ref:
     redelivered: bool = False
     #: EXPIRY-1..3: the logical time at which it expires in this queue (None: never)
     expires_at: int | None = None
+    #: DELIVERY-29: the consumer sequence of its first delivery (JetStream's Pending.Sequence, kept
+    #: through redeliveries); 0 before it
+    first_dseq: int = 0
     #: copies of msg.id and msg.size (plain attributes: read on every hot-path step)
     id: str = attrs.field(init=False)
     size: int = attrs.field(init=False)
@@ -193,8 +196,20 @@ class QueueState:
         self.live: OrderedDict[str, Ref] = OrderedDict()
         self.refs: dict[str, Ref] = {}
         self.sequence = 0
-        #: RESTART-5: the highest sequence ever dispatched (JetStream's delivered stream sequence)
+        #: RESTART-5, DELIVERY-28: the highest sequence ever dispatched, or skipped past by a purge or
+        #: by the first consumer starting at the stream's first sequence (JetStream's delivered
+        #: stream sequence)
         self.delivered_seq = 0
+        #: DELIVERY-28: every dispatch, redeliveries included (JetStream's delivered consumer sequence)
+        self.dispatches = 0
+        #: DELIVERY-27..29: a consumer was ever opened on the queue (the durable JetStream consumer
+        #: exists: before it, its state is that of a fresh one)
+        self.had_consumer = False
+        #: DELIVERY-29: the durable consumer's ack floor (consumer sequence, stream sequence)
+        self.ack_floor = (0, 0)
+        #: DELIVERY-30: the stream was purged (an empty stream's first sequence is then last + 1,
+        #: even before any message: filestore purge sets first = last + 1)
+        self.purged = False
         self.counters = Counters()
         #: reject_new hysteresis state (RabbitMQ quorum reject-publish).
         self.rejecting = False

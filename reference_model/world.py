@@ -94,6 +94,8 @@ class World:
             return None
         if op == "stream_state":  # RESTART-5: observation, the queue in JetStream's terms
             return self.broker.stream_state(str(kw["queue"]))
+        if op == "consumer_state":  # DELIVERY-27..29: observation, the queue's durable consumer
+            return self.broker.consumer_state(str(kw["queue"]))
         if op == "throttle":
             from .throttle import Throttle, ThrottleConfig
 

@@ -48,11 +48,18 @@ CHECK_NEEDS: dict[str, tuple[str, ...]] = {
                                          "restart.kill.counters", "restart.kill.delivery_count")},
     "restart.stream_state": ("restart", "stream_state"),
     "restart.kill.stream_state": ("restart", "stream_state"),
+    # queue_machine.counters_agree -> stream_state.compare_stream_state (DELIVERY-27..30)
+    **{check: ("consumer_state",) for check in ("consumer_state.counts", "consumer_state.delivered",
+                                                "consumer_state.ack_floor")},
+    "stream_state.stream": ("consumer_state", "stream_state"),
     # queue_machine.ack_invalid (DELIVERY-22)
     "ack.invalid": ("invalid_ack",),
     "ack.failed_no_effect": ("invalid_ack",),
     # ring.py, issue 14: OVERFLOW_POLICY = any `overflow:<policy>` of the claimed profile's policies
     "send.overflow": (OVERFLOW_POLICY,),
+    "send.refuse_new": (OVERFLOW_POLICY,),
+    "purge.result": ("purge",),
+    "nack.delay": ("nack", "nack_delay"),
     "send.byte_bound": ("max_length_bytes",),
     "nack.reject": ("nack", "nack_reject"),
     "nack.multiple": ("nack", "nack_multiple"),

@@ -7,7 +7,9 @@ rollback while another holds messages. `ack_invalid` sends the acks DELIVERY-8 s
 ack, an id never delivered to the consumer, an ack from the wrong consumer, an ack after a close, a
 nack of an acknowledged message): both sides' answers are compared and, where the implementation
 says ``failed``, its counters and pending order must not have changed. Batch steps (send, receive,
-ack up to 25 messages as one step) reach long queues within a short counterexample.
+ack up to 25 messages as one step) reach long queues within a short counterexample. Where the
+profile and adapter have `purge`, an ack_batch now and then purges the queue instead (RING-29); with
+`nack_delay`, an ack now and then is a -NAK with a far delay followed by a receive (REDELIVERY-28).
 
 Model-free checks made here from what the implementation shows (no model needed):
 delivered messages were sent, acknowledged messages are never delivered again, an unacknowledged
@@ -29,12 +31,19 @@ from mqconform.adapters.contract import COUNTERS
 from mqconform.reference_model.redelivery import PULL_TAG_ORDER_LIMIT
 
 from .base import ConformanceMachine
+from .stream_state import compare_stream_state
 
 WHICH = st.integers(min_value=0, max_value=7)
 BATCH = st.sampled_from([3, 8, 17, 25])
 MAX_CONSUMERS = 3
 #: the invalid acknowledgements ack_invalid generates (DELIVERY-8)
 INVALID_ACKS = ("second_ack", "never_delivered", "wrong_consumer", "after_close", "nack_acked")
+#: RING-29: the `which` of ack_batch that purges the queue instead (capability purge)
+PURGE_WHICH = 7
+#: REDELIVERY-28: the `index` of ack that nacks with a delay instead (capabilities nack, nack_delay),
+#: and that delay: far beyond the logical and the real time of an example
+NACK_LATER_INDEX = 7
+NAK_DELAY_BEYOND_MS = 3_600_000
 
 
 class QueueMachine(ConformanceMachine):
@@ -182,8 +191,22 @@ class QueueMachine(ConformanceMachine):
         if target is None:
             return
         consumer, msg_id = target
+        if index == NACK_LATER_INDEX and self.can("nack", "nack_delay"):
+            self.nack_later(consumer, msg_id)
+            return
         _, answer = self.d.both_values("ack", {"consumer": consumer, "id": msg_id}, compare="ack.result")
         self._acked(consumer, msg_id, answer)
+
+    def nack_later(self, consumer: str, msg_id: str) -> None:
+        """REDELIVERY-28 (drawn within `ack`: no new rule, so adapters without nack_delay explore
+        exactly as before): -NAK a held message with a delay beyond any example (a real broker's
+        clock runs ahead of the model's, so a boundary inside the example would race), then receive:
+        the message stays pending acknowledgement and out of the redelivery queue, so the receive
+        does not give it back (a broker that ignored the delay would)."""
+        self.d.both("nack", {"consumer": consumer, "id": msg_id, "delay_ms": NAK_DELAY_BEYOND_MS},
+                    compare="nack.delay")
+        expected, actual = self.d.both_values("receive", consumer, compare="nack.delay")
+        self.received(consumer, expected, actual)
 
     def _acked(self, consumer: str, msg_id: str, answer: Any) -> None:
         if answer == "ok":  # only what the implementation says it acknowledged (DELIVERY-7)
@@ -317,6 +340,12 @@ class QueueMachine(ConformanceMachine):
         if not candidates:
             return
         consumer = candidates[which % len(candidates)]
+        if which == PURGE_WHICH and self.can("purge"):
+            # RING-29 (drawn within ack_batch: no new rule, so adapters without purge explore exactly
+            # as before): purge the queue instead; its answer (the number removed) is compared, and
+            # what it removed by every later step (counters, consumer state, what is received)
+            self.d.both("purge", self.consumer_args[consumer]["queue"], compare="purge.result")
+            return
         ids = list(self._held(consumer))
         for msg_id, (_, answer) in zip(ids, self.d.both_batch(
                 "ack_batch", {"consumer": consumer, "ids": ids}, "ack.result"), strict=False):
@@ -348,6 +377,9 @@ class QueueMachine(ConformanceMachine):
                              lambda q=queue, n=shown["delivering_count"], h=held:
                                  f"queue {q} shows {n} delivering but consumers hold {h} unacknowledged "
                                  "messages")
+        if self.can("consumer_state"):  # DELIVERY-27..30: a JetStream profile's observations
+            for queue in self.QUEUES:
+                compare_stream_state(self.d, self.caps, queue)
         if self.can("pending_order"):
             for queue in self.QUEUES:
                 observed = self.d.observe_if_observable("pending_ids", queue)

@@ -39,6 +39,16 @@ _COMMON = {
     "ack.failed_no_effect": ("DELIVERY-8", "DELIVERY-22"),
     "nack.result": ("DELIVERY-8",),
     "nack.accepted": ("DELIVERY-8",),
+    # issue 10/14: the queue as a JetStream stream and durable consumer, after every step
+    # (stream_state.py, gated by consumer_state / stream_state)
+    "consumer_state.counts": ("DELIVERY-27",),
+    "consumer_state.delivered": ("DELIVERY-28",),
+    "consumer_state.ack_floor": ("DELIVERY-29",),
+    "stream_state.stream": ("DELIVERY-30",),
+    # RING-29: queue_machine.ack_batch purging instead (the number of messages removed)
+    "purge.result": ("RING-29",),
+    # REDELIVERY-28: queue_machine.nack_later (a delayed -NAK and the receive after it)
+    "nack.delay": ("REDELIVERY-28",),
 }
 
 TABLES: dict[str, dict[str, tuple[str, ...]]] = {
@@ -246,6 +256,8 @@ for _area in RESTART_AREAS:
 #: delivery's redelivered flag (DELIVERY-23).
 _VOCABULARY: dict[str, tuple[str, tuple[str, ...]]] = {
     "send.overflow": ("send.result", ("RING-28",)),
+    # RING-24: a JetStream discard-new stream (model overflow reject_new) refuses at max_msgs
+    "send.refuse_new": ("send.result", ("RING-28", "RING-24")),
     "send.byte_bound": ("send.result", ("RING-27",)),
     "nack.reject": ("nack.result", ("REDELIVERY-24",)),
     "nack.multiple": ("nack.result", ("REDELIVERY-25",)),

@@ -17,6 +17,7 @@ from mqconform.conformance.driver import call_operation
 from mqconform.reference_model.options import ModelOptions
 
 from .expect import normal
+from .schema import STREAM_STATE_KEYS
 
 #: operations whose result is compared with the model's
 COMPARED = frozenset({"send", "receive", "ack", "nack", "browse", "offer", "complete", "submit", "take",
@@ -66,6 +67,12 @@ def annotate(steps: Sequence[Mapping[str, Any]], options: ModelOptions) -> list[
             requests.append(str(args["id"]))
         if queues:
             expect["queue"] = [_queue_state(model, q) for q in queues]
+            if options.has("consumer_state"):  # DELIVERY-27..30: the queue in JetStream's terms
+                expect["consumer_state"] = [{"queue": q, **_value(model, "consumer_state", queue=q)}
+                                            for q in queues]
+                expect["stream_state"] = [
+                    {"queue": q, **{k: v for k, v in _value(model, "stream_state", queue=q).items()
+                                    if k in STREAM_STATE_KEYS}} for q in queues]
         if throttles:
             expect["throttle"] = [{"name": t, **_value(model, "throttle_state", throttle=t)}
                                   for t in throttles]

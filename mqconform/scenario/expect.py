@@ -2,7 +2,7 @@
 
 Each expected value is compared with the adapter's observation. A value the adapter cannot observe
 (a capability it lacks: ``counter:<name>``, ``pending_order``, ``paging_flag``, ``delivery_count``,
-``redelivered_flag``, ``dead_letter_reason``,
+``redelivered_flag``, ``dead_letter_reason``, ``consumer_state``, ``stream_state``,
 ``throttle``, ``admission``, ``storage``) is *not applicable*, never held.
 """
 
@@ -150,6 +150,14 @@ class Observer:
         return [self._compare(f"{kind} {name} {field}", expected, cap, (op, name), fetch,
                               lambda v, f=field: v.get(f) if isinstance(v, Mapping) else None)
                 for field, expected in entry.items() if field not in skip]
+
+    def _consumer_state(self, entry: Mapping[str, Any]) -> list[Check]:
+        """DELIVERY-27..29: the queue's durable consumer (capability consumer_state)."""
+        return self._state("queue", "consumer_state", entry["queue"], "consumer_state", entry, ("queue",))
+
+    def _stream_state(self, entry: Mapping[str, Any]) -> list[Check]:
+        """DELIVERY-30: the queue as a JetStream stream (capability stream_state)."""
+        return self._state("queue", "stream_state", entry["queue"], "stream_state", entry, ("queue",))
 
     def _throttle(self, entry: Mapping[str, Any]) -> list[Check]:
         return self._state("throttle", "throttle_state", entry["name"], "throttle", entry, ("name",))

@@ -12,6 +12,8 @@ from typing import Any, Final
 
 import attrs
 
+from mqconform.adapters.contract import CONSUMER_STATE_KEYS
+
 #: argument kinds: "str", "id" (str or int, stored as str), "int", "num", "bool", "map", "list",
 #: "any", a tuple of allowed literal values; a trailing "?" allows null.
 Kind = str | tuple[Any, ...]
@@ -143,6 +145,8 @@ REFERENCES: Final[Mapping[str, tuple[tuple[str, str], ...]]] = {
     "ack_batch": (("consumer", "consumer"),),
 }
 
+#: DELIVERY-30: the stream's own fields of `stream_state` (its consumer fields: `consumer_state`)
+STREAM_STATE_KEYS: Final = ("msgs", "first_seq", "last_seq", "num_deleted")
 QUEUE_COUNTERS: Final = ("message_count", "pending_count", "delivering_count", "scheduled_count",
                          "paged_count", "added", "acknowledged", "replaced", "killed", "expired")
 ANSWERS: Final = (None, "processed", "TIMEOUT_CLEAN_QUEUE", "PCBUSY_CLEAN_QUEUE", "OVERLOAD")
@@ -155,6 +159,9 @@ EXPECT_ENTRIES: Final[Mapping[str, tuple[Mapping[str, Field], str | None]]] = {
     # issue 14, DELIVERY-23: what a consumer holding the message sees of its delivery
     "message": ({"queue": _f("str"), "id": _req("id"), "redelivered": _f("bool"),
                  "dead_letter_reason": _f("str?")}, "queue"),
+    # issue 10/14, DELIVERY-27..30: the queue as a JetStream stream and its durable consumer
+    "consumer_state": ({"queue": _f("str"), **{k: _f("int") for k in CONSUMER_STATE_KEYS}}, "queue"),
+    "stream_state": ({"queue": _f("str"), **{k: _f("int") for k in STREAM_STATE_KEYS}}, "queue"),
     "throttle": ({"name": _f("str"), "in_flight": _f("int"), "blocked": _f("bool"), "blocks": _f("int"),
                   "waiting": _f("list")}, "throttle"),
     "request": ({"id": _req("id"), "admission": _f("str"), "answer": _f(ANSWERS), "at_ms": _f("int?"),
@@ -165,4 +172,4 @@ EXPECT_ENTRIES: Final[Mapping[str, tuple[Mapping[str, Field], str | None]]] = {
 EXPECT_KEYS: Final = ("result", *EXPECT_ENTRIES)
 #: the field that names the declared thing of an expect entry
 NAME_FIELD: Final = {"queue": "name", "delivery_count": "queue", "throttle": "name", "store": "name",
-                     "message": "queue"}
+                     "message": "queue", "consumer_state": "queue", "stream_state": "queue"}

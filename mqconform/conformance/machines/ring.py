@@ -71,11 +71,16 @@ class RingMachine(QueueMachine):
     def vocabulary_check(self, queue: dict[str, Any]) -> str:
         """The check a send to `queue` is compared under: send.byte_bound where its byte bound binds
         before its count bound (RING-27: 250 bytes hold two 100-byte messages, a ring of 3 or more
-        three), send.overflow where it names an overflow policy (RING-28), else send.result."""
+        three), send.overflow where it names an overflow policy (RING-28; send.refuse_new where that
+        policy refuses new messages, RING-24), else send.result."""
         ring = queue.get("ring_size", -1)
         if queue.get("max_length_bytes", -1) != -1 and (ring < 0 or ring >= 3):
             return "send.byte_bound"
-        return "send.overflow" if queue.get("overflow") is not None else "send.result"
+        if queue.get("overflow") is None:
+            return "send.result"
+        # RING-24: a policy that refuses new messages at the bound (JetStream discard-new)
+        refuses = self.options.overflow_for(queue["overflow"]) == "reject_new"
+        return "send.refuse_new" if refuses else "send.overflow"
 
     def ring_size(self, drawn: int) -> int:
         """A drawn ring size, at least 1 where the implementation cannot have a ring of 0."""

@@ -352,10 +352,8 @@ class ActiveMQAdapter(BrokerAdapter):
             if not frames:
                 if len(state.held) >= state.prefetch:
                     return None  # prefetch full: the broker dispatches nothing more
-                taken = sum(len(c.held) + len(self._buffered(c)) for c in self.consumers.values()
-                            if c.queue == queue.name)
                 # shared: other instances send too, so the books cannot say; wait briefly instead
-                if queue.count - taken <= 0 and not self.shared_namespace:
+                if self._unclaimed(queue) <= 0 and not self.shared_namespace:
                     return None
                 self._connected()
                 wait = self.shared_wait if self.shared_namespace else self.dispatch_timeout
@@ -410,6 +408,12 @@ class ActiveMQAdapter(BrokerAdapter):
             self._await_dispatch(state.queue)
         return self._do("close_consumer", run)
 
+    def _unclaimed(self, queue: _Queue) -> int:
+        """What the books say the queue holds for no subscription: sent - acked - nacked - what the
+        subscriptions hold or have buffered."""
+        return queue.count - sum(len(c.held) + len(self._buffered(c)) for c in self.consumers.values()
+                                 if c.queue == queue.name)
+
     def _await_dispatch(self, queue_name: str) -> None:
         """The broker dispatches on its own thread, after the receipt of the SEND, SUBSCRIBE, ACK,
         NACK or UNSUBSCRIBE that made a message available or a subscription's prefetch free. Wait
@@ -425,9 +429,8 @@ class ActiveMQAdapter(BrokerAdapter):
             return
 
         def undispatched() -> bool:
-            taken = sum(len(c.held) + len(self._buffered(c)) for c in consumers)
             room = sum(max(0, c.prefetch - len(c.held) - len(self._buffered(c))) for c in consumers)
-            return min(queue.count - taken, room) > 0
+            return min(self._unclaimed(queue), room) > 0
 
         if undispatched():
             self.listener.wait_for(lambda: not undispatched(), self.dispatch_timeout)

@@ -12,7 +12,8 @@ import re
 import socket
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 
@@ -66,3 +67,13 @@ def assert_unreachable(adapter: Adapter, prefix: str, max_seconds: float | None 
     assert "secret" not in message and "\n" not in message
     getattr(adapter, "shutdown", adapter.close)()
     return message
+
+
+@pytest.fixture(scope="module")
+def embedded() -> Iterator[Any]:
+    """One NATS adapter with its embedded server per module (and xdist worker); tests open/close it."""
+    from mqconform.adapters.nats import NatsAdapter
+
+    adapter = NatsAdapter()
+    yield adapter
+    adapter.shutdown()

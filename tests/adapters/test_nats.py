@@ -25,14 +25,6 @@ SERVICE_URL = "nats://127.0.0.1:4222"
 PULL = {"window_bytes": 0}
 
 
-@pytest.fixture(scope="module")
-def embedded() -> Iterator[NatsAdapter]:
-    """One adapter with its embedded server per module (and xdist worker); tests open/close it."""
-    adapter = NatsAdapter()
-    yield adapter
-    adapter.shutdown()
-
-
 @pytest.fixture
 def nats_adapter(embedded: NatsAdapter, namespace: str) -> Iterator[NatsAdapter]:
     embedded.open(namespace)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -27,13 +26,6 @@ pytestmark = pytest.mark.broker("nats")
 SERVICE_URL = "nats://127.0.0.1:4222"
 SCENARIO = Path(__file__).parent / "scenarios" / "nats-restart-keeps-consumer-parks-nak.yaml"
 PULL = {"window_bytes": 0}
-
-
-@pytest.fixture(scope="module")
-def embedded() -> Iterator[NatsAdapter]:
-    adapter = NatsAdapter()
-    yield adapter
-    adapter.shutdown()
 
 
 @pytest.mark.rules("RESTART-1", "RESTART-3", "RESTART-4")

@@ -96,7 +96,8 @@ def test_rule_fields(catalogue: Catalogue) -> None:
     assert "NOPE-1" not in catalogue
     assert {rule.id for rule in catalogue.for_profile("jetstream")} >= {"RING-18", "DELIVERY-1"}
     assert "RING-18" not in {rule.id for rule in catalogue.for_profile("artemis")}
-    assert catalogue["THROTTLE-1"].profiles == frozenset(PROFILES)  # profiles: all
+    assert catalogue["DELIVERY-1"].profiles == frozenset(PROFILES)  # profiles: all
+    assert catalogue["THROTTLE-1"].profiles == {"artemis", "hornetq"}  # the seeds' own components
     with pytest.raises(ValueError, match="unknown profile"):
         catalogue.for_profile("kafka")
     assert hash(catalogue["RING-3"]) == hash(load_catalogue()["RING-3"])

@@ -4,13 +4,16 @@ DELIVERY-3 (10 levels, highest first, FIFO within a level), RING-6 (poll takes t
 highest non-empty level), RING-8/REDELIVERY-10 (sorted insert by the original per-queue sequence),
 SCHED-4 (head inserts go in front of everything in their level). Each level is a binary heap keyed
 by (band, n) with lazy deletion, so add, poll and remove are O(log n); ordered iteration (browse,
-selector dispatch) is O(n log n).
+selector dispatch) and a sorted insert that lands between two messages are O(n log n). A sorted
+insert takes a key strictly between its two neighbours (n a fraction), so it never disturbs the
+order of what is already pending.
 """
 
 from __future__ import annotations
 
 import heapq
 from collections.abc import Callable, Iterator
+from fractions import Fraction
 from typing import Generic, Protocol, TypeVar
 
 from .errors import ModelMisuse
@@ -26,7 +29,7 @@ T = TypeVar("T", bound=HasId)
 _HEAD_BAND = 0
 _RETURN_BAND = 1
 _SEQ_BAND = 2
-Key = tuple[int, int]
+Key = tuple[int, int | Fraction]
 
 
 class _Level(Generic[T]):
@@ -80,7 +83,20 @@ class _Level(Generic[T]):
         return item
 
     def ordered(self) -> list[T]:
-        return [entry[2] for entry in sorted(self.heap, key=lambda e: (e[0], e[1])) if self._live(entry)]
+        return [entry[2] for entry in self.ordered_entries()]
+
+    def ordered_entries(self) -> list[tuple[Key, int, T]]:
+        return [entry for entry in sorted(self.heap, key=lambda e: (e[0], e[1])) if self._live(entry)]
+
+
+def _between(before: Key, after: Key) -> Key:
+    """A key strictly between two adjacent keys (before < after) of one level. Across two bands it
+    stays out of the redelivery queue's band, which :meth:`PendingList.returned` lists."""
+    if before[0] == after[0]:
+        return (after[0], Fraction(before[1]) + (Fraction(after[1]) - Fraction(before[1])) / 2)
+    if after[0] == _RETURN_BAND:
+        return (before[0], before[1] + 1)
+    return (after[0], after[1] - 1)
 
 
 class PendingList(Generic[T]):
@@ -126,18 +142,29 @@ class PendingList(Generic[T]):
     def add_sorted(self, item: T, sequence: int, size: int) -> None:
         """Insert by original sequence (a cancelled message returning to its place).
 
-        DELIVERY-13 / REDELIVERY-10: as LinkedListImpl#addSorted, a sequence <= that of the head of
-        its level goes to the head, whatever kind of insert put the head there (a due scheduled or
-        delayed message keeps its sequence; one scheduled at send has 0). Otherwise the message goes
-        among the sequenced messages by sequence (Artemis scans the linked list; the two differ only
-        when head inserts left the front of a level out of sequence order).
+        DELIVERY-13 / REDELIVERY-10 / REDELIVERY-23 (placement ``sorted``), as Artemis'
+        LinkedListImpl#addSorted: a sequence <= that of the head of its level goes to the head,
+        whatever kind of insert put the head there (a due scheduled or delayed message keeps its
+        sequence; one scheduled at send has 0); one >= the tail's goes to the tail; otherwise it goes
+        in front of the first message after the head whose sequence is >= its own. So a message
+        returned after earlier head inserts goes among them by sequence, not behind them.
         """
-        if self._sequence_of is not None:
-            head = self._levels[self._level(item)].peek()
-            if head is not None and sequence <= self._sequence_of(head):
-                self.add_head(item, size)
-                return
-        self._insert(item, (_SEQ_BAND, sequence), size)
+        sequence_of = self._sequence_of
+        if sequence_of is None:
+            self._insert(item, (_SEQ_BAND, sequence), size)
+            return
+        level = self._levels[self._level(item)]
+        entries = level.ordered_entries()
+        if not entries or sequence <= sequence_of(entries[0][2]):
+            self.add_head(item, size)
+            return
+        tail_key = entries[-1][0]
+        if sequence >= sequence_of(entries[-1][2]):
+            after = tail_key[1] + 1 if tail_key[0] == _SEQ_BAND else sequence
+            self._insert(item, (_SEQ_BAND, max(after, sequence)), size)
+            return
+        index = next(i for i in range(1, len(entries)) if sequence_of(entries[i][2]) >= sequence)
+        self._insert(item, _between(entries[index - 1][0], entries[index][0]), size)
 
     def add_head(self, item: T, size: int) -> None:
         """Insert in front of everything in its level; the latest head insert comes first."""

@@ -652,3 +652,22 @@ def test_a_consumer_keeps_its_priority_after_a_channel_error(queue_type: str, na
     assert run_scenario(scenario, ReferenceAdapter(options=claimed)).verdict == "pass"
     outcome, _ = _on_rabbitmq(scenario, queue_type, namespace, strict=True)
     assert outcome.verdict == "pass", outcome.verdict_line()
+
+
+@pytest.mark.rules("REDELIVERY-23", "REDELIVERY-10")
+def test_a_return_goes_among_earlier_head_inserts_by_sequence(namespace: str) -> None:
+    """Issue 13 campaign (delivery area): a message returned after other returns went to the head goes
+    among them by its sequence (LinkedListImpl#addSorted scans for its place), so two closes restore
+    publish order on the model and on RabbitMQ; a head placement in close order does not."""
+    from pathlib import Path
+
+    from mqconform.scenario.loader import load
+    from mqconform.scenario.runner import run_scenario
+
+    scenario = load(Path(__file__).parent / "scenarios" / "rabbitmq-return-among-head-inserts.yaml")
+    claimed = profile("rabbitmq-classic")
+    assert run_scenario(scenario, ReferenceAdapter(options=claimed)).verdict == "pass"
+    wrong = ReferenceAdapter(options=claimed.evolve(return_placement="head"))
+    assert run_scenario(scenario, wrong).verdict == "fail"
+    outcome, _ = _on_rabbitmq(scenario, "classic", namespace)
+    assert outcome.verdict == "pass", outcome.verdict_line()

@@ -3,6 +3,7 @@ of messages held in odd places."""
 
 from __future__ import annotations
 
+import attrs
 import pytest
 
 from mqconform.reference_model.broker import Broker
@@ -167,3 +168,27 @@ def test_a_sorted_return_goes_to_the_head_when_its_sequence_is_not_above_the_hea
     assert b.pending_ids("q") == ["m1", "m3"]
     b.close("c")  # m2 (sequence 2) is above the head m1 (1): by sequence, not at the head
     assert b.pending_ids("q") == ["m1", "m2", "m3"]
+
+
+@rules("DELIVERY-13", "REDELIVERY-10", "REDELIVERY-23")
+def test_a_sorted_return_goes_among_earlier_head_inserts_by_sequence() -> None:
+    """LinkedListImpl#addSorted: not <= the head and not >= the tail, a message goes in front of the
+    first message after the head whose sequence is not lower, also among earlier head inserts."""
+    from mqconform.reference_model.pending import PendingList
+
+    @attrs.frozen
+    class Item:
+        id: str
+        sequence: int
+
+    pending: PendingList[Item] = PendingList(1, lambda _: 0, lambda item: item.sequence)
+    pending.add_tail(Item("m8", 8), 8, 1)
+    for n in (7, 6, 5, 3, 2, 1):  # returned newest first: each goes to the head
+        pending.add_sorted(Item(f"m{n}", n), n, 1)
+    pending.add_sorted(Item("m4", 4), 4, 1)
+    pending.add_sorted(Item("m9", 9), 9, 1)  # above the tail: appended
+    pending.add_sorted(Item("m0", 0), 0, 1)  # not above the head: the head
+    assert [item.id for item in pending] == [f"m{n}" for n in range(10)]
+    pending.add_sorted(Item("m45", 4), 4, 1)  # a tie goes in front of the message with the same sequence
+    order = [item.id for item in pending]
+    assert order.index("m45") == order.index("m4") - 1

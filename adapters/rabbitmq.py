@@ -132,6 +132,8 @@ class _Queue:
     max_bytes: int = -1
     #: DELIVERY-26: x-single-active-consumer (only one consumer is ever pushed to)
     single_active: bool = False
+    #: EXPIRY-1: x-message-ttl
+    message_ttl_ms: int | None = None
 
 
 @attrs.define
@@ -142,6 +144,7 @@ class _Held:
     #: DELIVERY-23: basic.deliver / basic.get-ok redelivered, x-first-death-reason
     redelivered: bool = False
     reason: str | None = None
+    msg_id: str = ""
 
 
 @attrs.define
@@ -216,6 +219,8 @@ class RabbitMQAdapter(BrokerAdapter):
         #: the exchanges and queues this instance created (and close() deletes)
         self.exchanges: list[str] = []
         self.physical_queues: list[str] = []
+        #: (queue, message id) -> when its TTL runs out on this process' monotonic clock
+        self._expires_at: dict[tuple[str, str], float] = {}
 
     # ------------------------------------------------------------------ plumbing
     def _classify(self, op: str, exc: Exception) -> Result | None:
@@ -361,7 +366,8 @@ class RabbitMQAdapter(BrokerAdapter):
             limit = _limit(config) if self.queue_type == "quorum" else -1
             self.queues[config.name] = _Queue(config.name, physical, address, config.ring_size, limit,
                                               config.dead_letter, config.overflow or self.overflow,
-                                              config.max_length_bytes, config.single_active_consumer)
+                                              config.max_length_bytes, config.single_active_consumer,
+                                              config.message_ttl_ms)
         return self._do("declare_queue", run)
 
     def open_consumer(self, config: ConsumerConfig) -> Result:
@@ -445,6 +451,7 @@ class RabbitMQAdapter(BrokerAdapter):
                                          priority=max(0, min(message.priority, 9)),
                                          # EXPIRY-2: the per-message TTL, ms as a string
                                          expiration=None if message.ttl_ms is None else str(message.ttl_ms))
+            self._note_expiry(names, message)
             try:
                 self._control().basic_publish(self._exchange(to), "", bytes(max(message.size, 0)), props)
                 outcome = "accepted"
@@ -567,12 +574,29 @@ class RabbitMQAdapter(BrokerAdapter):
         """Messages held by the queue's prefetch consumers."""
         return sum(c.held() for c in self.consumers.values() if c.queue == queue and c.prefetch)
 
+    def _note_expiry(self, names: list[str], message: Message) -> None:
+        """When, on this process' clock, a message sent now is past its TTL in each queue it goes to
+        (the lower of x-message-ttl and its own, EXPIRY-2): a wait hint only."""
+        now = time.monotonic()
+        for name in names:
+            ttls = [t for t in (self.queues[name].message_ttl_ms, message.ttl_ms) if t is not None]
+            if ttls:
+                self._expires_at[(name, message.id)] = now + min(ttls) / 1000
+
+    def _expired(self, queue: str, held: _Held) -> bool:
+        deadline = self._expires_at.get((queue, held.msg_id))
+        return deadline is not None and time.monotonic() >= deadline
+
     def _expect_after_return(self, state: _Consumer, returned: list[_Held]) -> dict[str, int]:
         """Ready + prefetch-held counts the broker reaches once `returned` are back (a wait hint for
         _settle, never an observation: quorum queues apply returns after the channel operation).
-        Over-limit quorum returns leave for the dead-letter queues; drop-head trims to x-max-length."""
+        Over-limit quorum returns leave for the dead-letter queues, and so do returns already past
+        their TTL (EXPIRY-3: the broker expires them as they come back; without this the wait ran to
+        settle_timeout, long enough for the next message's TTL to run out on the broker's clock while
+        the model's stood still); drop-head trims to x-max-length."""
         queue = self._queue(state.queue)
-        dead = sum(1 for h in returned if queue.delivery_limit >= 0 and h.returns + 1 > queue.delivery_limit)
+        dead = sum(1 for h in returned if (queue.delivery_limit >= 0 and h.returns + 1 > queue.delivery_limit)
+                   or self._expired(queue.name, h))
         ready = self._ready(queue) + len(returned) - dead
         if queue.max_length >= 0 and queue.overflow == "drop-head":
             ready = min(ready, queue.max_length)
@@ -659,7 +683,8 @@ def _message_id(props: Any) -> str:
 
 
 def _held(method: Any, props: Any) -> _Held:
-    return _Held(method.delivery_tag, _returns(props), bool(method.redelivered), _reason(props))
+    return _Held(method.delivery_tag, _returns(props), bool(method.redelivered), _reason(props),
+                 _message_id(props))
 
 
 def _reason(props: Any) -> str | None:

@@ -671,3 +671,21 @@ def test_a_return_goes_among_earlier_head_inserts_by_sequence(namespace: str) ->
     assert run_scenario(scenario, wrong).verdict == "fail"
     outcome, _ = _on_rabbitmq(scenario, "classic", namespace)
     assert outcome.verdict == "pass", outcome.verdict_line()
+
+
+@pytest.mark.rules("EXPIRY-3", "EXPIRY-7")
+@pytest.mark.parametrize("queue_type", QUEUE_TYPES)
+def test_a_return_past_its_ttl_is_dead_lettered_and_nothing_else(queue_type: str, namespace: str) -> None:
+    """Issue 13 campaign (quorum seed 3, expiry area): a message held past its TTL is dead-lettered as
+    the close returns it; the adapter must not wait for it to come back as ready (its settle timeout
+    let the next message's TTL run out on the broker's clock while the model's stood still)."""
+    from pathlib import Path
+
+    from mqconform.scenario.loader import load
+    from mqconform.scenario.runner import run_scenario
+
+    scenario = load(Path(__file__).parent / "scenarios" / "rabbitmq-expired-return-leaves-at-once.yaml")
+    model = ReferenceAdapter(options=profile(f"rabbitmq-{queue_type}"))
+    assert run_scenario(scenario, model).verdict == "pass"
+    outcome, _ = _on_rabbitmq(scenario, queue_type, namespace)
+    assert outcome.verdict == "pass", outcome.verdict_line()

@@ -160,6 +160,9 @@ class RingMixin(BrokerCore):
             break
         else:
             queue.orphans.pop(ref.id, None)
+            # REDELIVERY-28 / RING-18: a message waiting out a NAK delay is pending acknowledgement of
+            # no consumer; evicted, it no longer counts toward max_ack_pending (RESTART-3 _parked)
+            queue.nak_waiting.pop(ref.id, None)
         self._undeliver(queue, ref)
 
     def _listed(self, queue: QueueState, ref: Ref, *, head: bool) -> None:

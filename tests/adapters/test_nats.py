@@ -357,3 +357,20 @@ def test_ack_by_sequence_example_holds(url: str | None, embedded: NatsAdapter, n
         if url is not None:
             adapter.shutdown()
     assert outcome.verdict == "pass", outcome.verdict_line()
+
+
+@pytest.mark.rules("RING-18", "REDELIVERY-28", "DELIVERY-17")
+def test_an_evicted_message_waiting_out_a_nak_delay_leaves_max_ack_pending(
+        embedded: NatsAdapter, namespace: str) -> None:
+    """Found by the ci ring area: discard old evicts a message that waits out a NAK delay, and the
+    consumer's window no longer counts it (the model kept it counted: a fetch got one message, the
+    server gave two)."""
+    from pathlib import Path
+
+    from mqconform.scenario.loader import load
+    from mqconform.scenario.runner import run_scenario
+
+    scenario = load(Path(__file__).parent / "scenarios" / "nats-evicted-nak-delay-frees-ack-pending.yaml")
+    model = run_scenario(scenario, ReferenceAdapter(options=scenario.model_options()), strict=True)
+    outcome = run_scenario(scenario, embedded, strict=True, namespace=namespace)
+    assert model.verdict == "pass" and outcome.verdict == "pass", outcome.verdict_line()

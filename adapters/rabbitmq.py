@@ -66,7 +66,7 @@ import os
 import time
 import uuid
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeAlias
 
 import attrs
 import pika
@@ -134,6 +134,10 @@ class _Queue:
     single_active: bool = False
     #: EXPIRY-1: x-message-ttl
     message_ttl_ms: int | None = None
+
+
+#: what _settle waits for: ready + pushed counts per queue, or alternatives of which one holds whole
+Expectation: TypeAlias = "dict[str, int] | list[dict[str, int]]"
 
 
 @attrs.define
@@ -406,21 +410,25 @@ class RabbitMQAdapter(BrokerAdapter):
         frame = (channel or self._control()).queue_declare(queue.physical, passive=True)
         return int(frame.method.message_count)
 
-    def _settle(self, names: list[str], expect_ready: dict[str, int] | None = None,
+    def _settle(self, names: list[str], expect_ready: Expectation | None = None,
                 via: BlockingChannel | None = None) -> None:
         """Wait until what the broker pushed is in the buffers (see the module docstring) and,
-        for queues in `expect_ready`, until the ready count reaches the value asynchronous returns
-        lead to (quorum queues apply returns after the channel operation); bounded in time. `via`:
-        the channel of the operation (an ack or nack has no reply): the ready count is read on it, so
-        the broker has taken the operation before it answers (one channel's frames stay in order)."""
+        for the queues `expect_ready` names, until their ready + pushed counts reach the values
+        asynchronous returns lead to (quorum queues apply returns after the channel operation): one
+        mapping, or alternatives of which one must hold whole (a return past its TTL may be expired
+        at once or requeued); bounded in time. `via`: the channel of the operation (an ack or nack has
+        no reply): the ready count is read on it, so the broker has taken the operation before it
+        answers (one channel's frames stay in order)."""
         deadline = time.monotonic() + self.settle_timeout
-        pending = [self.queues[n] for n in dict.fromkeys(names) if n in self.queues]
-        while pending:
-            waiting = []
+        alternatives = [expect_ready] if isinstance(expect_ready, dict) else list(expect_ready or [])
+        hinted = {name for alternative in alternatives for name in alternative}
+        pending = [self.queues[n] for n in dict.fromkeys([*names, *hinted]) if n in self.queues]
+        while True:
+            waiting: list[_Queue] = []
+            totals: dict[str, int] = {}
             for queue in pending:
                 pushers = [c for c in self.consumers.values() if c.queue == queue.name and c.prefetch]
-                hinted = expect_ready is not None and queue.name in expect_ready
-                if not pushers and not hinted:
+                if not pushers and queue.name not in hinted:
                     continue  # nothing is pushed and nothing is awaited: no round trip needed
                 channel = via if via is not None and via.is_open else None
                 ready = self._ready(queue, channel or (pushers[0].channel if pushers else None))
@@ -429,18 +437,18 @@ class RabbitMQAdapter(BrokerAdapter):
                 self._pump()
                 fulls = [c.full() for c in pushers]
                 # DELIVERY-26: only the active consumer of a single active consumer queue fills
-                settled = ready == 0 or (any(fulls) if queue.single_active and fulls else all(fulls))
-                if expect_ready is not None and queue.name in expect_ready:
-                    total = ready + self._pushed(queue.name)
-                    settled = settled and total == expect_ready[queue.name]
-                if not settled:
+                if not (ready == 0 or (any(fulls) if queue.single_active and fulls else all(fulls))):
                     waiting.append(queue)
-            if not waiting:
+                totals[queue.name] = ready + self._pushed(queue.name)
+            reached = not alternatives or any(
+                all(totals.get(name) == value for name, value in alternative.items())
+                for alternative in alternatives)
+            if not waiting and reached:
                 return
             if time.monotonic() > deadline:
                 self.settle_timeouts += 1
                 return
-            pending = waiting
+            pending = waiting + [q for q in pending if q.name in hinted and q not in waiting]
             time.sleep(0.001)
 
     # ------------------------------------------------------------------ messages
@@ -504,6 +512,7 @@ class RabbitMQAdapter(BrokerAdapter):
             ids = list(state.received)
             settled = ids[:ids.index(msg_id) + 1] if multiple else [msg_id]
             returned = [state.received[i] for i in settled]
+            expect: Expectation
             if requeue:
                 expect = self._expect_after_return(state, returned)
             else:
@@ -512,7 +521,7 @@ class RabbitMQAdapter(BrokerAdapter):
                 state.settled[i] = state.received.pop(i).tag
             state.channel.basic_nack(held.tag, multiple=multiple, requeue=requeue)
             # the queue itself too: a reject frees prefetch room the broker fills from the queue
-            self._settle([state.queue, *expect], expect, via=state.channel)
+            self._settle([state.queue], expect, via=state.channel)
             return "ok"
         return self._do("nack", run)
 
@@ -540,7 +549,7 @@ class RabbitMQAdapter(BrokerAdapter):
         state.received.clear()
         state.buffer.clear()
         state.settled.clear()
-        self._settle(list(expect), expect)
+        self._settle([], expect)
         state.channel = self._connection().channel()
         self.consumers[state.name] = state
         if state.prefetch is not None:
@@ -567,7 +576,7 @@ class RabbitMQAdapter(BrokerAdapter):
             del self.consumers[consumer]
             if state.channel.is_open:
                 _close_channel(state.channel)
-            self._settle(list(expect), expect)
+            self._settle([], expect)
         return self._do("close_consumer", run)
 
     def _pushed(self, queue: str) -> int:
@@ -587,25 +596,32 @@ class RabbitMQAdapter(BrokerAdapter):
         deadline = self._expires_at.get((queue, held.msg_id))
         return deadline is not None and time.monotonic() >= deadline
 
-    def _expect_after_return(self, state: _Consumer, returned: list[_Held]) -> dict[str, int]:
+    def _expect_after_return(self, state: _Consumer, returned: list[_Held]) -> list[dict[str, int]]:
         """Ready + prefetch-held counts the broker reaches once `returned` are back (a wait hint for
         _settle, never an observation: quorum queues apply returns after the channel operation).
-        Over-limit quorum returns leave for the dead-letter queues, and so do returns already past
-        their TTL (EXPIRY-3: the broker expires them as they come back; without this the wait ran to
-        settle_timeout, long enough for the next message's TTL to run out on the broker's clock while
-        the model's stood still); drop-head trims to x-max-length."""
+        Over-limit quorum returns leave for the dead-letter queues; drop-head trims to x-max-length.
+        A return already past its TTL (EXPIRY-3/4) is expired at once where it lands at the head and
+        waits behind the others where it lands at the tail: both outcomes are awaited (waiting for the
+        wrong one ran to settle_timeout while the next message's TTL ran out on the broker's clock)."""
         queue = self._queue(state.queue)
-        dead = sum(1 for h in returned if (queue.delivery_limit >= 0 and h.returns + 1 > queue.delivery_limit)
-                   or self._expired(queue.name, h))
-        ready = self._ready(queue) + len(returned) - dead
-        if queue.max_length >= 0 and queue.overflow == "drop-head":
-            ready = min(ready, queue.max_length)
+        limited = [queue.delivery_limit >= 0 and h.returns + 1 > queue.delivery_limit for h in returned]
+        over = sum(limited)
+        expired = sum(1 for h, gone in zip(returned, limited, strict=True)
+                      if not gone and self._expired(queue.name, h))
+        base = self._ready(queue) + len(returned)
         held = self._pushed(queue.name) - (len(returned) if state.prefetch else 0)
-        expect = {queue.name: ready + held}
-        if dead and queue.dead_letter in self.addresses:
-            for name in self.addresses[queue.dead_letter]:
-                expect[name] = self._ready(self.queues[name]) + self._pushed(name) + dead
-        return expect
+        dead_queues = self.addresses.get(queue.dead_letter or "", [])
+        dead_base = {name: self._ready(self.queues[name]) + self._pushed(name) for name in dead_queues}
+        alternatives = []
+        for dead in dict.fromkeys([over + expired, over]):
+            ready = base - dead
+            if queue.max_length >= 0 and queue.overflow == "drop-head":
+                ready = min(ready, queue.max_length)
+            expect = {queue.name: ready + held}
+            if dead:
+                expect.update({name: count + dead for name, count in dead_base.items()})
+            alternatives.append(expect)
+        return alternatives
 
     def purge(self, queue: str) -> Result:
         """queue.purge (RING-29): removes the ready messages only; purge-ok carries their number."""

@@ -32,6 +32,9 @@ from mqconform.reference_model.config import AddressConfig, ConsumerConfig, Mess
 
 from .contract import Result
 
+#: the least part of an advance that is slept, however far the broker's clock ran ahead of the model's
+MIN_ADVANCE_SLEEP = 0.75
+
 
 class Unsupported(Exception):
     """The broker cannot do what the call asks: ``fail("unsupported: <message>")``."""
@@ -244,18 +247,18 @@ class BrokerAdapter:
 
     def advance(self, ms: int) -> Result:
         """With the ``advance_time`` capability, sleeps until the broker's clock has run as long since
-        open() as the example's logical time (the sum of its advances): a TTL, NAK delay or ack wait
-        then runs out on the broker where the model says, however long the operations between two
-        advances took (their time is taken off the sleep, never added to the logical time); else
-        unsupported."""
+        open() as the example's logical time (the sum of its advances), so a TTL, NAK delay or ack
+        wait runs out on the broker where the model says however long the operations between two
+        advances took; but never less than :data:`MIN_ADVANCE_SLEEP` of `ms`, so an advance still
+        gives the broker a quiet interval after the last operation (a store's flush before a kill,
+        RESTART-4). Else unsupported."""
         if "advance_time" not in self.capabilities:
             return self._unsupported("advance")
         if ms < 0:
             return Result.fail("time only moves forward")
         self._clock_ms += ms
         behind = self._clock_origin + self._clock_ms / 1000 - time.monotonic()
-        if behind > 0:
-            time.sleep(behind)
+        time.sleep(max(behind, MIN_ADVANCE_SLEEP * ms / 1000))
         return Result.ok(None)
 
     def call(self, op: str, **kwargs: Any) -> Result:

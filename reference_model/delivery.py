@@ -124,6 +124,10 @@ class DeliveryMixin(BrokerCore):
             self._rejoin_rotation(queue)
         ordered = queue.prioritised or queue.active is not None
         while listed and consumers:
+            # EXPIRY-4: each delivery may expose a head past its time, which leaves before the next
+            # delivery (rabbit_amqqueue_process fetch -> drop_expired_msgs; rabbit_fifo checkout_one)
+            if queue.expiring and self._expire_due(queue) and not listed:
+                break
             n = len(consumers)
             order = self._dispatch_order(queue) if ordered else None  # DELIVERY-25/26
             for offset in range(n if order is None else len(order)):

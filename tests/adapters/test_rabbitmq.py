@@ -689,3 +689,21 @@ def test_a_return_past_its_ttl_is_dead_lettered_and_nothing_else(queue_type: str
     assert run_scenario(scenario, model).verdict == "pass"
     outcome, _ = _on_rabbitmq(scenario, queue_type, namespace)
     assert outcome.verdict == "pass", outcome.verdict_line()
+
+
+@pytest.mark.rules("EXPIRY-4", "EXPIRY-5")
+@pytest.mark.parametrize("queue_type", QUEUE_TYPES)
+def test_a_delivery_that_exposes_an_expired_head_expires_it_first(queue_type: str, namespace: str) -> None:
+    """Issue 13 campaign (rabbitmq seed 2, expiry area): with head-only expiry, delivering the head
+    exposes the next message, which leaves at once if past its TTL, before the next delivery (the
+    model delivered it)."""
+    from pathlib import Path
+
+    from mqconform.scenario.loader import load
+    from mqconform.scenario.runner import run_scenario
+
+    scenario = load(Path(__file__).parent / "scenarios" / "rabbitmq-delivery-exposes-an-expired-head.yaml")
+    model = ReferenceAdapter(options=profile(f"rabbitmq-{queue_type}"))
+    assert run_scenario(scenario, model).verdict == "pass"
+    outcome, _ = _on_rabbitmq(scenario, queue_type, namespace)
+    assert outcome.verdict == "pass", outcome.verdict_line()

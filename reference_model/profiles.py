@@ -43,7 +43,7 @@ _TTL = frozenset({"message_ttl", "per_message_ttl"})
 
 #: The seeds' semantics: ActiveMQ Artemis 2.44 (artemis-semantics.md C, R, P, D, S rules); message
 #: expiry (EXPIRY-1..7) with expiry-delay, expiry-address and the expiry scanner (the defaults).
-ARTEMIS = ModelOptions(features=FEATURES | EXPIRY_FEATURES)
+ARTEMIS = ModelOptions(features=FEATURES | EXPIRY_FEATURES | {"delete"})
 
 #: HornetQ 2.2: no ring queues (added in Artemis 2.10), no FAIL policy (H4), cancelled messages
 #: return with addHead (D10), whole pages depage while memory allows (H1), selectors and browsers see
@@ -144,7 +144,10 @@ JETSTREAM = ModelOptions(
     delay_on_nack=False,
     features=_without("scheduling", "paging", "transactions", "window_bytes", "selectors", "dead_letter",
                       "fail_policy", "block_policy", "drop_policy", "set_ring_size")
-    | {"nack_reject", "ack_wait", "nack_delay", "purge", RESTART_FEATURE, CONSUMER_STATE_FEATURE} | _TTL,
+    | {"nack_reject", "ack_wait", "nack_delay", "purge", "delete", RESTART_FEATURE, CONSUMER_STATE_FEATURE}
+    | _TTL,
+    # DELIVERY-34: STREAM.MSG.DELETE removes a delivered, unacknowledged message too
+    delete_scope="stored",
     overflow_policies=_JETSTREAM_OVERFLOW,
     # EXPIRY-3..5: max_age and Nats-TTL both apply; the stream deletes an expired message whatever
     # its consumers hold; nothing receives it
@@ -175,7 +178,9 @@ REDIS_STREAMS = ModelOptions(
     cancel_undoes_delivery_count=False,
     features=_without("scheduling", "paging", "transactions", "redelivery_delay", "dead_letter", "nack",
                       "window_bytes", "selectors", "fail_policy", "block_policy", "drop_policy",
-                      "set_ring_size"),
+                      "set_ring_size") | {"delete"},
+    # DELIVERY-34: XDEL removes an entry in a PEL too (the PEL entry stays until XACK)
+    delete_scope="stored",
 )
 
 #: ActiveMQ Classic 5.17 over STOMP: no queue count limit, no priorities by default, returned

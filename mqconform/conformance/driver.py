@@ -178,6 +178,15 @@ def _purge(adapter: Adapter, queue: str) -> Result:
     return adapter.purge(queue)  # type: ignore[attr-defined,no-any-return]
 
 
+def _delete(adapter: Adapter, args: Mapping[str, Any]) -> Result:
+    """DELIVERY-33..35: delete_message(queue, id), a new operation only adapters with the delete
+    capability offer."""
+    refused = _missing(adapter, ["delete"])
+    if refused is not None:
+        return refused
+    return adapter.delete_message(args["queue"], args["id"])  # type: ignore[attr-defined,no-any-return]
+
+
 def _restart(adapter: Adapter, mode: Any) -> Result:
     """RESTART-1..4: a restart is routed through ``call("restart", mode=...)`` and needs the
     ``restart`` capability (an adapter without it needs no new method)."""
@@ -213,6 +222,7 @@ DISPATCH: dict[str, Callable[[Adapter, Any], Result]] = {
     "ack_batch": lambda a, x: _each(lambda m: DISPATCH["ack"](a, m[1]), batch_items("ack_batch", x)),
     "in_progress": _in_progress,
     "purge": _purge,
+    "delete": _delete,
     "restart": _restart,
 }
 BATCH_OPS = ("send_batch", "receive_batch", "ack_batch")

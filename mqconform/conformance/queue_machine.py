@@ -52,6 +52,8 @@ PURGE_WHICH = 7
 #: and that delay: far beyond the logical and the real time of an example
 NACK_LATER_INDEX = 7
 NAK_DELAY_BEYOND_MS = 3_600_000
+#: DELIVERY-33..35: the `index` of ack that deletes a message by id instead (capability delete)
+DELETE_INDEX = 6
 #: SCHED-13: the `size_index` of send that sends with a delivery time instead where the claimed
 #: profile has no scheduled delivery, and that delivery time (logical ms)
 SCHEDULED_SEND_INDEX = 7
@@ -263,11 +265,24 @@ class QueueMachine(ConformanceMachine):
         if target is None:
             return
         consumer, msg_id = target
+        if index == DELETE_INDEX and self.can("delete"):
+            self.delete(consumer, msg_id, which)
+            return
         if index == NACK_LATER_INDEX and self.can("nack", "nack_delay"):
             self.nack_later(consumer, msg_id)
             return
         _, answer = self.d.both_values("ack", {"consumer": consumer, "id": msg_id}, compare="ack.result")
         self._acked(consumer, msg_id, answer)
+
+    def delete(self, consumer: str, msg_id: str, which: int) -> None:
+        """DELIVERY-33..35 (drawn within `ack`: no new rule, so adapters without delete explore as
+        before): delete one message by id, the held one (`which` even: found under a `stored` scope,
+        not found under `listed`) or the last one sent (often still pending, or already gone); the
+        answer is compared, and what it removed by every later step (counters, pending order, what is
+        received, an ack of the deleted message, the final drain's accounting)."""
+        queue = self.consumer_args[consumer]["queue"]
+        target = msg_id if which % 2 == 0 else f"m{self.counter}"
+        self.d.both("delete", {"queue": queue, "id": target}, compare="delete.result")
 
     def nack_later(self, consumer: str, msg_id: str) -> None:
         """REDELIVERY-28 (drawn within `ack`: no new rule, so adapters without nack_delay explore

@@ -55,6 +55,8 @@ _COMMON = {
     "pending.one_place": ("DELIVERY-15",),
     "drain.accounted": ("DELIVERY-21",),
     "send.no_schedule": ("SCHED-13", "DELIVERY-2"),
+    # DELIVERY-33..35: queue_machine.delete (drawn within ack, capability delete)
+    "delete.result": ("DELIVERY-33", "DELIVERY-34", "DELIVERY-35"),
 }
 
 TABLES: dict[str, dict[str, tuple[str, ...]]] = {

@@ -83,8 +83,10 @@ class ModelOptions:
     consumer_rotation: Rotation = "cursor"
     #: DELIVERY-26: which waiting consumer of a single_active_consumer queue becomes active when the
     #: active one goes: "registration" (the earliest registered: rabbit_fifo's waiting list) or
-    #: "priority" (the highest priority, the earliest registered among equals: RabbitMQ classic).
-    single_active_next: Literal["registration", "priority"] = "registration"
+    #: "priority" (the highest priority, the earliest registered among equals: RabbitMQ classic);
+    #: "priority_takeover" (ActiveMQ Classic exclusive consumers: as "priority", and a new consumer of
+    #: higher priority, or 127, takes over at once).
+    single_active_next: Literal["registration", "priority", "priority_takeover"] = "registration"
     #: RING-5: may an eviction remove a delivered but unacknowledged message (JetStream discard=old).
     evict_unacked: bool = False
     #: reject_new only: reject when the add WOULD exceed the bound ("before", exact) or only once the

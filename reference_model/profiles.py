@@ -202,8 +202,12 @@ ACTIVEMQ_CLASSIC = ModelOptions(
     features=_without("ring", "set_ring_size", "paging", "redelivery_delay", "window_bytes",
                       "delivery_count", "selectors", "fail_policy", "block_policy", "drop_policy")
     # RESTART-1, RESTART-2: KahaDB, consumers end with their connection; DELIVERY-25: the consumer
-    # list is kept sorted by priority (Queue#addToConsumerList, useConsumerPriority)
-    | {RESTART_FEATURE, "consumer_priority"},
+    # list is kept sorted by priority (Queue#addToConsumerList, useConsumerPriority); DELIVERY-26:
+    # exclusive consumers (activemq.exclusive) as a single active consumer queue
+    | {RESTART_FEATURE, "consumer_priority", "single_active_consumer"},
+    # DELIVERY-26: Queue#removeSubscription hands over to the first exclusive consumer of the highest
+    # priority; Queue#addSubscription lets a higher priority one take over at once
+    single_active_next="priority_takeover",
 )
 
 #: Mosquitto 2.0: max_queued_messages counts queued and in-flight together and drops the NEWEST

@@ -75,6 +75,9 @@ class QueueMachine(ConformanceMachine):
     #: DELIVERY-25/26: the machine draws consumer priorities and single active consumer queues where
     #: the capability is offered (its table has the checks receive.priority and receive.single_active)
     CONSUMER_ORDER: ClassVar[bool] = False
+    #: DELIVERY-33..35: the machine draws deletes by id where the capability is offered (within
+    #: `ack`; the delivery, ring and redelivery machines: their tables have the check delete.result)
+    DRAWS_DELETE: ClassVar[bool] = False
 
     def __init__(self) -> None:
         super().__init__()
@@ -265,7 +268,7 @@ class QueueMachine(ConformanceMachine):
         if target is None:
             return
         consumer, msg_id = target
-        if index == DELETE_INDEX and self.can("delete"):
+        if index == DELETE_INDEX and self.DRAWS_DELETE and self.can("delete"):
             self.delete(consumer, msg_id, which)
             return
         if index == NACK_LATER_INDEX and self.can("nack", "nack_delay"):

@@ -55,8 +55,6 @@ _COMMON = {
     "pending.one_place": ("DELIVERY-15",),
     "drain.accounted": ("DELIVERY-21",),
     "send.no_schedule": ("SCHED-13", "DELIVERY-2"),
-    # DELIVERY-33..35: queue_machine.delete (drawn within ack, capability delete)
-    "delete.result": ("DELIVERY-33", "DELIVERY-34", "DELIVERY-35"),
 }
 
 TABLES: dict[str, dict[str, tuple[str, ...]]] = {
@@ -209,6 +207,12 @@ TABLES["expiry"] = {
     "counters.expired": ("EXPIRY-7",),
     "nack.result": ("DELIVERY-8", "EXPIRY-4"),
 }
+
+
+#: DELIVERY-33..35: queue_machine.delete, drawn within `ack` by the machines with DRAWS_DELETE
+#: (capability delete)
+for _area in ("delivery", "ring", "redelivery"):
+    TABLES[_area]["delete.result"] = ("DELIVERY-33", "DELIVERY-34", "DELIVERY-35")
 
 
 #: The broker-profile rules each check also evidences: under a broker's profile the model implements

@@ -1,7 +1,7 @@
 """The cases transcribed from the brokers' own test suites (spec/examples/brokers/, issue 14) hold on
 the model under the file's profile and on the real broker the profile names. No skips: a missing
 broker is a failure (RabbitMQ on 127.0.0.1:5672, Redis on 127.0.0.1:6379, JetStream from the embedded
-nats-server)."""
+nats-server, ActiveMQ Classic the adapter's own broker)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from mqconform.adapters.activemq import ActiveMQAdapter
 from mqconform.adapters.contract import Adapter
 from mqconform.adapters.nats import NatsAdapter
 from mqconform.adapters.rabbitmq import RabbitMQAdapter
@@ -28,6 +29,8 @@ def _broker(profile: str) -> Adapter:
         return RabbitMQAdapter(url=SERVICE_URL, queue_type="quorum")
     if profile == "redis-streams":
         return RedisAdapter()
+    if profile == "activemq-classic":
+        return ActiveMQAdapter()  # its own broker
     assert profile == "jetstream", f"no broker for profile {profile}"
     return NatsAdapter()
 
@@ -36,8 +39,9 @@ def test_at_least_ten_cases_name_their_source_test() -> None:
     assert len(EXAMPLES) >= 10
     for path in EXAMPLES:
         head = path.read_text().split("\n", 1)[0]
-        # Erlang common test SUITEs, Go _test.go files, Redis' Tcl tests
-        assert head.startswith("# ") and any(s in head for s in ("SUITE", "_test.go", ".tcl")), path.name
+        # Erlang common test SUITEs, Go _test.go files, Redis' Tcl tests, ActiveMQ's JUnit tests
+        assert head.startswith("# ") and any(s in head for s in ("SUITE", "_test.go", ".tcl", "Test.java")), \
+            path.name
 
 
 @pytest.mark.rules("RING-3", "RING-22", "RING-23", "RING-24", "RING-26", "RING-27", "RING-28",

@@ -34,6 +34,7 @@ class RingMachine(QueueMachine):
     RULES = rules_for("ring")
     USE_PRIORITIES = True
     REQUIRES = ("queues", "ring")
+    DRAWS_DELETE = True  # and the redelivery machine, its subclass
 
     @initialize(ring=st.integers(min_value=0, max_value=4), mode=MODE_INDEX)
     def setup(self, ring: int, mode: int) -> None:

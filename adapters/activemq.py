@@ -17,7 +17,8 @@ Mapping (physical names ``/queue/mqc.<namespace>.<token>.<queue>``, unique per o
   that is not the owner answers None at once when nothing was pushed to it). ``receive`` takes the
   next MESSAGE frame pushed to it; it waits for one (bounded by ``dispatch_timeout``) only while the
   adapter's books say the queue holds a message the subscription may still get (sent - acked -
-  nacked - held by consumers, prefetch not full), otherwise it answers None at once. What it returns always comes from the broker.
+  nacked - held by consumers, prefetch not full), otherwise it answers None at once. What it
+  returns always comes from the broker.
 - sends, ACK, NACK and UNSUBSCRIBE carry a ``receipt`` and wait for it; an ERROR frame for the
   receipt is ``fail``, no receipt in time ``info``. Messages are sent ``persistent:true``.
 - ``nack`` is STOMP NACK, a poison ack: the message goes to the dead-letter queue at once

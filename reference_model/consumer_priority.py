@@ -32,15 +32,18 @@ class ConsumerOrderMixin(BrokerCore):
         self._registrations += 1
         consumer.registered = self._registrations
         queue.consumers.append(consumer)
-        if queue.config.single_active_consumer:
-            active = queue.active
-            if active is None:
-                queue.active = consumer  # DELIVERY-26: the first consumer is the active one
-            elif self.options.single_active_next == "priority_takeover" and (
-                    consumer.config.priority > active.config.priority or consumer.config.priority == 127):
-                # ActiveMQ Queue#addSubscription: a higher priority (or 127) exclusive consumer takes
-                # over at once; what the previous owner was dispatched stays with it
-                queue.active = consumer
+        if queue.config.single_active_consumer and queue.active is None:
+            queue.active = consumer  # DELIVERY-26: the first consumer is the active one
+        elif queue.config.single_active_consumer and self._takes_over(queue.active, consumer):
+            queue.active = consumer
+
+    def _takes_over(self, active: ConsumerState | None, consumer: ConsumerState) -> bool:
+        """DELIVERY-26 priority_takeover (ActiveMQ Queue#addSubscription): a new exclusive consumer of
+        higher priority than the active one (or of priority 127) takes over at once; what the previous
+        one was dispatched stays with it."""
+        if self.options.single_active_next != "priority_takeover" or active is None:
+            return False
+        return consumer.config.priority > active.config.priority or consumer.config.priority == 127
 
     def _unsubscribe(self, queue: QueueState, consumer: ConsumerState) -> None:
         """Take a consumer out of the rotation; DELIVERY-26: an active consumer hands over."""

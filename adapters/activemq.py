@@ -11,11 +11,14 @@ Mapping (physical names ``/queue/mqc.<namespace>.<token>.<queue>``, unique per o
 - a consumer is a STOMP subscription, ``ack:client-individual``, ``activemq.prefetchSize`` = its
   ``max_unacked`` (the ``consumer_prefetch`` mode: the broker pushes up to that many unacknowledged
   messages), with ``activemq.priority`` = its ``priority`` when not 0 (DELIVERY-25: the broker keeps
-  its consumer list sorted by priority). ``receive`` takes the next MESSAGE frame pushed to it; it
-  waits for one (bounded by
-  ``dispatch_timeout``) only while the adapter's books say the queue holds a message the
-  subscription may still get (sent - acked - nacked - held by consumers, prefetch not full),
-  otherwise it answers None at once. What it returns always comes from the broker.
+  its consumer list sorted by priority) and, on a queue declared ``single_active_consumer``,
+  ``activemq.exclusive:true`` (DELIVERY-26: only the exclusive owner is dispatched; the books follow
+  Queue#addSubscription / #removeSubscription to know whose prefetch to wait for, and a subscription
+  that is not the owner answers None at once when nothing was pushed to it). ``receive`` takes the
+  next MESSAGE frame pushed to it; it waits for one (bounded by ``dispatch_timeout``) only while the
+  adapter's books say the queue holds a message the subscription may still get (sent - acked -
+  nacked - held by consumers, prefetch not full), otherwise it answers None at once. What it
+  returns always comes from the broker.
 - sends, ACK, NACK and UNSUBSCRIBE carry a ``receipt`` and wait for it; an ERROR frame for the
   receipt is ``fail``, no receipt in time ``info``. Messages are sent ``persistent:true``.
 - ``nack`` is STOMP NACK, a poison ack: the message goes to the dead-letter queue at once
@@ -66,7 +69,10 @@ ID_HEADER = "mqc-id"
 
 CAPABILITIES = frozenset({"queues", "nack", "consumer_prefetch", "independent_consumers",
                           # DELIVERY-25: SUBSCRIBE header activemq.priority (ConsumerInfo.priority)
-                          "consumer_priority"})
+                          "consumer_priority",
+                          # DELIVERY-26: SUBSCRIBE header activemq.exclusive on every subscription of a
+                          # queue declared single_active_consumer (Queue#addSubscription)
+                          "single_active_consumer"})
 
 
 class _Listener(stomp.ConnectionListener):  # type: ignore[misc]
@@ -112,6 +118,10 @@ class _Queue:
     #: messages the broker should hold for the queue (sent - acked - nacked)
     count: int = 0
     nacked: int = 0
+    #: DELIVERY-26: every subscription is exclusive (SUBSCRIBE header activemq.exclusive)
+    exclusive: bool = False
+    #: the logical name of the subscription the books say is the exclusive owner (see _owner)
+    owner: str | None = None
 
 
 @attrs.define
@@ -122,6 +132,7 @@ class _Consumer:
     prefetch: int
     #: message id -> ack id, received and not yet acknowledged, in delivery order
     held: dict[str, str] = attrs.Factory(dict)
+    priority: int = 0
 
 
 class ActiveMQAdapter(BrokerAdapter):
@@ -303,7 +314,8 @@ class ActiveMQAdapter(BrokerAdapter):
             address = config.address_name
             self._connected()
             self.addresses.setdefault(address, []).append(config.name)
-            self.queues[config.name] = _Queue(config.name, f"/queue/{self.prefix}.{config.name}")
+            self.queues[config.name] = _Queue(config.name, f"/queue/{self.prefix}.{config.name}",
+                                              exclusive=config.single_active_consumer)
         return self._do("declare_queue", run)
 
     def open_consumer(self, config: ConsumerConfig) -> Result:
@@ -319,10 +331,17 @@ class ActiveMQAdapter(BrokerAdapter):
             headers = {"activemq.prefetchSize": str(config.max_unacked), "receipt": receipt}
             if config.priority:
                 headers["activemq.priority"] = str(config.priority)  # DELIVERY-25
+            if queue.exclusive:
+                headers["activemq.exclusive"] = "true"  # DELIVERY-26
             self._connected().subscribe(queue.destination, id=sub, ack="client-individual",
                                         headers=headers)
             self._await(receipt, "subscribe")
-            self.consumers[config.name] = _Consumer(config.name, queue.name, sub, config.max_unacked)
+            self.consumers[config.name] = _Consumer(config.name, queue.name, sub, config.max_unacked,
+                                                    priority=config.priority)
+            if queue.exclusive:
+                current = self.consumers.get(queue.owner) if queue.owner else None
+                if current is None or config.priority == 127 or config.priority > current.priority:
+                    queue.owner = config.name
             self._await_dispatch(queue.name)
         return self._do("open_consumer", run)
 
@@ -353,7 +372,7 @@ class ActiveMQAdapter(BrokerAdapter):
                 if len(state.held) >= state.prefetch:
                     return None  # prefetch full: the broker dispatches nothing more
                 # shared: other instances send too, so the books cannot say; wait briefly instead
-                if self._unclaimed(queue) <= 0 and not self.shared_namespace:
+                if (self._unclaimed(queue) <= 0 or not self._may_get(state)) and not self.shared_namespace:
                     return None
                 self._connected()
                 wait = self.shared_wait if self.shared_namespace else self.dispatch_timeout
@@ -405,8 +424,27 @@ class ActiveMQAdapter(BrokerAdapter):
             self._await(receipt, "unsubscribe")
             with self.listener.cond:
                 self.listener.frames.pop(state.sub_id, None)
+            queue = self._queue(state.queue)
+            if queue.owner == consumer:
+                queue.owner = self._next_owner(queue)
             self._await_dispatch(state.queue)
         return self._do("close_consumer", run)
+
+    def _next_owner(self, queue: _Queue) -> str | None:
+        """DELIVERY-26: the books' next exclusive owner when the owner goes, as Queue#removeSubscription
+        picks it: the first subscription of the highest priority in the consumer list (subscription
+        order: the waiting ones are never served, so never rotated)."""
+        best: _Consumer | None = None
+        for c in self.consumers.values():
+            if c.queue == queue.name and (best is None or c.priority > best.priority):
+                best = c
+        return best.name if best is not None else None
+
+    def _may_get(self, consumer: _Consumer) -> bool:
+        """Whether the broker may dispatch to the subscription at all: on an exclusive queue only
+        the owner the books name (DELIVERY-26); the adapter only uses it to bound its waits."""
+        queue = self._queue(consumer.queue)
+        return not queue.exclusive or queue.owner == consumer.name
 
     def _unclaimed(self, queue: _Queue) -> int:
         """What the books say the queue holds for no subscription: sent - acked - nacked - what the
@@ -429,7 +467,8 @@ class ActiveMQAdapter(BrokerAdapter):
             return
 
         def undispatched() -> bool:
-            room = sum(max(0, c.prefetch - len(c.held) - len(self._buffered(c))) for c in consumers)
+            room = sum(max(0, c.prefetch - len(c.held) - len(self._buffered(c))) for c in consumers
+                       if self._may_get(c))
             return min(self._unclaimed(queue), room) > 0
 
         if undispatched():

@@ -36,6 +36,9 @@ token, so concurrent runs and xdist workers never share a stream):
   queue (REDELIVERY-20), so they come back newest first; with ``close_mode="abandon"`` it just
   forgets them and the server redelivers them after ``ack_wait``. ``nack`` with ``delay_ms`` is
   ``-NAK {"delay": ns}`` (REDELIVERY-28); ``in_progress`` is ``+WPI`` (REDELIVERY-27).
+- ``purge`` is ``$JS.API.STREAM.PURGE`` (RING-29) and ``delete_message`` is
+  ``$JS.API.STREAM.MSG.DELETE`` by the message's stream sequence (DELIVERY-33..35; a held message
+  leaves the durable's ack pending, and the consumer's later ack is answered and does nothing).
 - time: ``advance(ms)`` sleeps ``ms`` of real time, the server's AckWait and NAK delays run on its
   own clock, so a scenario that uses them keeps its advances some tens of ms clear of a deadline.
 - counters: ``message_count`` = stream ``state.messages`` and ``added`` = ``state.last_seq``. The
@@ -112,14 +115,20 @@ CAPABILITIES = frozenset({
     # REDELIVERY-27: a consumer's ack_wait_ms is the durable's AckWait, in_progress is +WPI;
     # REDELIVERY-28: nack delay_ms is -NAK {"delay": ns}
     "ack_wait", "nack_delay",
-    # RING-29: stream purge (every stored message, delivered ones too)
-    "purge",
+    # RING-29: stream purge (every stored message, delivered ones too); DELIVERY-33..35: delete of one
+    # message by stream sequence
+    "purge", "delete",
     # DELIVERY-23: the redelivered flag (num_delivered > 1) of a held message
     "redelivered_flag",
     # issue 10: the stream and durable consumer state as counters (RESTART-5, DELIVERY-30), the
     # durable consumer's counters and sequence pairs (DELIVERY-27..29)
     "stream_state", "consumer_state",
 })
+#: DELIVERY-35: JetStream's answers to a STREAM.MSG.DELETE of a sequence it does not store, observed on
+#: 2.15.1: err_code 10057 (code 500) "no message found" below the first sequence, 10043 (code 400)
+#: "sequence N not found" for an interior gap (both codes name any failed delete with the store's error
+#: as description, so the description is read too)
+MSG_NOT_FOUND = (10043, 10057)
 #: RING-28: the queue's overflow policy -> the stream's discard policy
 DISCARD = {"discard-old": DiscardPolicy.OLD, "discard-new": DiscardPolicy.NEW}
 #: JetStream's error code for a publish that discard=new refuses (RING-24)
@@ -619,6 +628,28 @@ class NatsAdapter(BrokerAdapter):
                 raise Refused(f"nats: purge: {answer['error'].get('description', answer['error'])}")
             return int(answer.get("purged", 0))
         return self._do("purge", run)
+
+    def delete_message(self, queue: str, msg_id: str) -> Result:
+        """$JS.API.STREAM.MSG.DELETE by the message's stream sequence (DELIVERY-33..35): True when the
+        server deleted it, False when it answers the sequence is not stored (MSG_NOT_FOUND); an id
+        the adapter never had accepted has no sequence and is False without a request."""
+        async def run() -> bool:
+            state = self._queue(queue)
+            seq = state.seqs.get(msg_id)
+            if seq is None:
+                return False
+            assert self._nc is not None
+            reply = await self._nc.request(f"$JS.API.STREAM.MSG.DELETE.{state.stream}",
+                                           json.dumps({"seq": seq, "no_erase": True}).encode(),
+                                           timeout=self.request_timeout)
+            answer = json.loads(reply.data)
+            error = answer.get("error")
+            if error is None:
+                return bool(answer.get("success"))
+            if error.get("err_code") in MSG_NOT_FOUND and "found" in str(error.get("description")):
+                return False
+            raise Refused(f"nats: delete: {error.get('description', error)}")
+        return self._do("delete", run)
 
     # ------------------------------------------------------------------ observation
     def counters(self, queue: str) -> Result:

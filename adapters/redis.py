@@ -19,6 +19,8 @@ Mapping (every key starts with ``<namespace>:<random token>:``, so concurrent ru
   entry still exists (MAXLEN leaves PEL records of trimmed entries behind; they hold no message);
   ``added`` = XINFO STREAM entries-added; ``scheduled_count`` and ``paged_count`` are 0 (Redis has
   neither).
+- ``delete_message`` is XDEL of the message's entry (DELIVERY-34/35; a PEL record of it stays until
+  XACK, so the holder's ack still answers ok).
 - ``delivery_count`` is the XPENDING delivery counter (0 for an entry not yet delivered, None for
   one no longer in the stream); ``browse`` and ``pending_ids`` list the ids after the group's
   last-delivered-id, which is the order ``>`` reads deliver them in.
@@ -60,6 +62,8 @@ CAPABILITIES = frozenset({
     "independent_consumers",
     "advance_time", "counter:message_count", "counter:pending_count", "counter:delivering_count",
     "counter:scheduled_count", "counter:paged_count", "counter:added",
+    # DELIVERY-34/35: XDEL of one entry
+    "delete",
 })
 
 #: XACK, then XDEL only if XACK removed the entry from the PEL (an entry nobody holds stays)
@@ -248,6 +252,18 @@ class RedisAdapter(BrokerAdapter):
             removed = self._ack(keys=[self._queue(state.queue).key], args=[GROUP, entry])
             return "ok" if int(removed) == 1 else "failed"
         return self._do("ack", run)
+
+    def delete_message(self, queue: str, msg_id: str) -> Result:
+        """XDEL of the message's entry (DELIVERY-34/35): True when Redis deleted one. An entry in a
+        PEL goes too; its PEL record stays until XACK (the holder's ack still answers 1, "ok").
+        An id never sent has no entry: False without a command."""
+        def run() -> bool:
+            state = self._queue(queue)
+            entry = state.entries.get(msg_id)
+            if entry is None:
+                return False
+            return int(self._r().xdel(state.key, entry)) == 1
+        return self._do("delete", run)
 
     # ------------------------------------------------------------------ observation
     def _undelivered(self, key: str) -> tuple[int, list[tuple[str, dict[str, str]]], int]:

@@ -84,6 +84,10 @@ class ReferenceAdapter:
         """RING-29 (capability purge): drop the queue's messages; their number."""
         return self._do(lambda: self.world.broker.purge(queue))
 
+    def delete_message(self, queue: str, msg_id: str) -> Result:
+        """DELIVERY-33..35 (capability delete): delete one message by id; whether one was deleted."""
+        return self._do(lambda: self.world.broker.delete_message(queue, msg_id))
+
     def in_progress(self, consumer: str, msg_id: str) -> Result:
         """REDELIVERY-27 (capability ack_wait): restart the ack wait of a held message."""
         return self._do(lambda: self.world.broker.in_progress(consumer, msg_id))

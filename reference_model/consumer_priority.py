@@ -4,7 +4,8 @@ next message.
 Implements DELIVERY-25 (a consumer's `priority`: consumers of higher priority are offered messages
 first while they have room, the profile's consumer_rotation (DELIVERY-24) ordering consumers of equal
 priority) and DELIVERY-26 (a queue declared `single_active_consumer`: only its active consumer is
-offered messages; when it goes, the profile's `single_active_next` picks the next one).
+offered messages; when it goes, the profile's `single_active_next` picks the next one, and under
+`priority_takeover` a new consumer of higher priority takes over at once).
 """
 
 from __future__ import annotations
@@ -33,6 +34,16 @@ class ConsumerOrderMixin(BrokerCore):
         queue.consumers.append(consumer)
         if queue.config.single_active_consumer and queue.active is None:
             queue.active = consumer  # DELIVERY-26: the first consumer is the active one
+        elif queue.config.single_active_consumer and self._takes_over(queue.active, consumer):
+            queue.active = consumer
+
+    def _takes_over(self, active: ConsumerState | None, consumer: ConsumerState) -> bool:
+        """DELIVERY-26 priority_takeover (ActiveMQ Queue#addSubscription): a new exclusive consumer of
+        higher priority than the active one (or of priority 127) takes over at once; what the previous
+        one was dispatched stays with it."""
+        if self.options.single_active_next != "priority_takeover" or active is None:
+            return False
+        return consumer.config.priority > active.config.priority or consumer.config.priority == 127
 
     def _unsubscribe(self, queue: QueueState, consumer: ConsumerState) -> None:
         """Take a consumer out of the rotation; DELIVERY-26: an active consumer hands over."""
@@ -44,10 +55,13 @@ class ConsumerOrderMixin(BrokerCore):
     def _next_active(self, queue: QueueState) -> ConsumerState | None:
         """DELIVERY-26 single_active_next: the earliest registered waiting consumer ("registration",
         rabbit_fifo's waiting list) or the highest priority, earliest registered among equals
-        ("priority", rabbit_queue_consumers:get_consumer over the consumers' priority queue)."""
+        ("priority", rabbit_queue_consumers:get_consumer over the consumers' priority queue;
+        "priority_takeover", ActiveMQ Queue#removeSubscription: the first of the highest priority in
+        its consumer list, sorted by priority and otherwise in subscription order, since
+        Queue#doActualDispatch never rotates the exclusive consumer it served, DELIVERY-24)."""
         if not queue.consumers:
             return None
-        if self.options.single_active_next == "priority":
+        if self.options.single_active_next in ("priority", "priority_takeover"):
             return min(queue.consumers, key=lambda c: (-c.config.priority, c.registered))
         return min(queue.consumers, key=lambda c: c.registered)
 

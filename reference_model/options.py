@@ -34,8 +34,8 @@ ARTEMIS_ONLY = frozenset({"page_limits", "last_value", "non_destructive", "cumul
 BROKER_FEATURES = frozenset({"max_length_bytes", "nack_reject", "nack_multiple",
                              # REDELIVERY-27 ack wait and in_progress, REDELIVERY-28 nack delay_ms
                              "ack_wait", "nack_delay",
-                             # RING-29 purge
-                             "purge",
+                             # RING-29 purge; DELIVERY-33..35 delete of one message by id
+                             "purge", "delete",
                              # EXPIRY-1 queue TTL, EXPIRY-2 per-message TTL, EXPIRY-6 expiry address
                              "message_ttl", "per_message_ttl", "expiry_address",
                              # DELIVERY-25 consumer priority, DELIVERY-26 single active consumer
@@ -83,8 +83,10 @@ class ModelOptions:
     consumer_rotation: Rotation = "cursor"
     #: DELIVERY-26: which waiting consumer of a single_active_consumer queue becomes active when the
     #: active one goes: "registration" (the earliest registered: rabbit_fifo's waiting list) or
-    #: "priority" (the highest priority, the earliest registered among equals: RabbitMQ classic).
-    single_active_next: Literal["registration", "priority"] = "registration"
+    #: "priority" (the highest priority, the earliest registered among equals: RabbitMQ classic);
+    #: "priority_takeover" (ActiveMQ Classic exclusive consumers: as "priority", and a new consumer of
+    #: higher priority, or 127, takes over at once).
+    single_active_next: Literal["registration", "priority", "priority_takeover"] = "registration"
     #: RING-5: may an eviction remove a delivered but unacknowledged message (JetStream discard=old).
     evict_unacked: bool = False
     #: reject_new only: reject when the add WOULD exceed the bound ("before", exact) or only once the
@@ -181,6 +183,10 @@ class ModelOptions:
     #: RING-29: what a purge removes: the ready messages (RabbitMQ queue.purge) or every stored one,
     #: delivered and unacknowledged too (JetStream stream purge).
     purge_removes: Literal["pending", "stored"] = "pending"
+    #: DELIVERY-33/34: what a delete of one message by id reaches: the messages the queue lists
+    #: (pending, scheduled, paged: Artemis removeMessage) or every stored one, delivered and
+    #: unacknowledged too (JetStream STREAM.MSG.DELETE, Redis XDEL).
+    delete_scope: Literal["listed", "stored"] = "listed"
     #: DELIVERY-23: a delivery's redelivered flag: delivery count > 1 (Artemis JMSRedelivered,
     #: JetStream num_delivered > 1) or "delivered before, ever" (RabbitMQ classic: a message once
     #: delivered is redelivered on every later delivery, whatever undid its count).

@@ -43,7 +43,7 @@ _TTL = frozenset({"message_ttl", "per_message_ttl"})
 
 #: The seeds' semantics: ActiveMQ Artemis 2.44 (artemis-semantics.md C, R, P, D, S rules); message
 #: expiry (EXPIRY-1..7) with expiry-delay, expiry-address and the expiry scanner (the defaults).
-ARTEMIS = ModelOptions(features=FEATURES | EXPIRY_FEATURES)
+ARTEMIS = ModelOptions(features=FEATURES | EXPIRY_FEATURES | {"delete"})
 
 #: HornetQ 2.2: no ring queues (added in Artemis 2.10), no FAIL policy (H4), cancelled messages
 #: return with addHead (D10), whole pages depage while memory allows (H1), selectors and browsers see
@@ -144,7 +144,10 @@ JETSTREAM = ModelOptions(
     delay_on_nack=False,
     features=_without("scheduling", "paging", "transactions", "window_bytes", "selectors", "dead_letter",
                       "fail_policy", "block_policy", "drop_policy", "set_ring_size")
-    | {"nack_reject", "ack_wait", "nack_delay", "purge", RESTART_FEATURE, CONSUMER_STATE_FEATURE} | _TTL,
+    | {"nack_reject", "ack_wait", "nack_delay", "purge", "delete", RESTART_FEATURE, CONSUMER_STATE_FEATURE}
+    | _TTL,
+    # DELIVERY-34: STREAM.MSG.DELETE removes a delivered, unacknowledged message too
+    delete_scope="stored",
     overflow_policies=_JETSTREAM_OVERFLOW,
     # EXPIRY-3..5: max_age and Nats-TTL both apply; the stream deletes an expired message whatever
     # its consumers hold; nothing receives it
@@ -175,7 +178,9 @@ REDIS_STREAMS = ModelOptions(
     cancel_undoes_delivery_count=False,
     features=_without("scheduling", "paging", "transactions", "redelivery_delay", "dead_letter", "nack",
                       "window_bytes", "selectors", "fail_policy", "block_policy", "drop_policy",
-                      "set_ring_size"),
+                      "set_ring_size") | {"delete"},
+    # DELIVERY-34: XDEL removes an entry in a PEL too (the PEL entry stays until XACK)
+    delete_scope="stored",
 )
 
 #: ActiveMQ Classic 5.17 over STOMP: no queue count limit, no priorities by default, returned
@@ -197,8 +202,12 @@ ACTIVEMQ_CLASSIC = ModelOptions(
     features=_without("ring", "set_ring_size", "paging", "redelivery_delay", "window_bytes",
                       "delivery_count", "selectors", "fail_policy", "block_policy", "drop_policy")
     # RESTART-1, RESTART-2: KahaDB, consumers end with their connection; DELIVERY-25: the consumer
-    # list is kept sorted by priority (Queue#addToConsumerList, useConsumerPriority)
-    | {RESTART_FEATURE, "consumer_priority"},
+    # list is kept sorted by priority (Queue#addToConsumerList, useConsumerPriority); DELIVERY-26:
+    # exclusive consumers (activemq.exclusive) as a single active consumer queue
+    | {RESTART_FEATURE, "consumer_priority", "single_active_consumer"},
+    # DELIVERY-26: Queue#removeSubscription hands over to the first exclusive consumer of the highest
+    # priority; Queue#addSubscription lets a higher priority one take over at once
+    single_active_next="priority_takeover",
 )
 
 #: Mosquitto 2.0: max_queued_messages counts queued and in-flight together and drops the NEWEST

@@ -43,6 +43,7 @@ class RingMixin(BrokerCore):
         RING-24 (classic reject-publish-dlx): the refused message is dead-lettered (reason maxlen)."""
         if queue.bounded and not self._bound_accepts(queue, message.size):
             self._event("rejected", queue.name, message.id, queue.overflow)
+            queue.counters.refused += 1  # DELIVERY-21
             if queue.overflow == "reject_new_dlx":
                 self._dead_letter_copy(queue, message, "maxlen")
             return False

@@ -160,6 +160,10 @@ class Counters:
     killed: int = 0
     #: EXPIRY-7 (artemis-semantics C5 messagesExpired)
     expired: int = 0
+    #: DELIVERY-21: new messages the queue's bound refused at the door (RING-3 options), whatever the
+    #: sender was told (RING-21: Mosquitto drops silently and still answers PUBACK); not an
+    #: observable counter, only the final drain's accounting reads it
+    refused: int = 0
 
 
 class QueueState:

@@ -70,6 +70,10 @@ CHECK_NEEDS: dict[str, tuple[str, ...]] = {
     # queue_machine.receive_check behind the delivery machine's gates (DELIVERY-25/26)
     "receive.priority": ("consumer_priority",),
     "receive.single_active": ("single_active_consumer",),
+    # queue_machine: DELIVERY-15 on the pending order shown; DELIVERY-21 and SCHED-13 run wherever a
+    # queue machine runs (the drain through its consumers; the send where the profile has no scheduling)
+    "pending.one_place": ("pending_order",),
+    "delete.result": ("delete",),
 }
 #: checks that can only fail (the `fail` answer of an operation): they never evidence a pass
 NEVER_EVIDENCE = "an operation refused"

@@ -178,6 +178,15 @@ def _purge(adapter: Adapter, queue: str) -> Result:
     return adapter.purge(queue)  # type: ignore[attr-defined,no-any-return]
 
 
+def _delete(adapter: Adapter, args: Mapping[str, Any]) -> Result:
+    """DELIVERY-33..35: delete_message(queue, id), a new operation only adapters with the delete
+    capability offer."""
+    refused = _missing(adapter, ["delete"])
+    if refused is not None:
+        return refused
+    return adapter.delete_message(args["queue"], args["id"])  # type: ignore[attr-defined,no-any-return]
+
+
 def _restart(adapter: Adapter, mode: Any) -> Result:
     """RESTART-1..4: a restart is routed through ``call("restart", mode=...)`` and needs the
     ``restart`` capability (an adapter without it needs no new method)."""
@@ -213,6 +222,7 @@ DISPATCH: dict[str, Callable[[Adapter, Any], Result]] = {
     "ack_batch": lambda a, x: _each(lambda m: DISPATCH["ack"](a, m[1]), batch_items("ack_batch", x)),
     "in_progress": _in_progress,
     "purge": _purge,
+    "delete": _delete,
     "restart": _restart,
 }
 BATCH_OPS = ("send_batch", "receive_batch", "ack_batch")
@@ -265,6 +275,8 @@ class Driver:
         self.not_observed: dict[str, int] = {}
         #: called with each violation and the steps so far, before it is raised
         self.on_violation: Callable[[Violation, list[Step]], None] | None = None
+        #: a check failed in this example (a machine's teardown then adds no checks of its own)
+        self.violated = False
 
     # ------------------------------------------------------------------ recording
     def observe(self, f: str, queue: str | None, value: Any) -> None:
@@ -279,6 +291,7 @@ class Driver:
             return
         self.checked.add(name)
         if not ok:
+            self.violated = True
             violation = Violation(name, self.rules.get(name, ()), message())
             if self.on_violation is not None:
                 self.on_violation(violation, self.steps)
@@ -367,6 +380,27 @@ class Driver:
         self.check(compare or f"{op}.accepted", False,
                    lambda: f"{label}{op} {args!r} failed on the implementation: {actual.error}")
         return expected.value, None, False
+
+    def both_refused(self, op: str, args: Any) -> Result:
+        """Apply an operation the claimed model answers ``unsupported`` (SCHED-13) to both sides;
+        the implementation's Result, for the caller to check (an `info` answer stops the run). The
+        step is kept without an expectation: replayed, the model refuses it again."""
+        history = self.history
+        process, queue = _process(op, args), _queue_of(args)
+        if history is not None:
+            history.record("invoke", op, args, process=process, queue=queue)
+        expected = call_operation(self.model, op, args)
+        if expected.is_ok or not (expected.error or "").startswith("unsupported"):
+            raise RuntimeError(f"the machine expected the claimed model to refuse {op} {args!r} as "
+                               f"unsupported; it answered {expected}")
+        self.steps.append(Step(op, args))
+        actual = call_operation(self.adapter, op, args)
+        if history is not None:
+            history.record(actual.type, op, actual.value if actual.is_ok else actual.error,
+                           process=process, queue=queue)
+        if actual.type == "info":
+            raise Inconclusive(f"{op}: {actual.error}")
+        return actual
 
     def observe_both(self, method: str, *args: Any) -> tuple[Any, Any]:
         """Read the same observation from the model and the adapter (no step is recorded). Any

@@ -13,7 +13,14 @@ profile and adapter have `purge`, an ack_batch now and then purges the queue ins
 
 Model-free checks made here from what the implementation shows (no model needed):
 delivered messages were sent, acknowledged messages are never delivered again, an unacknowledged
-message is never evicted where the profile forbids it, and counter identities.
+message is never evicted where the profile forbids it, and counter identities. DELIVERY-15 (one
+place at a time): a message the implementation delivers is not still delivering to another consumer
+of the queue, and the pending order it shows lists no id twice and no id a consumer holds
+(destructive queues). DELIVERY-21 (what goes in must come out): the teardown drains every queue of
+the address through its open consumers and requires every send the implementation accepted to have
+been delivered or accounted for (replaced, killed, expired, or still scheduled, paged or waiting).
+SCHED-13: under a profile without scheduled delivery, a send now and then carries a delivery time and
+must be answered unsupported, changing nothing (drawn within `send`).
 
 After each delivery the delivery count the implementation shows is recorded as a ``delivery_count``
 observation ``{"id", "count"}`` (REDELIVERY-1, REDELIVERY-2, REDELIVERY-12, REDELIVERY-19, REDELIVERY-22:
@@ -22,6 +29,7 @@ the report's monotonicity check reads it).
 
 from __future__ import annotations
 
+import sys
 from typing import Any, ClassVar
 
 from hypothesis import strategies as st
@@ -44,6 +52,14 @@ PURGE_WHICH = 7
 #: and that delay: far beyond the logical and the real time of an example
 NACK_LATER_INDEX = 7
 NAK_DELAY_BEYOND_MS = 3_600_000
+#: DELIVERY-33..35: the `index` of ack that deletes a message by id instead (capability delete)
+DELETE_INDEX = 6
+#: SCHED-13: the `size_index` of send that sends with a delivery time instead where the claimed
+#: profile has no scheduled delivery, and that delivery time (logical ms)
+SCHEDULED_SEND_INDEX = 7
+UNSUPPORTED_DELIVERY_TIME_MS = 60_000
+#: DELIVERY-21: the longest drain of one consumer (rounds of receive_batch + ack_batch)
+DRAIN_ROUNDS = 40
 
 
 class QueueMachine(ConformanceMachine):
@@ -59,6 +75,9 @@ class QueueMachine(ConformanceMachine):
     #: DELIVERY-25/26: the machine draws consumer priorities and single active consumer queues where
     #: the capability is offered (its table has the checks receive.priority and receive.single_active)
     CONSUMER_ORDER: ClassVar[bool] = False
+    #: DELIVERY-33..35: the machine draws deletes by id where the capability is offered (within
+    #: `ack`; the delivery, ring and redelivery machines: their tables have the check delete.result)
+    DRAWS_DELETE: ClassVar[bool] = False
 
     def __init__(self) -> None:
         super().__init__()
@@ -75,6 +94,10 @@ class QueueMachine(ConformanceMachine):
         #: DELIVERY-26 queues declared single_active_consumer, DELIVERY-25 queues with a consumer priority
         self.single_active: set[str] = set()
         self.prioritised: set[str] = set()
+        #: DELIVERY-21: ids whose send the implementation accepted (or paged), and per queue the ids
+        #: the implementation delivered at least once
+        self.accepted: list[str] = []
+        self.delivered: dict[str, set[str]] = {}
 
     # ------------------------------------------------------------------ helpers
     def _broker(self) -> Any:
@@ -96,6 +119,18 @@ class QueueMachine(ConformanceMachine):
     def _held(self, consumer: str) -> Any:
         """The model's unacknowledged ids of an open consumer, not copied (read, never change it)."""
         return self._broker().consumers[consumer].received
+
+    def _delivering(self, consumer: str) -> set[str]:
+        """DELIVERY-15: the ids delivering to an open consumer in the model: dispatched to its buffer,
+        received and unacknowledged, or acknowledged in its open transaction."""
+        state = self._broker().consumers[consumer]
+        return set(state.buffer) | set(state.received) | {ref.id for ref in state.tx_acked}
+
+    def _shares_listing(self, queue: str) -> bool:
+        """DELIVERY-12: a non-destructive or last-value queue keeps delivered messages listed (each
+        consumer walks the whole list), so DELIVERY-15's one-place checks do not apply to it."""
+        config = self._broker().queues[queue].config
+        return bool(config.non_destructive or config.last_value_key is not None)
 
     def unacked(self, consumer: str) -> list[str]:
         if consumer not in self.open_consumers:
@@ -124,13 +159,48 @@ class QueueMachine(ConformanceMachine):
         if scheduled_at is not None:
             args["scheduled_at_ms"] = scheduled_at
         self.sent.add(msg_id)
-        self.d.both("send", args, compare=self.send_check)
+        _, answer = self.d.both_values("send", args, compare=self.send_check)
+        self.note_send(msg_id, answer)
+
+    def note_send(self, msg_id: str, answer: Any) -> None:
+        """DELIVERY-21: remember a send the implementation accepted (it must come out again)."""
+        if answer in ("accepted", "paged"):
+            self.accepted.append(msg_id)
 
     @precondition(lambda self: self.ready)
     @rule(size_index=WHICH, priority=st.sampled_from([4, 4, 0, 9, 5]))
     def send(self, size_index: int, priority: int) -> None:
+        if size_index == SCHEDULED_SEND_INDEX and not self.options.has("scheduling"):
+            self.send_with_delivery_time()
+            return
         self.do_send(self.SIZES[size_index % len(self.SIZES)],
                      priority if self.USE_PRIORITIES and self.can("priorities") else 4)
+
+    def send_with_delivery_time(self) -> None:
+        """SCHED-13 (drawn within `send`, only where the claimed profile has no scheduled delivery, so
+        the exploration of the others is as before): a send with a delivery time is answered
+        unsupported, as the model answers it, and changes nothing (counters, pending order); its id
+        never counts as sent, so a later delivery of it fails delivery.sent_only."""
+        msg_id = self.next_id()
+        args = {"to": self.ADDRESS, "id": msg_id, "size": 100,
+                "scheduled_at_ms": UNSUPPORTED_DELIVERY_TIME_MS}
+        queues = self._address_queues()
+        before = [self._state_of(q) for q in queues]
+        answer = self.d.both_refused("send", args)
+        refused = answer.type == "fail" and (answer.error or "").startswith("unsupported")
+        self.d.check("send.no_schedule", refused,
+                     lambda: f"send {args!r} with a delivery time under profile {self.options.name}, which "
+                             f"has no scheduled delivery: expected unsupported, the implementation gave "
+                             f"{answer.value if answer.is_ok else answer.error!r}")
+        after = [self._state_of(q) for q in queues]
+        self.d.check("send.no_schedule", before == after,
+                     lambda: f"send {args!r} answered unsupported but queues {queues} went from {before} "
+                             f"to {after} (counters, pending)")
+
+    def _address_queues(self) -> list[str]:
+        """The model's queues bound to the machine's address, in declaration order."""
+        address = self._broker().addresses.get(self.ADDRESS)
+        return list(address.queues) if address is not None else []
 
     def gets_left(self, consumer: str) -> int:
         """How many more receives the consumer may make: under pull_return_order tag_text a pull
@@ -168,6 +238,13 @@ class QueueMachine(ConformanceMachine):
                          lambda: f"{consumer} received {actual!r}, which was never sent")
             self.d.check("delivery.acked_not_redelivered", (queue, actual) not in self.acked,
                          lambda: f"{consumer} received {actual!r} again after it was acknowledged")
+            self.delivered.setdefault(queue, set()).add(actual)
+            if not self._shares_listing(queue):
+                others = [c for c in self.consumers_on(queue) if c != consumer and c in self.open_consumers]
+                other = next((c for c in others if actual in self._delivering(c)), None)
+                self.d.check("delivery.one_place", other is None,
+                             lambda: f"{consumer} received {actual!r} while it is still delivering to "
+                                     f"{other}")
         if expected is not None and self.can("delivery_count"):
             observed = self.d.observe_if_observable("delivery_count", queue, expected)
             if observed is not None:  # None: the adapter cannot see this message's count now
@@ -191,11 +268,24 @@ class QueueMachine(ConformanceMachine):
         if target is None:
             return
         consumer, msg_id = target
+        if index == DELETE_INDEX and self.DRAWS_DELETE and self.can("delete"):
+            self.delete(consumer, msg_id, which)
+            return
         if index == NACK_LATER_INDEX and self.can("nack", "nack_delay"):
             self.nack_later(consumer, msg_id)
             return
         _, answer = self.d.both_values("ack", {"consumer": consumer, "id": msg_id}, compare="ack.result")
         self._acked(consumer, msg_id, answer)
+
+    def delete(self, consumer: str, msg_id: str, which: int) -> None:
+        """DELIVERY-33..35 (drawn within `ack`: no new rule, so adapters without delete explore as
+        before): delete one message by id, the held one (`which` even: found under a `stored` scope,
+        not found under `listed`) or the last one sent (often still pending, or already gone); the
+        answer is compared, and what it removed by every later step (counters, pending order, what is
+        received, an ack of the deleted message, the final drain's accounting)."""
+        queue = self.consumer_args[consumer]["queue"]
+        target = msg_id if which % 2 == 0 else f"m{self.counter}"
+        self.d.both("delete", {"queue": queue, "id": target}, compare="delete.result")
 
     def nack_later(self, consumer: str, msg_id: str) -> None:
         """REDELIVERY-28 (drawn within `ack`: no new rule, so adapters without nack_delay explore
@@ -318,7 +408,10 @@ class QueueMachine(ConformanceMachine):
     def send_batch(self, count: int) -> None:
         ids = [self.next_id() for _ in range(count)]
         self.sent.update(ids)
-        self.d.both_batch("send_batch", {"to": self.ADDRESS, "ids": ids, "size": 100}, self.send_check)
+        pairs = self.d.both_batch("send_batch", {"to": self.ADDRESS, "ids": ids, "size": 100},
+                                  self.send_check)
+        for msg_id, (_, answer) in zip(ids, pairs, strict=False):
+            self.note_send(msg_id, answer)
 
     @precondition(lambda self: self.ready and self.open_consumers)
     @rule(which=WHICH, count=BATCH)
@@ -384,4 +477,97 @@ class QueueMachine(ConformanceMachine):
             for queue in self.QUEUES:
                 observed = self.d.observe_if_observable("pending_ids", queue)
                 if observed is not None:
+                    self.check_one_place(queue, observed[1])
                     self.d.expect_equal("pending.order", *observed, f"pending of {queue}: ")
+
+    def check_one_place(self, queue: str, pending: list[str]) -> None:
+        """DELIVERY-15, model-free on what the implementation lists as pending (before it is compared
+        with the model): no id twice, and none that a consumer of the queue holds."""
+        if self._shares_listing(queue):
+            return
+        listed = set(pending)
+        twice = sorted({m for m in pending if pending.count(m) > 1}) if len(listed) < len(pending) else []
+        self.d.check("pending.one_place", not twice,
+                     lambda: f"queue {queue} lists {twice} as pending more than once: {pending}")
+        held = [(c, m) for c in self.consumers_on(queue) if c in self.open_consumers
+                for m in sorted(self._delivering(c) & listed)]
+        self.d.check("pending.one_place", not held,
+                     lambda: f"queue {queue} lists as pending {[m for _, m in held]}, which "
+                             f"{sorted({c for c, _ in held})} hold(s) delivering: {pending}")
+
+    # ------------------------------------------------------------------ the final drain (DELIVERY-21)
+    def teardown(self) -> None:
+        """Drain and account (DELIVERY-21) when the example ended without a finding, then close."""
+        try:
+            if self.ready and not self.d.violated and sys.exc_info()[0] is None:
+                self.drain()
+        finally:
+            super().teardown()
+
+    def _drainable(self, consumer: str) -> int:
+        """How many receives the model will answer with a message for `consumer` now: its buffer
+        (a pushing consumer), else for a pulling one the pending messages within its max_unacked (0:
+        nothing to drain, so the implementation is never asked for a receive that must come back empty)."""
+        state = self._broker().consumers[consumer]
+        if state.buffer:
+            return len(state.buffer)
+        if not state.no_buffering:
+            return 0
+        room = 1 << 30
+        if state.config.max_unacked is not None and state.config.max_unacked >= 0:
+            room = state.config.max_unacked - len(state.received)
+        queue = self._broker().queues[self.consumer_args[consumer]["queue"]]
+        return max(0, min(len(queue.pending), room, self.gets_left(consumer)))
+
+    def drain(self) -> None:
+        """DELIVERY-21: acknowledge what every open consumer of the address's queues holds and
+        receive (and acknowledge) what it is given until the model has nothing more for it; then every
+        accepted send must have been delivered by that queue, or be accounted for: the queue's
+        replaced + killed + expired counters (the implementation's where it shows all three, else
+        the model's), the new messages its bound refused although the send was answered accepted
+        (RING-21, the model's count) and what the model still keeps in it (scheduled, paged,
+        waiting out a delay)."""
+        queues = [q for q in self._address_queues() if q in self.QUEUES]
+        for queue in queues:
+            for consumer in self.consumers_on(queue):
+                if consumer not in self.open_consumers:
+                    continue
+                for _ in range(DRAIN_ROUNDS):
+                    held = list(self._held(consumer))
+                    if held:
+                        answers = self.d.both_batch("ack_batch", {"consumer": consumer, "ids": held},
+                                                    "ack.result")
+                        for msg_id, (_, answer) in zip(held, answers, strict=False):
+                            self._acked(consumer, msg_id, answer)
+                    count = min(self._drainable(consumer), 25)
+                    if not count:
+                        break
+                    self.d.both_batch("receive_batch", {"consumer": consumer, "count": count},
+                                      self.receive_check(consumer),
+                                      after=lambda e, a, c=consumer: self.received(c, e, a))
+        for queue in queues:
+            self.check_accounted(queue)
+
+    def check_accounted(self, queue: str) -> None:
+        """DELIVERY-21 for one drained queue (see :meth:`drain`)."""
+        delivered = self.delivered.get(queue, set())
+        lost = [m for m in self.accepted if m not in delivered]
+        if not lost:
+            self.d.check("drain.accounted", True, str)
+            return
+        model = self._broker().counters(queue)
+        gone = {"replaced": model.replaced, "killed": model.killed, "expired": model.expired}
+        if all(self.can(f"counter:{name}") for name in gone):
+            shown = self.adapter.counters(queue)
+            if shown.is_ok:
+                gone = {name: int(shown.value.get(name, 0)) for name in gone}
+        kept = model.message_count
+        # RING-21: a bound that refuses silently (the sender told accepted) drops it at the door
+        refused = self._broker().queues[queue].counters.refused
+        if refused:
+            gone["refused"] = refused
+        accounted = sum(gone.values()) + kept
+        self.d.check("drain.accounted", len(lost) <= accounted,
+                     lambda: f"after the final drain of queue {queue}, {len(lost)} accepted message(s) never "
+                             f"came out ({lost[:10]}) but only {accounted} are accounted for ({gone}, "
+                             f"{kept} still kept)")

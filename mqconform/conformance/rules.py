@@ -49,6 +49,12 @@ _COMMON = {
     "purge.result": ("RING-29",),
     # REDELIVERY-28: queue_machine.nack_later (a delayed -NAK and the receive after it)
     "nack.delay": ("REDELIVERY-28",),
+    # issue 10/13: DELIVERY-15 (queue_machine.received, check_one_place), DELIVERY-21 (the final
+    # drain, queue_machine.drain), SCHED-13 (queue_machine.send_with_delivery_time)
+    "delivery.one_place": ("DELIVERY-15",),
+    "pending.one_place": ("DELIVERY-15",),
+    "drain.accounted": ("DELIVERY-21",),
+    "send.no_schedule": ("SCHED-13", "DELIVERY-2"),
 }
 
 TABLES: dict[str, dict[str, tuple[str, ...]]] = {
@@ -201,6 +207,12 @@ TABLES["expiry"] = {
     "counters.expired": ("EXPIRY-7",),
     "nack.result": ("DELIVERY-8", "EXPIRY-4"),
 }
+
+
+#: DELIVERY-33..35: queue_machine.delete, drawn within `ack` by the machines with DRAWS_DELETE
+#: (capability delete)
+for _area in ("delivery", "ring", "redelivery"):
+    TABLES[_area]["delete.result"] = ("DELIVERY-33", "DELIVERY-34", "DELIVERY-35")
 
 
 #: The broker-profile rules each check also evidences: under a broker's profile the model implements

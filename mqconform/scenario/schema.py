@@ -97,6 +97,8 @@ OPS: Final[Mapping[str, Op]] = {
     "in_progress": Op({"consumer": _req("str"), "id": _req("id")}),
     # RING-29: purge a queue (the result is the number of messages removed)
     "purge": Op(scalar="str"),
+    # DELIVERY-33..35: delete one message by id (the result is whether one was deleted)
+    "delete": Op({"queue": _req("str"), "id": _req("id")}),
     # issue 10: RESTART-1..4, the implementation restarts (SIGTERM or SIGKILL) on its own store
     "restart": Op(scalar=("graceful", "kill")),
     "throttle": Op({"name": _req("str"), "max_sessions": _req("int"), "low_equals_high": _f("bool", False),
@@ -135,7 +137,7 @@ REFERENCES: Final[Mapping[str, tuple[tuple[str, str], ...]]] = {
     "send": (("to", "address"),),
     "receive": (("", "consumer"),), "commit": (("", "consumer"),), "rollback": (("", "consumer"),),
     "close": (("", "consumer"),), "ack": (("consumer", "consumer"),), "nack": (("consumer", "consumer"),),
-    "in_progress": (("consumer", "consumer"),), "purge": (("", "queue"),),
+    "in_progress": (("consumer", "consumer"),), "purge": (("", "queue"),), "delete": (("queue", "queue"),),
     "browse": (("", "queue"),), "set_ring_size": (("queue", "queue"),),
     "offer": (("throttle", "throttle"),), "complete": (("throttle", "throttle"),),
     "put": (("store", "store"),), "remove": (("store", "store"),), "truncate": (("store", "store"),),

@@ -139,6 +139,31 @@ class _CloseReturnsAll(Broker):
         self._settle(queue)
 
 
+class _PendingListsDelivering(Broker):
+    """DELIVERY-15: the pending listing also walks the delivering messages (a browse iterator over
+    the queue's whole reference list), so a message held by a consumer shows as pending too."""
+
+    def pending_ids(self, queue_name: str) -> list[str]:
+        queue = self._queue(queue_name)
+        held = [m for consumer in queue.consumers for m in (*consumer.buffer, *consumer.received)]
+        return super().pending_ids(queue_name) + held
+
+
+class _CloseDropsPrefetched(Broker):
+    """DELIVERY-21: a consumer close acknowledges (drops) the messages dispatched to its buffer that
+    the client never received, instead of returning them to the queue."""
+
+    def close(self, consumer_name: str) -> None:
+        consumer = self._consumer(consumer_name)
+        queue = self._queue(consumer.config.queue)
+        for ref in list(consumer.buffer.values()):
+            del consumer.buffer[ref.id]
+            consumer.buffer_bytes -= ref.size
+            self._undeliver(queue, ref)
+            self._terminate(queue, ref, "acknowledged")
+        super().close(consumer_name)
+
+
 class _FirstConsumer(Broker):
     """Dispatch always offers the next message to the first consumer with room (no round robin)."""
 
@@ -242,6 +267,11 @@ QUEUE_MUTANTS: tuple[Mutant, ...] = (
     # several consumers per queue, invalid acks, deep redelivery, long queues (issue 9)
     Mutant("close-returns-all-consumers", "delivery", "a consumer close returns every consumer's messages",
            _broker(_CloseReturnsAll)),
+    # issue 10/13: DELIVERY-15 (pending.one_place) and DELIVERY-21 (drain.accounted)
+    Mutant("pending-lists-delivering", "delivery", "the pending order lists the messages consumers hold "
+           "too", _broker(_PendingListsDelivering)),
+    Mutant("close-drops-prefetched", "delivery", "a consumer close drops the messages in its buffer "
+           "(counted acknowledged) instead of returning them", _broker(_CloseDropsPrefetched)),
     Mutant("dispatch-first-consumer", "delivery", "dispatch always picks the first consumer with room "
            "(no round robin)", _broker(_FirstConsumer)),
     Mutant("double-ack-counts", "delivery", "a second ack of the same message is accepted and counted "

@@ -228,3 +228,26 @@ def test_consumer_priority_header_orders_the_consumer_list(shared: ActiveMQAdapt
     assert run_scenario(scenario, ReferenceAdapter(options=profile("activemq-classic"))).verdict == "pass"
     outcome = run_scenario(scenario, shared, namespace=namespace, strict=True)
     assert outcome.verdict == "pass", outcome.verdict_line()
+
+
+@pytest.mark.rules("DELIVERY-26", "DELIVERY-24")
+def test_exclusive_consumers_hand_over_and_a_higher_priority_takes_over(shared: ActiveMQAdapter,
+                                                                        namespace: str) -> None:
+    """SUBSCRIBE activemq.exclusive on every subscription of a single_active_consumer queue: only the
+    exclusive owner is dispatched; when it closes, what it held returns to the first subscription of
+    the highest priority, in order; a new subscription of higher priority takes over at once
+    (Queue#addSubscription / #removeSubscription). The activemq-classic profile (single_active_next
+    priority_takeover) holds it, on the model and on the broker; RabbitMQ classic's choice (no
+    takeover) fails it on the model."""
+    from pathlib import Path
+
+    from mqconform.scenario.loader import load
+    from mqconform.scenario.runner import run_scenario
+
+    scenario = load(Path(__file__).parent / "scenarios" / "activemq-exclusive-consumer-handover.yaml")
+    claimed = profile("activemq-classic")
+    assert run_scenario(scenario, ReferenceAdapter(options=claimed)).verdict == "pass"
+    no_takeover = ReferenceAdapter(options=claimed.evolve(single_active_next="priority"))
+    assert run_scenario(scenario, no_takeover).verdict == "fail"
+    outcome = run_scenario(scenario, shared, namespace=namespace, strict=True)
+    assert outcome.verdict == "pass", outcome.verdict_line()

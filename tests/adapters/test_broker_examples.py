@@ -1,6 +1,7 @@
 """The cases transcribed from the brokers' own test suites (spec/examples/brokers/, issue 14) hold on
 the model under the file's profile and on the real broker the profile names. No skips: a missing
-broker is a failure (RabbitMQ on 127.0.0.1:5672, JetStream from the embedded nats-server)."""
+broker is a failure (RabbitMQ on 127.0.0.1:5672, Redis on 127.0.0.1:6379, JetStream from the embedded
+nats-server, ActiveMQ Classic the adapter's own broker)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from mqconform.adapters.activemq import ActiveMQAdapter
 from mqconform.adapters.contract import Adapter
 from mqconform.adapters.nats import NatsAdapter
 from mqconform.adapters.rabbitmq import RabbitMQAdapter
+from mqconform.adapters.redis import RedisAdapter
 from mqconform.adapters.reference import ReferenceAdapter
 from mqconform.scenario.loader import load
 from mqconform.scenario.runner import run_scenario
@@ -24,6 +27,10 @@ def _broker(profile: str) -> Adapter:
         return RabbitMQAdapter(url=SERVICE_URL)
     if profile == "rabbitmq-quorum":
         return RabbitMQAdapter(url=SERVICE_URL, queue_type="quorum")
+    if profile == "redis-streams":
+        return RedisAdapter()
+    if profile == "activemq-classic":
+        return ActiveMQAdapter()  # its own broker
     assert profile == "jetstream", f"no broker for profile {profile}"
     return NatsAdapter()
 
@@ -32,14 +39,16 @@ def test_at_least_ten_cases_name_their_source_test() -> None:
     assert len(EXAMPLES) >= 10
     for path in EXAMPLES:
         head = path.read_text().split("\n", 1)[0]
-        assert head.startswith("# ") and ("SUITE" in head or "_test.go" in head), path.name
+        # Erlang common test SUITEs, Go _test.go files, Redis' Tcl tests, ActiveMQ's JUnit tests
+        assert head.startswith("# ") and any(s in head for s in ("SUITE", "_test.go", ".tcl", "Test.java")), \
+            path.name
 
 
 @pytest.mark.rules("RING-3", "RING-22", "RING-23", "RING-24", "RING-26", "RING-27", "RING-28",
                    "REDELIVERY-24", "REDELIVERY-25", "REDELIVERY-26", "REDELIVERY-20", "DELIVERY-22",
                    "REDELIVERY-27", "REDELIVERY-28", "RING-29", "EXPIRY-1", "EXPIRY-2", "EXPIRY-5",
                    "EXPIRY-7", "DELIVERY-25", "DELIVERY-26",
-                   "DELIVERY-27", "DELIVERY-28", "DELIVERY-29", "DELIVERY-30")
+                   "DELIVERY-27", "DELIVERY-28", "DELIVERY-29", "DELIVERY-30", "DELIVERY-34", "DELIVERY-35")
 @pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
 def test_case_holds_on_the_model_and_on_its_broker(path: Path, namespace: str) -> None:
     scenario = load(path)

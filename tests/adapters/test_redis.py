@@ -155,6 +155,35 @@ def test_trimmed_pel_entry_is_still_listed_by_xpending(redis_adapter: RedisAdapt
     assert (shown["message_count"], shown["pending_count"], shown["delivering_count"]) == (1, 1, 0)
 
 
+@pytest.mark.rules("DELIVERY-34", "DELIVERY-35")
+def test_xclaim_drops_the_pel_record_of_a_deleted_entry(redis_adapter: RedisAdapter) -> None:
+    """redis stream-cgroups.tcl {XCLAIM with XDEL}: after XDEL of an entry in Alice's PEL, XPENDING
+    still lists it; XCLAIM skips it and drops its PEL record, so Alice's later ack fails, while an ack
+    of a deleted entry nobody claimed answers ok (its record was still there)."""
+    a = redis_adapter
+    a.declare_queue(QueueConfig("x"))
+    a.open_consumer(ConsumerConfig("alice", "x", **PULL))
+    for m in ("m1", "m2", "m3", "m4"):
+        a.send("x", Message(m))
+    assert [a.receive("alice").value for _ in range(4)] == ["m1", "m2", "m3", "m4"]
+    assert a.delete_message("x", "m2").value is True and a.delete_message("x", "m4").value is True
+    assert a.delete_message("x", "m2").value is False and a.delete_message("x", "never").value is False
+    key, entries = a.queues["x"].key, a.queues["x"].entries
+    raw = redis.Redis.from_url(SERVICE_URL, decode_responses=True)
+    try:
+        assert [p["message_id"] for p in raw.xpending_range(key, GROUP, "-", "+", 10)] == \
+               [entries[m] for m in ("m1", "m2", "m3", "m4")]
+        claimed = raw.xclaim(key, GROUP, "bob", 0, [entries[m] for m in ("m1", "m2", "m3")])
+        assert [e for e, _ in claimed] == [entries["m1"], entries["m3"]]
+        assert [p["message_id"] for p in raw.xpending_range(key, GROUP, "-", "+", 10)] == \
+               [entries[m] for m in ("m1", "m3", "m4")]
+    finally:
+        raw.close()
+    assert a.ack("alice", "m2").value == "failed"  # XCLAIM dropped its PEL record
+    assert a.ack("alice", "m4").value == "ok"  # deleted, never claimed: XACK still answers 1
+    assert a.counters("x").value["message_count"] == 2
+
+
 def test_ring_zero_keeps_nothing(redis_adapter: RedisAdapter) -> None:
     a = redis_adapter
     a.declare_queue(QueueConfig("q", ring_size=0))

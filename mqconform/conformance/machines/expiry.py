@@ -54,7 +54,9 @@ class ExpiryMachine(QueueMachine):
     def send_with_ttl(self, ttl: int) -> None:
         msg_id = self.next_id()
         self.sent.add(msg_id)
-        self.d.both("send", {"to": self.ADDRESS, "id": msg_id, "ttl_ms": ttl}, compare="send.result")
+        _, answer = self.d.both_values("send", {"to": self.ADDRESS, "id": msg_id, "ttl_ms": ttl},
+                                       compare="send.result")
+        self.note_send(msg_id, answer)
 
     @precondition(lambda self: self.ready)
     @rule()

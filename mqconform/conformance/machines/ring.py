@@ -8,7 +8,8 @@ bound where both have `max_length_bytes` (RING-27); nack draws its forms, requeu
 Each of these is compared under a check of its own, so a run evidences the rule: the sends to a
 queue with a declared policy (`send.overflow`) or a binding byte bound (`send.byte_bound`) compare
 their answers and the queue's stored count; a nack of a non-default form compares its answer and
-then the counter its form changes (`nack.reject`: message_count, `nack.multiple`: delivering_count).
+then the counters its form changes (`nack.reject`: message_count and replaced, `nack.multiple`:
+delivering_count).
 None of this draws anything new (a new rule would change every profile's exploration), so purge
 (RING-29), ack wait (REDELIVERY-27) and nack delay (REDELIVERY-28) are not generated here.
 After each delivery the redelivered flag the implementation shows is compared (`delivery.redelivered`,
@@ -34,6 +35,7 @@ class RingMachine(QueueMachine):
     RULES = rules_for("ring")
     USE_PRIORITIES = True
     REQUIRES = ("queues", "ring")
+    DRAWS_DELETE = True  # and the redelivery machine, its subclass
 
     @initialize(ring=st.integers(min_value=0, max_value=4), mode=MODE_INDEX)
     def setup(self, ring: int, mode: int) -> None:
@@ -148,9 +150,9 @@ class RingMachine(QueueMachine):
             self.d.both("nack", args, compare=check)
             # the effect of the form: a rejected message leaves the queue, a multiple nack returns
             # every earlier delivery of the consumer
-            if "requeue" in args:
+            if "requeue" in args:  # requeued instead, it would count again, or push out a head
                 self._compare_counter(check, self.consumer_args[target[0]]["queue"],
-                                      "message_count")
+                                      "message_count", "replaced")
             elif "multiple" in args:
                 self._compare_counter(check, self.consumer_args[target[0]]["queue"], "delivering_count")
 
@@ -163,13 +165,16 @@ class RingMachine(QueueMachine):
         self.d.both("set_ring_size", args)
 
     # ------------------------------------------------------------------ observations
-    def _compare_counter(self, check: str, queue: str, name: str) -> None:
-        """Compare one counter of `queue` under `check` (where the adapter shows it in this state)."""
-        if not self.can(f"counter:{name}"):
+    def _compare_counter(self, check: str, queue: str, *names: str) -> None:
+        """Compare counters of `queue` under `check` (those the adapter shows, in this state)."""
+        shown = [name for name in names if self.can(f"counter:{name}")]
+        if not shown:
             return
         observed = self.d.observe_if_observable("counters", queue)
         if observed is not None:
-            self.d.expect_equal(check, observed[0][name], observed[1].get(name), f"queue {queue} {name}: ")
+            for name in shown:
+                self.d.expect_equal(check, observed[0][name], observed[1].get(name),
+                                    f"queue {queue} {name}: ")
 
     def received(self, consumer: str, expected: str | None, actual: str | None) -> None:
         """Also DELIVERY-23: the redelivered flag of the delivery the implementation shows."""

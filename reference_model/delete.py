@@ -1,0 +1,54 @@
+"""Delete of one message by id (DELIVERY-33..35): a management operation, not a consumer's.
+
+What a delete reaches is the profile's ``delete_scope``: the messages the queue lists (Artemis
+``QueueControl.removeMessage(id)``: ``QueueImpl.deleteMatchingReferences`` walks the pending list,
+the scheduled messages and the paged ones, not the delivering ones, so a message a consumer holds is
+not found), or every stored message (JetStream ``$JS.API.STREAM.MSG.DELETE`` by stream sequence, Redis
+``XDEL``: delivered, unacknowledged ones too). A deleted message is killed, never dead-lettered; one a
+consumer held leaves it as an eviction does (JetStream: consumer.go decStreamPending terminates it,
+the ack floor moves, a later ack is a silent no-op; Redis: the PEL entry stays until XACK, which still
+answers 1, and XCLAIM/XAUTOCLAIM drop it). The answer is whether a message was deleted.
+"""
+
+from __future__ import annotations
+
+import heapq
+
+from ._core import BrokerCore
+from .state import Ref
+
+
+class DeleteMixin(BrokerCore):
+    """DELIVERY-33..35: delete_message."""
+
+    def delete_message(self, queue_name: str, msg_id: str) -> bool:
+        """Delete message `msg_id` from the queue; False when the profile's scope does not hold it."""
+        self._need("delete", "delete")
+        queue = self._queue(queue_name)
+        ref = queue.refs.get(msg_id)
+        if ref is None or not self._deletable(ref):
+            return False
+        if ref.place == "pending":
+            queue.pending.remove(ref.id)
+            if queue.special:
+                self._unlisted(queue, ref)
+        elif ref.place == "scheduled":
+            queue.scheduler.heap = [e for e in queue.scheduler.heap if e[3] is not ref]
+            heapq.heapify(queue.scheduler.heap)  # O(n), as Artemis' own scan of its scheduled list
+        elif ref.place == "paged":
+            queue.paged.remove(ref)
+        elif not queue.nak_waiting.pop(ref.id, None):
+            self._take_from_consumers(queue, ref)
+        else:
+            self._undeliver(queue, ref)
+        self._terminate(queue, ref, "killed")
+        self._event("killed", queue.name, ref.id, "deleted")
+        self._settle(queue)
+        return True
+
+    def _deletable(self, ref: Ref) -> bool:
+        """DELIVERY-33/34: listed messages under scope `listed`, any stored one under `stored`."""
+        if self.options.delete_scope == "stored":
+            return ref.place in ("pending", "delivering")
+        return ref.place in ("pending", "scheduled", "paged")
+

@@ -1,0 +1,95 @@
+"""Delete of one message by id (DELIVERY-33..35) in the model, per profile's delete_scope."""
+
+from __future__ import annotations
+
+import pytest
+
+from mqconform.reference_model.broker import Broker
+from mqconform.reference_model.config import AddressConfig, ConsumerConfig, Message, QueueConfig
+from mqconform.reference_model.errors import Unsupported
+from mqconform.reference_model.profiles import profile
+
+
+def make(name: str, **queue: object) -> Broker:
+    broker = Broker(profile(name))
+    broker.declare_queue(QueueConfig("q", **queue))  # type: ignore[arg-type]
+    broker.open_consumer(ConsumerConfig("c", "q", window_bytes=0))
+    for i in range(1, 5):
+        broker.send("q", Message(f"m{i}"))
+    return broker
+
+
+@pytest.mark.rules("DELIVERY-33")
+def test_artemis_deletes_listed_messages_only() -> None:
+    b = make("artemis")
+    assert b.receive("c") == "m1"
+    assert b.delete_message("q", "m1") is False  # delivering: not listed
+    assert b.delete_message("q", "m3") is True
+    assert b.pending_ids("q") == ["m2", "m4"]
+    c = b.counters("q")
+    assert (c.message_count, c.delivering_count, c.killed) == (3, 1, 1)
+    assert b.ack("c", "m1") == "ok"
+
+
+@pytest.mark.rules("DELIVERY-33")
+def test_artemis_deletes_a_scheduled_and_a_paged_message() -> None:
+    b = Broker(profile("artemis"))
+    b.declare_address(AddressConfig("a", max_size_messages=2))
+    b.declare_queue(QueueConfig("q", address="a"))
+    assert b.send("a", Message("s", scheduled_at_ms=50)) == "accepted"
+    assert b.send("a", Message("p1")) == "accepted"
+    assert b.send("a", Message("p2")) == "paged"
+    assert b.delete_message("q", "s") is True and b.delete_message("q", "p2") is True
+    c = b.counters("q")
+    assert (c.scheduled_count, c.paged_count, c.message_count, c.killed) == (0, 0, 1, 2)
+    b.advance(100)
+    assert b.pending_ids("q") == ["p1"]
+
+
+@pytest.mark.rules("DELIVERY-34")
+@pytest.mark.parametrize("name", ["jetstream", "redis-streams"])
+def test_stored_scope_deletes_a_held_message_and_its_ack_changes_nothing(name: str) -> None:
+    b = make(name)
+    assert b.receive("c") == "m1" and b.receive("c") == "m2"
+    assert b.delete_message("q", "m1") is True
+    assert b.unacked_ids("c") == ["m2"]
+    c = b.counters("q")
+    assert (c.message_count, c.delivering_count, c.killed) == (3, 1, 1)
+    assert b.ack("c", "m1") == "ok"
+    assert b.counters("q") == c
+    assert [b.receive("c"), b.receive("c"), b.receive("c")] == ["m3", "m4", None]
+
+
+@pytest.mark.rules("DELIVERY-34", "DELIVERY-29")
+def test_jetstream_delete_of_a_held_message_moves_the_ack_floor_and_frees_the_cap() -> None:
+    b = Broker(profile("jetstream"))
+    b.declare_queue(QueueConfig("q"))
+    b.open_consumer(ConsumerConfig("c", "q", window_bytes=0, max_unacked=1))
+    b.send("q", Message("m1"))
+    b.send("q", Message("m2"))
+    assert b.receive("c") == "m1" and b.receive("c") is None
+    assert b.delete_message("q", "m1") is True
+    state = b.consumer_state("q")
+    assert (state["num_ack_pending"], state["ack_floor_stream_seq"]) == (0, 1)
+    assert b.receive("c") == "m2"
+
+
+@pytest.mark.rules("DELIVERY-35")
+@pytest.mark.parametrize("name", ["artemis", "jetstream", "redis-streams"])
+def test_delete_of_an_id_not_stored_answers_false(name: str) -> None:
+    b = make(name)
+    assert b.receive("c") == "m1"
+    assert b.ack("c", "m1") == "ok"
+    before = b.counters("q")
+    assert b.delete_message("q", "m1") is False  # acknowledged
+    assert b.delete_message("q", "never") is False
+    assert b.delete_message("q", "m2") is True and b.delete_message("q", "m2") is False
+    after = b.counters("q")
+    assert (after.message_count, after.killed) == (before.message_count - 1, before.killed + 1)
+
+
+@pytest.mark.rules("DELIVERY-35")
+def test_a_profile_without_delete_refuses_it() -> None:
+    b = make("rabbitmq-classic")
+    with pytest.raises(Unsupported):
+        b.delete_message("q", "m1")

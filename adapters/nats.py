@@ -37,7 +37,7 @@ token, so concurrent runs and xdist workers never share a stream):
   forgets them and the server redelivers them after ``ack_wait``. ``nack`` with ``delay_ms`` is
   ``-NAK {"delay": ns}`` (REDELIVERY-28); ``in_progress`` is ``+WPI`` (REDELIVERY-27).
 - ``purge`` is ``$JS.API.STREAM.PURGE`` (RING-29) and ``delete_message`` is
-  ``$JS.API.STREAM.MSG.DELETE`` by the message's stream sequence (DELIVERY-33..35; a held message
+  ``$JS.API.STREAM.MSG.DELETE`` by the message's stream sequence (DELIVERY-31..33; a held message
   leaves the durable's ack pending, and the consumer's later ack is answered and does nothing).
 - time: ``advance(ms)`` sleeps ``ms`` of real time, the server's AckWait and NAK delays run on its
   own clock, so a scenario that uses them keeps its advances some tens of ms clear of a deadline.
@@ -115,7 +115,7 @@ CAPABILITIES = frozenset({
     # REDELIVERY-27: a consumer's ack_wait_ms is the durable's AckWait, in_progress is +WPI;
     # REDELIVERY-28: nack delay_ms is -NAK {"delay": ns}
     "ack_wait", "nack_delay",
-    # RING-29: stream purge (every stored message, delivered ones too); DELIVERY-33..35: delete of one
+    # RING-29: stream purge (every stored message, delivered ones too); DELIVERY-31..33: delete of one
     # message by stream sequence
     "purge", "delete",
     # DELIVERY-23: the redelivered flag (num_delivered > 1) of a held message
@@ -124,7 +124,7 @@ CAPABILITIES = frozenset({
     # durable consumer's counters and sequence pairs (DELIVERY-27..29)
     "stream_state", "consumer_state",
 })
-#: DELIVERY-35: JetStream's answers to a STREAM.MSG.DELETE of a sequence it does not store, observed on
+#: DELIVERY-33: JetStream's answers to a STREAM.MSG.DELETE of a sequence it does not store, observed on
 #: 2.15.1: err_code 10057 (code 500) "no message found" below the first sequence, 10043 (code 400)
 #: "sequence N not found" for an interior gap (both codes name any failed delete with the store's error
 #: as description, so the description is read too)
@@ -630,7 +630,7 @@ class NatsAdapter(BrokerAdapter):
         return self._do("purge", run)
 
     def delete_message(self, queue: str, msg_id: str) -> Result:
-        """$JS.API.STREAM.MSG.DELETE by the message's stream sequence (DELIVERY-33..35): True when the
+        """$JS.API.STREAM.MSG.DELETE by the message's stream sequence (DELIVERY-31..33): True when the
         server deleted it, False when it answers the sequence is not stored (MSG_NOT_FOUND); an id
         the adapter never had accepted has no sequence and is False without a request."""
         async def run() -> bool:

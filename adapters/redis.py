@@ -19,7 +19,7 @@ Mapping (every key starts with ``<namespace>:<random token>:``, so concurrent ru
   entry still exists (MAXLEN leaves PEL records of trimmed entries behind; they hold no message);
   ``added`` = XINFO STREAM entries-added; ``scheduled_count`` and ``paged_count`` are 0 (Redis has
   neither).
-- ``delete_message`` is XDEL of the message's entry (DELIVERY-34/35; a PEL record of it stays until
+- ``delete_message`` is XDEL of the message's entry (DELIVERY-32/35; a PEL record of it stays until
   XACK, so the holder's ack still answers ok).
 - ``delivery_count`` is the XPENDING delivery counter (0 for an entry not yet delivered, None for
   one no longer in the stream); ``browse`` and ``pending_ids`` list the ids after the group's
@@ -62,7 +62,7 @@ CAPABILITIES = frozenset({
     "independent_consumers",
     "advance_time", "counter:message_count", "counter:pending_count", "counter:delivering_count",
     "counter:scheduled_count", "counter:paged_count", "counter:added",
-    # DELIVERY-34/35: XDEL of one entry
+    # DELIVERY-32/35: XDEL of one entry
     "delete",
 })
 
@@ -254,7 +254,7 @@ class RedisAdapter(BrokerAdapter):
         return self._do("ack", run)
 
     def delete_message(self, queue: str, msg_id: str) -> Result:
-        """XDEL of the message's entry (DELIVERY-34/35): True when Redis deleted one. An entry in a
+        """XDEL of the message's entry (DELIVERY-32/35): True when Redis deleted one. An entry in a
         PEL goes too; its PEL record stays until XACK (the holder's ack still answers 1, "ok").
         An id never sent has no entry: False without a command."""
         def run() -> bool:

@@ -85,7 +85,7 @@ class ReferenceAdapter:
         return self._do(lambda: self.world.broker.purge(queue))
 
     def delete_message(self, queue: str, msg_id: str) -> Result:
-        """DELIVERY-33..35 (capability delete): delete one message by id; whether one was deleted."""
+        """DELIVERY-31..33 (capability delete): delete one message by id; whether one was deleted."""
         return self._do(lambda: self.world.broker.delete_message(queue, msg_id))
 
     def in_progress(self, consumer: str, msg_id: str) -> Result:

@@ -5,7 +5,7 @@ One :class:`Broker` holds the whole state and a logical clock in milliseconds th
 independent of history; expected outcomes are return values, misuse raises ModelMisuse.
 Implements DELIVERY-* (with DELIVERY-11 cumulative acks and DELIVERY-12 non-destructive queues),
 RING-1..16 (RING-15 last-value queues, RING-16 retroactive addresses), REDELIVERY-1..10, SCHED-1..8,
-DELIVERY-33..35 (:mod:`.delete`),
+DELIVERY-31..33 (:mod:`.delete`),
 EXPIRY-1..7 (:mod:`.expiry`) and PAGING-1..16 (PAGING-13..16 page limits) of spec/ with the options of
 :class:`~.options.ModelOptions` where the sources disagree.
 

@@ -1,4 +1,4 @@
-"""Delete of one message by id (DELIVERY-33..35): a management operation, not a consumer's.
+"""Delete of one message by id (DELIVERY-31..33): a management operation, not a consumer's.
 
 What a delete reaches is the profile's ``delete_scope``: the messages the queue lists (Artemis
 ``QueueControl.removeMessage(id)``: ``QueueImpl.deleteMatchingReferences`` walks the pending list,
@@ -19,7 +19,7 @@ from .state import Ref
 
 
 class DeleteMixin(BrokerCore):
-    """DELIVERY-33..35: delete_message."""
+    """DELIVERY-31..33: delete_message."""
 
     def delete_message(self, queue_name: str, msg_id: str) -> bool:
         """Delete message `msg_id` from the queue; False when the profile's scope does not hold it."""
@@ -47,7 +47,7 @@ class DeleteMixin(BrokerCore):
         return True
 
     def _deletable(self, ref: Ref) -> bool:
-        """DELIVERY-33/34: listed messages under scope `listed`, any stored one under `stored`."""
+        """DELIVERY-31/34: listed messages under scope `listed`, any stored one under `stored`."""
         if self.options.delete_scope == "stored":
             return ref.place in ("pending", "delivering")
         return ref.place in ("pending", "scheduled", "paged")

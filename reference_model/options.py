@@ -34,7 +34,7 @@ ARTEMIS_ONLY = frozenset({"page_limits", "last_value", "non_destructive", "cumul
 BROKER_FEATURES = frozenset({"max_length_bytes", "nack_reject", "nack_multiple",
                              # REDELIVERY-27 ack wait and in_progress, REDELIVERY-28 nack delay_ms
                              "ack_wait", "nack_delay",
-                             # RING-29 purge; DELIVERY-33..35 delete of one message by id
+                             # RING-29 purge; DELIVERY-31..33 delete of one message by id
                              "purge", "delete",
                              # EXPIRY-1 queue TTL, EXPIRY-2 per-message TTL, EXPIRY-6 expiry address
                              "message_ttl", "per_message_ttl", "expiry_address",
@@ -183,7 +183,7 @@ class ModelOptions:
     #: RING-29: what a purge removes: the ready messages (RabbitMQ queue.purge) or every stored one,
     #: delivered and unacknowledged too (JetStream stream purge).
     purge_removes: Literal["pending", "stored"] = "pending"
-    #: DELIVERY-33/34: what a delete of one message by id reaches: the messages the queue lists
+    #: DELIVERY-31/34: what a delete of one message by id reaches: the messages the queue lists
     #: (pending, scheduled, paged: Artemis removeMessage) or every stored one, delivered and
     #: unacknowledged too (JetStream STREAM.MSG.DELETE, Redis XDEL).
     delete_scope: Literal["listed", "stored"] = "listed"

@@ -146,7 +146,7 @@ JETSTREAM = ModelOptions(
                       "fail_policy", "block_policy", "drop_policy", "set_ring_size")
     | {"nack_reject", "ack_wait", "nack_delay", "purge", "delete", RESTART_FEATURE, CONSUMER_STATE_FEATURE}
     | _TTL,
-    # DELIVERY-34: STREAM.MSG.DELETE removes a delivered, unacknowledged message too
+    # DELIVERY-32: STREAM.MSG.DELETE removes a delivered, unacknowledged message too
     delete_scope="stored",
     overflow_policies=_JETSTREAM_OVERFLOW,
     # EXPIRY-3..5: max_age and Nats-TTL both apply; the stream deletes an expired message whatever
@@ -179,7 +179,7 @@ REDIS_STREAMS = ModelOptions(
     features=_without("scheduling", "paging", "transactions", "redelivery_delay", "dead_letter", "nack",
                       "window_bytes", "selectors", "fail_policy", "block_policy", "drop_policy",
                       "set_ring_size") | {"delete"},
-    # DELIVERY-34: XDEL removes an entry in a PEL too (the PEL entry stays until XACK)
+    # DELIVERY-32: XDEL removes an entry in a PEL too (the PEL entry stays until XACK)
     delete_scope="stored",
 )
 

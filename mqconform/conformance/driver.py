@@ -179,7 +179,7 @@ def _purge(adapter: Adapter, queue: str) -> Result:
 
 
 def _delete(adapter: Adapter, args: Mapping[str, Any]) -> Result:
-    """DELIVERY-33..35: delete_message(queue, id), a new operation only adapters with the delete
+    """DELIVERY-31..33: delete_message(queue, id), a new operation only adapters with the delete
     capability offer."""
     refused = _missing(adapter, ["delete"])
     if refused is not None:

@@ -52,7 +52,7 @@ PURGE_WHICH = 7
 #: and that delay: far beyond the logical and the real time of an example
 NACK_LATER_INDEX = 7
 NAK_DELAY_BEYOND_MS = 3_600_000
-#: DELIVERY-33..35: the `index` of ack that deletes a message by id instead (capability delete)
+#: DELIVERY-31..33: the `index` of ack that deletes a message by id instead (capability delete)
 DELETE_INDEX = 6
 #: SCHED-13: the `size_index` of send that sends with a delivery time instead where the claimed
 #: profile has no scheduled delivery, and that delivery time (logical ms)
@@ -75,7 +75,7 @@ class QueueMachine(ConformanceMachine):
     #: DELIVERY-25/26: the machine draws consumer priorities and single active consumer queues where
     #: the capability is offered (its table has the checks receive.priority and receive.single_active)
     CONSUMER_ORDER: ClassVar[bool] = False
-    #: DELIVERY-33..35: the machine draws deletes by id where the capability is offered (within
+    #: DELIVERY-31..33: the machine draws deletes by id where the capability is offered (within
     #: `ack`; the delivery, ring and redelivery machines: their tables have the check delete.result)
     DRAWS_DELETE: ClassVar[bool] = False
 
@@ -278,7 +278,7 @@ class QueueMachine(ConformanceMachine):
         self._acked(consumer, msg_id, answer)
 
     def delete(self, consumer: str, msg_id: str, which: int) -> None:
-        """DELIVERY-33..35 (drawn within `ack`: no new rule, so adapters without delete explore as
+        """DELIVERY-31..33 (drawn within `ack`: no new rule, so adapters without delete explore as
         before): delete one message by id, the held one (`which` even: found under a `stored` scope,
         not found under `listed`) or the last one sent (often still pending, or already gone); the
         answer is compared, and what it removed by every later step (counters, pending order, what is

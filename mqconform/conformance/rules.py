@@ -209,10 +209,10 @@ TABLES["expiry"] = {
 }
 
 
-#: DELIVERY-33..35: queue_machine.delete, drawn within `ack` by the machines with DRAWS_DELETE
+#: DELIVERY-31..33: queue_machine.delete, drawn within `ack` by the machines with DRAWS_DELETE
 #: (capability delete)
 for _area in ("delivery", "ring", "redelivery"):
-    TABLES[_area]["delete.result"] = ("DELIVERY-33", "DELIVERY-34", "DELIVERY-35")
+    TABLES[_area]["delete.result"] = ("DELIVERY-31", "DELIVERY-32", "DELIVERY-33")
 
 
 #: The broker-profile rules each check also evidences: under a broker's profile the model implements

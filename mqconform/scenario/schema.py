@@ -97,7 +97,7 @@ OPS: Final[Mapping[str, Op]] = {
     "in_progress": Op({"consumer": _req("str"), "id": _req("id")}),
     # RING-29: purge a queue (the result is the number of messages removed)
     "purge": Op(scalar="str"),
-    # DELIVERY-33..35: delete one message by id (the result is whether one was deleted)
+    # DELIVERY-31..33: delete one message by id (the result is whether one was deleted)
     "delete": Op({"queue": _req("str"), "id": _req("id")}),
     # issue 10: RESTART-1..4, the implementation restarts (SIGTERM or SIGKILL) on its own store
     "restart": Op(scalar=("graceful", "kill")),

@@ -155,7 +155,7 @@ def test_trimmed_pel_entry_is_still_listed_by_xpending(redis_adapter: RedisAdapt
     assert (shown["message_count"], shown["pending_count"], shown["delivering_count"]) == (1, 1, 0)
 
 
-@pytest.mark.rules("DELIVERY-34", "DELIVERY-35")
+@pytest.mark.rules("DELIVERY-32", "DELIVERY-33")
 def test_xclaim_drops_the_pel_record_of_a_deleted_entry(redis_adapter: RedisAdapter) -> None:
     """redis stream-cgroups.tcl {XCLAIM with XDEL}: after XDEL of an entry in Alice's PEL, XPENDING
     still lists it; XCLAIM skips it and drops its PEL record, so Alice's later ack fails, while an ack

@@ -1,4 +1,4 @@
-"""Delete of one message by id (DELIVERY-33..35) in the model, per profile's delete_scope."""
+"""Delete of one message by id (DELIVERY-31..33) in the model, per profile's delete_scope."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ def make(name: str, **queue: object) -> Broker:
     return broker
 
 
-@pytest.mark.rules("DELIVERY-33")
+@pytest.mark.rules("DELIVERY-31")
 def test_artemis_deletes_listed_messages_only() -> None:
     b = make("artemis")
     assert b.receive("c") == "m1"
@@ -31,7 +31,7 @@ def test_artemis_deletes_listed_messages_only() -> None:
     assert b.ack("c", "m1") == "ok"
 
 
-@pytest.mark.rules("DELIVERY-33")
+@pytest.mark.rules("DELIVERY-31")
 def test_artemis_deletes_a_scheduled_and_a_paged_message() -> None:
     b = Broker(profile("artemis"))
     b.declare_address(AddressConfig("a", max_size_messages=2))
@@ -46,7 +46,7 @@ def test_artemis_deletes_a_scheduled_and_a_paged_message() -> None:
     assert b.pending_ids("q") == ["p1"]
 
 
-@pytest.mark.rules("DELIVERY-34")
+@pytest.mark.rules("DELIVERY-32")
 @pytest.mark.parametrize("name", ["jetstream", "redis-streams"])
 def test_stored_scope_deletes_a_held_message_and_its_ack_changes_nothing(name: str) -> None:
     b = make(name)
@@ -60,7 +60,7 @@ def test_stored_scope_deletes_a_held_message_and_its_ack_changes_nothing(name: s
     assert [b.receive("c"), b.receive("c"), b.receive("c")] == ["m3", "m4", None]
 
 
-@pytest.mark.rules("DELIVERY-34", "DELIVERY-29")
+@pytest.mark.rules("DELIVERY-32", "DELIVERY-29")
 def test_jetstream_delete_of_a_held_message_moves_the_ack_floor_and_frees_the_cap() -> None:
     b = Broker(profile("jetstream"))
     b.declare_queue(QueueConfig("q"))
@@ -74,7 +74,7 @@ def test_jetstream_delete_of_a_held_message_moves_the_ack_floor_and_frees_the_ca
     assert b.receive("c") == "m2"
 
 
-@pytest.mark.rules("DELIVERY-35")
+@pytest.mark.rules("DELIVERY-33")
 @pytest.mark.parametrize("name", ["artemis", "jetstream", "redis-streams"])
 def test_delete_of_an_id_not_stored_answers_false(name: str) -> None:
     b = make(name)
@@ -88,7 +88,7 @@ def test_delete_of_an_id_not_stored_answers_false(name: str) -> None:
     assert (after.message_count, after.killed) == (before.message_count - 1, before.killed + 1)
 
 
-@pytest.mark.rules("DELIVERY-35")
+@pytest.mark.rules("DELIVERY-33")
 def test_a_profile_without_delete_refuses_it() -> None:
     b = make("rabbitmq-classic")
     with pytest.raises(Unsupported):

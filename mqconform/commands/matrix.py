@@ -1,12 +1,13 @@
 """`mqconform matrix`: the suite over many releases of one implementation (a version campaign).
 
-One task per (release, area) (:mod:`mqconform.conformance.campaign`): on Spark
-(``sc.parallelize(tasks).map(run_task)``, local[2] by default, ``--master URL`` for a cluster) or in
-this process one after the other (``--engine python``); each task starts its own server of its
-release. The driver writes one ordinary run directory per release (``<out>/<adapter>-<release>``:
-the tasks' histories, the counterexamples, the outcomes as `mqconform run` records them), ingests
-them into the history store (``<out>/store``) and builds one report (``<out>/report``) with one
-implementation column per release and the version matrix page (:mod:`mqconform.reports.versions`).
+One task per (release, area) (:mod:`mqconform.conformance.campaign`): on Spark (each task a
+one-partition job ``sc.parallelize([task], 1).map(run_task)``, local[2] by default, ``--master URL``
+for a cluster) or in this process one after the other (``--engine python``); each task starts its
+own server of its release. The driver writes one ordinary run directory per release
+(``<out>/<adapter>-<release>``: the tasks' histories, the counterexamples, the outcomes as
+`mqconform run` records them), ingests them into the history store (``<out>/store``) and builds
+one report (``<out>/report``) with one implementation column per release and the version matrix
+page (:mod:`mqconform.reports.versions`).
 
 Exit codes as `mqconform run`: 0 every applicable rule holds on every release, 1 a rule fails on
 some release, 2 usage or configuration error (one line, e.g. a release that cannot be had),
@@ -159,16 +160,37 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _dispatch(tasks: list[Any], engine: str, master: str) -> list[Any]:
-    """Run the tasks: on Spark (one partition per task) or one after the other here; results in task
-    order."""
+    """Run the tasks and return their results in task order, printing a line as each one ends.
+
+    Spark: each task is a one-partition job (``sc.parallelize([task], 1).map(run_task)``) submitted
+    from its own driver thread, so the scheduler runs as many at once as the master has cores and the
+    driver hears of each as it ends; python: one after the other in this process."""
+    from concurrent.futures import ThreadPoolExecutor, as_completed
+
     from mqconform.conformance.campaign import run_task
 
+    done: dict[int, Any] = {}
+
+    def report(index: int, result: Any) -> None:
+        done[index] = result
+        state = ("n/a" if result.result.needs is not None else "UNKNOWN" if result.result.unknown else
+                 f"{len(result.result.findings)} violation(s)" if result.result.findings else "ok")
+        print(f"  [{len(done)}/{len(tasks)}] {result.release} {result.area}: {state} "
+              f"({result.seconds:.1f} s on {result.host})", flush=True)
+
     if engine == "python":
-        return [run_task(task) for task in tasks]
+        for index, task in enumerate(tasks):
+            report(index, run_task(task))
+        return [done[i] for i in range(len(tasks))]
     from mqconform.reports.spark_session import get_session
 
     sc = get_session(master, app="mqconform-matrix").sparkContext
-    return list(sc.parallelize(tasks, numSlices=len(tasks)).map(run_task).collect())
+    with ThreadPoolExecutor(max_workers=min(len(tasks), 64)) as pool:
+        futures = {pool.submit(lambda t: sc.parallelize([t], 1).map(run_task).collect()[0], task): index
+                   for index, task in enumerate(tasks)}
+        for future in as_completed(futures):
+            report(futures[future], future.result())
+    return [done[i] for i in range(len(tasks))]
 
 
 def _finish_release(path: Path, release: Any, results: list[Any], areas: list[str], args: argparse.Namespace,

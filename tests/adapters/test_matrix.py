@@ -55,6 +55,7 @@ def test_a_spark_matrix_and_an_in_process_one_give_the_same_outcomes(tmp_path: P
     report = json.loads((tmp_path / "serial" / "report" / "report.json").read_text())
     assert sorted(i["version"] for i in report["implementations"]) == sorted(NATS_RELEASES.split(","))
     assert (tmp_path / "serial" / "report" / "versions.html").is_file()
+    assert 'href="versions.html"' in (tmp_path / "serial" / "report" / "index.html").read_text()
     assert (tmp_path / "serial" / "store" / "_schema.json").is_file()
 
 

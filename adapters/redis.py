@@ -1,6 +1,13 @@
 """The `redis` adapter: Redis streams and consumer groups through redis-py, claiming `redis-streams`.
 
-``url=`` or ``$MQCONFORM_REDIS_URL`` (default ``redis://127.0.0.1:6379/0``).
+``url=`` or ``$MQCONFORM_REDIS_URL`` (default ``redis://127.0.0.1:6379/0``); ``server_bin=PATH``
+starts a private server from that ``redis-server`` or ``valkey-server`` binary instead
+(:mod:`.redis_server`; `mqconform matrix` uses it), stopped by :meth:`RedisAdapter.shutdown`.
+
+Capabilities follow the server (:func:`capabilities_for`): consumer groups with XGROUP
+CREATECONSUMER need Redis 6.2; ``counter:added`` (XINFO STREAM ``entries-added``) needs 7.0. Valkey
+answers INFO with ``valkey_version`` beside a Redis-compatible ``redis_version``: the adapter's
+``server_version`` is then ``valkey-<version>``, its capabilities follow the compatible version.
 
 Mapping (every key starts with ``<namespace>:<random token>:``, so concurrent runs never share one):
 
@@ -52,6 +59,7 @@ from ._base import BrokerAdapter, Refused, Unsupported
 from ._urls import redact
 from .bench import roundtrip_rate
 from .contract import AdapterError, Result
+from .redis_server import RedisServer
 
 URL_ENV = "MQCONFORM_REDIS_URL"
 DEFAULT_URL = "redis://127.0.0.1:6379/0"
@@ -96,6 +104,18 @@ def _version_tuple(version: str) -> tuple[int, ...]:
     return tuple(int(p) for p in version.split(".")[:2] if p.isdigit())
 
 
+#: the oldest Redis the adapter can use: consumer groups with XGROUP CREATECONSUMER (6.2)
+MIN_SERVER = (6, 2)
+#: capabilities by the first Redis release that has them (XINFO STREAM entries-added: 7.0)
+MIN_VERSION: Mapping[str, tuple[int, int]] = {"counter:added": (7, 0)}
+
+
+def capabilities_for(redis_version: str) -> frozenset[str]:
+    """Capabilities against a server that answers INFO with `redis_version`."""
+    found = _version_tuple(redis_version)
+    return frozenset(c for c in CAPABILITIES if c not in MIN_VERSION or found >= MIN_VERSION[c])
+
+
 class RedisAdapter(BrokerAdapter):
     """Redis streams behind the adapter contract."""
 
@@ -107,8 +127,10 @@ class RedisAdapter(BrokerAdapter):
     }
 
     def __init__(self, url: str | None = None, block_ms: int | None = None, timeout: float = 2.0,
-                 shared_namespace: bool = False) -> None:
-        self.url = url or os.environ.get(URL_ENV) or DEFAULT_URL
+                 shared_namespace: bool = False, server_bin: str | None = None) -> None:
+        self.server_bin = server_bin
+        self.server: RedisServer | None = None
+        self.url = url or (None if server_bin else os.environ.get(URL_ENV)) or DEFAULT_URL
         self.shared_namespace = bool(shared_namespace)
         self.block_ms = block_ms
         self.timeout = float(timeout)
@@ -147,6 +169,9 @@ class RedisAdapter(BrokerAdapter):
         """Connect and start a fresh key prefix for `namespace`; AdapterError if Redis is unusable."""
         if self.client is not None:
             self.close()
+        if self.server_bin is not None and (self.server is None or not self.server.running()):
+            self.server = RedisServer(self.server_bin).start()
+            self.url = self.server.url
         client = redis.Redis.from_url(self.url, socket_timeout=self.timeout,
                                       socket_connect_timeout=self.timeout, decode_responses=True)
         try:
@@ -154,10 +179,14 @@ class RedisAdapter(BrokerAdapter):
         except redis.exceptions.RedisError as exc:
             client.close()
             raise AdapterError(f"redis: cannot use {redact(self.url)}: {one_line(exc)}") from None
-        self.server_version = str(info.get("redis_version", ""))
-        if _version_tuple(self.server_version) < (7, 0):
+        compatible = str(info.get("redis_version", ""))
+        valkey = info.get("valkey_version")
+        self.server_version = f"valkey-{valkey}" if valkey else compatible
+        if _version_tuple(compatible) < MIN_SERVER:
             client.close()
-            raise AdapterError(f"redis: server {self.server_version} is too old (streams need 7.0+)")
+            raise AdapterError(f"redis: server {self.server_version} is too old (consumer groups with "
+                               "XGROUP CREATECONSUMER need 6.2+)")
+        self.capabilities = capabilities_for(compatible)
         self.client = client
         self._ack = client.register_script(ACK_SCRIPT)
         self.prefix = namespace if self.shared_namespace else f"{namespace}:{uuid.uuid4().hex[:8]}"
@@ -177,7 +206,11 @@ class RedisAdapter(BrokerAdapter):
         self._reset()
 
     def shutdown(self) -> None:
+        """close(), then stop the private server (if the adapter started one)."""
         self.close()
+        if self.server is not None:
+            self.server.stop()
+            self.server = None
 
     # ------------------------------------------------------------------ declarations
     def declare_queue(self, config: QueueConfig) -> Result:
@@ -282,9 +315,11 @@ class RedisAdapter(BrokerAdapter):
         def run() -> dict[str, int]:
             length, after, added = self._undelivered(self._queue(queue).key)
             pending = len(after)
-            return {"message_count": length, "pending_count": pending,
-                    "delivering_count": length - pending, "scheduled_count": 0, "paged_count": 0,
-                    "added": added}
+            found = {"message_count": length, "pending_count": pending,
+                     "delivering_count": length - pending, "scheduled_count": 0, "paged_count": 0}
+            if "counter:added" in self.capabilities:
+                found["added"] = added
+            return found
         return self._do("counters", run)
 
     def browse(self, queue: str) -> Result:

@@ -177,10 +177,14 @@ class HtmlReport:
             items = "".join(f"<li>{h(b.path)}{':' + h(b.line) if b.line else ''}: {h(b.problem)}</li>"
                             for b in m.bad)
             bad = f"<h2>Inputs excluded from the verdicts</h2><ul>{items}</ul>"
+        # several versions of one implementation: the version matrix (reports/versions.py) is beside
+        several = len({(i.adapter, i.profile) for i in m.implementations}) < len(m.implementations)
+        versions = ('<p><a href="versions.html">Version matrix</a>: which releases break which rule, '
+                    "and since when</p>") if several else ""
         body = (f"<h1>mqconform compliance matrix</h1>"
                 f'<p><span class="verdict {verdict_class}">{h(verdict)}</span> '
                 f'<span class="small">{len(m.rules)} rules x {len(m.implementations)} implementation(s), '
-                f"{len(m.runs)} run(s), engine {h(m.engine)}</span></p><p>{summary}</p>"
+                f"{len(m.runs)} run(s), engine {h(m.engine)}</span></p><p>{summary}</p>{versions}"
                 f"<h2>Matrix</h2><table><thead><tr><th>Rule</th><th>Statement</th>{head}</tr></thead>"
                 f"<tbody>{''.join(rows)}</tbody></table>"
                 '<p class="small">A cell links to the counterexample of its first failing run, or to the '

@@ -1,7 +1,8 @@
 """`mqconform report`: compliance reports from run directories or a history store.
 
-Writes into --out: index.html (+ rules/, cx/), junit.xml, report.json and summary.md, and prints the
-verdict. Exit codes: 0 no failing rule, 1 a rule fails (or is flaky), 2 bad input or usage,
+Writes into --out: index.html (+ rules/, cx/), junit.xml, report.json and summary.md (and, when an
+implementation was run in several versions, the version matrix versions.html / versions.md), and prints
+the verdict. Exit codes: 0 no failing rule, 1 a rule fails (or is flaky), 2 bad input or usage,
 3 Spark could not start. Errors are one line on stderr.
 """
 
@@ -68,6 +69,7 @@ def run(args: argparse.Namespace) -> int:
     from mqconform.reports.junit import write_junit
     from mqconform.reports.markdown import write_markdown
     from mqconform.reports.matrix import LABELS, build_matrix
+    from mqconform.reports.versions import write_versions
     from mqconform.spec import SpecError, load_catalogue
 
     args.ignore_bad = bool(getattr(args, "ignore_bad", False))
@@ -104,6 +106,7 @@ def run(args: argparse.Namespace) -> int:
         write_junit(matrix, catalogue, out / "junit.xml")
         write_json(matrix, catalogue, out / "report.json")
         write_markdown(matrix, out / "summary.md")
+        versions = write_versions(matrix, catalogue, out)
     except OSError as exc:
         return fail(f"report: cannot write {exc.filename or out}: {exc.strerror or exc}")
     counts = matrix.counts()
@@ -117,7 +120,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"  {LABELS[cell.state]:<15} {cell.rule:<14} {cell.implementation.label}{where}{scenario}")
     if result.bad:
         print(f"  {len(result.bad)} input(s) excluded as bad input (listed in the report)", file=sys.stderr)
-    print(f"report: {index} (also junit.xml, report.json, summary.md)")
+    also = ", versions.html, versions.md" if versions is not None else ""
+    print(f"report: {index} (also junit.xml, report.json, summary.md{also})")
     return 1 if matrix.failing else 0
 
 

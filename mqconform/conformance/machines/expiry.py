@@ -25,6 +25,9 @@ ADVANCE_MS = 1500
 QUEUE_TTL_MS = 2000
 #: per-message TTLs: over after one advance, or after three
 MESSAGE_TTLS = (500, 4000)
+#: batches stay short here: on a broker every send takes real time while the logical clock stands
+#: still, and 25 sends with their confirms and observations ate the 500 ms margin (issue 13 campaign)
+SHORT_BATCH = st.sampled_from([3, 8])
 
 
 class ExpiryMachine(QueueMachine):
@@ -72,6 +75,11 @@ class ExpiryMachine(QueueMachine):
                         self.d.expect_equal("expiry.counts", observed[0]["message_count"],
                                             observed[1].get("message_count"),
                                             f"queue {queue} message_count: ")
+
+    @precondition(lambda self: self.ready)
+    @rule(count=SHORT_BATCH)
+    def send_batch(self, count: int) -> None:
+        super().send_batch(count)
 
     @precondition(lambda self: self.ready and self.can("nack") and self.any_unacked())
     @rule(which=WHICH, index=WHICH)

@@ -17,7 +17,10 @@ token, so concurrent runs and xdist workers never share a stream):
   the stream's message count is the queue's.
 - the consumers of a queue share one durable pull consumer (explicit ack, ``ack_wait`` = the
   consumers' ``ack_wait_ms`` (REDELIVERY-27), else ``ack_wait_s``, ``max_ack_pending`` = the
-  consumer's ``max_unacked``), so they compete for its messages as the model's consumers do.
+  consumer's ``max_unacked``, ``max_deliver`` = the queue's ``max_delivery_attempts``, REDELIVERY-21
+  and REDELIVERY-26: the driver passes the profile's default -1, none, when the declaration names
+  none; 0 is none too), so they compete for its messages as the model's consumers do. A message
+  that reaches max_deliver stays on the work-queue stream, never delivered again.
   ``receive`` sends one pull request for one message
   (``no_wait``; when the consumer info shows the ack-pending cap reached, a request that expires
   after ``fetch_timeout`` instead, since the server leaves a ``no_wait`` request at the cap waiting)
@@ -181,6 +184,8 @@ class _Queue:
     max_ack_pending: int = UNBOUNDED_ACK_PENDING
     #: the durable's AckWait in ms (None: the adapter's ack_wait_s)
     ack_wait_ms: int | None = None
+    #: REDELIVERY-21/26: the durable's MaxDeliver (the queue's max_delivery_attempts; -1: none)
+    max_deliver: int = -1
     #: message id -> stream sequence (from the PubAck)
     seqs: dict[str, int] = attrs.Factory(dict)
     #: message id -> num_delivered of its last delivery
@@ -481,7 +486,9 @@ class NatsAdapter(BrokerAdapter):
             if created:
                 self.streams.append(stream)
             self.addresses.setdefault(address, []).append(config.name)
-            self.queues[config.name] = _Queue(config.name, stream, subject, address)
+            limit = config.max_delivery_attempts
+            self.queues[config.name] = _Queue(config.name, stream, subject, address,
+                                              max_deliver=limit if limit is not None and limit > 0 else -1)
         return self._do("declare_queue", run)
 
     def open_consumer(self, config: ConsumerConfig) -> Result:
@@ -500,7 +507,7 @@ class NatsAdapter(BrokerAdapter):
                     durable_name=DURABLE, ack_policy=AckPolicy.EXPLICIT,
                     deliver_policy=DeliverPolicy.ALL,
                     ack_wait=self.ack_wait_s if wait is None else wait / 1000,
-                    max_ack_pending=want, max_deliver=-1))
+                    max_ack_pending=want, max_deliver=queue.max_deliver))
                 queue.durable = True
                 queue.max_ack_pending = want
                 queue.ack_wait_ms = wait

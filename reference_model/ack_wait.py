@@ -29,7 +29,8 @@ class AckWaitMixin(ClockMixin):
 
     if TYPE_CHECKING:
         def _return(self, queue: QueueState, ref: Ref, *, undo: bool, delay: bool,
-                    placement: ReturnPlacement, ring_check: bool) -> None: ...  # redelivery
+                    placement: ReturnPlacement, ring_check: bool,
+                    expired: bool = False) -> None: ...  # redelivery
 
     def _push_timer(self, due: int, kind: str, owner: object, msg_id: str) -> None:
         self._timer_seq += 1
@@ -91,7 +92,7 @@ class AckWaitMixin(ClockMixin):
                 del queue.nak_waiting[msg_id]
                 ref = queue.refs[msg_id]
             self._return(queue, ref, undo=False, delay=False, placement=opts.nack_placement,
-                         ring_check=not opts.nack_bypasses_ring)
+                         ring_check=not opts.nack_bypasses_ring, expired=True)
 
     def in_progress(self, consumer_name: str, msg_id: str) -> AckResult:
         """REDELIVERY-27: +WPI restarts the ack wait of a message the consumer holds ("ok"). By

@@ -135,6 +135,8 @@ class DeliveryMixin(BrokerCore):
                     consumer.blocked = leaves
                     continue
                 if plain and consumer.selector is None:
+                    if pending.returned_ids:
+                        self._take_exhausted(queue)  # REDELIVERY-21
                     ref = pending.peek()
                     if ref is None:
                         continue
@@ -176,9 +178,10 @@ class DeliveryMixin(BrokerCore):
             _, ref = consumer.buffer.popitem(last=False)
             consumer.buffer_bytes -= ref.size
             consumer.consumed(ref.size)
-        elif (consumer.no_buffering and not consumer.config.browser
-              and consumer.under_unacked_limit(self._parked(queue))):
-            ref = self._first_match(queue, consumer)
+        elif consumer.no_buffering and not consumer.config.browser:
+            self._take_exhausted(queue)  # REDELIVERY-21: before the ack-pending cap (getNextMsg)
+            if consumer.under_unacked_limit(self._parked(queue)):
+                ref = self._first_match(queue, consumer)
             if ref is not None:
                 self._take(queue, consumer, ref)
                 self._dispatch(queue, consumer, ref)

@@ -151,8 +151,10 @@ JETSTREAM = ModelOptions(
     ttl_combination="min",
     expiry_scope="stored",
     expired_to="drop",
-    # REDELIVERY-26: max_deliver -1 (unlimited) is the consumer default
+    # REDELIVERY-26: max_deliver -1 (unlimited) is the consumer default; REDELIVERY-21: a message at
+    # max_deliver stays stored and is never delivered again
     default_delivery_limit=-1,
+    delivery_limit_action="keep",
     # DELIVERY-22: +ACK/-NAK/+TERM name the stream sequence; a stale or repeated one is answered
     invalid_ack="by_sequence",
     # RING-29: a stream purge removes delivered, unacknowledged messages too

@@ -17,7 +17,8 @@ token, so concurrent runs and xdist workers never share a stream):
   the stream's message count is the queue's.
 - the consumers of a queue share one durable pull consumer (explicit ack, ``ack_wait`` = the
   consumers' ``ack_wait_ms`` (REDELIVERY-27), else ``ack_wait_s``, ``max_ack_pending`` = the
-  consumer's ``max_unacked``, ``max_deliver`` = the queue's ``max_delivery_attempts``, REDELIVERY-21
+  consumer's ``max_unacked``, ``backoff`` = its ``backoff_ms`` (REDELIVERY-32..35; AckWait is then
+  its first value), ``max_deliver`` = the queue's ``max_delivery_attempts``, REDELIVERY-21
   and REDELIVERY-26: the driver passes the profile's default -1, none, when the declaration names
   none; 0 is none too), so they compete for its messages as the model's consumers do. A message
   that reaches max_deliver stays on the work-queue stream, never delivered again.
@@ -39,8 +40,12 @@ token, so concurrent runs and xdist workers never share a stream):
   queue (REDELIVERY-20), so they come back newest first; with ``close_mode="abandon"`` it just
   forgets them and the server redelivers them after ``ack_wait``. ``nack`` with ``delay_ms`` is
   ``-NAK {"delay": ns}`` (REDELIVERY-28); ``in_progress`` is ``+WPI`` (REDELIVERY-27).
-- time: ``advance(ms)`` sleeps ``ms`` of real time, the server's AckWait and NAK delays run on its
-  own clock, so a scenario that uses them keeps its advances some tens of ms clear of a deadline.
+- time: ``advance(ms)`` sleeps until all the advances since ``open`` have passed in real time
+  since ``open``, but at least 3/4 of ``ms`` (SLEEP_FLOOR) and at most ``ms``: the time the
+  operations in between took is slept again only in part, so the server's clock drifts ahead of
+  the suite's logical clock far less than with plain sleeps (RESTART-4's wait before a kill stays
+  at least 1.5 flush intervals); the server's AckWait, BackOff and NAK delays run on its own clock, so
+  a scenario or machine that uses them keeps its advances some tens of ms clear of a deadline.
 - counters: ``message_count`` = stream ``state.messages`` and ``added`` = ``state.last_seq``. The
   consumer's ``num_ack_pending`` and ``num_pending`` are not offered as the queue counters
   ``delivering_count`` and ``pending_count``: a NAKed message stays in ``num_ack_pending`` until it
@@ -101,6 +106,8 @@ DURABLE = "mqc"
 #: max_ack_pending of a durable whose consumers set no max_unacked (never reached by the suite)
 UNBOUNDED_ACK_PENDING = 10_000
 
+#: advance sleeps at least this share of the time it is asked for (see the module docstring)
+SLEEP_FLOOR = 0.75
 #: DELIVERY-27: how long consumer_state waits for the durable's num_pending to catch up with the stream
 SETTLE_S = 0.5
 
@@ -115,6 +122,8 @@ CAPABILITIES = frozenset({
     # REDELIVERY-27: a consumer's ack_wait_ms is the durable's AckWait, in_progress is +WPI;
     # REDELIVERY-28: nack delay_ms is -NAK {"delay": ns}
     "ack_wait", "nack_delay",
+    # REDELIVERY-32..35: a consumer's backoff_ms is the durable's BackOff (nats-server >= 2.7.1)
+    "backoff",
     # RING-29: stream purge (every stored message, delivered ones too)
     "purge",
     # DELIVERY-23: the redelivered flag (num_delivered > 1) of a held message
@@ -184,6 +193,8 @@ class _Queue:
     max_ack_pending: int = UNBOUNDED_ACK_PENDING
     #: the durable's AckWait in ms (None: the adapter's ack_wait_s)
     ack_wait_ms: int | None = None
+    #: REDELIVERY-32..35: the durable's BackOff in ms (None: none)
+    backoff_ms: tuple[int, ...] | None = None
     #: REDELIVERY-21/26: the durable's MaxDeliver (the queue's max_delivery_attempts; -1: none)
     max_deliver: int = -1
     #: message id -> stream sequence (from the PubAck)
@@ -248,6 +259,18 @@ class NatsAdapter(BrokerAdapter):
     def _reset(self) -> None:
         super()._reset()
         self.streams: list[str] = []
+        #: advance: the real time of open() and the logical time advanced since (ms)
+        self._clock_start = time.monotonic()
+        self._logical_ms = 0
+
+    def advance(self, ms: int) -> Result:
+        """Sleep until the logical time since open() has passed in real time (see the module)."""
+        if ms < 0:
+            return Result.fail("time only moves forward")
+        self._logical_ms += ms
+        late = time.monotonic() - self._clock_start - self._logical_ms / 1000
+        time.sleep(min(max(-late, SLEEP_FLOOR * ms / 1000), ms / 1000))
+        return Result.ok(None)
 
     # ------------------------------------------------------------------ plumbing
     def _run(self, coro: Awaitable[T]) -> T:
@@ -498,19 +521,24 @@ class NatsAdapter(BrokerAdapter):
             want = config.max_unacked if config.max_unacked is not None else UNBOUNDED_ACK_PENDING
             if want < 1:
                 raise Unsupported("max_unacked below 1")
-            wait = config.ack_wait_ms
-            if not queue.durable or want != queue.max_ack_pending or wait != queue.ack_wait_ms:
+            backoff = config.backoff_ms or None
+            wait = config.ack_wait_ms if backoff is None else backoff[0]
+            if (not queue.durable or want != queue.max_ack_pending or wait != queue.ack_wait_ms
+                    or backoff != queue.backoff_ms):
                 if queue.durable and any(c.queue == queue.name for c in self.consumers.values()):
-                    raise Unsupported("different max_unacked or ack_wait_ms on consumers of one queue "
-                                      "(both belong to the shared JetStream consumer)")
+                    raise Unsupported("different max_unacked, ack_wait_ms or backoff_ms on consumers of "
+                                      "one queue (both belong to the shared JetStream consumer)")
                 await self._js().add_consumer(queue.stream, JsConsumerConfig(
                     durable_name=DURABLE, ack_policy=AckPolicy.EXPLICIT,
                     deliver_policy=DeliverPolicy.ALL,
                     ack_wait=self.ack_wait_s if wait is None else wait / 1000,
+                    # REDELIVERY-32: BackOff replaces AckWait (its first value is the AckWait)
+                    backoff=None if backoff is None else [ms / 1000 for ms in backoff],
                     max_ack_pending=want, max_deliver=queue.max_deliver))
                 queue.durable = True
                 queue.max_ack_pending = want
                 queue.ack_wait_ms = wait
+                queue.backoff_ms = backoff
             self.consumers[config.name] = _Consumer(config.name, queue.name)
         return self._do("open_consumer", run)
 

@@ -34,6 +34,8 @@ ARTEMIS_ONLY = frozenset({"page_limits", "last_value", "non_destructive", "cumul
 BROKER_FEATURES = frozenset({"max_length_bytes", "nack_reject", "nack_multiple",
                              # REDELIVERY-27 ack wait and in_progress, REDELIVERY-28 nack delay_ms
                              "ack_wait", "nack_delay",
+                             # REDELIVERY-32..35 consumer BackOff (JetStream)
+                             "backoff",
                              # RING-29 purge
                              "purge",
                              # EXPIRY-1 queue TTL, EXPIRY-2 per-message TTL, EXPIRY-6 expiry address

@@ -144,7 +144,8 @@ JETSTREAM = ModelOptions(
     delay_on_nack=False,
     features=_without("scheduling", "paging", "transactions", "window_bytes", "selectors", "dead_letter",
                       "fail_policy", "block_policy", "drop_policy", "set_ring_size")
-    | {"nack_reject", "ack_wait", "nack_delay", "purge", RESTART_FEATURE, CONSUMER_STATE_FEATURE} | _TTL,
+    | {"nack_reject", "ack_wait", "nack_delay", "backoff", "purge", RESTART_FEATURE, CONSUMER_STATE_FEATURE}
+    | _TTL,
     overflow_policies=_JETSTREAM_OVERFLOW,
     # EXPIRY-3..5: max_age and Nats-TTL both apply; the stream deletes an expired message whatever
     # its consumers hold; nothing receives it

@@ -88,7 +88,7 @@ class RedeliveryMixin(BrokerCore):
                 self._undeliver(queue, ref)
                 self._dead_letter(queue, ref, "rejected")
             elif delay_ms:
-                self._nak_later(queue, ref, delay_ms)
+                self._nak_later(queue, ref, delay_ms + self._backoff_offset(consumer, ref))
             elif opts.nack_action == "dead_letter":
                 self._undeliver(queue, ref)
                 self._dead_letter(queue, ref)
@@ -98,6 +98,15 @@ class RedeliveryMixin(BrokerCore):
                              ring_check=not opts.nack_bypasses_ring)
         self._settle(queue)
         return "ok"
+
+    @staticmethod
+    def _backoff_offset(consumer: ConsumerState, ref: Ref) -> int:
+        """REDELIVERY-34: a delayed -NAK to a consumer with a BackOff waits delay + BackOff[n] -
+        BackOff[0] (consumer.go processNak sets p.Timestamp = now - AckWait + delay, AckWait =
+        BackOff[0]; checkPending then waits BackOff[min(rdc, len - 1)] from it)."""
+        if not consumer.config.backoff_ms:
+            return 0
+        return consumer.ack_wait_for(ref.delivery_count) - consumer.ack_wait_for(1)
 
     def _return(self, queue: QueueState, ref: Ref, *, undo: bool, delay: bool,
                 placement: ReturnPlacement, ring_check: bool, expired: bool = False) -> None:

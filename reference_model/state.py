@@ -100,6 +100,21 @@ class ConsumerState:
         return self.config.name
 
     @property
+    def times_out(self) -> bool:
+        """REDELIVERY-27/32: what it receives comes back by itself (an ack wait or a BackOff)."""
+        return self.config.ack_wait_ms is not None or self.config.backoff_ms is not None
+
+    def ack_wait_for(self, delivery_count: int) -> int:
+        """REDELIVERY-27 / REDELIVERY-32: the ack wait of a message's `delivery_count`-th delivery:
+        BackOff[min(n - 1, len - 1)] (consumer.go checkPending: o.rdc[seq], capped at the last
+        index), else ack_wait_ms."""
+        backoff = self.config.backoff_ms
+        if backoff:
+            return backoff[min(max(delivery_count - 1, 0), len(backoff) - 1)]
+        assert self.config.ack_wait_ms is not None
+        return self.config.ack_wait_ms
+
+    @property
     def no_buffering(self) -> bool:
         return self.config.window_bytes == 0 or self.config.window_messages == 0
 

@@ -41,10 +41,10 @@ token, so concurrent runs and xdist workers never share a stream):
   forgets them and the server redelivers them after ``ack_wait``. ``nack`` with ``delay_ms`` is
   ``-NAK {"delay": ns}`` (REDELIVERY-28); ``in_progress`` is ``+WPI`` (REDELIVERY-27).
 - time: ``advance(ms)`` sleeps until all the advances since ``open`` have passed in real time
-  since ``open``, but at least 3/4 of ``ms`` (SLEEP_FLOOR) and at most ``ms``: the time the
-  operations in between took is slept again only in part, so the server's clock drifts ahead of
-  the suite's logical clock far less than with plain sleeps (RESTART-4's wait before a kill stays
-  at least 1.5 flush intervals); the server's AckWait, BackOff and NAK delays run on its own clock, so
+  since ``open`` (at most ``ms``): the time the operations in between took is not slept again, so
+  the server's clock stays with the suite's logical clock instead of drifting ahead of it step by
+  step (a SIGKILL restart still waits KILL_QUIET_S after the last operation, RESTART-4); the
+  server's AckWait, BackOff and NAK delays run on its own clock, so
   a scenario or machine that uses them keeps its advances some tens of ms clear of a deadline.
 - counters: ``message_count`` = stream ``state.messages`` and ``added`` = ``state.last_seq``. The
   consumer's ``num_ack_pending`` and ``num_pending`` are not offered as the queue counters
@@ -106,8 +106,9 @@ DURABLE = "mqc"
 #: max_ack_pending of a durable whose consumers set no max_unacked (never reached by the suite)
 UNBOUNDED_ACK_PENDING = 10_000
 
-#: advance sleeps at least this share of the time it is asked for (see the module docstring)
-SLEEP_FLOOR = 0.75
+#: RESTART-4: a SIGKILL comes at least this long after the adapter's last operation (twice the
+#: jetstream profile's restart_flush_ms; advance may have slept less, see the module docstring)
+KILL_QUIET_S = 0.2
 #: DELIVERY-27: how long consumer_state waits for the durable's num_pending to catch up with the stream
 SETTLE_S = 0.5
 
@@ -260,7 +261,7 @@ class NatsAdapter(BrokerAdapter):
         super()._reset()
         self.streams: list[str] = []
         #: advance: the real time of open() and the logical time advanced since (ms)
-        self._clock_start = time.monotonic()
+        self._clock_start = self._last_op = time.monotonic()
         self._logical_ms = 0
 
     def advance(self, ms: int) -> Result:
@@ -269,7 +270,7 @@ class NatsAdapter(BrokerAdapter):
             return Result.fail("time only moves forward")
         self._logical_ms += ms
         late = time.monotonic() - self._clock_start - self._logical_ms / 1000
-        time.sleep(min(max(-late, SLEEP_FLOOR * ms / 1000), ms / 1000))
+        time.sleep(min(max(-late, 0.0), ms / 1000))
         return Result.ok(None)
 
     # ------------------------------------------------------------------ plumbing
@@ -282,7 +283,10 @@ class NatsAdapter(BrokerAdapter):
         return self._nc.jetstream(timeout=self.request_timeout)
 
     def _invoke(self, fn: Callable[[], Awaitable[Any]]) -> Any:
-        return self._run(fn())
+        try:
+            return self._run(fn())
+        finally:
+            self._last_op = time.monotonic()
 
     def _classify(self, op: str, exc: Exception) -> Result | None:
         """A server refusal is fail (an internal server error, 500, is info: the outcome of e.g.
@@ -380,6 +384,8 @@ class NatsAdapter(BrokerAdapter):
         server = self.server
         if server is None:
             return Result.fail("nats: restart: no embedded server")
+        if mode == "kill":  # RESTART-4: state older than the flush interval is on disk
+            time.sleep(max(self._last_op + KILL_QUIET_S - time.monotonic(), 0.0))
         try:
             server.restart(kill=mode == "kill")
             self._run(self._disconnect())
@@ -666,10 +672,12 @@ class NatsAdapter(BrokerAdapter):
         """DELIVERY-23: a held message's redelivered flag (num_delivered > 1); no dead letters."""
         async def run() -> dict[str, object]:
             self._queue(queue)
-            for consumer in self.consumers.values():
-                msg = consumer.held.get(msg_id) if consumer.queue == queue else None
-                if msg is not None:
-                    return {"redelivered": msg.metadata.num_delivered > 1, "dead_letter_reason": None}
+            # the latest delivery: after an ack wait (REDELIVERY-27) the consumer that had it still
+            # keeps its earlier delivery, which the server no longer counts as held
+            held = [c.held[msg_id] for c in self.consumers.values() if c.queue == queue and msg_id in c.held]
+            if held:
+                latest = max(msg.metadata.num_delivered for msg in held)
+                return {"redelivered": latest > 1, "dead_letter_reason": None}
             raise Unsupported(f"the delivery of {msg_id!r}, which the adapter does not hold")
         return self._do("message_info", run)
 

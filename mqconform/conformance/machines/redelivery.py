@@ -15,7 +15,10 @@ does with real time): about one set-up in four gives the consumer an ack wait of
 `backoff`, a BackOff list. Every wait, BackOff value and short NAK delay is 100 ms off a multiple of
 TIMED_STEP_MS and time moves only in multiples of it, so a real broker whose clock runs a little
 ahead of the model's (the adapter sleeps) redelivers the same messages; such an example advances at
-most TIMED_BUDGET_MS in all, makes no redelivery-delay round and no restart. `wait_out` advances
+most TIMED_BUDGET_MS in all, makes no redelivery-delay round and no restart, and its consumers have no
+max_unacked (a pull at the cap waits in real time). After TIMED_STEPS_PER_ADVANCE other steps only
+`wait_out` is enabled (the machine is not `ready` for anything else), so the real time of the steps
+between two advances stays small; once the budget is spent the example only idles. `wait_out` advances
 and then receives (`receive.ack_wait` / `receive.backoff*`); `in_progress` is +WPI and `nack_short`
 a -NAK with a 300 ms delay.
 """
@@ -25,7 +28,7 @@ from __future__ import annotations
 from typing import Any
 
 from hypothesis import strategies as st
-from hypothesis.stateful import initialize, precondition, rule
+from hypothesis.stateful import initialize, invariant, precondition, rule
 
 from ..consumers import MODE_INDEX, consumer_settings, pulls
 from ..queue_machine import WHICH
@@ -38,15 +41,22 @@ from .ring import RingMachine
 ROUND_ADVANCE_MAX_MS = 1000
 #: timed examples: time moves in multiples of this; every deadline is half of it off the grid
 TIMED_STEP_MS = 200
+#: every wait and delay is half a grid step off a grid point: a deadline is 100 ms from the checks
+#: before and after it; the adapter's operations between two advances (at most
+#: TIMED_STEPS_PER_ADVANCE steps; the declarations before the first one are absorbed by a set-up
+#: advance) move the server's deadlines by far less
 TIMED_ACK_WAIT_MS = 300
-#: REDELIVERY-32: the BackOff lists drawn (each value 100 ms off the grid)
+#: REDELIVERY-32: the BackOff lists drawn
 TIMED_BACKOFFS: tuple[tuple[int, ...], ...] = ((300, 500), (300, 700), (300, 500, 300))
 #: REDELIVERY-28/34: the delay of a short -NAK in a timed example
 TIMED_NAK_DELAY_MS = 300
 #: the logical time a timed example may advance in all (the adapter sleeps it)
-TIMED_BUDGET_MS = 1400
+TIMED_BUDGET_MS = 1200
+#: a timed example advances after at most this many other steps (their real time is not on the
+#: model's clock: a few steps of a few ms each stay well inside the 100 ms margin)
+TIMED_STEPS_PER_ADVANCE = 4
 #: the set-up draw (0..TIMED_ODDS - 1) that makes an example timed
-TIMED_ODDS = 4
+TIMED_ODDS = 6
 #: version gates of the nats adapter (adapters/nats.py MIN_VERSION), read from its capabilities
 LEN_EQ_GATE = "js:backoff_len_eq_max_deliver"
 MAX_DELIVER_ONE_GATE = "js:max_deliver_one_not_redelivered"
@@ -68,7 +78,7 @@ class RedeliveryMachine(RestartSteps, RingMachine):
               dla: bool, timed: int, backoff: int) -> None:
         self.ring = -1
         self.timed = False
-        self.timed_left = 0
+        self.timed_left = self.since_advance = 0
         self.backoff: tuple[int, ...] | None = None
         self.wpi = self.nak_delayed = False
         if attempts == 1 and self._version_gated(MAX_DELIVER_ONE_GATE):
@@ -94,6 +104,9 @@ class RedeliveryMachine(RestartSteps, RingMachine):
                 and self.can("ack_wait", "advance_time")):
             self.timed = True
             self.timed_left = TIMED_BUDGET_MS
+            # no ack-pending cap: a pull at the cap waits out a request expiry in real time (the
+            # nats adapter's fetch_timeout), which the logical clock does not see
+            settings.pop("max_unacked", None)
             settings["ack_wait_ms"] = TIMED_ACK_WAIT_MS
             if backoff and self.can("backoff"):
                 chosen = TIMED_BACKOFFS[backoff - 1]
@@ -104,7 +117,27 @@ class RedeliveryMachine(RestartSteps, RingMachine):
                     settings["backoff_ms"] = list(chosen)
         if settings is not None:
             self.declare_consumer("q", **settings)
+        if self.timed:  # the declarations took real time: let the server's clock meet the model's
+            self.d.both("advance", TIMED_STEP_MS)
         self.ready = True
+
+    @property
+    def ready(self) -> bool:
+        """Set up, and (timed examples) not due to advance: every other rule and check waits."""
+        return self._ready and not self._must_advance()
+
+    @ready.setter
+    def ready(self, value: bool) -> None:
+        self._ready = value
+
+    def _must_advance(self) -> bool:
+        return getattr(self, "timed", False) and self.since_advance >= TIMED_STEPS_PER_ADVANCE
+
+    @invariant()
+    def timed_steps(self) -> None:
+        """Counts the steps since the last advance of a timed example."""
+        if getattr(self, "timed", False):
+            self.since_advance += 1
 
     def _version_gated(self, gate: str) -> bool:
         """True when the adapter states server-version gates (``js:*`` capabilities) but not `gate`:
@@ -190,14 +223,14 @@ class RedeliveryMachine(RestartSteps, RingMachine):
             return "receive.backoff_nak"
         return "receive.backoff_wpi" if self.wpi else "receive.backoff"
 
-    @precondition(lambda self: self.ready and self.timed and self.timed_left >= TIMED_STEP_MS)
-    @rule(steps=st.sampled_from([1, 2]), which=WHICH)
-    def wait_out(self, steps: int, which: int) -> None:
-        """Advance one or two grid steps, then a consumer receives: what the ack wait, BackOff or
-        delayed NAK gave back, or the next new message."""
-        ms = min(steps * TIMED_STEP_MS, self.timed_left // TIMED_STEP_MS * TIMED_STEP_MS)
-        self.timed_left -= ms
-        self.d.both("advance", ms)
+    @precondition(lambda self: self._ready and self.timed and self.timed_left >= TIMED_STEP_MS)
+    @rule(which=WHICH)
+    def wait_out(self, which: int) -> None:
+        """Advance one grid step, then a consumer receives: what the ack wait, BackOff or delayed
+        NAK gave back, or the next new message."""
+        self.timed_left -= TIMED_STEP_MS
+        self.since_advance = 0
+        self.d.both("advance", TIMED_STEP_MS)
         consumers = sorted(self.open_consumers)
         if not consumers:
             return
@@ -206,6 +239,12 @@ class RedeliveryMachine(RestartSteps, RingMachine):
             return
         expected, actual = self.d.both_values("receive", consumer, compare=self._timed_check())
         self.received(consumer, expected, actual)
+
+    @precondition(lambda self: self._ready and self.timed and self.timed_left < TIMED_STEP_MS
+                  and self._must_advance())
+    @rule()
+    def idle(self) -> None:
+        """A timed example whose budget is spent: nothing more happens (the server's clock runs on)."""
 
     @precondition(lambda self: self.ready and self.timed and self.any_unacked())
     @rule(which=WHICH, index=WHICH)

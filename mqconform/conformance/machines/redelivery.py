@@ -69,13 +69,13 @@ class RedeliveryMachine(RestartSteps, RingMachine):
     USE_PRIORITIES = False
     REQUIRES = ("queues",)
 
-    @initialize(attempts=st.sampled_from([1, 2, 3, 4, 5, 6, None]),
+    @initialize(attempts=st.integers(min_value=1, max_value=6),
                 delay=st.sampled_from([0, 10, 20, 20, 50]),
                 multiplier=st.sampled_from([2.0, 4.0, 1.0]), cap=st.sampled_from([None, 30, 60]),
                 mode=MODE_INDEX, dla=st.booleans(), timed=st.integers(min_value=0, max_value=TIMED_ODDS - 1),
-                backoff=st.integers(min_value=0, max_value=len(TIMED_BACKOFFS)))
-    def setup(self, attempts: int | None, delay: int, multiplier: float, cap: int | None, mode: int,
-              dla: bool, timed: int, backoff: int) -> None:
+                backoff=st.integers(min_value=0, max_value=len(TIMED_BACKOFFS)), default_limit=st.booleans())
+    def setup(self, attempts: int, delay: int, multiplier: float, cap: int | None, mode: int,
+              dla: bool, timed: int, backoff: int, default_limit: bool) -> None:
         self.ring = -1
         self.timed = False
         self.timed_left = self.since_advance = 0
@@ -84,7 +84,7 @@ class RedeliveryMachine(RestartSteps, RingMachine):
         if attempts == 1 and self._version_gated(MAX_DELIVER_ONE_GATE):
             attempts = 2  # num_redelivered counts a message past MaxDeliver 1 before 2.11.4 (#6877)
         queue: dict[str, Any] = {"name": "q"}
-        if attempts is not None:  # None: the profile's default limit (REDELIVERY-26)
+        if not default_limit:  # else the profile's default limit (REDELIVERY-26)
             queue["max_delivery_attempts"] = attempts
         if self.can("redelivery_delay") and delay:
             queue.update(redelivery_delay_ms=delay, redelivery_multiplier=multiplier,

@@ -32,9 +32,6 @@ from mqconform.reference_model.config import AddressConfig, ConsumerConfig, Mess
 
 from .contract import Result
 
-#: the least part of an advance that is slept, however far the broker's clock ran ahead of the model's
-MIN_ADVANCE_SLEEP = 0.75
-
 
 class Unsupported(Exception):
     """The broker cannot do what the call asks: ``fail("unsupported: <message>")``."""
@@ -247,18 +244,19 @@ class BrokerAdapter:
 
     def advance(self, ms: int) -> Result:
         """With the ``advance_time`` capability, sleeps until the broker's clock has run as long since
-        open() as the example's logical time (the sum of its advances), so a TTL, NAK delay or ack
-        wait runs out on the broker where the model says however long the operations between two
-        advances took; but never less than :data:`MIN_ADVANCE_SLEEP` of `ms`, so an advance still
-        gives the broker a quiet interval after the last operation (a store's flush before a kill,
-        RESTART-4). Else unsupported."""
+        open() as the example's logical time (the sum of its advances; at most `ms`), so a TTL, NAK
+        delay or ack wait runs out on the broker where the model says however long the operations
+        between two advances took: their time is not slept again, and the broker's clock does not
+        drift ahead of the model's step by step. A quiet interval after the last operation, where one
+        is needed (a store's flush before a SIGKILL, RESTART-4), is the restart's own wait. Else
+        unsupported."""
         if "advance_time" not in self.capabilities:
             return self._unsupported("advance")
         if ms < 0:
             return Result.fail("time only moves forward")
         self._clock_ms += ms
         behind = self._clock_origin + self._clock_ms / 1000 - time.monotonic()
-        time.sleep(max(behind, MIN_ADVANCE_SLEEP * ms / 1000))
+        time.sleep(min(max(behind, 0.0), ms / 1000))
         return Result.ok(None)
 
     def call(self, op: str, **kwargs: Any) -> Result:

@@ -17,7 +17,11 @@ token, so concurrent runs and xdist workers never share a stream):
   the stream's message count is the queue's.
 - the consumers of a queue share one durable pull consumer (explicit ack, ``ack_wait`` = the
   consumers' ``ack_wait_ms`` (REDELIVERY-27), else ``ack_wait_s``, ``max_ack_pending`` = the
-  consumer's ``max_unacked``), so they compete for its messages as the model's consumers do.
+  consumer's ``max_unacked``, ``backoff`` = its ``backoff_ms`` (REDELIVERY-32..35; AckWait is then
+  its first value), ``max_deliver`` = the queue's ``max_delivery_attempts``, REDELIVERY-21
+  and REDELIVERY-26: the driver passes the profile's default -1, none, when the declaration names
+  none; 0 is none too), so they compete for its messages as the model's consumers do. A message
+  that reaches max_deliver stays on the work-queue stream, never delivered again.
   ``receive`` sends one pull request for one message
   (``no_wait``; when the consumer info shows the ack-pending cap reached, a request that expires
   after ``fetch_timeout`` instead, since the server leaves a ``no_wait`` request at the cap waiting)
@@ -39,8 +43,12 @@ token, so concurrent runs and xdist workers never share a stream):
 - ``purge`` is ``$JS.API.STREAM.PURGE`` (RING-29) and ``delete_message`` is
   ``$JS.API.STREAM.MSG.DELETE`` by the message's stream sequence (DELIVERY-31..33; a held message
   leaves the durable's ack pending, and the consumer's later ack is answered and does nothing).
-- time: ``advance(ms)`` sleeps ``ms`` of real time, the server's AckWait and NAK delays run on its
-  own clock, so a scenario that uses them keeps its advances some tens of ms clear of a deadline.
+- time: ``advance(ms)`` sleeps until the example's logical time has passed in real time since
+  ``open`` (the adapters' shared clock: the time operations took is not slept again, but at least
+  3/4 of ``ms`` is), so the server's clock stays with the suite's instead of drifting ahead step by
+  step (a SIGKILL restart still waits KILL_QUIET_S after the last operation, RESTART-4); the
+  server's AckWait, BackOff and NAK delays run on its own clock, so a scenario or machine that uses
+  them keeps its advances some tens of ms clear of a deadline.
 - counters: ``message_count`` = stream ``state.messages`` and ``added`` = ``state.last_seq``. The
   consumer's ``num_ack_pending`` and ``num_pending`` are not offered as the queue counters
   ``delivering_count`` and ``pending_count``: a NAKed message stays in ``num_ack_pending`` until it
@@ -101,6 +109,9 @@ DURABLE = "mqc"
 #: max_ack_pending of a durable whose consumers set no max_unacked (never reached by the suite)
 UNBOUNDED_ACK_PENDING = 10_000
 
+#: RESTART-4: a SIGKILL comes at least this long after the adapter's last operation (twice the
+#: jetstream profile's restart_flush_ms; advance may have slept less, see the module docstring)
+KILL_QUIET_S = 0.2
 #: DELIVERY-27: how long consumer_state waits for the durable's num_pending to catch up with the stream
 SETTLE_S = 0.5
 
@@ -115,6 +126,8 @@ CAPABILITIES = frozenset({
     # REDELIVERY-27: a consumer's ack_wait_ms is the durable's AckWait, in_progress is +WPI;
     # REDELIVERY-28: nack delay_ms is -NAK {"delay": ns}
     "ack_wait", "nack_delay",
+    # REDELIVERY-32..35: a consumer's backoff_ms is the durable's BackOff (nats-server >= 2.7.1)
+    "backoff",
     # RING-29: stream purge (every stored message, delivered ones too); DELIVERY-31..33: delete of one
     # message by stream sequence
     "purge", "delete",
@@ -190,6 +203,10 @@ class _Queue:
     max_ack_pending: int = UNBOUNDED_ACK_PENDING
     #: the durable's AckWait in ms (None: the adapter's ack_wait_s)
     ack_wait_ms: int | None = None
+    #: REDELIVERY-32..35: the durable's BackOff in ms (None: none)
+    backoff_ms: tuple[int, ...] | None = None
+    #: REDELIVERY-21/26: the durable's MaxDeliver (the queue's max_delivery_attempts; -1: none)
+    max_deliver: int = -1
     #: message id -> stream sequence (from the PubAck)
     seqs: dict[str, int] = attrs.Factory(dict)
     #: message id -> num_delivered of its last delivery
@@ -252,6 +269,8 @@ class NatsAdapter(BrokerAdapter):
     def _reset(self) -> None:
         super()._reset()
         self.streams: list[str] = []
+        #: RESTART-4: when the adapter's last operation ended (a SIGKILL waits KILL_QUIET_S after it)
+        self._last_op = time.monotonic()
 
     # ------------------------------------------------------------------ plumbing
     def _run(self, coro: Awaitable[T]) -> T:
@@ -263,7 +282,10 @@ class NatsAdapter(BrokerAdapter):
         return self._nc.jetstream(timeout=self.request_timeout)
 
     def _invoke(self, fn: Callable[[], Awaitable[Any]]) -> Any:
-        return self._run(fn())
+        try:
+            return self._run(fn())
+        finally:
+            self._last_op = time.monotonic()
 
     def _classify(self, op: str, exc: Exception) -> Result | None:
         """A server refusal is fail (an internal server error, 500, is info: the outcome of e.g.
@@ -361,6 +383,8 @@ class NatsAdapter(BrokerAdapter):
         server = self.server
         if server is None:
             return Result.fail("nats: restart: no embedded server")
+        if mode == "kill":  # RESTART-4: state older than the flush interval is on disk
+            time.sleep(max(self._last_op + KILL_QUIET_S - time.monotonic(), 0.0))
         try:
             server.restart(kill=mode == "kill")
             self._run(self._disconnect())
@@ -490,7 +514,9 @@ class NatsAdapter(BrokerAdapter):
             if created:
                 self.streams.append(stream)
             self.addresses.setdefault(address, []).append(config.name)
-            self.queues[config.name] = _Queue(config.name, stream, subject, address)
+            limit = config.max_delivery_attempts
+            self.queues[config.name] = _Queue(config.name, stream, subject, address,
+                                              max_deliver=limit if limit is not None and limit > 0 else -1)
         return self._do("declare_queue", run)
 
     def open_consumer(self, config: ConsumerConfig) -> Result:
@@ -500,19 +526,24 @@ class NatsAdapter(BrokerAdapter):
             want = config.max_unacked if config.max_unacked is not None else UNBOUNDED_ACK_PENDING
             if want < 1:
                 raise Unsupported("max_unacked below 1")
-            wait = config.ack_wait_ms
-            if not queue.durable or want != queue.max_ack_pending or wait != queue.ack_wait_ms:
+            backoff = config.backoff_ms or None
+            wait = config.ack_wait_ms if backoff is None else backoff[0]
+            if (not queue.durable or want != queue.max_ack_pending or wait != queue.ack_wait_ms
+                    or backoff != queue.backoff_ms):
                 if queue.durable and any(c.queue == queue.name for c in self.consumers.values()):
-                    raise Unsupported("different max_unacked or ack_wait_ms on consumers of one queue "
-                                      "(both belong to the shared JetStream consumer)")
+                    raise Unsupported("different max_unacked, ack_wait_ms or backoff_ms on consumers of "
+                                      "one queue (both belong to the shared JetStream consumer)")
                 await self._js().add_consumer(queue.stream, JsConsumerConfig(
                     durable_name=DURABLE, ack_policy=AckPolicy.EXPLICIT,
                     deliver_policy=DeliverPolicy.ALL,
                     ack_wait=self.ack_wait_s if wait is None else wait / 1000,
-                    max_ack_pending=want, max_deliver=-1))
+                    # REDELIVERY-32: BackOff replaces AckWait (its first value is the AckWait)
+                    backoff=None if backoff is None else [ms / 1000 for ms in backoff],
+                    max_ack_pending=want, max_deliver=queue.max_deliver))
                 queue.durable = True
                 queue.max_ack_pending = want
                 queue.ack_wait_ms = wait
+                queue.backoff_ms = backoff
             self.consumers[config.name] = _Consumer(config.name, queue.name)
         return self._do("open_consumer", run)
 
@@ -662,10 +693,12 @@ class NatsAdapter(BrokerAdapter):
         """DELIVERY-23: a held message's redelivered flag (num_delivered > 1); no dead letters."""
         async def run() -> dict[str, object]:
             self._queue(queue)
-            for consumer in self.consumers.values():
-                msg = consumer.held.get(msg_id) if consumer.queue == queue else None
-                if msg is not None:
-                    return {"redelivered": msg.metadata.num_delivered > 1, "dead_letter_reason": None}
+            # the latest delivery: after an ack wait (REDELIVERY-27) the consumer that had it still
+            # keeps its earlier delivery, which the server no longer counts as held
+            held = [c.held[msg_id] for c in self.consumers.values() if c.queue == queue and msg_id in c.held]
+            if held:
+                latest = max(msg.metadata.num_delivered for msg in held)
+                return {"redelivered": latest > 1, "dead_letter_reason": None}
             raise Unsupported(f"the delivery of {msg_id!r}, which the adapter does not hold")
         return self._do("message_info", run)
 

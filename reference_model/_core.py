@@ -92,6 +92,8 @@ class BrokerCore:
     def _terminate(self, queue: QueueState, ref: Ref, reason: Reason) -> None:
         """A ref leaves the queue for good: counters (C5), address memory, page completion (PAGING-9)."""
         counters = queue.counters
+        # REDELIVERY-21: one kept past max_deliver is in no o.pending: the ack floor stays
+        was_pending_ack = ref.first_dseq and ref.place != "exhausted"
         if reason == "acknowledged":
             counters.acknowledged += 1
         elif reason == "replaced":
@@ -114,7 +116,7 @@ class BrokerCore:
             address.page_outstanding[ref.page] -= 1
             if address.page_outstanding[ref.page] == 0:
                 self._drop_page(address, ref.page)
-        if ref.first_dseq and self.options.has("consumer_state"):
+        if was_pending_ack and self.options.has("consumer_state"):
             self._left_ack_pending(queue, ref)
 
     if TYPE_CHECKING:
@@ -135,7 +137,9 @@ class BrokerCore:
         def _dispatch_order(self, queue: QueueState) -> list[int]: ...  # consumer_priority
         def _return_all(self, consumer: ConsumerState, delay: bool) -> None: ...  # redelivery
         def _return(self, queue: QueueState, ref: Ref, *, undo: bool, delay: bool,
-                    placement: ReturnPlacement, ring_check: bool) -> None: ...  # redelivery
+                    placement: ReturnPlacement, ring_check: bool,
+                    expired: bool = False) -> None: ...  # redelivery
+        def _take_exhausted(self, queue: QueueState) -> None: ...  # redelivery
         def _fire_timers(self) -> None: ...  # ack_wait
         def _start_ack_wait(self, consumer: ConsumerState, msg_id: str) -> None: ...  # ack_wait
         def _nak_later(self, queue: QueueState, ref: Ref, delay_ms: int) -> None: ...  # ack_wait

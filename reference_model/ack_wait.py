@@ -5,6 +5,8 @@ does not settle in time: a message it received and has neither acked nor nacked 
 after the receive leaves the consumer and joins the redelivery queue as a plain nack would (its
 delivery count kept; the delivery limit checked), while the consumer still holds a reply subject for
 it (DELIVERY-22 by_sequence). ``in_progress`` (+WPI) restarts the wait.
+REDELIVERY-32..35: a consumer with ``backoff_ms`` waits BackOff[min(n - 1, len - 1)] for its
+n-th delivery instead, and +WPI restarts that wait.
 REDELIVERY-28: ``nack(delay_ms=d)`` (``-NAK {"delay": ns}``) keeps the message out of the
 redelivery queue for ``d`` ms; it stays counted as delivering (JetStream num_ack_pending) until then.
 
@@ -25,21 +27,22 @@ from .state import ConsumerState, QueueState, Ref
 
 
 class AckWaitMixin(ClockMixin):
-    """REDELIVERY-27 ack wait and in-progress, REDELIVERY-28 NAK with a delay."""
+    """REDELIVERY-27 ack wait and in-progress, REDELIVERY-28 NAK with a delay, REDELIVERY-32..35
+    BackOff."""
 
     if TYPE_CHECKING:
         def _return(self, queue: QueueState, ref: Ref, *, undo: bool, delay: bool,
-                    placement: ReturnPlacement, ring_check: bool) -> None: ...  # redelivery
+                    placement: ReturnPlacement, ring_check: bool,
+                    expired: bool = False) -> None: ...  # redelivery
 
     def _push_timer(self, due: int, kind: str, owner: object, msg_id: str) -> None:
         self._timer_seq += 1
         heapq.heappush(self._timers, (due, self._timer_seq, kind, owner, msg_id))
 
     def _start_ack_wait(self, consumer: ConsumerState, msg_id: str) -> None:
-        """REDELIVERY-27: the wait starts when the consumer receives the message."""
-        wait = consumer.config.ack_wait_ms
-        assert wait is not None
-        due = self.now_ms + wait
+        """REDELIVERY-27: the wait starts when the consumer receives the message (REDELIVERY-32: with
+        a BackOff, the wait of its delivery count)."""
+        due = self.now_ms + consumer.ack_wait_for(consumer.received[msg_id].delivery_count)
         consumer.deadlines[msg_id] = due
         self._push_timer(due, "ack_wait", consumer, msg_id)
 
@@ -91,7 +94,7 @@ class AckWaitMixin(ClockMixin):
                 del queue.nak_waiting[msg_id]
                 ref = queue.refs[msg_id]
             self._return(queue, ref, undo=False, delay=False, placement=opts.nack_placement,
-                         ring_check=not opts.nack_bypasses_ring)
+                         ring_check=not opts.nack_bypasses_ring, expired=True)
 
     def in_progress(self, consumer_name: str, msg_id: str) -> AckResult:
         """REDELIVERY-27: +WPI restarts the ack wait of a message the consumer holds ("ok"). By
@@ -107,6 +110,6 @@ class AckWaitMixin(ClockMixin):
             holder = next((c for c in queue.consumers if msg_id in c.received), None)
         else:
             return "failed"
-        if holder is not None and holder.config.ack_wait_ms is not None:
+        if holder is not None and holder.times_out:
             self._start_ack_wait(holder, msg_id)
         return "ok"

@@ -200,11 +200,13 @@ class Broker(AckWaitMixin, ConsumerOrderMixin, DeliveryMixin, RedeliveryMixin, R
         pending, scheduled, paged = len(queue.pending), len(queue.scheduler), len(queue.paged)
         # DELIVERY-12: a non-destructive queue counts a delivering message twice (pending +
         # delivering); LastValueQueue#getMessageCount subtracts the delivering count.
-        delivering = 0 if queue.last_value_key is not None else queue.delivering
+        # REDELIVERY-21: a message kept past its delivery limit counts as delivering
+        exhausted = len(queue.exhausted)
+        delivering = 0 if queue.last_value_key is not None else queue.delivering + exhausted
         return QueueCounters(
             message_count=pending + delivering + scheduled + paged,
             pending_count=pending,
-            delivering_count=queue.delivering,
+            delivering_count=queue.delivering + exhausted,
             scheduled_count=scheduled,
             paged_count=paged,
             added=c.added,

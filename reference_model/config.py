@@ -8,7 +8,7 @@ multiplier 1.0, cap 10 x delay), DELIVERY window 1 MiB.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Literal
 
 import attrs
@@ -114,6 +114,11 @@ class QueueConfig:
         return self.address if self.address is not None else self.name
 
 
+def _int_tuple(value: Iterable[int] | None) -> tuple[int, ...] | None:
+    """A list from a scenario file as a tuple (frozen configs stay hashable)."""
+    return None if value is None else tuple(value)
+
+
 @attrs.frozen
 class ConsumerConfig:
     """A consumer with its window (DELIVERY, REDELIVERY-11): bytes (-1 unbounded, 0 no buffering)."""
@@ -131,6 +136,10 @@ class ConsumerConfig:
     #: REDELIVERY-27: JetStream AckWait on the logical clock: a message this (pull) consumer received
     #: and has not settled within ack_wait_ms returns to the queue by itself (None: never).
     ack_wait_ms: int | None = None
+    #: REDELIVERY-32..35: JetStream consumer BackOff: the ack wait of a message's n-th delivery is
+    #: backoff_ms[min(n - 1, len - 1)] (it replaces ack_wait_ms, which may only repeat its first
+    #: value); None: ack_wait_ms for every delivery.
+    backoff_ms: tuple[int, ...] | None = attrs.field(default=None, converter=_int_tuple)
     #: DELIVERY-25: consumers of higher priority are offered messages first (RabbitMQ x-priority,
     #: ActiveMQ Classic activemq.priority); 0 is the default.
     priority: int = 0

@@ -31,6 +31,8 @@ class DeliveryMixin(BrokerCore):
             self._need("selectors", "selector")
         if config.window_bytes != 1024 * 1024 and config.window_bytes not in (-1, 0):
             self._need("window_bytes", "window_bytes")
+        if config.backoff_ms is not None:
+            self._check_backoff(queue, config)
         state = ConsumerState(config, compile_selector(config.selector))
         self._check_consumer(queue, state)  # DELIVERY-25/26
         lingering = self.sessions.pop(config.name, None)
@@ -43,9 +45,9 @@ class DeliveryMixin(BrokerCore):
         self.consumers[config.name] = state
         if config.cumulative_ack:
             self._need("cumulative_ack", "cumulative_ack")
-        if config.ack_wait_ms is not None:
+        if config.ack_wait_ms is not None or config.backoff_ms is not None:
             self._need("ack_wait", "ack_wait_ms")
-            if config.ack_wait_ms <= 0:
+            if config.ack_wait_ms is not None and config.ack_wait_ms <= 0:
                 raise ModelMisuse("ack_wait_ms must be positive")
             if not state.no_buffering:
                 raise Unsupported("ack_wait_ms with a pushing consumer (the wait starts at receive)")
@@ -56,6 +58,20 @@ class DeliveryMixin(BrokerCore):
                 self._first_consumer(queue)
             self._subscribe(queue, state)
         self._settle(queue)
+
+    def _check_backoff(self, queue: QueueState, config: ConsumerConfig) -> None:
+        """REDELIVERY-32/35: a BackOff list of positive waits, no longer than the queue's delivery
+        limit, whose first value is the ack wait if one is given (consumer.go
+        setConsumerConfigDefaults: AckWait = BackOff[0]; checkConsumerCfg:
+        NewJSConsumerMaxDeliverBackoffError)."""
+        self._need("backoff", "backoff_ms")
+        backoff = config.backoff_ms or ()
+        if not backoff or any(not isinstance(ms, int) or isinstance(ms, bool) or ms <= 0 for ms in backoff):
+            raise ModelMisuse("backoff_ms must be a non-empty list of positive integers")
+        if config.ack_wait_ms is not None and config.ack_wait_ms != backoff[0]:
+            raise ModelMisuse("ack_wait_ms must be backoff_ms[0] (BackOff replaces AckWait)")
+        if queue.delivery_limit is not None and len(backoff) > queue.delivery_limit:
+            raise ModelMisuse("backoff_ms is longer than the queue's delivery limit (max_deliver)")
 
     def _iterator_over(self, queue: QueueState) -> PendingList[Ref]:
         """DELIVERY-12: a new consumer of a non-destructive queue starts at the head of the list."""
@@ -139,6 +155,8 @@ class DeliveryMixin(BrokerCore):
                     consumer.blocked = leaves
                     continue
                 if plain and consumer.selector is None:
+                    if pending.returned_ids:
+                        self._take_exhausted(queue)  # REDELIVERY-21
                     ref = pending.peek()
                     if ref is None:
                         continue
@@ -180,9 +198,10 @@ class DeliveryMixin(BrokerCore):
             _, ref = consumer.buffer.popitem(last=False)
             consumer.buffer_bytes -= ref.size
             consumer.consumed(ref.size)
-        elif (consumer.no_buffering and not consumer.config.browser
-              and consumer.under_unacked_limit(self._parked(queue))):
-            ref = self._first_match(queue, consumer)
+        elif consumer.no_buffering and not consumer.config.browser:
+            self._take_exhausted(queue)  # REDELIVERY-21: before the ack-pending cap (getNextMsg)
+            if consumer.under_unacked_limit(self._parked(queue)):
+                ref = self._first_match(queue, consumer)
             if ref is not None:
                 self._take(queue, consumer, ref)
                 self._dispatch(queue, consumer, ref)
@@ -193,8 +212,8 @@ class DeliveryMixin(BrokerCore):
         consumer.received[ref.id] = ref
         if self.options.invalid_ack == "by_sequence":
             consumer.tokens.add(ref.id)  # DELIVERY-22
-        if consumer.config.ack_wait_ms is not None:
-            self._start_ack_wait(consumer, ref.id)  # REDELIVERY-27
+        if consumer.times_out:
+            self._start_ack_wait(consumer, ref.id)  # REDELIVERY-27, REDELIVERY-32
         self._settle(queue)
         return ref.id
 

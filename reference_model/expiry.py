@@ -52,7 +52,7 @@ class ExpiryMixin(ClockMixin):
         if ref.place == "pending":
             return True
         stored = self.options.expiry_scope == "stored"
-        return ref.place == "delivering" and stored and not queue.non_destructive
+        return ref.place in ("delivering", "exhausted") and stored and not queue.non_destructive
 
     def _expire_due(self, queue: QueueState) -> bool:
         """EXPIRY-4: remove what has expired by now; True when anything left."""
@@ -81,6 +81,8 @@ class ExpiryMixin(ClockMixin):
             queue.pending.remove(ref.id)
             if queue.special:
                 self._unlisted(queue, ref)
+        elif ref.place == "exhausted":  # REDELIVERY-21: kept past max_deliver
+            del queue.exhausted[ref.id]
         elif queue.nak_waiting.pop(ref.id, None) is not None:
             self._undeliver(queue, ref)
         else:

@@ -37,7 +37,8 @@ class InvalidAckMixin(BrokerCore):
         def nack(self, consumer_name: str, msg_id: str, requeue: bool = True,
                  multiple: bool = False, delay_ms: int = 0) -> AckResult: ...  # redelivery
         def _return(self, queue: QueueState, ref: Ref, *, undo: bool, delay: bool,
-                    placement: ReturnPlacement, ring_check: bool) -> None: ...  # redelivery
+                    placement: ReturnPlacement, ring_check: bool,
+                    expired: bool = False) -> None: ...  # redelivery
         def _dead_letter(self, queue: QueueState, ref: Ref,
                          reason: str = "delivery_limit") -> None: ...  # redelivery
 
@@ -74,6 +75,18 @@ class InvalidAckMixin(BrokerCore):
         ref = queue.refs.get(msg_id)
         if ref is None:
             return  # acked, terminated or evicted: the server answers, nothing changes
+        if ref.place == "exhausted":
+            # REDELIVERY-21: past max_deliver it is in no o.pending; +ACK and +TERM clear its
+            # o.rdc entry, so the work-queue stream removes it (processAckMsgLocked, needAck);
+            # -NAK finds it in no o.pending and does nothing (processNak)
+            if verb != "nack":
+                del queue.exhausted[ref.id]
+                if verb == "ack":
+                    self._terminate(queue, ref, "acknowledged")
+                else:
+                    self._dead_letter(queue, ref, "rejected")
+                self._settle(queue)
+            return
         if ref.place == "delivering":
             holder = next((c for c in queue.consumers if msg_id in c.received), None)
             if holder is not None:

@@ -34,6 +34,8 @@ ARTEMIS_ONLY = frozenset({"page_limits", "last_value", "non_destructive", "cumul
 BROKER_FEATURES = frozenset({"max_length_bytes", "nack_reject", "nack_multiple",
                              # REDELIVERY-27 ack wait and in_progress, REDELIVERY-28 nack delay_ms
                              "ack_wait", "nack_delay",
+                             # REDELIVERY-32..35 consumer BackOff (JetStream)
+                             "backoff",
                              # RING-29 purge; DELIVERY-31..33 delete of one message by id
                              "purge", "delete",
                              # EXPIRY-1 queue TTL, EXPIRY-2 per-message TTL, EXPIRY-6 expiry address
@@ -140,6 +142,16 @@ class ModelOptions:
     #: Classic applies maximumRedeliveries only in the OpenWire client (REDELIVERY-18), so a STOMP
     #: consumer's close never dead-letters.
     dead_letter_on_return: bool = True
+    #: REDELIVERY-21 / REDELIVERY-26: what a message that has reached the queue's delivery limit
+    #: becomes: dead-lettered (or dropped) as REDELIVERY-5 says ("dead_letter"), or kept stored and
+    #: never delivered again ("keep": JetStream max_deliver; the work-queue stream keeps it). Under
+    #: "keep" a returned message at the limit waits in the redelivery queue, still pending
+    #: acknowledgement, until the next dispatch takes it off (consumer.go getNextMsg: dc > maxdc),
+    #: while one whose ack wait or NAK delay runs out is kept at once (checkPending ->
+    #: hasMaxDeliveries); a kept ("exhausted") message counts as delivering, stays in JetStream's
+    #: num_redelivered (o.rdc, except with a limit of 1, nats-server >= 2.11.4) and leaves only by
+    #: an ack or +TERM by sequence, a purge, an eviction or its expiry.
+    delivery_limit_action: Literal["dead_letter", "keep"] = "dead_letter"
     #: what a nack does: return the message (Artemis individual cancel) or dead-letter it at once
     #: (ActiveMQ Classic STOMP NACK is a poison ack).
     nack_action: Literal["requeue", "dead_letter"] = "requeue"

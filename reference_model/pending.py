@@ -114,6 +114,8 @@ class PendingList(Generic[T]):
         self.level_of: dict[str, int] = {}
         self._head_counter = 0
         self._return_counter = 0
+        #: ids in the redelivery queue (added with add_returned and still listed)
+        self.returned_ids: set[str] = set()
         self.bytes = 0
         self._size_of: dict[str, int] = {}
 
@@ -176,6 +178,7 @@ class PendingList(Generic[T]):
         its level (JetStream -NAK, REDELIVERY-20)."""
         self._return_counter += 1
         self._insert(item, (_RETURN_BAND, self._return_counter), size)
+        self.returned_ids.add(item.id)
 
     def returned(self) -> list[T]:
         """The messages in the redelivery queue (added with add_returned), in delivery order."""
@@ -213,6 +216,7 @@ class PendingList(Generic[T]):
 
     def _forget(self, item_id: str) -> None:
         del self.level_of[item_id]
+        self.returned_ids.discard(item_id)
         self.bytes -= self._size_of.pop(item_id)
 
     def __iter__(self) -> Iterator[T]:

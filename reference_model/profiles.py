@@ -144,7 +144,8 @@ JETSTREAM = ModelOptions(
     delay_on_nack=False,
     features=_without("scheduling", "paging", "transactions", "window_bytes", "selectors", "dead_letter",
                       "fail_policy", "block_policy", "drop_policy", "set_ring_size")
-    | {"nack_reject", "ack_wait", "nack_delay", "purge", "delete", RESTART_FEATURE, CONSUMER_STATE_FEATURE}
+    | {"nack_reject", "ack_wait", "nack_delay", "backoff", "purge", "delete", RESTART_FEATURE,
+       CONSUMER_STATE_FEATURE}
     | _TTL,
     # DELIVERY-32: STREAM.MSG.DELETE removes a delivered, unacknowledged message too
     delete_scope="stored",
@@ -154,8 +155,10 @@ JETSTREAM = ModelOptions(
     ttl_combination="min",
     expiry_scope="stored",
     expired_to="drop",
-    # REDELIVERY-26: max_deliver -1 (unlimited) is the consumer default
+    # REDELIVERY-26: max_deliver -1 (unlimited) is the consumer default; REDELIVERY-21: a message at
+    # max_deliver stays stored and is never delivered again
     default_delivery_limit=-1,
+    delivery_limit_action="keep",
     # DELIVERY-22: +ACK/-NAK/+TERM name the stream sequence; a stale or repeated one is answered
     invalid_ack="by_sequence",
     # RING-29: a stream purge removes delivered, unacknowledged messages too

@@ -22,9 +22,12 @@ class PurgeMixin(BrokerCore):
         queue = self._queue(queue_name)
         victims: list[Ref] = list(queue.pending)
         if self.options.purge_removes == "stored":
-            victims = [ref for ref in queue.live.values() if ref.place in ("pending", "delivering")]
+            victims = [ref for ref in queue.live.values()
+                       if ref.place in ("pending", "delivering", "exhausted")]
         for ref in victims:
-            if ref.place == "pending":
+            if ref.place == "exhausted":  # REDELIVERY-21: kept past max_deliver, still stored
+                del queue.exhausted[ref.id]
+            elif ref.place == "pending":
                 queue.pending.remove(ref.id)
                 if queue.special:
                     self._unlisted(queue, ref)

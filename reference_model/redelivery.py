@@ -88,7 +88,7 @@ class RedeliveryMixin(BrokerCore):
                 self._undeliver(queue, ref)
                 self._dead_letter(queue, ref, "rejected")
             elif delay_ms:
-                self._nak_later(queue, ref, delay_ms)
+                self._nak_later(queue, ref, delay_ms + self._backoff_offset(consumer, ref))
             elif opts.nack_action == "dead_letter":
                 self._undeliver(queue, ref)
                 self._dead_letter(queue, ref)
@@ -99,10 +99,23 @@ class RedeliveryMixin(BrokerCore):
         self._settle(queue)
         return "ok"
 
+    @staticmethod
+    def _backoff_offset(consumer: ConsumerState, ref: Ref) -> int:
+        """REDELIVERY-34: a delayed -NAK to a consumer with a BackOff waits delay + BackOff[n] -
+        BackOff[0] (consumer.go processNak sets p.Timestamp = now - AckWait + delay, AckWait =
+        BackOff[0]; checkPending then waits BackOff[min(rdc, len - 1)] from it)."""
+        if not consumer.config.backoff_ms:
+            return 0
+        return consumer.ack_wait_for(ref.delivery_count) - consumer.ack_wait_for(1)
+
     def _return(self, queue: QueueState, ref: Ref, *, undo: bool, delay: bool,
-                placement: ReturnPlacement, ring_check: bool) -> None:
+                placement: ReturnPlacement, ring_check: bool, expired: bool = False) -> None:
         """A delivering message goes back: DLA check (REDELIVERY-5), ring check before insertion
         (RING-7), then redelivery delay (REDELIVERY-7, 9) or re-insertion (REDELIVERY-10).
+
+        REDELIVERY-21 (delivery_limit_action keep): a message at the limit whose ack wait or NAK
+        delay ran out (`expired`) is kept stored at once; one returned otherwise joins the
+        redelivery queue and is kept when a dispatch comes to it (:meth:`_take_exhausted`).
 
         DELIVERY-12: on a non-destructive queue the message never left the list: only the delivery
         ends. RING-15: on a last-value queue a rolled-back or closed message is tracked if absent
@@ -112,6 +125,9 @@ class RedeliveryMixin(BrokerCore):
         if undo:
             ref.delivery_count -= 1
         if queue.non_destructive:
+            return
+        if expired and self._exhaust_due(queue, ref):
+            self._exhaust(queue, ref)
             return
         if self._dla_due(queue, ref):
             self._dead_letter(queue, ref)
@@ -152,13 +168,44 @@ class RedeliveryMixin(BrokerCore):
             while queue.over_bound(opts.bound_counts) and len(queue.pending):
                 self._evict_one(queue)  # RING-26: dead-lettered (maxlen) where the profile says
 
-    def _dla_due(self, queue: QueueState, ref: Ref) -> bool:
+    def _limit_reached(self, queue: QueueState, ref: Ref) -> bool:
+        """REDELIVERY-5 / 13 / 21 / 26: the message has used up the queue's delivery limit."""
         limit = queue.delivery_limit
-        if limit is None or not self.options.has("dead_letter") or not self.options.dead_letter_on_return:
+        if limit is None:
             return False
         if self.options.dla_threshold == "ge":
             return ref.delivery_count >= limit
         return ref.delivery_count > limit
+
+    def _dla_due(self, queue: QueueState, ref: Ref) -> bool:
+        opts = self.options
+        if not opts.has("dead_letter") or not opts.dead_letter_on_return:
+            return False
+        return opts.delivery_limit_action == "dead_letter" and self._limit_reached(queue, ref)
+
+    def _exhaust_due(self, queue: QueueState, ref: Ref) -> bool:
+        """REDELIVERY-21: the message is at the limit and the profile keeps such messages."""
+        return self.options.delivery_limit_action == "keep" and self._limit_reached(queue, ref)
+
+    def _exhaust(self, queue: QueueState, ref: Ref) -> None:
+        """REDELIVERY-21: `ref` (listed nowhere, delivering count already undone) stays stored and
+        is never delivered again (JetStream's MAX_DELIVERIES advisory: event ``exhausted``)."""
+        ref.place = "exhausted"
+        queue.exhausted[ref.id] = ref
+        self._event("exhausted", queue.name, ref.id, str(ref.delivery_count))
+
+    def _take_exhausted(self, queue: QueueState) -> None:
+        """REDELIVERY-21: a dispatch first takes every message at the limit off the head of the
+        redelivery queue (consumer.go getNextMsg: dc > maxdc, continue), before any cap applies."""
+        pending = queue.pending
+        if self.options.delivery_limit_action != "keep" or not pending.returned_ids:
+            return
+        while (head := pending.peek()) is not None and head.id in pending.returned_ids \
+                and self._limit_reached(queue, head):
+            pending.remove(head.id)
+            if queue.special:
+                self._unlisted(queue, head)
+            self._exhaust(queue, head)
 
     def _redelivery_delay(self, queue: QueueState, ref: Ref) -> int:
         """REDELIVERY-7: delay x multiplier^(max(count-1, 0)), capped (default cap 10 x delay)."""

@@ -35,7 +35,7 @@ class RestartMixin(BrokerCore):
         """RESTART-3: when a parked message comes back: the ack wait of the queue's consumers
         (REDELIVERY-27, counted from the restart: the model keeps no delivery time of a returned
         message), else never within an example (the adapter's default AckWait is 30 s)."""
-        waits = [c.config.ack_wait_ms for c in queue.consumers if c.config.ack_wait_ms is not None]
+        waits = [c.ack_wait_for(1) for c in queue.consumers if c.times_out]
         return min(waits) if waits else PARKED_FOREVER_MS
 
     def restart(self, mode: str = "graceful") -> None:

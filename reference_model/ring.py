@@ -123,7 +123,7 @@ class RingMixin(BrokerCore):
         dead_letter_dropped the head is dead-lettered (reason maxlen)."""
         if self.options.evict_unacked:
             for ref in queue.live.values():
-                if ref.place in ("pending", "delivering"):
+                if ref.place in ("pending", "delivering", "exhausted"):
                     self._evict(queue, ref)
                     return
             return
@@ -137,7 +137,9 @@ class RingMixin(BrokerCore):
                 self._dead_letter_copy(queue, victim.msg, "maxlen")
 
     def _evict(self, queue: QueueState, ref: Ref) -> None:
-        if ref.place == "pending":
+        if ref.place == "exhausted":  # REDELIVERY-21: kept past max_deliver, still stored
+            del queue.exhausted[ref.id]
+        elif ref.place == "pending":
             queue.pending.remove(ref.id)
             if queue.special:
                 self._unlisted(queue, ref)

@@ -16,7 +16,8 @@ from .pending import PendingList
 from .scheduler import Scheduler
 from .selectors import Predicate, compile_selector
 
-Place = Literal["pending", "delivering", "scheduled", "paged", "done"]
+#: "exhausted": JetStream, past the delivery limit: stored, never delivered again (REDELIVERY-21)
+Place = Literal["pending", "delivering", "scheduled", "paged", "exhausted", "done"]
 
 
 @attrs.define(eq=False, slots=True)
@@ -97,6 +98,21 @@ class ConsumerState:
     @property
     def name(self) -> str:
         return self.config.name
+
+    @property
+    def times_out(self) -> bool:
+        """REDELIVERY-27/32: what it receives comes back by itself (an ack wait or a BackOff)."""
+        return self.config.ack_wait_ms is not None or self.config.backoff_ms is not None
+
+    def ack_wait_for(self, delivery_count: int) -> int:
+        """REDELIVERY-27 / REDELIVERY-32: the ack wait of a message's `delivery_count`-th delivery:
+        BackOff[min(n - 1, len - 1)] (consumer.go checkPending: o.rdc[seq], capped at the last
+        index), else ack_wait_ms."""
+        backoff = self.config.backoff_ms
+        if backoff:
+            return backoff[min(max(delivery_count - 1, 0), len(backoff) - 1)]
+        assert self.config.ack_wait_ms is not None
+        return self.config.ack_wait_ms
 
     @property
     def no_buffering(self) -> bool:
@@ -231,6 +247,8 @@ class QueueState:
         #: REDELIVERY-28: nacked with a delay: id -> when it joins the redelivery queue (the ref
         #: stays delivering, held by no consumer, until then).
         self.nak_waiting: dict[str, int] = {}
+        #: REDELIVERY-21 (delivery_limit_action keep): stored messages past the delivery limit
+        self.exhausted: dict[str, Ref] = {}
         #: EXPIRY-4: the queue holds (or held) a message with an expiry time; (expiry, n, ref) heap of
         #: them (scopes ready/stored), and refs whose time passed while not removable (overdue).
         self.expiring = False
@@ -248,7 +266,7 @@ class QueueState:
     def bound_count(self, counts: str) -> int:
         """RING-4: the count a ring bound compares: pending only, or pending + delivering."""
         listed = len(self.pending.level_of)
-        return listed if counts == "pending" else listed + self.delivering
+        return listed if counts == "pending" else listed + self.delivering + len(self.exhausted)
 
     @property
     def bounded(self) -> bool:
@@ -258,7 +276,9 @@ class QueueState:
     def bound_bytes(self, counts: str) -> int:
         """RING-27: the bytes a byte bound compares: pending only, or pending + delivering."""
         listed = self.pending.bytes
-        return listed if counts == "pending" else listed + self.delivering_bytes
+        if counts == "pending":
+            return listed
+        return listed + self.delivering_bytes + sum(ref.size for ref in self.exhausted.values())
 
     def over_bound(self, counts: str) -> bool:
         """RING-3 / RING-27: over the count bound or over the byte bound."""

@@ -40,8 +40,8 @@ class StreamStateMixin(BrokerCore):
         evicted: consumer.go decStreamPending terminates it): moveAckFloor. The floor moves only when
         the message is the one just above it, then to one below the oldest still unacknowledged; with
         nothing unacknowledged, to the delivered pair. O(live) only for the message at the floor."""
-        if ref.first_dseq != queue.ack_floor[0] + 1 and (queue.delivering or len(queue.pending)):
-            return  # not at the floor, and something may still be unacknowledged
+        if ref.first_dseq != queue.ack_floor[0] + 1 and (queue.delivering or queue.pending.returned_ids):
+            return  # not at the floor, and something is still unacknowledged
         oldest = min(self._unacked(queue), key=lambda r: r.sequence, default=None)
         if oldest is None:
             queue.ack_floor = (queue.dispatches, queue.delivered_seq)
@@ -85,16 +85,20 @@ class StreamStateMixin(BrokerCore):
 
     def _consumer_counters(self, queue: QueueState) -> dict[str, int]:
         """DELIVERY-27 ``num_pending`` (stored, never delivered), ``num_ack_pending`` (len(o.pending)),
-        ``num_redelivered`` (len(o.rdc): of those, delivered more than once); DELIVERY-28
+        ``num_redelivered`` (len(o.rdc): of those, delivered more than once, and the messages kept past
+        max_deliver, REDELIVERY-21); DELIVERY-28
         ``delivered_consumer_seq`` (every delivery, redeliveries included) and
         ``delivered_stream_seq``; DELIVERY-29 the ack floor pair (see :meth:`_left_ack_pending`)."""
         returned = queue.pending.returned()
         unacked = self._unacked(queue)
         floor_dseq, floor_seq = queue.ack_floor
+        # REDELIVERY-21: a message kept past max_deliver keeps its o.rdc entry (a limit of 1: none
+        # is reported, consumer.go info(), nats-server >= 2.11.4 #6877)
+        exhausted = len(queue.exhausted) if queue.delivery_limit != 1 else 0
         return {
             "num_pending": len(queue.pending) - len(returned),
             "num_ack_pending": len(unacked),
-            "num_redelivered": sum(1 for ref in unacked if ref.delivery_count > 1),
+            "num_redelivered": sum(1 for ref in unacked if ref.delivery_count > 1) + exhausted,
             "delivered_consumer_seq": queue.dispatches,
             "delivered_stream_seq": queue.delivered_seq,
             "ack_floor_consumer_seq": floor_dseq,

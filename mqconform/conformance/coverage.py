@@ -74,6 +74,13 @@ CHECK_NEEDS: dict[str, tuple[str, ...]] = {
     # queue machine runs (the drain through its consumers; the send where the profile has no scheduling)
     "pending.one_place": ("pending_order",),
     "delete.result": ("delete",),
+    # machines/redelivery.py: limit_check, and the timed examples (wait_out, in_progress)
+    "redelivery.limit": ("delivery_count",),
+    "receive.ack_wait": ("ack_wait", "advance_time"),
+    "receive.backoff": ("ack_wait", "advance_time", "backoff"),
+    "receive.backoff_wpi": ("ack_wait", "advance_time", "backoff"),
+    "receive.backoff_nak": ("ack_wait", "advance_time", "backoff", "nack", "nack_delay"),
+    "in_progress.result": ("ack_wait", "advance_time"),
 }
 #: checks that can only fail (the `fail` answer of an operation): they never evidence a pass
 NEVER_EVIDENCE = "an operation refused"

@@ -151,9 +151,11 @@ def batch_items(op: str, args: Mapping[str, Any]) -> list[tuple[str, Any]]:
 
 
 def _open_consumer(adapter: Adapter, args: Mapping[str, Any]) -> Result:
-    """REDELIVERY-27 / DELIVERY-25: a consumer with an ack wait or a priority needs the adapter's
-    capability for it (an adapter without it never sees the key)."""
+    """REDELIVERY-27 / 32 / DELIVERY-25: a consumer with an ack wait, a BackOff or a priority needs
+    the adapter's capability for it (an adapter without it never sees the key)."""
     needed = ["ack_wait"] if args.get("ack_wait_ms") is not None else []
+    if args.get("backoff_ms") is not None:  # REDELIVERY-32..35
+        needed += ["ack_wait", "backoff"]
     if args.get("priority", 0) != 0:
         needed.append("consumer_priority")
     refused = _missing(adapter, needed)

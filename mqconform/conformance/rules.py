@@ -94,6 +94,15 @@ TABLES: dict[str, dict[str, tuple[str, ...]]] = {
         "advance.accepted": ("REDELIVERY-7",),
         "pending.order": ("REDELIVERY-10", "REDELIVERY-9"),
         "ring.bound": ("RING-3",),
+        # machines/redelivery.py limit_check: after redelivery rounds, the message's count and the
+        # stored count (a message past the limit: dead-lettered, or kept by JetStream)
+        "redelivery.limit": ("REDELIVERY-21", "REDELIVERY-26"),
+        # timed examples (wait_out): what an ack wait / BackOff / delayed NAK gave back
+        "receive.ack_wait": ("REDELIVERY-27", "REDELIVERY-20"),
+        "receive.backoff": ("REDELIVERY-32", "REDELIVERY-20"),
+        "receive.backoff_wpi": ("REDELIVERY-32", "REDELIVERY-33", "REDELIVERY-20"),
+        "receive.backoff_nak": ("REDELIVERY-32", "REDELIVERY-34", "REDELIVERY-28", "REDELIVERY-20"),
+        "in_progress.result": ("REDELIVERY-27",),
     },
     "scheduling": {
         **_COMMON,

@@ -73,6 +73,8 @@ OPS: Final[Mapping[str, Op]] = {
                     "browser": _f("bool", False), "cumulative_ack": _f("bool", False),
                     # issue 14: REDELIVERY-27 (JetStream AckWait on the logical clock)
                     "ack_wait_ms": _f("int?"),
+                    # REDELIVERY-32..35: JetStream consumer BackOff (ms per delivery)
+                    "backoff_ms": _f("list?"),
                     # DELIVERY-25: RabbitMQ x-priority, ActiveMQ activemq.priority
                     "priority": _f("int", 0)},
                    declares="consumer"),

@@ -46,7 +46,8 @@ def test_at_least_ten_cases_name_their_source_test() -> None:
 
 @pytest.mark.rules("RING-3", "RING-22", "RING-23", "RING-24", "RING-26", "RING-27", "RING-28",
                    "REDELIVERY-24", "REDELIVERY-25", "REDELIVERY-26", "REDELIVERY-20", "DELIVERY-22",
-                   "REDELIVERY-27", "REDELIVERY-28", "RING-29", "EXPIRY-1", "EXPIRY-2", "EXPIRY-5",
+                   "REDELIVERY-27", "REDELIVERY-28", "REDELIVERY-21", "REDELIVERY-32", "REDELIVERY-33",
+                   "REDELIVERY-34", "RING-29", "EXPIRY-1", "EXPIRY-2", "EXPIRY-5",
                    "EXPIRY-7", "DELIVERY-25", "DELIVERY-26",
                    "DELIVERY-27", "DELIVERY-28", "DELIVERY-29", "DELIVERY-30", "DELIVERY-32", "DELIVERY-33")
 @pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])

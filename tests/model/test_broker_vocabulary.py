@@ -446,3 +446,107 @@ def test_dead_letter_reason_is_the_first_one() -> None:
     assert b.receive("d") == "m1" and b.message_info("dlq", "m1") == {"redelivered": False,
                                                                       "dead_letter_reason": "delivery_limit"}
     assert b.receive("d") == "m2" and b.message_info("dlq", "m2")["dead_letter_reason"] == "rejected"  # type: ignore[index]
+
+
+def _limited(limit: int | None, **consumer: object) -> Broker:
+    """A jetstream queue with max_deliver `limit` (None: the default), m1 and m2, pull consumer c."""
+    b = Broker(profile("jetstream"))
+    b.declare_queue(QueueConfig("q", max_delivery_attempts=limit))
+    for m in ("m1", "m2"):
+        b.send("q", Message(m))
+    b.open_consumer(ConsumerConfig("c", "q", **PULL, **consumer))  # type: ignore[arg-type]
+    return b
+
+
+@pytest.mark.rules("REDELIVERY-21")
+def test_max_deliver_keeps_a_nacked_message_until_the_next_fetch_passes_it() -> None:
+    b = _limited(2)
+    for n in (1, 2):
+        assert b.receive("c") == "m1" and b.delivery_count("q", "m1") == n
+        assert b.nack("c", "m1") == "ok"
+    state = b.consumer_state("q")  # still in the redelivery queue: pending acknowledgement
+    assert state["num_ack_pending"] == 1 and state["num_redelivered"] == 1
+    assert b.receive("c") == "m2"  # the fetch passes m1 over
+    assert b.counters("q").message_count == 2 and b.delivery_count("q", "m1") == 2
+    state = b.consumer_state("q")
+    assert state["num_ack_pending"] == 1 and state["num_redelivered"] == 1  # m2; m1 stays in o.rdc
+    assert state["ack_floor_consumer_seq"] == 0  # m1 is in no o.pending: the floor stays
+    assert b.ack("c", "m2") == "ok"
+    assert b.consumer_state("q")["ack_floor_stream_seq"] == 2  # nothing pending: the delivered pair
+    assert b.nack("c", "m1") == "ok" and b.counters("q").message_count == 1  # -NAK: nothing
+    assert b.receive("c") is None
+    assert b.ack("c", "m1") == "ok" and b.counters("q").message_count == 0  # +ACK removes it
+    assert b.consumer_state("q")["num_redelivered"] == 0
+
+
+@pytest.mark.rules("REDELIVERY-21", "REDELIVERY-27")
+def test_max_deliver_keeps_a_message_whose_ack_wait_runs_out_at_once() -> None:
+    b = _limited(1, ack_wait_ms=100)
+    assert b.receive("c") == "m1"
+    b.advance(100)
+    state = b.consumer_state("q")
+    assert state["num_ack_pending"] == 0 and state["num_redelivered"] == 0  # MaxDeliver 1: not reported
+    assert b.counters("q").message_count == 2 and b.counters("q").delivering_count == 1
+    assert b.receive("c") == "m2" and b.nack("c", "m2", requeue=False) == "ok"
+    assert b.purge("q") == 1 and b.counters("q").message_count == 0  # the purge takes the kept one
+
+
+@pytest.mark.rules("REDELIVERY-21", "RING-5")
+def test_a_kept_message_is_stored_for_the_ring_bound_and_evicted_first() -> None:
+    b = Broker(profile("jetstream"))
+    b.declare_queue(QueueConfig("q", max_delivery_attempts=1, ring_size=2, overflow="discard-old"))
+    b.open_consumer(ConsumerConfig("c", "q", **PULL))  # type: ignore[arg-type]
+    for m in ("m1", "m2"):
+        b.send("q", Message(m))
+    assert b.receive("c") == "m1" and b.nack("c", "m1") == "ok" and b.receive("c") == "m2"
+    b.send("q", Message("m3"))  # three stored: the oldest, m1 (kept past max_deliver), goes
+    assert b.delivery_count("q", "m1") is None and b.counters("q").message_count == 2
+
+
+@pytest.mark.rules("REDELIVERY-26")
+def test_jetstream_default_has_no_delivery_limit() -> None:
+    b = _limited(None)
+    for n in range(1, 13):
+        assert b.receive("c") == "m1" and b.delivery_count("q", "m1") == n
+        assert b.nack("c", "m1") == "ok"
+
+
+@pytest.mark.rules("REDELIVERY-32", "REDELIVERY-33")
+def test_backoff_waits_by_delivery_and_in_progress_restarts_that_wait() -> None:
+    b = _limited(4, backoff_ms=[100, 300])
+    assert b.receive("c") == "m1"
+    b.advance(100)
+    assert b.receive("c") == "m1"  # BackOff[0]
+    b.advance(200)
+    assert b.in_progress("c", "m1") == "ok"  # restarts BackOff[1] = 300
+    b.advance(299)
+    assert b.unacked_ids("c") == ["m1"]
+    b.advance(1)
+    assert b.receive("c") == "m1" and b.delivery_count("q", "m1") == 3
+    b.advance(299)
+    assert b.unacked_ids("c") == ["m1"]  # the last wait repeats
+    b.advance(1)
+    assert b.unacked_ids("c") == []
+
+
+@pytest.mark.rules("REDELIVERY-34")
+def test_backoff_offsets_a_delayed_nak() -> None:
+    b = _limited(3, backoff_ms=[100, 300])
+    assert b.receive("c") == "m1" and b.nack("c", "m1", delay_ms=50) == "ok"
+    assert b.next_due_ms() == 50  # first delivery: delay + BackOff[0] - BackOff[0]
+    b.advance(50)
+    assert b.receive("c") == "m1" and b.nack("c", "m1", delay_ms=50) == "ok"
+    assert b.next_due_ms() == 50 + 50 + 300 - 100
+
+
+@pytest.mark.rules("REDELIVERY-32")
+def test_backoff_declarations() -> None:
+    with pytest.raises(ModelMisuse, match="delivery limit"):
+        _limited(1, backoff_ms=[100, 200])
+    with pytest.raises(ModelMisuse, match="positive"):
+        _limited(3, backoff_ms=[])
+    with pytest.raises(ModelMisuse, match="backoff_ms"):
+        _limited(3, backoff_ms=[100], ack_wait_ms=50)
+    assert _limited(2, backoff_ms=[100, 200], ack_wait_ms=100).receive("c") == "m1"
+    with pytest.raises(Unsupported):
+        rabbit().open_consumer(ConsumerConfig("c", "q", backoff_ms=(10,), **PULL))  # type: ignore[arg-type]

@@ -4,6 +4,23 @@ Deep redelivery within a short budget: set-ups are biased toward short delays wi
 a cap, and `redeliver` takes one message round a whole redelivery in one step (receive, nack or
 rollback, then advance to its due time or 1 ms before it), so the 4th-6th delivery of one message,
 where a multiplier or cap bug shows, is a few steps deep.
+
+The delivery limit (REDELIVERY-5, 21, 26): the queue declares 1-6 attempts or none (the profile's
+default); after each `redeliver` the delivery count of the message and the queue's stored count are
+compared (`redelivery.limit`): a dead-lettered message is gone, a JetStream one past max_deliver
+stays stored with its count.
+
+Timed examples (REDELIVERY-27, 32..34; capabilities ack_wait and advance_time, as the expiry machine
+does with real time): about one set-up in four gives the consumer an ack wait of 300 ms or, with
+`backoff`, a BackOff list. Every wait, BackOff value and short NAK delay is 100 ms off a multiple of
+TIMED_STEP_MS and time moves only in multiples of it, so a real broker whose clock runs a little
+ahead of the model's (the adapter sleeps) redelivers the same messages; such an example advances at
+most TIMED_BUDGET_MS in all, makes no redelivery-delay round and no restart, and its consumers have no
+max_unacked (a pull at the cap waits in real time). After TIMED_STEPS_PER_ADVANCE other steps only
+`wait_out` is enabled (the machine is not `ready` for anything else), so the real time of the steps
+between two advances stays small; once the budget is spent the example only idles. `wait_out` advances
+and then receives (`receive.ack_wait` / `receive.backoff*`); `in_progress` is +WPI and `nack_short`
+a -NAK with a 300 ms delay.
 """
 
 from __future__ import annotations
@@ -11,9 +28,9 @@ from __future__ import annotations
 from typing import Any
 
 from hypothesis import strategies as st
-from hypothesis.stateful import initialize, precondition, rule
+from hypothesis.stateful import initialize, invariant, precondition, rule
 
-from ..consumers import MODE_INDEX, consumer_settings
+from ..consumers import MODE_INDEX, consumer_settings, pulls
 from ..queue_machine import WHICH
 from ..restart import RestartSteps
 from ..rules import rules_for
@@ -22,6 +39,27 @@ from .ring import RingMachine
 #: the longest advance a redelivery round makes (the drawn delays and caps are at most 60 ms x the
 #: multiplier; a far timer such as a JetStream ack wait is left to the `advance` rule)
 ROUND_ADVANCE_MAX_MS = 1000
+#: timed examples: time moves in multiples of this; every deadline is half of it off the grid
+TIMED_STEP_MS = 200
+#: every wait and delay is half a grid step off a grid point: a deadline is 100 ms from the checks
+#: before and after it; the adapter's operations between two advances (at most
+#: TIMED_STEPS_PER_ADVANCE steps; the declarations before the first one are absorbed by a set-up
+#: advance) move the server's deadlines by far less
+TIMED_ACK_WAIT_MS = 300
+#: REDELIVERY-32: the BackOff lists drawn
+TIMED_BACKOFFS: tuple[tuple[int, ...], ...] = ((300, 500), (300, 700), (300, 500, 300))
+#: REDELIVERY-28/34: the delay of a short -NAK in a timed example
+TIMED_NAK_DELAY_MS = 300
+#: the logical time a timed example may advance in all (the adapter sleeps it)
+TIMED_BUDGET_MS = 1200
+#: a timed example advances after at most this many other steps (their real time is not on the
+#: model's clock: a few steps of a few ms each stay well inside the 100 ms margin)
+TIMED_STEPS_PER_ADVANCE = 4
+#: the set-up draw (0..TIMED_ODDS - 1) that makes an example timed
+TIMED_ODDS = 6
+#: version gates of the nats adapter (adapters/nats.py MIN_VERSION), read from its capabilities
+LEN_EQ_GATE = "js:backoff_len_eq_max_deliver"
+MAX_DELIVER_ONE_GATE = "js:max_deliver_one_not_redelivered"
 
 
 class RedeliveryMachine(RestartSteps, RingMachine):
@@ -31,13 +69,23 @@ class RedeliveryMachine(RestartSteps, RingMachine):
     USE_PRIORITIES = False
     REQUIRES = ("queues",)
 
-    @initialize(attempts=st.integers(min_value=1, max_value=6), delay=st.sampled_from([0, 10, 20, 20, 50]),
+    @initialize(attempts=st.integers(min_value=1, max_value=6),
+                delay=st.sampled_from([0, 10, 20, 20, 50]),
                 multiplier=st.sampled_from([2.0, 4.0, 1.0]), cap=st.sampled_from([None, 30, 60]),
-                mode=MODE_INDEX, dla=st.booleans())
+                mode=MODE_INDEX, dla=st.booleans(), timed=st.integers(min_value=0, max_value=TIMED_ODDS - 1),
+                backoff=st.integers(min_value=0, max_value=len(TIMED_BACKOFFS)), default_limit=st.booleans())
     def setup(self, attempts: int, delay: int, multiplier: float, cap: int | None, mode: int,
-              dla: bool) -> None:
+              dla: bool, timed: int, backoff: int, default_limit: bool) -> None:
         self.ring = -1
-        queue: dict[str, Any] = {"name": "q", "max_delivery_attempts": attempts}
+        self.timed = False
+        self.timed_left = self.since_advance = 0
+        self.backoff: tuple[int, ...] | None = None
+        self.wpi = self.nak_delayed = False
+        if attempts == 1 and self._version_gated(MAX_DELIVER_ONE_GATE):
+            attempts = 2  # num_redelivered counts a message past MaxDeliver 1 before 2.11.4 (#6877)
+        queue: dict[str, Any] = {"name": "q"}
+        if not default_limit:  # else the profile's default limit (REDELIVERY-26)
+            queue["max_delivery_attempts"] = attempts
         if self.can("redelivery_delay") and delay:
             queue.update(redelivery_delay_ms=delay, redelivery_multiplier=multiplier,
                          max_redelivery_delay_ms=cap)
@@ -52,9 +100,50 @@ class RedeliveryMachine(RestartSteps, RingMachine):
                 self.d.both("queue", {"name": "dlq"})
         self.d.both("queue", queue)
         settings = consumer_settings(self.caps, mode)
+        if (settings is not None and timed == TIMED_ODDS - 1 and pulls(settings)
+                and self.can("ack_wait", "advance_time")):
+            self.timed = True
+            self.timed_left = TIMED_BUDGET_MS
+            # no ack-pending cap: a pull at the cap waits out a request expiry in real time (the
+            # nats adapter's fetch_timeout), which the logical clock does not see
+            settings.pop("max_unacked", None)
+            settings["ack_wait_ms"] = TIMED_ACK_WAIT_MS
+            if backoff and self.can("backoff"):
+                chosen = TIMED_BACKOFFS[backoff - 1]
+                limit = self._broker().queues["q"].delivery_limit
+                if limit is None or len(chosen) < limit or (
+                        len(chosen) == limit and not self._version_gated(LEN_EQ_GATE)):
+                    self.backoff = chosen
+                    settings["backoff_ms"] = list(chosen)
         if settings is not None:
             self.declare_consumer("q", **settings)
+        if self.timed:  # the declarations took real time: let the server's clock meet the model's
+            self.d.both("advance", TIMED_STEP_MS)
         self.ready = True
+
+    @property
+    def ready(self) -> bool:
+        """Set up, and (timed examples) not due to advance: every other rule and check waits."""
+        return self._ready and not self._must_advance()
+
+    @ready.setter
+    def ready(self, value: bool) -> None:
+        self._ready = value
+
+    def _must_advance(self) -> bool:
+        return getattr(self, "timed", False) and self.since_advance >= TIMED_STEPS_PER_ADVANCE
+
+    @invariant()
+    def timed_steps(self) -> None:
+        """Counts the steps since the last advance of a timed example."""
+        if getattr(self, "timed", False):
+            self.since_advance += 1
+
+    def _version_gated(self, gate: str) -> bool:
+        """True when the adapter states server-version gates (``js:*`` capabilities) but not `gate`:
+        the feature is newer than its server (the model follows the newest behaviour)."""
+        offered = frozenset(self.adapter.capabilities)
+        return any(c.startswith("js:") for c in offered) and gate not in offered
 
     @precondition(lambda self: self.ready)
     @rule(size_index=WHICH, priority=st.just(4))
@@ -66,10 +155,16 @@ class RedeliveryMachine(RestartSteps, RingMachine):
     def set_ring_size(self, size: int) -> None:  # not part of this area
         pass
 
-    @precondition(lambda self: self.ready and self.can("advance_time"))
+    @precondition(lambda self: self.ready and self.can("advance_time") and not self.timed)
     @rule(ms=st.sampled_from([5, 20, 50, 200]))
     def advance(self, ms: int) -> None:
         self.d.both("advance", ms)
+
+    @precondition(lambda self: self.ready and self.can("restart") and not self.timed)
+    @rule(kill=st.booleans())
+    def restart(self, kill: bool) -> None:
+        """RESTART-1..5 (not in timed examples: a restart takes real time the model does not see)."""
+        RestartSteps.restart(self, kill)
 
     @precondition(lambda self: self.ready and self.open_consumers and (self.can("nack")
                                                                       or self.can("transactions")))
@@ -77,22 +172,98 @@ class RedeliveryMachine(RestartSteps, RingMachine):
     def redeliver(self, which: int, rounds: int, early: int) -> None:
         """`rounds` redelivery rounds of the consumer's next message: receive it, give it back keeping
         its delivery count (nack, else a transactional ack rolled back), then advance to the time it
-        is due again (1 ms before it after the last round when `early`)."""
+        is due again (1 ms before it after the last round when `early`). Then its delivery count and
+        the queue's stored count (REDELIVERY-5, 21, 26: past the limit it is gone or kept)."""
         consumer = self.pick_consumer(which)
+        last = None
         for n in range(rounds):
             if consumer not in self.open_consumers or not self.gets_left(consumer):
-                return
+                break
             expected, actual = self.d.both_values("receive", consumer, compare="receive.id")
             self.received(consumer, expected, actual)
             if expected is None:
-                return
+                break
+            last = expected
             if self.can("nack"):
                 self.d.both("nack", {"consumer": consumer, "id": expected}, compare="nack.result")
             else:
                 self.d.both("ack", {"consumer": consumer, "id": expected, "tx": True}, compare="ack.result")
                 self.d.both("rollback", consumer)
-            due = self._broker().next_due_ms() if self.can("advance_time") else None
+            due = self._broker().next_due_ms() if self.can("advance_time") and not self.timed else None
             ms = None if due is None else due - self._broker().now_ms - (early if n == rounds - 1 else 0)
             if ms is None or ms <= 0 or ms > ROUND_ADVANCE_MAX_MS:
-                return  # nothing due, or only a far timer (an ack wait): a broker would sleep it out
+                break  # nothing due, or only a far timer (an ack wait): a broker would sleep it out
             self.d.both("advance", ms)
+        if last is not None and consumer in self.open_consumers:
+            self.limit_check(consumer, last)
+
+    def limit_check(self, consumer: str, msg_id: str) -> None:
+        """REDELIVERY-21/26: one more receive (a message at the limit is passed over), then the
+        message's delivery count (None once dead-lettered) and the queue's stored count."""
+        expected, actual = self.d.both_values("receive", consumer, compare="receive.id")
+        self.received(consumer, expected, actual)
+        queue = self.consumer_args[consumer]["queue"]
+        if self.can("delivery_count"):
+            observed = self.d.observe_if_observable("delivery_count", queue, msg_id)
+            if observed is not None:
+                self.d.expect_equal("redelivery.limit", observed[0], observed[1],
+                                    f"delivery count of {msg_id}: ")
+        if self.can("counter:message_count"):
+            counted = self.d.observe_if_observable("counters", queue)
+            if counted is not None:
+                self.d.expect_equal("redelivery.limit", counted[0]["message_count"],
+                                    counted[1].get("message_count"), f"queue {queue} message_count: ")
+
+    # ------------------------------------------------------------------ timed examples
+    def _timed_check(self) -> str:
+        """The check a receive after timed steps makes (REDELIVERY-27, or 32 and what else ran)."""
+        if self.backoff is None:
+            return "receive.ack_wait"
+        if self.nak_delayed:
+            return "receive.backoff_nak"
+        return "receive.backoff_wpi" if self.wpi else "receive.backoff"
+
+    @precondition(lambda self: self._ready and self.timed and self.timed_left >= TIMED_STEP_MS)
+    @rule(which=WHICH)
+    def wait_out(self, which: int) -> None:
+        """Advance one grid step, then a consumer receives: what the ack wait, BackOff or delayed
+        NAK gave back, or the next new message."""
+        self.timed_left -= TIMED_STEP_MS
+        self.since_advance = 0
+        self.d.both("advance", TIMED_STEP_MS)
+        consumers = sorted(self.open_consumers)
+        if not consumers:
+            return
+        consumer = consumers[which % len(consumers)]
+        if not self.gets_left(consumer):
+            return
+        expected, actual = self.d.both_values("receive", consumer, compare=self._timed_check())
+        self.received(consumer, expected, actual)
+
+    @precondition(lambda self: self._ready and self.timed and self.timed_left < TIMED_STEP_MS
+                  and self._must_advance())
+    @rule()
+    def idle(self) -> None:
+        """A timed example whose budget is spent: nothing more happens (the server's clock runs on)."""
+
+    @precondition(lambda self: self.ready and self.timed and self.any_unacked())
+    @rule(which=WHICH, index=WHICH)
+    def in_progress(self, which: int, index: int) -> None:
+        """+WPI (REDELIVERY-27, 33): the message's wait starts again."""
+        target = self._ack_target(which, index)
+        if target is not None:
+            self.wpi = self.wpi or self.backoff is not None
+            self.d.both("in_progress", {"consumer": target[0], "id": target[1]},
+                        compare="in_progress.result")
+
+    @precondition(lambda self: self.ready and self.timed and self.can("nack", "nack_delay")
+                  and self.any_unacked())
+    @rule(which=WHICH, index=WHICH)
+    def nack_short(self, which: int, index: int) -> None:
+        """-NAK with a 300 ms delay (REDELIVERY-28; with a BackOff REDELIVERY-34: plus BackOff[n] -
+        BackOff[0])."""
+        target = self._ack_target(which, index)
+        if target is not None:
+            self.nak_delayed = self.nak_delayed or self.backoff is not None
+            self.d.both("nack", {"consumer": target[0], "id": target[1], "delay_ms": TIMED_NAK_DELAY_MS},
+                        compare="nack.result")

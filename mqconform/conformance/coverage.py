@@ -73,6 +73,9 @@ CHECK_NEEDS: dict[str, tuple[str, ...]] = {
     # queue_machine: DELIVERY-15 on the pending order shown; DELIVERY-21 and SCHED-13 run wherever a
     # queue machine runs (the drain through its consumers; the send where the profile has no scheduling)
     "pending.one_place": ("pending_order",),
+    # SCHED-13: evidence only from an adapter that offers scheduling under a profile without it (the
+    # driver itself answers unsupported for one that does not offer it)
+    "send.no_schedule": ("scheduling",),
     "delete.result": ("delete",),
     # machines/redelivery.py: limit_check, and the timed examples (wait_out, in_progress)
     "redelivery.limit": ("delivery_count",),

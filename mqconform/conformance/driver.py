@@ -75,6 +75,13 @@ def _missing(adapter: Adapter, needed: Iterable[str]) -> Result | None:
     return Result.fail(f"unsupported: {', '.join(missing)}") if missing else None
 
 
+def _send_needs(args: dict[str, Any]) -> list[str]:
+    """EXPIRY-2: a TTL only with ``per_message_ttl``; SCHED-13: a delivery time only with
+    ``scheduling`` (the driver answers unsupported itself for an adapter without them)."""
+    needs = ["per_message_ttl"] if args.get("ttl_ms") is not None else []
+    return needs + (["scheduling"] if args.get("scheduled_at_ms") else [])
+
+
 def _default_delivery_limit(adapter: Adapter) -> int | None:
     """REDELIVERY-26: the delivery limit of a queue declared without one is the claimed profile's
     (None for the model: it applies its own options' default)."""
@@ -203,8 +210,7 @@ DISPATCH: dict[str, Callable[[Adapter, Any], Result]] = {
     "address": lambda a, x: a.declare_address(AddressConfig(**x)),
     "queue": _declare_queue,
     "consumer": _open_consumer,
-    "send": lambda a, x: _missing(a, ["per_message_ttl"] if x.get("ttl_ms") is not None else [])
-    or a.send(x["to"], _message(_send_args(x))),  # EXPIRY-2: a TTL only with the capability
+    "send": lambda a, x: _missing(a, _send_needs(x)) or a.send(x["to"], _message(_send_args(x))),
     "receive": lambda a, x: a.receive(x),
     "ack": lambda a, x: a.ack(x["consumer"], x["id"], x.get("tx", False)),
     "nack": _nack,

@@ -54,11 +54,14 @@ def test_a_message_delivered_to_two_consumers_is_caught_by_delivery_one_place() 
 
 
 def test_a_delivery_time_accepted_without_scheduling_is_caught() -> None:
-    """A JetStream-claiming implementation that schedules (the model with the feature) fails SCHED-13."""
+    """A JetStream-claiming implementation that offers and performs scheduling (the model with the
+    feature) fails SCHED-13; one that does not offer it is answered unsupported by the driver."""
     scheduling = JETSTREAM.evolve(features=JETSTREAM.features | {"scheduling"})
 
     def adapter() -> ReferenceAdapter:
-        return ReferenceAdapter(options=JETSTREAM, world_factory=lambda _: World(scheduling))
+        made = ReferenceAdapter(options=JETSTREAM, world_factory=lambda _: World(scheduling))
+        made.capabilities = made.capabilities | {"scheduling"}
+        return made
 
     result = run_machine(MACHINES["delivery"], adapter, JETSTREAM, suite_settings.get("ci", database=None),
                          max_reruns=0)

@@ -75,7 +75,7 @@ def _run(adapter: type[ReferenceAdapter], name: str, examples: int) -> Any:
 def test_a_conforming_run_evidences_the_vocabulary_rules(name: str, evidenced: set[str]) -> None:
     """The vocabulary the ring machine generates is compared under checks of its own, whose rules a
     run of a conforming implementation passes."""
-    result = _run(ReferenceAdapter, name, 120)
+    result = _run(ReferenceAdapter, name, 200)
     assert result.findings == [] and result.unknown is None
     passed = {rule for rule, state in merge_outcomes([result], name).items() if state == "pass"}
     assert evidenced <= passed, evidenced - passed
@@ -86,7 +86,7 @@ def test_a_conforming_run_evidences_the_vocabulary_rules(name: str, evidenced: s
                                                 (_IgnoresOverflow, "RING-28")])
 def test_a_broker_that_ignores_the_vocabulary_fails_its_rule(broken: type[ReferenceAdapter],
                                                              rule: str) -> None:
-    result = _run(broken, "rabbitmq-classic", 120)
+    result = _run(broken, "rabbitmq-classic", 200)
     assert result.findings, "the broken broker went unnoticed"
     assert any(rule in finding.rules for finding in result.findings), [
         (f.check, f.rules) for f in result.findings]

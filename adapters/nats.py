@@ -58,13 +58,21 @@ token, so concurrent runs and xdist workers never share a stream):
   RESTART-5).
 - ``delivery_count`` is ``num_delivered`` of the message's last delivery (0 before the first; None
   once the stream no longer has it).
+- expiry (EXPIRY-1..4, 7): a queue's ``message_ttl_ms`` is the stream's ``max_age`` (at least
+  MIN_MAX_AGE_MS: the server refuses less); a message's ``ttl_ms`` is its ``Nats-TTL`` header on a
+  stream with ``allow_msg_ttl`` (capability ``per_message_ttl``, nats-server 2.11+; whole seconds, at
+  least one: another TTL is unsupported, never rounded). The stream removes an expired message
+  wherever it is, a delivered unacknowledged one too (the jetstream profile's ``expiry_scope:
+  stored``), and dead-letters nothing (``expired_to: drop``). Both run on the server's clock: a file
+  store removes a max_age message up to ~0.3 s late, a Nats-TTL one within ~10 ms (measured on
+  2.15.1), so a scenario or machine keeps its advances half a second clear of an expiry.
 
 ``shared_namespace=true`` (for ``mqconform soak``, where each thread has its own adapter): the prefix
 is the namespace itself, with no random token, so every instance opened on one namespace addresses
 the same streams; declaring a queue whose stream exists joins it, and ``close()`` deletes only the
 streams this instance created.
 
-Not offered: scheduling (message schedules exist only
+Not offered: expiry to an address, scheduling (message schedules exist only
 from nats-server 2.12 and fire on the server's clock, not on the suite's), browsing and pending order
 (the redelivery queue is not observable), transactions, selectors, paging, dead letters and byte
 windows. ``advance(ms)`` sleeps.
@@ -75,6 +83,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import inspect
 import json
 import os
 import re
@@ -136,7 +145,15 @@ CAPABILITIES = frozenset({
     # issue 10: the stream and durable consumer state as counters (RESTART-5, DELIVERY-30), the
     # durable consumer's counters and sequence pairs (DELIVERY-27..29)
     "stream_state", "consumer_state",
+    # EXPIRY-1/3/4: a queue's message_ttl_ms is the stream's max_age (every release; at least
+    # MIN_MAX_AGE_MS); a message's ttl_ms is per_message_ttl, from 2.11 only (MIN_VERSION)
+    "message_ttl",
 })
+#: EXPIRY-1: nats-server refuses a max_age below 100 ms (err_code 10052 "max age needs to be >= 100ms")
+MIN_MAX_AGE_MS = 100
+#: EXPIRY-2: a Nats-TTL is whole seconds, at least one (a "500ms" header is refused, err_code 10165
+#: "invalid per-message TTL"; nats-server stream.go parseMessageTTL)
+NATS_TTL_UNIT_MS = 1000
 #: DELIVERY-33: JetStream's answers to a STREAM.MSG.DELETE of a sequence it does not store, observed on
 #: 2.15.1: err_code 10057 (code 500) "no message found" below the first sequence, 10043 (code 400)
 #: "sequence N not found" for an interior gap (both codes name any failed delete with the store's error
@@ -166,6 +183,7 @@ MIN_VERSION: Mapping[str, tuple[int, int, int]] = {
     "js:limit_update_keeps_discard_new": (2, 10, 6),  # lowering max_msgs trims only discard old (#4802)
     "js:backoff_len_eq_max_deliver": (2, 10, 23),  # len(BackOff) == MaxDeliver accepted (#6154)
     "js:message_ttl": (2, 11, 0),            # allow_msg_ttl, Nats-TTL (#6272, #6319, #6400)
+    "per_message_ttl": (2, 11, 0),           # EXPIRY-2: the contract's send ttl_ms as Nats-TTL
     "js:consumer_pause": (2, 11, 0),         # pause_until, $JS.API.CONSUMER.PAUSE (#5066)
     "js:max_deliver_one_not_redelivered": (2, 11, 4),  # num_redelivered 0 with MaxDeliver 1 (#6877)
     "js:message_schedules": (2, 12, 0),      # Nats-Schedule @at (#7170)
@@ -281,9 +299,12 @@ class NatsAdapter(BrokerAdapter):
             raise nats_errors.ConnectionClosedError
         return self._nc.jetstream(timeout=self.request_timeout)
 
-    def _invoke(self, fn: Callable[[], Awaitable[Any]]) -> Any:
+    def _invoke(self, fn: Callable[[], Any]) -> Any:
+        """Run one operation: a coroutine on the private loop; the shared base operations (e.g.
+        declare_address, which only records the address) are plain functions."""
         try:
-            return self._run(fn())
+            outcome = fn()
+            return self._run(outcome) if inspect.isawaitable(outcome) else outcome
         finally:
             self._last_op = time.monotonic()
 
@@ -398,17 +419,35 @@ class NatsAdapter(BrokerAdapter):
         """The durable's info once its ``num_pending`` has caught up with the stream: the stream
         signals its consumers asynchronously, so right after a publish the consumer's running count
         (consumer.go checkNumPending, o.npc) can lag. Settled = the stored messages above the
-        delivered stream sequence (on a work-queue stream nothing above it is deleted but by a
-        purge or an eviction from the front); asked again for up to SETTLE_S, then taken as it is."""
+        delivered stream sequence: the sequences from there to the last one, less the interior gaps
+        (the stream info's deleted details: an expiry, a delete or an ack above it); asked again for
+        up to SETTLE_S, then taken as it is."""
         deadline = time.monotonic() + SETTLE_S
         while True:
             c = await self._js().consumer_info(state.stream, DURABLE)
-            s = (await self._js().stream_info(state.stream)).state
+            s = await self._stream_info_state(state.stream)
             delivered = int(c.delivered.stream_seq or 0) if c.delivered else 0
-            above = int(s.last_seq) - max(delivered, int(s.first_seq) - 1) if int(s.messages) else 0
+            above = 0
+            if int(s.get("messages", 0)):
+                floor = max(delivered, int(s.get("first_seq", 0)) - 1)
+                gaps = sum(1 for seq in s.get("deleted") or () if seq > floor)
+                above = int(s.get("last_seq", 0)) - floor - gaps
             if int(c.num_pending or 0) == max(above, 0) or time.monotonic() > deadline:
                 return c
             await asyncio.sleep(0.01)
+
+    async def _stream_info_state(self, stream: str) -> dict[str, Any]:
+        """The stream's state with its deleted details (the interior sequences no longer stored),
+        which nats-py's stream_info does not ask for: $JS.API.STREAM.INFO with deleted_details."""
+        assert self._nc is not None
+        reply = await self._nc.request(f"$JS.API.STREAM.INFO.{stream}",
+                                       json.dumps({"deleted_details": True}).encode(),
+                                       timeout=self.request_timeout)
+        answer = json.loads(reply.data)
+        if "error" in answer:
+            raise Refused(f"nats: stream info: {answer['error'].get('description', answer['error'])}")
+        state: dict[str, Any] = answer.get("state", {})
+        return state
 
     async def _durable_state(self, state: _Queue, messages: int) -> dict[str, int]:
         """DELIVERY-27..29: the durable consumer's info (consumer.go info()); before the durable
@@ -503,8 +542,14 @@ class NatsAdapter(BrokerAdapter):
                     created = False
                 except js_errors.NotFoundError:
                     pass
+            ttl = config.message_ttl_ms
+            if ttl is not None and ttl < MIN_MAX_AGE_MS:
+                raise Unsupported(f"a message TTL below {MIN_MAX_AGE_MS} ms (the stream's max_age)")
             await self._js().add_stream(StreamConfig(
                 name=stream, subjects=[subject], retention=RetentionPolicy.WORK_QUEUE,
+                # EXPIRY-1: max_age; EXPIRY-2: Nats-TTL headers need allow_msg_ttl (2.11+)
+                max_age=None if ttl is None else ttl / 1000,
+                allow_msg_ttl=True if "per_message_ttl" in self.capabilities else None,
                 max_msgs=config.ring_size if config.ring_size > 0 else -1,
                 # ring 0: max_msgs 0 means unlimited, but max_bytes 1 with discard old evicts every
                 # message right after its PubAck (accepted, counted in last_seq, never stored)
@@ -556,7 +601,7 @@ class NatsAdapter(BrokerAdapter):
             try:
                 ack = await self._js().publish(queue.subject, bytes(max(message.size, 0)),
                                                timeout=self.request_timeout,
-                                               headers={ID_HEADER: message.id})
+                                               headers=self._headers(message))
             except js_errors.APIError as exc:
                 if exc.err_code == MAX_MSGS_EXCEEDED:  # discard=new refused it (RING-24)
                     return "failed"
@@ -564,6 +609,17 @@ class NatsAdapter(BrokerAdapter):
             queue.seqs[message.id] = ack.seq
             return "accepted"
         return self._do("send", run)
+
+    @staticmethod
+    def _headers(message: Message) -> dict[str, str]:
+        """The id header, and EXPIRY-2's Nats-TTL for a message with its own TTL (whole seconds:
+        another TTL is unsupported, never rounded)."""
+        headers = {ID_HEADER: message.id}
+        if message.ttl_ms is not None:
+            if message.ttl_ms < NATS_TTL_UNIT_MS or message.ttl_ms % NATS_TTL_UNIT_MS:
+                raise Unsupported(f"a per-message TTL of {message.ttl_ms} ms (Nats-TTL is whole seconds)")
+            headers["Nats-TTL"] = f"{message.ttl_ms // NATS_TTL_UNIT_MS}s"
+        return headers
 
     def receive(self, consumer: str) -> Result:
         async def run() -> str | None:

@@ -80,6 +80,9 @@ class BrokerAdapter:
 
     name: ClassVar[str]
     capabilities: frozenset[str]
+    #: advance sleeps on the wall clock (see `advance`): areas whose examples sleep seconds run fewer
+    #: examples against it (ConformanceMachine.REAL_TIME_SHARE)
+    real_time: ClassVar[bool] = True
     #: operation or feature -> why it is not offered (overrides UNSUPPORTED_DEFAULTS)
     UNSUPPORTED: ClassVar[Mapping[str, str]] = {}
 

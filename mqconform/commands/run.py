@@ -146,7 +146,8 @@ def run(args: argparse.Namespace) -> int:
             try:
                 yield area, run_machine(MACHINES[area], lambda: adapter, claimed, hyp, run_dir,
                                         max_reruns=args.max_findings - 1, seed_value=seed,
-                                        known_deviations=known_rules), None
+                                        known_deviations=known_rules,
+                                        cap_real_time=not args.max_examples), None
             except (Exception, BaseExceptionGroup) as exc:  # a fault: never a traceback, never a pass
                 reason = f"area {area}: {fault_reason(exc)}"
                 yield area, MachineResult(area, unknown=reason), reason

@@ -50,6 +50,9 @@ class ConformanceMachine(RuleBasedStateMachine):
     ANY_OF: ClassVar[tuple[str, ...]] = ()
     #: check name -> spec rule ids it verifies
     RULES: ClassVar[dict[str, tuple[str, ...]]] = {}
+    #: an area whose examples sleep seconds on an adapter with a real clock (``real_time``) runs
+    #: 1/REAL_TIME_SHARE of the settings' examples there, unless the user set --max-examples
+    REAL_TIME_SHARE: ClassVar[int] = 1
     context: ClassVar[RunContext]
 
     def __init__(self) -> None:

@@ -97,7 +97,8 @@ def run_task(task: CampaignTask) -> TaskResult:
             run = RunDirectory.attach(scratch, adapter.name, claimed.name, task.run_id, time.monotonic_ns())
             hyp = suite_settings.get(task.settings_name, database=database(scratch), **task.overrides)
             result = run_machine(MACHINES[task.area], lambda: adapter, claimed, hyp, run,
-                                 max_reruns=task.max_reruns, seed_value=task.seed, known_deviations=known)
+                                 max_reruns=task.max_reruns, seed_value=task.seed, known_deviations=known,
+                                 cap_real_time="max_examples" not in task.overrides)
         except ReleaseError as exc:
             fault = f"area {task.area}: release {task.release.version}: {exc}"
             result = MachineResult(task.area, unknown=fault)

@@ -171,10 +171,12 @@ def machine_class(base: type[ConformanceMachine], context: RunContext) -> type[C
 def run_machine(base: type[ConformanceMachine], adapter_factory: Callable[[], Adapter],
                 claimed: ModelOptions, hyp_settings: settings, run: RunDirectory | None = None,
                 max_reruns: int = MAX_RERUNS, seed_value: int | None = None,
-                known_deviations: frozenset[str] = frozenset()) -> MachineResult:
+                known_deviations: frozenset[str] = frozenset(), cap_real_time: bool = True) -> MachineResult:
     """Explore one machine against the adapter; see the module docstring. With `seed_value`,
     Hypothesis draws its examples from that seed (`hypothesis.seed`): the same seed, settings and
-    adapter explore the same examples; it overrides `derandomize`."""
+    adapter explore the same examples; it overrides `derandomize`. With `cap_real_time` (a run
+    whose example count the user did not set), a machine with REAL_TIME_SHARE > 1 runs that share of
+    the examples against an adapter whose ``real_time`` attribute is true (its advance sleeps)."""
     stable_imports()
     result = MachineResult(base.area)
     probe = adapter_factory()
@@ -184,6 +186,9 @@ def run_machine(base: type[ConformanceMachine], adapter_factory: Callable[[], Ad
         return result  # every rule of the machine is not applicable
     history = run.history(base.area) if run is not None else None
     disabled: set[str] = set()
+    if cap_real_time and base.REAL_TIME_SHARE > 1 and getattr(probe, "real_time", False):
+        hyp_settings = settings(hyp_settings,
+                                max_examples=max(1, hyp_settings.max_examples // base.REAL_TIME_SHARE))
     quiet = settings(hyp_settings, verbosity=Verbosity.quiet)
     started = time.perf_counter()
     try:
@@ -361,7 +366,8 @@ def run_area_job(job: AreaJob) -> tuple[MachineResult, str | None]:
         hyp = suite_settings.get(job.settings_name, **overrides)
         return run_machine(MACHINES[job.area], lambda: adapter, claimed, hyp, run,
                            max_reruns=job.max_reruns, seed_value=job.seed,
-                           known_deviations=job.known_deviations), None
+                           known_deviations=job.known_deviations,
+                           cap_real_time="max_examples" not in job.overrides), None
     except (Exception, BaseExceptionGroup) as exc:  # a fault: never a traceback, never a pass
         reason = f"area {job.area}: {fault_reason(exc)}"
         return MachineResult(job.area, unknown=reason), reason

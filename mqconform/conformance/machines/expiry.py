@@ -7,6 +7,12 @@ any multiple of ADVANCE_MS, so a real broker whose clock runs a little ahead of 
 adapter sleeps, and each operation takes its time) removes the same messages: after every advance the
 stored counts of q and dlq are compared (`expiry.counts`); consumers receive, ack, nack and close
 in between, so held, returned and requeued messages meet their expiry too.
+
+Against an adapter whose clock is real (``real_time``: it sleeps each advance) the examples are paced,
+as the redelivery machine's timed examples are: the set-up ends with an advance that lets the broker's
+clock meet the model's, an advance comes after at most STEPS_PER_ADVANCE other steps, an example
+advances at most MAX_ADVANCES times and then idles, and the run takes a share of the examples
+(REAL_TIME_SHARE). On a logical clock none of this applies.
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from hypothesis import strategies as st
-from hypothesis.stateful import initialize, precondition, rule
+from hypothesis.stateful import initialize, invariant, precondition, rule
 
 from ..consumers import MODE_INDEX, consumer_settings
 from ..queue_machine import WHICH, QueueMachine
@@ -23,11 +29,23 @@ from ..rules import rules_for
 ADVANCE_MS = 1500
 #: the queue TTL: over after two advances, not after one
 QUEUE_TTL_MS = 2000
-#: per-message TTLs: over after one advance, or after three
-MESSAGE_TTLS = (500, 4000)
+#: per-message TTLs: over after one advance, or after three (whole seconds: a JetStream Nats-TTL is
+#: whole seconds, at least one)
+MESSAGE_TTLS = (1000, 4000)
 #: batches stay short here: on a broker every send takes real time while the logical clock stands
 #: still, and 25 sends with their confirms and observations ate the 500 ms margin (issue 13 campaign)
 SHORT_BATCH = st.sampled_from([3, 8])
+#: against an adapter whose clock is real (``real_time``: it sleeps each advance) an example advances
+#: at most this often (7.5 s: a long message TTL sent after two advances still runs out), so an example
+#: costs a bounded real time; on a logical clock advances are free and unbounded
+MAX_ADVANCES = 5
+#: against a real clock an advance comes after at most this many other steps (their real time is not
+#: on the logical clock: a message sent late in a long stretch of steps would expire late on the
+#: broker), and once MAX_ADVANCES are spent the example idles after as many
+STEPS_PER_ADVANCE = 4
+#: against a real clock the set-up ends with an advance this long, off the grid by nothing that
+#: matters (no message is stored yet): its declarations took real time the broker's clock has run
+SETUP_ADVANCE_MS = 500
 
 
 class ExpiryMachine(QueueMachine):
@@ -36,6 +54,8 @@ class ExpiryMachine(QueueMachine):
     QUEUES = ("q", "dlq")
     REQUIRES = ("queues", "advance_time")
     ANY_OF = ("message_ttl", "per_message_ttl")
+    #: every example sleeps several seconds against a broker: 1/REAL_TIME_SHARE of the examples there
+    REAL_TIME_SHARE = 5
 
     @initialize(queue_ttl=st.booleans(), mode=MODE_INDEX)
     def setup(self, queue_ttl: bool, mode: int) -> None:
@@ -50,7 +70,35 @@ class ExpiryMachine(QueueMachine):
         settings = consumer_settings(self.caps, mode)
         if settings is not None:
             self.declare_consumer("q", **settings)
+        self.advances = self.since_advance = 0
+        self.paced = bool(getattr(self.adapter, "real_time", False))
+        self.max_advances = MAX_ADVANCES if self.paced else 10**9
+        if self.paced:
+            self.d.both("advance", SETUP_ADVANCE_MS)
         self.ready = True
+
+    @property
+    def ready(self) -> bool:
+        """Set up, and (against a real clock) not due to advance: every other rule waits."""
+        return self._ready and not self._must_advance()
+
+    @ready.setter
+    def ready(self, value: bool) -> None:
+        self._ready = value
+
+    def _must_advance(self) -> bool:
+        return getattr(self, "paced", False) and self.since_advance >= STEPS_PER_ADVANCE
+
+    @invariant()
+    def paced_steps(self) -> None:
+        """Counts the steps since the last advance (against a real clock)."""
+        if getattr(self, "paced", False):
+            self.since_advance += 1
+
+    @precondition(lambda self: self._ready and self._must_advance() and self.advances >= self.max_advances)
+    @rule()
+    def idle(self) -> None:
+        """Against a real clock, an example whose advances are spent: nothing more happens."""
 
     @precondition(lambda self: self.ready and self.can("per_message_ttl"))
     @rule(ttl=st.sampled_from(MESSAGE_TTLS))
@@ -61,12 +109,15 @@ class ExpiryMachine(QueueMachine):
                                        compare="send.result")
         self.note_send(msg_id, answer)
 
-    @precondition(lambda self: self.ready)
+    @precondition(lambda self: self._ready and self.advances < self.max_advances)
     @rule(times=st.integers(min_value=1, max_value=2))
     def advance(self, times: int) -> None:
         """One or two advances in a row (two outlive the queue TTL, three a long message TTL: a TTL
-        combination bug needs a long-lived message to meet both), the counts compared after each."""
-        for _ in range(times):
+        combination bug needs a long-lived message to meet both), the counts compared after each;
+        at most max_advances in an example."""
+        self.since_advance = 0
+        for _ in range(min(times, self.max_advances - self.advances)):
+            self.advances += 1
             self.d.both("advance", ADVANCE_MS)
             for queue in self.QUEUES:
                 if self.can("counter:message_count"):

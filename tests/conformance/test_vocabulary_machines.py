@@ -34,13 +34,15 @@ def test_ring_machine_draws_the_profiles_vocabulary(name: str, monkeypatch: pyte
 
     monkeypatch.setattr(Driver, "both_values", spy)
     claimed = profile(name)
-    hyp = suite_settings.get("dev", max_examples=120, database=None, derandomize=True)
-    result = run_machine(RingMachine, lambda: ReferenceAdapter(name), claimed, hyp)
+    # a fixed seed, not derandomize: the derandomized exploration depended on the tests run before it
+    # in the same process (after test_run_command's `mqconform run`, it never nacked with requeue=false)
+    hyp = suite_settings.get("dev", max_examples=120, database=None)
+    result = run_machine(RingMachine, lambda: ReferenceAdapter(name), claimed, hyp, seed_value=1)
     assert result.findings == [] and result.unknown is None
     drawn = {value for (kind, value) in seen if kind == "overflow"}
     assert drawn == {None} | {policy for policy, _ in claimed.overflow_policies}
     # the nack forms, where the redelivery machine (which inherits the ring machine's nack) nacks more
-    result = run_machine(RedeliveryMachine, lambda: ReferenceAdapter(name), claimed, hyp)
+    result = run_machine(RedeliveryMachine, lambda: ReferenceAdapter(name), claimed, hyp, seed_value=1)
     assert result.findings == [] and result.unknown is None
     assert seen["requeue", False] > 0 and seen["requeue", True] > 0, sorted(seen.items(), key=str)
     assert (seen["bytes", 250] > 0) == (name == "rabbitmq-classic")  # jetstream: no byte bound

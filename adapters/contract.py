@@ -90,6 +90,8 @@ CALL_OPS: dict[str, tuple[str, ...] | None] = {
     "truncate": None,
     "store_state": ("used_bytes", "live", "free_slots", "index_entries", "blocks_used", "last_message"),
     "locate": None,
+    # DELIVERY-34: the queue's consumers deliver nothing until the logical time until_ms
+    "pause": None,
     # RESTART-5 and DELIVERY-27..30: the queue as a JetStream stream and its durable consumer
     "stream_state": ("msgs", "first_seq", "last_seq", "num_deleted", "num_pending", "num_ack_pending",
                      "num_redelivered", "delivered_seq", "ack_floor_seq"),

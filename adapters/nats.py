@@ -40,6 +40,11 @@ token, so concurrent runs and xdist workers never share a stream):
   queue (REDELIVERY-20), so they come back newest first; with ``close_mode="abandon"`` it just
   forgets them and the server redelivers them after ``ack_wait``. ``nack`` with ``delay_ms`` is
   ``-NAK {"delay": ns}`` (REDELIVERY-28); ``in_progress`` is ``+WPI`` (REDELIVERY-27).
+- ``call("pause", queue=..., until_ms=...)`` (DELIVERY-34, capability ``consumer_pause``, 2.11+) is
+  ``$JS.API.CONSUMER.PAUSE`` of the queue's durable with ``pause_until`` the wall time at which the
+  logical clock reaches ``until_ms``; while paused a pull is answered 404 (None).
+- ``set_ring_size`` is a stream update with the new ``max_msgs`` (RING-30; capability from 2.10.6:
+  before it a discard-new stream was trimmed too, nats-server #4775).
 - ``purge`` is ``$JS.API.STREAM.PURGE`` (RING-29) and ``delete_message`` is
   ``$JS.API.STREAM.MSG.DELETE`` by the message's stream sequence (DELIVERY-31..33; a held message
   leaves the durable's ack pending, and the consumer's later ack is answered and does nothing).
@@ -82,6 +87,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime
 import hashlib
 import inspect
 import json
@@ -148,7 +154,14 @@ CAPABILITIES = frozenset({
     # EXPIRY-1/3/4: a queue's message_ttl_ms is the stream's max_age (every release; at least
     # MIN_MAX_AGE_MS); a message's ttl_ms is per_message_ttl, from 2.11 only (MIN_VERSION)
     "message_ttl",
+    # RING-27: a queue's byte bound is the stream's max_bytes (in BYTE_UNIT: see _payload)
+    "max_length_bytes",
 })
+#: RING-27: one byte of the model is this many bytes of JetStream's stored size (subject, headers,
+#: payload and record overhead, nats-server memStoreMsgSize / fileStoreMsgSize): on a queue with a byte
+#: bound the adapter pads a message of size s so that it is stored as exactly s x BYTE_UNIT bytes (the
+#: overhead, under 200 bytes for the adapter's subjects and headers, fits in one unit)
+BYTE_UNIT = 1024
 #: EXPIRY-1: nats-server refuses a max_age below 100 ms (err_code 10052 "max age needs to be >= 100ms")
 MIN_MAX_AGE_MS = 100
 #: EXPIRY-2: a Nats-TTL is whole seconds, at least one (a "500ms" header is refused, err_code 10165
@@ -181,14 +194,26 @@ MIN_VERSION: Mapping[str, tuple[int, int, int]] = {
     "js:nak_delay": (2, 7, 0),              # -NAK {"delay"} (#2812)
     "js:discard_new_per_subject": (2, 9, 0),  # StreamConfig.discard_new_per_subject
     "js:limit_update_keeps_discard_new": (2, 10, 6),  # lowering max_msgs trims only discard old (#4802)
+    # RING-30: set_ring_size is a stream update of max_msgs; before 2.10.6 discard new trimmed too
+    "set_ring_size": (2, 10, 6),
     "js:backoff_len_eq_max_deliver": (2, 10, 23),  # len(BackOff) == MaxDeliver accepted (#6154)
     "js:message_ttl": (2, 11, 0),            # allow_msg_ttl, Nats-TTL (#6272, #6319, #6400)
     "per_message_ttl": (2, 11, 0),           # EXPIRY-2: the contract's send ttl_ms as Nats-TTL
     "js:consumer_pause": (2, 11, 0),         # pause_until, $JS.API.CONSUMER.PAUSE (#5066)
+    "consumer_pause": (2, 11, 0),            # DELIVERY-34: call("pause", queue, until_ms)
     "js:max_deliver_one_not_redelivered": (2, 11, 4),  # num_redelivered 0 with MaxDeliver 1 (#6877)
     "js:message_schedules": (2, 12, 0),      # Nats-Schedule @at (#7170)
     "js:schedule_repeat": (2, 14, 0),        # @every, cron, time zones (#7504)
 }
+
+
+def _limits(ring_size: int, max_length_bytes: int) -> dict[str, int]:
+    """A stream's max_msgs and max_bytes for a ring size and a byte bound (-1: none). Ring 0: max_msgs
+    0 means unlimited, but max_bytes 1 keeps nothing (discard old evicts every message right after
+    its PubAck, accepted and counted in last_seq; discard new refuses every one)."""
+    return {"max_msgs": ring_size if ring_size > 0 else -1,
+            "max_bytes": 1 if ring_size == 0 else (
+                max_length_bytes * BYTE_UNIT if max_length_bytes >= 0 else -1)}
 
 
 def parse_version(version: str) -> tuple[int, int, int] | None:
@@ -229,6 +254,12 @@ class _Queue:
     seqs: dict[str, int] = attrs.Factory(dict)
     #: message id -> num_delivered of its last delivery
     delivered: dict[str, int] = attrs.Factory(dict)
+    #: RING-27: the stream has max_bytes (messages are stored as size x BYTE_UNIT bytes)
+    byte_bound: bool = False
+    #: RING-27: the declared byte bound (-1: none), restored when a ring size 0 is lifted (RING-30)
+    max_length_bytes: int = -1
+    #: DELIVERY-34: the durable's pause_until (RFC 3339, UTC), kept for a durable made again
+    pause_until: str | None = None
 
 
 @attrs.define
@@ -396,6 +427,8 @@ class NatsAdapter(BrokerAdapter):
             return self._stream_state(str(kwargs.get("queue", "")))
         if op == "consumer_state":
             return self._consumer_state(str(kwargs.get("queue", "")))
+        if op == "pause" and "consumer_pause" in self.capabilities:
+            return self._pause(str(kwargs.get("queue", "")), int(kwargs.get("until_ms", 0)))
         if op != "restart" or "restart" not in self.capabilities:
             return super().call(op, **kwargs)
         mode = kwargs.get("mode", "graceful")
@@ -550,10 +583,7 @@ class NatsAdapter(BrokerAdapter):
                 # EXPIRY-1: max_age; EXPIRY-2: Nats-TTL headers need allow_msg_ttl (2.11+)
                 max_age=None if ttl is None else ttl / 1000,
                 allow_msg_ttl=True if "per_message_ttl" in self.capabilities else None,
-                max_msgs=config.ring_size if config.ring_size > 0 else -1,
-                # ring 0: max_msgs 0 means unlimited, but max_bytes 1 with discard old evicts every
-                # message right after its PubAck (accepted, counted in last_seq, never stored)
-                max_bytes=1 if config.ring_size == 0 else -1,
+                **_limits(config.ring_size, config.max_length_bytes),
                 discard=DISCARD[config.overflow or self.overflow], storage=self.storage,
                 num_replicas=1))
             if created:
@@ -561,7 +591,9 @@ class NatsAdapter(BrokerAdapter):
             self.addresses.setdefault(address, []).append(config.name)
             limit = config.max_delivery_attempts
             self.queues[config.name] = _Queue(config.name, stream, subject, address,
-                                              max_deliver=limit if limit is not None and limit > 0 else -1)
+                                              max_deliver=limit if limit is not None and limit > 0 else -1,
+                                              byte_bound=config.max_length_bytes >= 0,
+                                              max_length_bytes=config.max_length_bytes)
         return self._do("declare_queue", run)
 
     def open_consumer(self, config: ConsumerConfig) -> Result:
@@ -586,6 +618,8 @@ class NatsAdapter(BrokerAdapter):
                     backoff=None if backoff is None else [ms / 1000 for ms in backoff],
                     max_ack_pending=want, max_deliver=queue.max_deliver))
                 queue.durable = True
+                if queue.pause_until is not None:  # DELIVERY-34: the pause belongs to the queue
+                    await self._send_pause(queue)
                 queue.max_ack_pending = want
                 queue.ack_wait_ms = wait
                 queue.backoff_ms = backoff
@@ -599,9 +633,9 @@ class NatsAdapter(BrokerAdapter):
             if queue is None:
                 return "accepted"
             try:
-                ack = await self._js().publish(queue.subject, bytes(max(message.size, 0)),
-                                               timeout=self.request_timeout,
-                                               headers=self._headers(message))
+                headers = self._headers(message)
+                ack = await self._js().publish(queue.subject, self._payload(queue, message, headers),
+                                               timeout=self.request_timeout, headers=headers)
             except js_errors.APIError as exc:
                 if exc.err_code == MAX_MSGS_EXCEEDED:  # discard=new refused it (RING-24)
                     return "failed"
@@ -620,6 +654,20 @@ class NatsAdapter(BrokerAdapter):
                 raise Unsupported(f"a per-message TTL of {message.ttl_ms} ms (Nats-TTL is whole seconds)")
             headers["Nats-TTL"] = f"{message.ttl_ms // NATS_TTL_UNIT_MS}s"
         return headers
+
+    def _payload(self, queue: _Queue, message: Message, headers: Mapping[str, str]) -> bytes:
+        """``size`` bytes; on a stream with a byte bound (RING-27) the bytes that make the message's
+        stored size exactly size x BYTE_UNIT: the unit less the record's subject, headers (as nats-py
+        encodes them) and overhead (nats-server memStoreMsgSizeRaw, fileStoreMsgSizeRaw)."""
+        if not queue.byte_bound:
+            return bytes(max(message.size, 0))
+        hdr = len(b"NATS/1.0\r\n" + b"".join(f"{k}: {v}\r\n".encode() for k, v in headers.items()) + b"\r\n")
+        subject = len(queue.subject.encode())
+        overhead = (subject + hdr + 16 if self.storage == StorageType.MEMORY
+                    else 22 + subject + 4 + hdr + 8)
+        if message.size < 1:
+            raise Unsupported("a message of size 0 on a queue with a byte bound (JetStream counts overhead)")
+        return bytes(message.size * BYTE_UNIT - overhead)
 
     def receive(self, consumer: str) -> Result:
         async def run() -> str | None:
@@ -702,6 +750,37 @@ class NatsAdapter(BrokerAdapter):
                 for msg in reversed(held):  # newest first, as a consumer cancels (RING-8)
                     await self._reply(msg, b"-NAK")
         return self._do("close_consumer", run)
+
+    def _pause(self, queue: str, until_ms: int) -> Result:
+        """DELIVERY-34: ``$JS.API.CONSUMER.PAUSE`` of the queue's durable until the wall time at which
+        the example's logical clock reaches `until_ms` (the clock ``advance`` keeps: open() plus the
+        logical time); a queue without a durable yet gets it when its first consumer opens."""
+        async def run() -> None:
+            state = self._queue(queue)
+            deadline = time.time() + self._clock_origin + until_ms / 1000 - time.monotonic()
+            moment = datetime.datetime.fromtimestamp(deadline, tz=datetime.UTC)
+            state.pause_until = moment.isoformat().replace("+00:00", "Z")
+            if state.durable:
+                await self._send_pause(state)
+        return self._do("pause", run)
+
+    async def _send_pause(self, state: _Queue) -> None:
+        assert self._nc is not None
+        reply = await self._nc.request(f"$JS.API.CONSUMER.PAUSE.{state.stream}.{DURABLE}",
+                                       json.dumps({"pause_until": state.pause_until}).encode(),
+                                       timeout=self.request_timeout)
+        answer = json.loads(reply.data)
+        if "error" in answer:
+            raise Refused(f"nats: pause: {answer['error'].get('description', answer['error'])}")
+
+    def set_ring_size(self, queue: str, size: int) -> Result:
+        """RING-30: a stream update with the new max_msgs (the rest of the stream's config as it is);
+        the server enforces it at once (discard old trims the oldest stored messages)."""
+        async def run() -> None:
+            state = self._queue(queue)
+            info = await self._js().stream_info(state.stream)
+            await self._js().update_stream(info.config, **_limits(size, state.max_length_bytes))
+        return self._do("set_ring_size", run)
 
     def purge(self, queue: str) -> Result:
         """$JS.API.STREAM.PURGE (RING-29): removes every stored message; answers their number."""

@@ -150,7 +150,7 @@ class BrokerCore:
                             message: Message) -> bool: ...  # ring
         def _overflow_result(self, queue: QueueState) -> SendResult: ...  # ring
         def _add_tail(self, queue: QueueState, ref: Ref) -> None: ...  # ring
-        def _evict_one(self, queue: QueueState) -> None: ...  # ring
+        def _evict_one(self, queue: QueueState) -> bool: ...  # ring
         def _take_from_consumers(self, queue: QueueState, ref: Ref) -> None: ...  # ring
         def _listed(self, queue: QueueState, ref: Ref, *, head: bool) -> None: ...  # ring
         def _unlisted(self, queue: QueueState, ref: Ref) -> None: ...  # ring

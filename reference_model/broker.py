@@ -5,7 +5,7 @@ One :class:`Broker` holds the whole state and a logical clock in milliseconds th
 independent of history; expected outcomes are return values, misuse raises ModelMisuse.
 Implements DELIVERY-* (with DELIVERY-11 cumulative acks and DELIVERY-12 non-destructive queues),
 RING-1..16 (RING-15 last-value queues, RING-16 retroactive addresses), REDELIVERY-1..10, SCHED-1..8,
-DELIVERY-31..33 (:mod:`.delete`),
+DELIVERY-31..33 (:mod:`.delete`), DELIVERY-34 (:mod:`.consumer_pause`),
 EXPIRY-1..7 (:mod:`.expiry`) and PAGING-1..16 (PAGING-13..16 page limits) of spec/ with the options of
 :class:`~.options.ModelOptions` where the sources disagree.
 
@@ -23,6 +23,7 @@ import attrs
 from ._core import AckResult, BrokerCore, Event, Reason, SendResult
 from .ack_wait import AckWaitMixin
 from .config import AddressConfig, QueueConfig
+from .consumer_pause import ConsumerPauseMixin
 from .consumer_priority import ConsumerOrderMixin
 from .delete import DeleteMixin
 from .delivery import DeliveryMixin
@@ -58,7 +59,8 @@ class QueueCounters:
 
 
 class Broker(AckWaitMixin, ConsumerOrderMixin, DeliveryMixin, RedeliveryMixin, RingMixin, ExpiryMixin,
-             PagingMixin, InvalidAckMixin, PurgeMixin, DeleteMixin, RestartMixin, StreamStateMixin):
+             PagingMixin, InvalidAckMixin, PurgeMixin, DeleteMixin, RestartMixin, StreamStateMixin,
+             ConsumerPauseMixin):
     """The reference broker for one profile (see :mod:`.profiles`)."""
 
     # ------------------------------------------------------------------ declarations

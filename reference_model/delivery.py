@@ -128,7 +128,10 @@ class DeliveryMixin(BrokerCore):
             self._unlisted(queue, ref)
 
     def _deliver(self, queue: QueueState) -> bool:
-        """Dispatch pending messages round-robin to consumers with room; True if anything moved."""
+        """Dispatch pending messages round-robin to consumers with room; True if anything moved.
+        DELIVERY-34: nothing while the queue's consumers are paused."""
+        if self.now_ms < queue.paused_until:
+            return False
         moved = False
         consumers = queue.consumers
         pending = queue.pending
@@ -198,7 +201,8 @@ class DeliveryMixin(BrokerCore):
             _, ref = consumer.buffer.popitem(last=False)
             consumer.buffer_bytes -= ref.size
             consumer.consumed(ref.size)
-        elif consumer.no_buffering and not consumer.config.browser:
+        elif (consumer.no_buffering and not consumer.config.browser
+              and self.now_ms >= queue.paused_until):  # DELIVERY-34: a paused consumer pulls nothing
             self._take_exhausted(queue)  # REDELIVERY-21: before the ack-pending cap (getNextMsg)
             if consumer.under_unacked_limit(self._parked(queue)):
                 ref = self._first_match(queue, consumer)

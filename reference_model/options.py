@@ -41,7 +41,9 @@ BROKER_FEATURES = frozenset({"max_length_bytes", "nack_reject", "nack_multiple",
                              # EXPIRY-1 queue TTL, EXPIRY-2 per-message TTL, EXPIRY-6 expiry address
                              "message_ttl", "per_message_ttl", "expiry_address",
                              # DELIVERY-25 consumer priority, DELIVERY-26 single active consumer
-                             "consumer_priority", "single_active_consumer"})
+                             "consumer_priority", "single_active_consumer",
+                             # DELIVERY-34 consumer pause (JetStream pause_until)
+                             "consumer_pause"})
 #: EXPIRY-1..7: message expiry as Artemis has it (expiry-delay, message expiration, expiry-address)
 EXPIRY_FEATURES = frozenset({"message_ttl", "per_message_ttl", "expiry_address"})
 #: issue 10: a restart of the implementation as a step (RESTART-1..4): only profiles whose sources say
@@ -91,6 +93,10 @@ class ModelOptions:
     single_active_next: Literal["registration", "priority", "priority_takeover"] = "registration"
     #: RING-5: may an eviction remove a delivered but unacknowledged message (JetStream discard=old).
     evict_unacked: bool = False
+    #: RING-30: does a lower bound set on a live queue (set_ring_size) trim at once? False: RING-2
+    #: (Artemis: later adds shrink it); True: JetStream, a stream update with a lower max_msgs removes
+    #: the oldest stored messages until the bound holds, under discard old only.
+    ring_update_trims: bool = False
     #: reject_new only: reject when the add WOULD exceed the bound ("before", exact) or only once the
     #: count is already over it ("after": RabbitMQ quorum overshoots by one).
     reject_check: Literal["before", "after"] = "before"

@@ -137,15 +137,17 @@ JETSTREAM = ModelOptions(
     priority_levels=1,
     bound_counts="stored",
     evict_unacked=True,
+    ring_update_trims=True,  # RING-30: a stream update with a lower max_msgs trims (discard old)
     return_placement="returns",
     nack_placement="returns",
     cancel_undoes_delivery_count=False,
     delay_on_close=True,
     delay_on_nack=False,
     features=_without("scheduling", "paging", "transactions", "window_bytes", "selectors", "dead_letter",
-                      "fail_policy", "block_policy", "drop_policy", "set_ring_size")
+                      "fail_policy", "block_policy", "drop_policy")
     | {"nack_reject", "ack_wait", "nack_delay", "backoff", "purge", "delete", RESTART_FEATURE,
-       CONSUMER_STATE_FEATURE}
+       CONSUMER_STATE_FEATURE, "max_length_bytes",  # RING-27: max_bytes beside max_msgs
+       "consumer_pause"}  # DELIVERY-34
     | _TTL,
     # DELIVERY-32: STREAM.MSG.DELETE removes a delivered, unacknowledged message too
     delete_scope="stored",

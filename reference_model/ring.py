@@ -5,7 +5,7 @@ RING-4 the bound counts pending only), RING-12, RING-15 last-value queues, RING-
 addresses, and the profile variants RING-17..25 (RING-18/20 JetStream discard=old and stored counting,
 RING-21 drop newest, RING-22/23 reject-publish before/after the enqueue), RING-24 reject-publish-dlx,
 RING-26 dead-lettering what the length limit drops, RING-27 byte bounds, RING-28 the overflow policy
-of a queue declaration. Also the list bookkeeping of
+of a queue declaration, RING-30 a live bound update that trims. Also the list bookkeeping of
 non-destructive queues (DELIVERY-12) that eviction and last-value pruning share.
 """
 
@@ -21,11 +21,17 @@ class RingMixin(BrokerCore):
     """The ring bound, eviction, last-value and retroactive queues."""
 
     def set_ring_size(self, queue_name: str, size: int) -> None:
-        """RING-2: change the ring size; nothing is purged."""
+        """RING-2: change the ring size; nothing is purged. RING-30 (ring_update_trims): a queue that
+        drops its oldest messages (drop_head) is trimmed at once, oldest stored first, until the bound
+        holds; a queue that refuses new messages keeps what it holds."""
         self._need("set_ring_size", "set_ring_size")
         if size < -1:
             raise ModelMisuse("ring size must be -1 or >= 0")
-        self._queue(queue_name).ring_size = size
+        queue = self._queue(queue_name)
+        queue.ring_size = size
+        if self.options.ring_update_trims and queue.overflow == "drop_head":
+            while queue.over_bound(self.options.bound_counts) and self._evict_one(queue):
+                pass
 
     def _copy_retroactive(self, address: AddressState, queue: QueueState) -> None:
         """RING-16: a new queue gets copies of the address's retained messages its filter matches,
@@ -112,21 +118,21 @@ class RingMixin(BrokerCore):
             if opts.dispatch_before_bound and queue.consumers:
                 self._deliver(queue)
             if queue.overflow == "drop_head" and queue.over_bound(opts.bound_counts):
-                self._evict_one(queue)
-                while (queue.max_bytes >= 0 and queue.over_bound(opts.bound_counts)
-                       and len(queue.pending)):
-                    self._evict_one(queue)
+                evicted = self._evict_one(queue)
+                while evicted and queue.max_bytes >= 0 and queue.over_bound(opts.bound_counts):
+                    evicted = self._evict_one(queue)
 
-    def _evict_one(self, queue: QueueState) -> None:
+    def _evict_one(self, queue: QueueState) -> bool:
         """Remove one message to keep the bound: the pending head (RING-4/5/6), or with evict_unacked
-        the oldest stored message whatever its state (JetStream discard=old). RING-26: with
-        dead_letter_dropped the head is dead-lettered (reason maxlen)."""
+        the oldest stored message whatever its state (JetStream discard=old; RING-27: under a byte
+        bound as often as it takes, delivered messages too). RING-26: with dead_letter_dropped the
+        head is dead-lettered (reason maxlen). True when a message was removed."""
         if self.options.evict_unacked:
             for ref in queue.live.values():
                 if ref.place in ("pending", "delivering", "exhausted"):
                     self._evict(queue, ref)
-                    return
-            return
+                    return True
+            return False
         victim = queue.pending.poll()
         if victim is not None:
             if queue.special:
@@ -135,6 +141,8 @@ class RingMixin(BrokerCore):
             self._event("replaced", queue.name, victim.id, "ring")
             if self.options.dead_letter_dropped:
                 self._dead_letter_copy(queue, victim.msg, "maxlen")
+            return True
+        return False
 
     def _evict(self, queue: QueueState, ref: Ref) -> None:
         if ref.place == "exhausted":  # REDELIVERY-21: kept past max_deliver, still stored

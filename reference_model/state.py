@@ -190,6 +190,8 @@ class QueueState:
         self.name = config.name
         self.address = address
         self.ring_size = config.ring_size
+        #: DELIVERY-34: the queue's consumers deliver nothing before this logical time (ms)
+        self.paused_until = 0
         #: RING-27: the byte bound (-1: none)
         self.max_bytes = config.max_length_bytes
         #: RING-28: the model overflow of this queue (set by Broker.declare_queue from the profile)

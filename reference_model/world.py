@@ -92,6 +92,9 @@ class World:
         if op == "restart":  # RESTART-1..4: the implementation restarts (graceful or kill)
             self.broker.restart(str(kw.get("mode", "graceful")))
             return None
+        if op == "pause":  # DELIVERY-34: the queue's consumers deliver nothing until until_ms
+            self.broker.pause_consumers(str(kw["queue"]), int(kw["until_ms"]))
+            return None
         if op == "stream_state":  # RESTART-5: observation, the queue in JetStream's terms
             return self.broker.stream_state(str(kw["queue"]))
         if op == "consumer_state":  # DELIVERY-27..29: observation, the queue's durable consumer

@@ -205,6 +205,15 @@ def _restart(adapter: Adapter, mode: Any) -> Result:
     return adapter.call("restart", mode=str(mode))
 
 
+def _pause(adapter: Adapter, args: Mapping[str, Any]) -> Result:
+    """DELIVERY-34: ``call("pause", queue=..., until_ms=...)`` with the ``consumer_pause`` capability
+    (an adapter without it needs no new method)."""
+    refused = _missing(adapter, ["consumer_pause"])
+    if refused is not None:
+        return refused
+    return adapter.call("pause", queue=args["queue"], until_ms=int(args["until_ms"]))
+
+
 #: scenario op -> how to call an adapter with the scenario arguments
 DISPATCH: dict[str, Callable[[Adapter, Any], Result]] = {
     "address": lambda a, x: a.declare_address(AddressConfig(**x)),
@@ -232,6 +241,7 @@ DISPATCH: dict[str, Callable[[Adapter, Any], Result]] = {
     "purge": _purge,
     "delete": _delete,
     "restart": _restart,
+    "pause": _pause,
 }
 BATCH_OPS = ("send_batch", "receive_batch", "ack_batch")
 FLOW_OPS = ("throttle", "offer", "complete", "admission", "submit", "take", "lock", "store", "put",

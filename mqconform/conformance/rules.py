@@ -74,7 +74,8 @@ TABLES: dict[str, dict[str, tuple[str, ...]]] = {
         "ring.bound": ("RING-3", "RING-4"),
         "nack.result": ("RING-9",),
         "nack.accepted": ("RING-9",),
-        "set_ring_size.accepted": ("RING-2",),
+        "set_ring_size.accepted": ("RING-2", "RING-30"),
+        "set_ring_size.counters": ("RING-2", "RING-30"),
         "rollback.accepted": ("RING-8",),
         "commit.accepted": ("DELIVERY-8",),
         "pending.order": ("RING-8", "RING-6"),
@@ -99,6 +100,9 @@ TABLES: dict[str, dict[str, tuple[str, ...]]] = {
         "redelivery.limit": ("REDELIVERY-21", "REDELIVERY-26"),
         # timed examples (wait_out): what an ack wait / BackOff / delayed NAK gave back
         "receive.ack_wait": ("REDELIVERY-27", "REDELIVERY-20"),
+        # DELIVERY-34: a receive of a timed example in or after a pause (machines/redelivery.pause)
+        "receive.paused": ("DELIVERY-34", "REDELIVERY-27", "REDELIVERY-20"),
+        "pause.accepted": ("DELIVERY-34",),
         "receive.backoff": ("REDELIVERY-32", "REDELIVERY-20"),
         "receive.backoff_wpi": ("REDELIVERY-32", "REDELIVERY-33", "REDELIVERY-20"),
         "receive.backoff_nak": ("REDELIVERY-32", "REDELIVERY-34", "REDELIVERY-28", "REDELIVERY-20"),

@@ -127,6 +127,8 @@ OPS: Final[Mapping[str, Op]] = {
     "close_requester": Op(scalar="str"),
     "truncate": Op({"store": _req("str"), "caller": _f(("server", "requester"), "server")}),
     "close_session": Op(scalar="str"),
+    # DELIVERY-34: the queue's consumers deliver nothing until the logical time until_ms
+    "pause": Op({"queue": _req("str"), "until_ms": _req("int")}),
     "send_batch": Op({"to": _req("str"), "ids": _req("list"), "size": _f("int", 100),
                       "priority": _f("int", 4)}),
     "receive_batch": Op({"consumer": _req("str"), "count": _req("int")}),
@@ -144,7 +146,7 @@ REFERENCES: Final[Mapping[str, tuple[tuple[str, str], ...]]] = {
     "offer": (("throttle", "throttle"),), "complete": (("throttle", "throttle"),),
     "put": (("store", "store"),), "remove": (("store", "store"),), "truncate": (("store", "store"),),
     "open_requester": (("", "store"),), "close_requester": (("", "store"),),
-    "close_session": (("", "consumer"),),
+    "close_session": (("", "consumer"),), "pause": (("queue", "queue"),),
     "send_batch": (("to", "address"),), "receive_batch": (("consumer", "consumer"),),
     "ack_batch": (("consumer", "consumer"),),
 }

@@ -308,12 +308,13 @@ def test_raw_roundtrip_loop(embedded: NatsAdapter, namespace: str) -> None:
     assert [s for s in streams_on(url) if s.startswith("mqc-raw-")] == []
 
 
-@pytest.mark.rules("DELIVERY-1", "RING-5")
+@pytest.mark.rules("DELIVERY-1", "RING-5", "RING-2")
 def test_suite_finds_discard_old_evicting_an_unacked_message_under_artemis(
         embedded: NatsAdapter, tmp_path: Any) -> None:
     """Cross-profile finding: checked against artemis (a delivering message is never evicted, RING-5),
     the ring machine finds that JetStream `discard: old` evicted an unacknowledged message: the stored
-    count is one short right after a send to a full ring while a consumer holds a message. The
+    count is one short right after a send to a full ring while a consumer holds a message, or right
+    after a lower max_msgs (RING-30; Artemis purges nothing, RING-2). The
     counterexample is small and is written as a scenario file. Nothing is left on the server."""
     from hypothesis import settings
 
@@ -327,9 +328,13 @@ def test_suite_finds_discard_old_evicting_an_unacked_message_under_artemis(
     run = RunDirectory(tmp_path, "nats", "artemis", {})
     result = run_machine(RingMachine, lambda: embedded, profile("artemis"), hyp, run, max_reruns=0)
     (finding,) = result.findings
-    assert finding.check == "counters.message_count" and "DELIVERY-1" in finding.rules
     ops = [step.op.removesuffix("_batch") for step in finding.steps]  # a batch step is its single ops
-    assert len(ops) <= 8 and ops[-1] == "send" and "receive" in ops
+    if finding.check == "set_ring_size.counters":  # RING-30: a lower max_msgs trims a held one too
+        assert "RING-2" in finding.rules and ops[-1] == "set_ring_size"
+    else:
+        assert finding.check == "counters.message_count" and "DELIVERY-1" in finding.rules
+        assert ops[-1] == "send" and "receive" in ops
+    assert len(ops) <= 8
     assert "message_count: expected" in finding.message  # the minimised replay says what differs
     write_counterexample(run, finding, "nats", {}, "artemis", 1)
     sent = sum(len(s.args["ids"]) if s.op == "send_batch" else s.op == "send" for s in finding.steps)
@@ -357,6 +362,27 @@ def test_ack_by_sequence_example_holds(url: str | None, embedded: NatsAdapter, n
         if url is not None:
             adapter.shutdown()
     assert outcome.verdict == "pass", outcome.verdict_line()
+
+
+@pytest.mark.rules("RING-30", "RING-2")
+@pytest.mark.parametrize("discard", ["old", "new"])
+def test_a_lower_max_msgs_on_a_live_stream_trims_only_discard_old(
+        discard: str, embedded: NatsAdapter, namespace: str) -> None:
+    """set_ring_size is a stream update: under discard old the server removes the oldest stored
+    messages at once, a held one too; under discard new it removes nothing (nats-server #4775). Both
+    hold on the jetstream model and the embedded server; Artemis' ring (RING-2) fails the first."""
+    from pathlib import Path
+
+    from mqconform.scenario.loader import load
+    from mqconform.scenario.runner import run_scenario
+
+    name = f"jetstream-update-max-msgs-discard-{discard}.yaml"
+    scenario = load(Path(__file__).parents[2] / "spec" / "examples" / name)
+    assert run_scenario(scenario, ReferenceAdapter("jetstream"), strict=True).verdict == "pass"
+    outcome = run_scenario(scenario, embedded, strict=True, namespace=namespace)
+    assert outcome.verdict == "pass", outcome.verdict_line()
+    if discard == "old":
+        assert run_scenario(scenario, ReferenceAdapter("artemis")).verdict == "fail"
 
 
 @pytest.mark.rules("RING-18", "REDELIVERY-28", "DELIVERY-17")

@@ -45,7 +45,7 @@ def test_ring_machine_draws_the_profiles_vocabulary(name: str, monkeypatch: pyte
     result = run_machine(RedeliveryMachine, lambda: ReferenceAdapter(name), claimed, hyp, seed_value=1)
     assert result.findings == [] and result.unknown is None
     assert seen["requeue", False] > 0 and seen["requeue", True] > 0, sorted(seen.items(), key=str)
-    assert (seen["bytes", 250] > 0) == (name == "rabbitmq-classic")  # jetstream: no byte bound
+    assert seen["bytes", 250] > 0  # RING-27: both have byte bounds (JetStream max_bytes)
 
 
 class _IgnoresNackForms(ReferenceAdapter):

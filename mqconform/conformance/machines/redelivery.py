@@ -50,6 +50,8 @@ TIMED_ACK_WAIT_MS = 300
 TIMED_BACKOFFS: tuple[tuple[int, ...], ...] = ((300, 500), (300, 700), (300, 500, 300))
 #: REDELIVERY-28/34: the delay of a short -NAK in a timed example
 TIMED_NAK_DELAY_MS = 300
+#: DELIVERY-34: a timed example's pause lasts this long (its deadline half a grid step off the grid)
+TIMED_PAUSE_MS = 300
 #: the logical time a timed example may advance in all (the adapter sleeps it)
 TIMED_BUDGET_MS = 1200
 #: a timed example advances after at most this many other steps (their real time is not on the
@@ -80,7 +82,7 @@ class RedeliveryMachine(RestartSteps, RingMachine):
         self.timed = False
         self.timed_left = self.since_advance = 0
         self.backoff: tuple[int, ...] | None = None
-        self.wpi = self.nak_delayed = False
+        self.wpi = self.nak_delayed = self.paused = False
         if attempts == 1 and self._version_gated(MAX_DELIVER_ONE_GATE):
             attempts = 2  # num_redelivered counts a message past MaxDeliver 1 before 2.11.4 (#6877)
         queue: dict[str, Any] = {"name": "q"}
@@ -218,7 +220,7 @@ class RedeliveryMachine(RestartSteps, RingMachine):
     def _timed_check(self) -> str:
         """The check a receive after timed steps makes (REDELIVERY-27, or 32 and what else ran)."""
         if self.backoff is None:
-            return "receive.ack_wait"
+            return "receive.paused" if self.paused else "receive.ack_wait"
         if self.nak_delayed:
             return "receive.backoff_nak"
         return "receive.backoff_wpi" if self.wpi else "receive.backoff"
@@ -245,6 +247,15 @@ class RedeliveryMachine(RestartSteps, RingMachine):
     @rule()
     def idle(self) -> None:
         """A timed example whose budget is spent: nothing more happens (the server's clock runs on)."""
+
+    @precondition(lambda self: self.ready and self.timed and not self.paused and self.can("consumer_pause"))
+    @rule()
+    def pause(self) -> None:
+        """DELIVERY-34: the queue's consumers deliver nothing for TIMED_PAUSE_MS (once an example);
+        receives meanwhile answer None, the ack-wait timers run on."""
+        self.paused = True
+        until = self._broker().now_ms + TIMED_PAUSE_MS
+        self.d.both("pause", {"queue": "q", "until_ms": until}, compare="pause.accepted")
 
     @precondition(lambda self: self.ready and self.timed and self.any_unacked())
     @rule(which=WHICH, index=WHICH)

@@ -163,6 +163,9 @@ class RingMachine(QueueMachine):
         self.ring = size
         args: dict[str, Any] = {"queue": "q", "size": size}
         self.d.both("set_ring_size", args)
+        # RING-2 nothing is purged / RING-30 a live update that trims at once
+        self._compare_counter("set_ring_size.counters", "q", "message_count", "pending_count",
+                              "delivering_count", "replaced")
 
     # ------------------------------------------------------------------ observations
     def _compare_counter(self, check: str, queue: str, *names: str) -> None:

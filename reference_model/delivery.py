@@ -293,6 +293,9 @@ class DeliveryMixin(BrokerCore):
     def close(self, consumer_name: str) -> None:
         """Close the consumer: what it holds unacknowledged returns at once (REDELIVERY-8).
 
+        DELIVERY-26 (option single_active_handover_first): the next active consumer of a
+        single_active_consumer queue is served before those returns.
+
         REDELIVERY-29 (option close_keeps_tx): what it acknowledged in its session's open transaction
         stays there, delivering, and a consumer opened again under the same name continues that
         session (commit or rollback it); see :meth:`close_session` for a session close.
@@ -301,7 +304,10 @@ class DeliveryMixin(BrokerCore):
         queue = self._queue(consumer.config.queue)
         del self.consumers[consumer_name]
         if consumer in queue.consumers:  # first: what it returns never comes back to it
+            handing_over = queue.active is consumer
             self._unsubscribe(queue, consumer)
+            if handing_over and self.options.single_active_handover_first:
+                self._settle(queue)  # DELIVERY-26: the next active consumer is served first
         if self.options.close_keeps_tx and consumer.tx_acked:
             self.sessions[consumer_name] = (queue.name, consumer.tx_acked)
             consumer.tx_acked = []

@@ -91,6 +91,12 @@ class ModelOptions:
     #: "priority_takeover" (ActiveMQ Classic exclusive consumers: as "priority", and a new consumer of
     #: higher priority, or 127, takes over at once).
     single_active_next: Literal["registration", "priority", "priority_takeover"] = "registration"
+    #: DELIVERY-26: when the active consumer of a single_active_consumer queue closes, is the next one
+    #: activated and served *before* what the closed one held returns? False (Artemis, RabbitMQ
+    #: classic: the returns come first, at the head); True (RabbitMQ quorum: a client's close is
+    #: basic.cancel, then channel.close; rabbit_fifo activates the next consumer at the cancel and
+    #: serves it from the queue, and the held messages return only at the channel's `down`).
+    single_active_handover_first: bool = False
     #: RING-5: may an eviction remove a delivered but unacknowledged message (JetStream discard=old).
     evict_unacked: bool = False
     #: RING-30: does a lower bound set on a live queue (set_ring_size) trim at once? False: RING-2

@@ -117,6 +117,9 @@ RABBITMQ_QUORUM = RABBITMQ_CLASSIC.evolve(
        "single_active_consumer"} | _TTL,
     # DELIVERY-26: rabbit_fifo activates the earliest registered waiting consumer, whatever x-priority
     single_active_next="registration",
+    # DELIVERY-26: the cancel activates and serves the next consumer before the channel's down returns
+    # what the closed one held (rabbit_fifo cancel_consumer consumer_cancel, then handle_down)
+    single_active_handover_first=True,
     # RING-23: reject-publish is evaluated after the enqueue, accepting again at 80 % of the limit
     reject_check="after",
     unblock_ratio=0.8,

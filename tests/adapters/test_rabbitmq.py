@@ -553,6 +553,18 @@ def test_a_quorum_consumer_without_credit_leaves_the_rotation(queue_type: str, n
     as a delivery uses up its credit, so after a nack the message goes to the consumer opened
     meanwhile; a classic queue gives it back to the first consumer. The scenario (written for quorum)
     holds on the quorum model and broker, and fails at the same step on the classic model and broker."""
+    from pathlib import Path
+
+    from mqconform.scenario.loader import load
+    from mqconform.scenario.runner import run_scenario
+
+    here = Path(__file__).parent / "scenarios"
+    scenario = load(here / "rabbitmq-quorum-consumer-without-credit-leaves-at-once.yaml")
+    model = run_scenario(scenario, ReferenceAdapter(f"rabbitmq-{queue_type}"))
+    broker, _ = _on_rabbitmq(scenario, queue_type, namespace)
+    expected = ("pass", None) if queue_type == "quorum" else ("fail", 7)
+    assert (model.verdict, model.step) == expected, model.verdict_line()
+    assert (broker.verdict, broker.step) == expected, broker.verdict_line()
 
 
 @pytest.mark.rules("DELIVERY-25", "DELIVERY-24")
@@ -567,13 +579,11 @@ def test_consumer_priorities_come_first_while_they_have_room(queue_type: str, na
     from mqconform.scenario.loader import load
     from mqconform.scenario.runner import run_scenario
 
-    here = Path(__file__).parent / "scenarios"
-    scenario = load(here / "rabbitmq-quorum-consumer-without-credit-leaves-at-once.yaml")
-    model = run_scenario(scenario, ReferenceAdapter(f"rabbitmq-{queue_type}"))
-    broker, _ = _on_rabbitmq(scenario, queue_type, namespace)
-    expected = ("pass", None) if queue_type == "quorum" else ("fail", 7)
-    assert (model.verdict, model.step) == expected, model.verdict_line()
-    assert (broker.verdict, broker.step) == expected, broker.verdict_line()
+    scenario = load(Path(__file__).parent / "scenarios" / "rabbitmq-consumer-priority-round-robin.yaml")
+    claimed = profile(f"rabbitmq-{queue_type}")
+    assert run_scenario(scenario, ReferenceAdapter(options=claimed)).verdict == "pass"
+    outcome, _ = _on_rabbitmq(scenario, queue_type, namespace, strict=True)
+    assert outcome.verdict == "pass", outcome.verdict_line()
 
 
 @pytest.mark.rules("EXPIRY-3", "EXPIRY-4", "EXPIRY-5")
@@ -599,12 +609,6 @@ def test_expiry_at_the_head_and_after_a_requeue(queue_type: str, namespace: str)
         wrong = ReferenceAdapter(options=claimed.evolve(**change))
         assert run_scenario(scenario, wrong).verdict == "fail", change
     outcome, _ = _on_rabbitmq(scenario, queue_type, namespace)
-
-
-    scenario = load(Path(__file__).parent / "scenarios" / "rabbitmq-consumer-priority-round-robin.yaml")
-    claimed = profile(f"rabbitmq-{queue_type}")
-    assert run_scenario(scenario, ReferenceAdapter(options=claimed)).verdict == "pass"
-    outcome, _ = _on_rabbitmq(scenario, queue_type, namespace, strict=True)
     assert outcome.verdict == "pass", outcome.verdict_line()
 
 
@@ -626,6 +630,30 @@ def test_the_next_single_active_consumer(queue_type: str, namespace: str) -> Non
     outcome, _ = _on_rabbitmq(scenario, queue_type, namespace, strict=True)
     expected = ("pass", None) if queue_type == "classic" else ("fail", 10)
     assert (model.verdict, model.step if model.verdict == "fail" else None) == expected
+    assert (outcome.verdict, outcome.step if outcome.verdict == "fail" else None) == expected, \
+        outcome.verdict_line()
+
+
+@pytest.mark.rules("DELIVERY-26")
+@pytest.mark.parametrize("queue_type", QUEUE_TYPES)
+def test_a_quorum_queue_serves_the_next_single_active_consumer_before_the_returns(
+        queue_type: str, namespace: str) -> None:
+    """Issue 13 campaign (quorum seed 2): closing the active consumer (basic.cancel, channel.close)
+    makes a quorum queue serve the next one from the queue before what the closed one held returns;
+    a classic queue returns it first. The scenario says quorum: it passes there and fails at the
+    same step on classic, for the broker and for the model (single_active_handover_first)."""
+    from pathlib import Path
+
+    from mqconform.scenario.loader import load
+    from mqconform.scenario.runner import run_scenario
+
+    path = Path(__file__).parent / "scenarios" / "rabbitmq-quorum-single-active-handover-first.yaml"
+    scenario = load(path)
+    claimed = profile(f"rabbitmq-{queue_type}")
+    model = run_scenario(scenario, ReferenceAdapter(options=claimed))
+    outcome, _ = _on_rabbitmq(scenario, queue_type, namespace)
+    expected = ("pass", None) if queue_type == "quorum" else ("fail", 8)
+    assert (model.verdict, model.step if model.verdict == "fail" else None) == expected, model.verdict_line()
     assert (outcome.verdict, outcome.step if outcome.verdict == "fail" else None) == expected, \
         outcome.verdict_line()
 

@@ -32,6 +32,9 @@ from mqconform.reference_model.config import AddressConfig, ConsumerConfig, Mess
 
 from .contract import Result
 
+#: how long after a TTL runs out (since the real send) the broker has surely expired the message
+TTL_MARGIN_S = 0.05
+
 
 class Unsupported(Exception):
     """The broker cannot do what the call asks: ``fail("unsupported: <message>")``."""
@@ -94,6 +97,14 @@ class BrokerAdapter:
         #: the example's logical time (the sum of its advances) starts at this monotonic instant
         self._clock_origin = time.monotonic()
         self._clock_ms = 0
+        #: messages with a TTL: (logical expiry in ms, monotonic instant the broker expires it)
+        self._ttl_deadlines: list[tuple[int, float]] = []
+
+    def _note_ttl(self, ttl_ms: int | None) -> None:
+        """A message sent now with a TTL (the lower of its queue's and its own): `advance` waits for it
+        to run out on the broker by the time the model expires it (see there)."""
+        if ttl_ms is not None:
+            self._ttl_deadlines.append((self._clock_ms + ttl_ms, time.monotonic() + ttl_ms / 1000))
 
     # ------------------------------------------------------------------ results
     def _do(self, op: str, fn: Callable[[], Any]) -> Result:
@@ -252,14 +263,22 @@ class BrokerAdapter:
         between two advances took: their time is not slept again, and the broker's clock does not
         drift ahead of the model's step by step. A quiet interval after the last operation, where one
         is needed (a store's flush before a SIGKILL, RESTART-4), is the restart's own wait. Else
-        unsupported."""
+        unsupported.
+
+        A message whose TTL the model sees run out by the new logical time must have run out on the
+        broker too: a message sent late in real time (a slow operation, a loaded machine) is waited
+        for until its own deadline since its real send, plus TTL_MARGIN_S (EXPIRY-1/2)."""
         if "advance_time" not in self.capabilities:
             return self._unsupported("advance")
         if ms < 0:
             return Result.fail("time only moves forward")
         self._clock_ms += ms
-        behind = self._clock_origin + self._clock_ms / 1000 - time.monotonic()
-        time.sleep(min(max(behind, 0.0), ms / 1000))
+        now = time.monotonic()
+        behind = min(self._clock_origin + self._clock_ms / 1000 - now, ms / 1000)
+        due = [real for logical, real in self._ttl_deadlines if logical <= self._clock_ms]
+        self._ttl_deadlines = [(lg, real) for lg, real in self._ttl_deadlines if lg > self._clock_ms]
+        late = max((real + TTL_MARGIN_S - now for real in due), default=0.0)
+        time.sleep(max(behind, late, 0.0))
         return Result.ok(None)
 
     def call(self, op: str, **kwargs: Any) -> Result:

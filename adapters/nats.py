@@ -260,6 +260,8 @@ class _Queue:
     max_length_bytes: int = -1
     #: DELIVERY-34: the durable's pause_until (RFC 3339, UTC), kept for a durable made again
     pause_until: str | None = None
+    #: EXPIRY-1: the stream's max_age in ms (None: none)
+    message_ttl_ms: int | None = None
 
 
 @attrs.define
@@ -593,7 +595,8 @@ class NatsAdapter(BrokerAdapter):
             self.queues[config.name] = _Queue(config.name, stream, subject, address,
                                               max_deliver=limit if limit is not None and limit > 0 else -1,
                                               byte_bound=config.max_length_bytes >= 0,
-                                              max_length_bytes=config.max_length_bytes)
+                                              max_length_bytes=config.max_length_bytes,
+                                              message_ttl_ms=ttl)
         return self._do("declare_queue", run)
 
     def open_consumer(self, config: ConsumerConfig) -> Result:
@@ -641,6 +644,8 @@ class NatsAdapter(BrokerAdapter):
                     return "failed"
                 raise
             queue.seqs[message.id] = ack.seq
+            self._note_ttl(min((t for t in (queue.message_ttl_ms, message.ttl_ms) if t is not None),
+                               default=None))
             return "accepted"
         return self._do("send", run)
 

@@ -465,6 +465,9 @@ class RabbitMQAdapter(BrokerAdapter):
                 outcome = "accepted"
             except pex.NackError:
                 outcome = "failed"
+            for name in names if outcome == "accepted" else []:  # confirmed: enqueued by now
+                self._note_ttl(min((t for t in (self.queues[name].message_ttl_ms, message.ttl_ms)
+                                    if t is not None), default=None))
             self._settle(names)
             return outcome
         return self._do("send", run)

@@ -1,0 +1,68 @@
+"""A broker adapter's `advance` (adapters/_base.py) on a fake clock: it sleeps until the example's
+logical time has passed since open(), and a message the model expires by then has run out on the
+broker too, however late in real time it was sent (EXPIRY-1/2)."""
+
+from __future__ import annotations
+
+import pytest
+
+from mqconform.adapters import _base
+
+
+class FakeTime:
+    def __init__(self) -> None:
+        self.now = 100.0
+        self.slept: list[float] = []
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.now += seconds
+
+
+class Clocked(_base.BrokerAdapter):
+    capabilities = frozenset({"advance_time"})
+
+    def __init__(self) -> None:
+        self._reset()
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> FakeTime:
+    fake = FakeTime()
+    monkeypatch.setattr(_base, "time", fake)
+    return fake
+
+
+@pytest.mark.rules("EXPIRY-1", "EXPIRY-2")
+def test_advance_sleeps_only_what_the_operations_did_not_take(clock: FakeTime) -> None:
+    adapter = Clocked()
+    clock.now += 0.3  # the operations took 300 ms
+    assert adapter.advance(1000).is_ok
+    assert clock.slept == [pytest.approx(0.7)]
+    clock.now += 2.0  # far ahead of the logical time: no sleep at all
+    assert adapter.advance(500).is_ok
+    assert clock.slept[-1] == 0.0
+
+
+@pytest.mark.rules("EXPIRY-1", "EXPIRY-2")
+def test_advance_waits_for_a_ttl_sent_late_to_run_out(clock: FakeTime) -> None:
+    adapter = Clocked()
+    clock.now += 0.8  # the send happened 800 ms into an example still at logical time 0
+    adapter._note_ttl(1000)  # the model expires it at 1000 ms; the broker at 1.8 s real
+    adapter._note_ttl(None)  # no TTL: nothing to wait for
+    assert adapter.advance(1500).is_ok  # logical 1500 = real 1.5 s: 0.7 s would be too short
+    assert clock.now - 100.0 >= 1.8 + _base.TTL_MARGIN_S - 1e-9
+    before = clock.now
+    assert adapter.advance(100).is_ok  # that TTL is done with; the logical time is behind: no sleep
+    assert clock.now == before
+
+
+@pytest.mark.rules("EXPIRY-1", "EXPIRY-2")
+def test_advance_does_not_wait_for_a_ttl_the_model_has_not_expired(clock: FakeTime) -> None:
+    adapter = Clocked()
+    adapter._note_ttl(5000)
+    assert adapter.advance(1000).is_ok
+    assert clock.slept == [pytest.approx(1.0)]

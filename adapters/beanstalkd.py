@@ -19,9 +19,10 @@ Mapping (doc/protocol.txt of beanstalkd 1.12; every tube is named ``<namespace>-
   own priority: it goes back to the tube's ready heap, ordered by priority then job id,
   ``job_pri_less``: the model's sorted placement); ``nack(requeue=False)`` is ``bury <id> <pri>``: the
   job leaves the ready/reserved life cycle for the tube's buried list (the dead-letter list; ``kick``
-  would bring it back, which the model has no operation for). An ack or nack of a job this consumer
-  does not hold answers ``failed`` without a command (a ``delete`` of a ready job by id succeeds in
-  beanstalkd: it is not an acknowledgement, so ``invalid_ack`` is not offered).
+  would bring it back, which the model has no operation for). A nack of a job this consumer does not
+  hold is sent too (beanstalkd answers NOT_FOUND: ``failed``), but an ack of one answers ``failed``
+  without a command (a ``delete`` of a ready job by id succeeds in beanstalkd: it is no
+  acknowledgement), so ``invalid_ack`` is not offered.
 - ``close_consumer`` closes the connection; beanstalkd gives its reserved jobs back
   (``enqueue_reserved_jobs`` on the hang-up, asynchronously: the adapter waits until ``stats-job``
   shows none of them reserved).
@@ -290,10 +291,13 @@ class BeanstalkdAdapter(BrokerAdapter):
             if delay_ms:
                 raise Unsupported("nack delay_ms (a release delay is whole seconds on the server's clock)")
             state = self._consumer(consumer)
-            job = state.held.get(msg_id)
+            queue = self._queue(state.queue)
+            # a job this connection does not hold goes to the server too: release and bury act only
+            # on the reserving connection's jobs (prot.c remove_reserved_job), so NOT_FOUND -> failed
+            job = state.held.get(msg_id, queue.jobs.get(msg_id))
             if job is None:
-                return "failed"
-            pri = self._queue(state.queue).by_job[job][1]
+                return "failed"  # never put: no job id to name
+            pri = queue.by_job[job][1]
             try:
                 if requeue:
                     state.client.release(greenstalk.Job(job, b""), priority=pri, delay=0)

@@ -17,12 +17,17 @@ Mapping (doc/protocol.txt of beanstalkd 1.12; every tube is named ``<namespace>-
   (0 is beanstalkd's most urgent); the time-to-run is TTR_S (an hour: no job times out in an example).
 - ``ack`` is ``delete`` on the consumer's connection; ``nack`` is ``release <id> <pri> 0`` (the job's
   own priority: it goes back to the tube's ready heap, ordered by priority then job id,
-  ``job_pri_less``: the model's sorted placement); ``nack(requeue=False)`` is ``bury <id> <pri>``: the
-  job leaves the ready/reserved life cycle for the tube's buried list (the dead-letter list; ``kick``
-  would bring it back, which the model has no operation for). A nack of a job this consumer does not
-  hold is sent too (beanstalkd answers NOT_FOUND: ``failed``), but an ack of one answers ``failed``
-  without a command (a ``delete`` of a ready job by id succeeds in beanstalkd: it is no
-  acknowledgement), so ``invalid_ack`` is not offered.
+  ``job_pri_less``: the model's sorted placement).
+- ``nack(delay_ms=d)`` is ``release <id> <pri> d/1000``, whole seconds only (REDELIVERY-37: the job is
+  delayed, counted in current-jobs-delayed, held by nobody, and joins the ready heap when due). The
+  machines draw a delay of an hour, which never runs out in an example; their timed examples' 300 ms
+  delays come with ``ack_wait``, which is not offered.
+- ``nack(requeue=False)`` is ``bury <id> <pri>``: the job leaves the ready/reserved life cycle for the
+  tube's buried list (the dead-letter list; ``kick`` would bring it back, which the model has no
+  operation for).
+- A nack of a job this consumer does not hold is sent too (beanstalkd answers NOT_FOUND: ``failed``),
+  but an ack of one answers ``failed`` without a command (a ``delete`` of a ready job by id succeeds
+  in beanstalkd: it is no acknowledgement), so ``invalid_ack`` is not offered.
 - ``close_consumer`` closes the connection; beanstalkd gives its reserved jobs back
   (``enqueue_reserved_jobs`` on the hang-up, asynchronously: the adapter waits until ``stats-job``
   shows none of them reserved).
@@ -36,10 +41,11 @@ Mapping (doc/protocol.txt of beanstalkd 1.12; every tube is named ``<namespace>-
   ready or delayed job (and a buried one), never one another connection reserved (``NOT_FOUND``); a
   buried job is on the dead-letter list, not in the queue, so its delete answers False without a command.
 
-Not offered: ring / length limits (beanstalkd has none), delayed puts and delayed releases (whole
-seconds on the server's clock: see README), time-to-run redelivery (``ack_wait``: TTR is whole seconds,
-at least 1, with a one-second safety margin), transactions, browsing, selectors, paging, windows.
-``advance(ms)`` sleeps (nothing mapped depends on time).
+Not offered: ring / length limits (beanstalkd has none), delayed puts (``scheduling``: the machine
+schedules 10-30 ms ahead, beanstalkd delays are whole seconds), time-to-run redelivery (``ack_wait``:
+TTR is whole seconds, at least 1, with a one-second safety margin, and per job, not per consumer; the
+machines wait 300 ms), transactions, browsing, selectors, paging, push windows. ``advance(ms)`` sleeps
+(nothing mapped runs out within an example).
 """
 
 from __future__ import annotations
@@ -73,7 +79,7 @@ MAX_PRIORITY = 9
 RELEASE_WAIT_S = 2.0
 
 CAPABILITIES = frozenset({
-    "queues", "priorities", "nack", "nack_reject", "delivery_count", "consumer_pull",
+    "queues", "priorities", "nack", "nack_reject", "nack_delay", "delivery_count", "consumer_pull",
     "independent_consumers", "advance_time", "delete",
     "counter:message_count", "counter:pending_count", "counter:delivering_count",
     "counter:scheduled_count", "counter:paged_count", "counter:added",
@@ -288,8 +294,8 @@ class BeanstalkdAdapter(BrokerAdapter):
         def run() -> str:
             if multiple:
                 raise Unsupported("nack multiple")
-            if delay_ms:
-                raise Unsupported("nack delay_ms (a release delay is whole seconds on the server's clock)")
+            if delay_ms % 1000 or delay_ms < 0 or (delay_ms and not requeue):
+                raise Unsupported("nack delay_ms other than whole seconds (a release delay is seconds)")
             state = self._consumer(consumer)
             queue = self._queue(state.queue)
             # a job this connection does not hold goes to the server too: release and bury act only
@@ -300,7 +306,7 @@ class BeanstalkdAdapter(BrokerAdapter):
             pri = queue.by_job[job][1]
             try:
                 if requeue:
-                    state.client.release(greenstalk.Job(job, b""), priority=pri, delay=0)
+                    state.client.release(greenstalk.Job(job, b""), priority=pri, delay=delay_ms // 1000)
                 else:
                     state.client.bury(greenstalk.Job(job, b""), priority=pri)
             except greenstalk.NotFoundError:

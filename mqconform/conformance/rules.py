@@ -236,6 +236,8 @@ _PROFILE_RULES: dict[str, dict[str, tuple[str, ...]]] = {
         "receive.id": ("DELIVERY-14", "DELIVERY-16", "DELIVERY-17", "DELIVERY-18", "DELIVERY-19",
                        "DELIVERY-20", "DELIVERY-35"),
         "pending.order": ("DELIVERY-14",),
+        # beanstalkd: a release with a delay (REDELIVERY-37, queue_machine.nack_later)
+        "nack.delay": ("REDELIVERY-37",),
         # beanstalkd: stats-tube counters (DELIVERY-37), delete <id> (DELIVERY-36)
         "counters.pending_count": ("DELIVERY-37",),
         "counters.delivering_count": ("DELIVERY-37",),
@@ -258,8 +260,11 @@ _PROFILE_RULES: dict[str, dict[str, tuple[str, ...]]] = {
                        "REDELIVERY-20", "REDELIVERY-22", "REDELIVERY-23", "REDELIVERY-31", "DELIVERY-16",
                        "REDELIVERY-35"),
         "delivery_count": ("REDELIVERY-12", "REDELIVERY-19", "REDELIVERY-22", "REDELIVERY-35"),
-        # beanstalkd: the stored count after a bury (REDELIVERY-36; nack.reject below)
+        # beanstalkd: the stored count after a bury (REDELIVERY-36; nack.reject below), a release with
+        # a delay (REDELIVERY-37) and the delayed count
         "counters.message_count": ("REDELIVERY-36",),
+        "nack.delay": ("REDELIVERY-37",),
+        "counters.scheduled_count": ("REDELIVERY-37",),
         "delete.result": ("DELIVERY-36",),
         "counters.killed": ("REDELIVERY-13", "REDELIVERY-16"),
         "pending.order": ("REDELIVERY-15", "REDELIVERY-17", "REDELIVERY-20"),

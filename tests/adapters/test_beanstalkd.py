@@ -84,7 +84,7 @@ def test_contract_and_capabilities(bs: BeanstalkdAdapter) -> None:
     assert contract_violation(bs) is None
     assert bs.profile == "beanstalkd" and bs.capabilities == CAPABILITIES
     assert bs.server_version.startswith("1.")
-    for missing in ("ring", "scheduling", "ack_wait", "nack_delay", "redelivery_delay", "dead_letter",
+    for missing in ("ring", "scheduling", "ack_wait", "redelivery_delay", "dead_letter",
                     "max_unacked", "transactions", "browse", "pending_order", "invalid_ack",
                     "counter:killed", "counter:acknowledged", "window_bytes"):
         assert missing not in bs.capabilities
@@ -131,6 +131,25 @@ def test_bury_is_a_reject_and_kick_brings_the_job_back(bs: BeanstalkdAdapter) ->
     assert stats is not None and (stats["reserves"], stats["buries"], stats["kicks"]) == (2, 1, 1)
 
 
+@pytest.mark.rules("REDELIVERY-37", "DELIVERY-36")
+def test_release_with_a_delay_makes_the_job_delayed(bs: BeanstalkdAdapter) -> None:
+    def steps(a: Any) -> list[Result]:
+        out = [a.declare_queue(QueueConfig("q")), a.open_consumer(ConsumerConfig("c", "q", **PULL))]
+        out += [a.send("q", Message(f"m{i}")) for i in (1, 2, 3)]
+        out += [a.receive("c"), a.receive("c"), a.nack("c", "m1", delay_ms=3_600_000),
+                a.nack("c", "m2", delay_ms=2000), a.counters("q"), a.receive("c"), a.receive("c"),
+                a.delivery_count("q", "m1"), a.ack("c", "m1"), a.delete_message("q", "m2"),
+                a.counters("q")]
+        return out
+
+    got = values(steps(bs))
+    assert got == values(steps(model()))
+    assert got[9][1]["scheduled_count"] == 2 and got[10:12] == [("ok", "m3"), ("ok", None)]
+    stats = bs.job_stats("q", "m1")
+    assert stats is not None and stats["state"] == "delayed" and stats["releases"] == 1
+    assert stats["delay"] == 3600
+
+
 @pytest.mark.rules("DELIVERY-36")
 def test_delete_by_id_reaches_ready_jobs_not_reserved_ones(bs: BeanstalkdAdapter) -> None:
     def steps(a: Any) -> list[Result]:
@@ -157,7 +176,7 @@ def test_what_beanstalkd_cannot_do_is_unsupported(bs: BeanstalkdAdapter) -> None
     assert a.open_consumer(ConsumerConfig("c", "q", **PULL)).is_ok
     a.send("q", Message("m1"))
     assert a.receive("c").value == "m1"
-    for result in (a.nack("c", "m1", delay_ms=1000), a.nack("c", "m1", multiple=True), a.browse("q"),
+    for result in (a.nack("c", "m1", delay_ms=1500), a.nack("c", "m1", multiple=True), a.browse("q"),
                    a.pending_ids("q"), a.send("q", Message("s", scheduled_at_ms=5)),
                    a.ack("c", "m1", tx=True), a.commit("c")):
         assert result.type == "fail" and (result.error or "").startswith("unsupported"), result

@@ -273,7 +273,7 @@ def test_artemis_profile_finds_that_a_close_keeps_the_reserve_count(shared: Bean
     assert "close" in [s.op for s in finding.steps]
 
 
-@pytest.mark.rules("REDELIVERY-5", "REDELIVERY-26")
+@pytest.mark.rules("REDELIVERY-6", "REDELIVERY-26")
 def test_artemis_profile_finds_that_beanstalkd_has_no_delivery_limit(shared: BeanstalkdAdapter) -> None:
     """Under artemis a message released max-delivery-attempts times leaves the queue; beanstalkd keeps
     releasing it (the model's dead-letter at the limit: message_count one lower)."""

@@ -128,6 +128,8 @@ class BeanstalkdAdapter(BrokerAdapter):
         self.server_bin = server_bin
         self.server: BeanstalkdServer | None = None
         self.url = url or (None if server_bin else os.environ.get(URL_ENV))
+        #: no URL given: the adapter runs its own server (started by open(), again if it died)
+        self.own_server = self.url is None
         self.timeout = float(timeout)
         self.capabilities = CAPABILITIES
         self.server_version = ""
@@ -154,7 +156,8 @@ class BeanstalkdAdapter(BrokerAdapter):
     def _classify(self, op: str, exc: Exception) -> Result | None:
         """A server answer (NOT_FOUND, BAD_FORMAT, ...) is fail; a timeout or a lost connection info."""
         if isinstance(exc, TimeoutError):
-            return Result.info(f"beanstalkd: {op}: no answer within {self.timeout:g} s")
+            why = one_line(exc) if "reserved" in str(exc) else f"no answer within {self.timeout:g} s"
+            return Result.info(f"beanstalkd: {op}: {why}")
         if isinstance(exc, OSError):
             return Result.info(f"beanstalkd: {op}: connection lost ({one_line(exc)})")
         if isinstance(exc, greenstalk.UnknownResponseError):
@@ -169,7 +172,9 @@ class BeanstalkdAdapter(BrokerAdapter):
         tube prefix for `namespace`; AdapterError when beanstalkd cannot be used."""
         if self.admin is not None:
             self.close()
-        if self.url is None or (self.server is not None and not self.server.running()):
+        if self.own_server and (self.server is None or not self.server.running()):
+            if self.server is not None:
+                self.server.stop()
             binary = find_binary(self.server_bin)
             self.server = BeanstalkdServer(binary).start()
             self.url = self.server.url
@@ -210,7 +215,7 @@ class BeanstalkdAdapter(BrokerAdapter):
         if self.server is not None:
             self.server.stop()
             self.server = None
-            self.url = None if self.server_bin is None else self.url
+            self.url = None
 
     # ------------------------------------------------------------------ declarations
     def declare_queue(self, config: QueueConfig) -> Result:

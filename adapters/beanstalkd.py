@@ -14,7 +14,8 @@ Mapping (doc/protocol.txt of beanstalkd 1.12; every tube is named ``<namespace>-
   cap on reserved jobs (beanstalkd has none: ``max_unacked`` is not offered).
 - ``send`` is ``put <pri> 0 <ttr> <bytes>``: the body is the message id and padding up to its size;
   the model's priority p (0-9, higher = more urgent, DELIVERY-3) is beanstalkd priority ``9 - p``
-  (0 is beanstalkd's most urgent); the time-to-run is TTR_S (an hour: no job times out in an example).
+  (0 is beanstalkd's most urgent); the time-to-run is TTR_S (an hour: no job times out in an example;
+  ``ttr_s=N`` changes it, for the adapter tests of the ``timeouts`` counter only).
 - ``ack`` is ``delete`` on the consumer's connection; ``nack`` is ``release <id> <pri> 0`` (the job's
   own priority: it goes back to the tube's ready heap, ordered by priority then job id,
   ``job_pri_less``: the model's sorted placement).
@@ -124,13 +125,16 @@ class BeanstalkdAdapter(BrokerAdapter):
         "browse": "browsing (beanstalkd shows only the next ready job)",
     }
 
-    def __init__(self, url: str | None = None, server_bin: str | None = None, timeout: float = 2.0) -> None:
+    def __init__(self, url: str | None = None, server_bin: str | None = None, timeout: float = 2.0,
+                 ttr_s: int = TTR_S) -> None:
         self.server_bin = server_bin
         self.server: BeanstalkdServer | None = None
         self.url = url or (None if server_bin else os.environ.get(URL_ENV))
         #: no URL given: the adapter runs its own server (started by open(), again if it died)
         self.own_server = self.url is None
         self.timeout = float(timeout)
+        #: every put's time-to-run in seconds (``-o ttr_s=N``; the machines need the default hour)
+        self.ttr_s = int(ttr_s)
         self.capabilities = CAPABILITIES
         self.server_version = ""
         self.admin: Any = None
@@ -259,7 +263,7 @@ class BeanstalkdAdapter(BrokerAdapter):
             pri = beanstalk_priority(message.priority)
             head = message.id.encode() + b"\n"
             body = head + b"x" * max(message.size - len(head), 0)
-            job = int(queue.producer.put(body, priority=pri, delay=0, ttr=TTR_S))
+            job = int(queue.producer.put(body, priority=pri, delay=0, ttr=self.ttr_s))
             queue.jobs[message.id] = job
             queue.by_job[job] = (message.id, pri)
             return "accepted"

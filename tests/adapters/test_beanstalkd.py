@@ -165,6 +165,32 @@ def test_delete_by_id_reaches_ready_jobs_not_reserved_ones(bs: BeanstalkdAdapter
     assert got[6:10] == [("ok", False), ("ok", True), ("ok", False), ("ok", False)]
 
 
+def test_time_to_run_gives_an_unsettled_job_back_and_counts_a_timeout(namespace: str) -> None:
+    """What ack_wait would map to, outside the machines (TTR is whole seconds, at least 1): a job its
+    holder does not settle within its TTR is ready again, its timeouts count is 1 and its reserves 2;
+    the holder can no longer delete it (doc/protocol.txt "reserve", prot.c conn_timeout: timeout_ct++)."""
+    adapter = BeanstalkdAdapter(ttr_s=1)
+    try:
+        adapter.open(namespace)
+        adapter.declare_queue(QueueConfig("q"))
+        adapter.open_consumer(ConsumerConfig("c", "q", **PULL))
+        adapter.open_consumer(ConsumerConfig("d", "q", **PULL))
+        adapter.send("q", Message("m1"))
+        assert adapter.receive("c").value == "m1"
+        assert adapter.receive("d").value is None
+        deadline = time.monotonic() + 5
+        while adapter.counters("q").value["pending_count"] == 0:
+            assert time.monotonic() < deadline, "the job did not time out"
+            time.sleep(0.05)
+        assert adapter.receive("d").value == "m1"
+        stats = adapter.job_stats("q", "m1")
+        assert stats is not None and (stats["reserves"], stats["timeouts"], stats["ttr"]) == (2, 1, 1)
+        assert adapter.ack("c", "m1").value == "failed"  # no longer c's
+        assert adapter.ack("d", "m1").value == "ok"
+    finally:
+        adapter.shutdown()
+
+
 def test_what_beanstalkd_cannot_do_is_unsupported(bs: BeanstalkdAdapter) -> None:
     a = bs
     assert a.declare_queue(QueueConfig("r", ring_size=3)).error.startswith("unsupported")

@@ -168,7 +168,11 @@ def test_delete_by_id_reaches_ready_jobs_not_reserved_ones(bs: BeanstalkdAdapter
 def test_time_to_run_gives_an_unsettled_job_back_and_counts_a_timeout(namespace: str) -> None:
     """What ack_wait would map to, outside the machines (TTR is whole seconds, at least 1): a job its
     holder does not settle within its TTR is ready again, its timeouts count is 1 and its reserves 2;
-    the holder can no longer delete it (doc/protocol.txt "reserve", prot.c conn_timeout: timeout_ct++)."""
+    the holder can no longer delete it (doc/protocol.txt "reserve", prot.c conn_timeout: timeout_ct++).
+
+    beanstalkd 1.12 does so only once the holder's connection is scheduled again: with an idle holder
+    the job often stays reserved past its TTR (time-left negative, timeouts 0; about half of the trials
+    here, upstream issues #380 and #262), so the holder sends a command (stats) after the TTR first."""
     adapter = BeanstalkdAdapter(ttr_s=1)
     try:
         adapter.open(namespace)
@@ -178,7 +182,9 @@ def test_time_to_run_gives_an_unsettled_job_back_and_counts_a_timeout(namespace:
         adapter.send("q", Message("m1"))
         assert adapter.receive("c").value == "m1"
         assert adapter.receive("d").value is None
-        deadline = time.monotonic() + 5
+        time.sleep(2.2)  # the TTR (1 s) has run out
+        adapter.consumers["c"].client.stats()  # the holder's connection is heard from again
+        deadline = time.monotonic() + 3
         while adapter.counters("q").value["pending_count"] == 0:
             assert time.monotonic() < deadline, "the job did not time out"
             time.sleep(0.05)

@@ -19,6 +19,7 @@ BUILTIN = {
     "redis": "mqconform.adapters.redis:RedisAdapter",
     "activemq": "mqconform.adapters.activemq:ActiveMQAdapter",
     "mqtt": "mqconform.adapters.mqtt:MqttAdapter",
+    "beanstalkd": "mqconform.adapters.beanstalkd:BeanstalkdAdapter",
 }
 ENTRY_POINT_GROUP = "mqconform.adapters"
 _TARGET = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")

@@ -63,7 +63,10 @@ class ClockMixin(BrokerCore):
                 self._event("replaced", queue.name, ref.id, "scheduled")
                 continue
             ref.place = "pending"
-            queue.pending.add_head(ref, ref.size)
+            if opts.scheduled_placement == "sorted":  # REDELIVERY-37: beanstalkd's ready heap
+                queue.pending.add_sorted(ref, ref.sequence, ref.size)
+            else:
+                queue.pending.add_head(ref, ref.size)
             if queue.non_destructive:
                 self._listed(queue, ref, head=True)
         return True

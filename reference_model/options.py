@@ -169,8 +169,16 @@ class ModelOptions:
     nack_action: Literal["requeue", "dead_letter"] = "requeue"
     #: closing a consumer returns its unacked messages (False: Redis streams keep them in the PEL).
     close_returns: bool = True
-    #: SCHED-4: due scheduled messages go to the queue head (Artemis) or its tail.
-    scheduled_placement: Literal["head", "tail"] = "head"
+    #: SCHED-4: due scheduled messages go to the queue head (Artemis) or its tail; "sorted": by their
+    #: original sequence within their priority (beanstalkd: a delayed job whose time has come joins
+    #: the ready heap ordered by priority, then job id, REDELIVERY-37).
+    scheduled_placement: Literal["head", "tail", "sorted"] = "head"
+    #: REDELIVERY-28 / REDELIVERY-37: where a nack with delay_ms waits: "delivering" (JetStream -NAK
+    #: with a delay: still pending acknowledgement, counted delivering, out of the redelivery queue
+    #: until the delay has passed) or "scheduled" (beanstalkd release <id> <pri> <delay>: the job is
+    #: delayed, counted scheduled, held by nobody, and when due joins the queue as
+    #: `scheduled_placement` says; its delivery count is kept).
+    nack_delay_wait: Literal["delivering", "scheduled"] = "delivering"
     #: PAGING-10 (Artemis read budget per queue) or HornetQ H1 (whole pages while address memory < max).
     depage_rule: DepageRule = "read_budget"
     #: PAGING-12 / H2: browsers and selectors see paged messages (Artemis cursors) or only memory.

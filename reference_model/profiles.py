@@ -236,10 +236,47 @@ MOSQUITTO = ModelOptions(
                       "block_policy", "drop_policy", "set_ring_size"),
 )
 
+#: beanstalkd 1.12 (doc/protocol.txt, prot.c, conn.c, job.c): a tube's ready jobs are a heap ordered by
+#: priority, then job id (job.c job_pri_less), so the model's priority p maps to beanstalkd priority
+#: 9 - p (0 is beanstalkd's most urgent) and a job put earlier is reserved first (DELIVERY-35). A job
+#: that comes back (``release``, or its connection closing: prot.c enqueue_reserved_jobs ->
+#: enqueue_job heapinsert) goes back into that heap at its original place (sorted by sequence), at once,
+#: or after a release's delay (whole seconds: the job is delayed meanwhile, REDELIVERY-37); its
+#: ``reserves`` counter (stats-job; conn.c conn_reserve_job reserve_ct++) is never undone
+#: (REDELIVERY-35). No length limits, no delivery limit or automatic dead-lettering (a job is released
+#: for ever unless a client buries it), no scheduled puts in the model (put delays are whole seconds
+#: on the server's clock, the scheduling machine's are milliseconds), no transactions, browsing,
+#: selectors, paging or push windows. ``bury`` is a reject (REDELIVERY-24/36): the job leaves the queue
+#: for the tube's buried list. ``delete <id>`` by a connection that does not hold the job reaches
+#: ready, delayed and buried jobs, never a reserved one (prot.c OP_DELETE: remove_reserved_job only for
+#: the reserving connection): the model's listed scope (the buried list is outside the queue,
+#: DELIVERY-36).
+BEANSTALKD = ModelOptions(
+    name="beanstalkd",
+    priority_levels=10,  # DELIVERY-3: pri 0..9 of 2**32, job_pri_less (pri, then id)
+    return_placement="sorted",  # REDELIVERY-10: enqueue_reserved_jobs -> enqueue_job (ready heap)
+    nack_placement="sorted",  # release <id> <pri> 0 -> enqueue_job, same heap order
+    cancel_undoes_delivery_count=False,  # REDELIVERY-2: reserve_ct is never decremented
+    nack_keeps_delivery_count=True,
+    delay_on_nack=False,
+    delay_on_rollback=False,
+    # REDELIVERY-37: release <id> <pri> <delay> makes the job delayed (prot.c OP_RELEASE -> enqueue_job
+    # with a delay: tube->delay heap, state Delayed); when due it joins the ready heap (pri, id)
+    nack_delay_wait="scheduled",
+    scheduled_placement="sorted",
+    default_delivery_limit=-1,  # REDELIVERY-26: beanstalkd never dead-letters by itself
+    features=_without("ring", "set_ring_size", "scheduling", "paging", "redelivery_delay", "dead_letter",
+                      "transactions", "selectors", "browse", "window_bytes", "fail_policy",
+                      "block_policy", "drop_policy")
+    # REDELIVERY-24/36: bury; DELIVERY-31..33/36: delete <id>; REDELIVERY-37: release with a delay
+    | {"nack_reject", "delete", "nack_delay"},
+    delete_scope="listed",  # DELIVERY-31: ready and delayed jobs, never a reserved one
+)
+
 PROFILES: dict[str, ModelOptions] = {
     p.name: p
     for p in (ARTEMIS, HORNETQ, RABBITMQ_CLASSIC, RABBITMQ_QUORUM, JETSTREAM, REDIS_STREAMS,
-              ACTIVEMQ_CLASSIC, MOSQUITTO)
+              ACTIVEMQ_CLASSIC, MOSQUITTO, BEANSTALKD)
 }
 
 

@@ -87,6 +87,8 @@ class RedeliveryMixin(BrokerCore):
             if not requeue:
                 self._undeliver(queue, ref)
                 self._dead_letter(queue, ref, "rejected")
+            elif delay_ms and opts.nack_delay_wait == "scheduled":
+                self._nack_delayed(queue, ref, delay_ms)
             elif delay_ms:
                 self._nak_later(queue, ref, delay_ms + self._backoff_offset(consumer, ref))
             elif opts.nack_action == "dead_letter":
@@ -98,6 +100,16 @@ class RedeliveryMixin(BrokerCore):
                              ring_check=not opts.nack_bypasses_ring)
         self._settle(queue)
         return "ok"
+
+    def _nack_delayed(self, queue: QueueState, ref: Ref, delay_ms: int) -> None:
+        """REDELIVERY-37 (nack_delay_wait scheduled): the message is no longer delivering; it waits
+        `delay_ms` in the scheduler (scheduledCount), its delivery count kept, and is then placed as
+        scheduled_placement says (beanstalkd release with a delay: the delayed state)."""
+        self._undeliver(queue, ref)
+        if not self.options.nack_keeps_delivery_count:
+            ref.delivery_count -= 1
+        ref.place = "scheduled"
+        queue.scheduler.add(self.now_ms + delay_ms, ref, head=True)
 
     @staticmethod
     def _backoff_offset(consumer: ConsumerState, ref: Ref) -> int:

@@ -5,7 +5,7 @@
 #
 # Usage: bash scripts/campaign.sh [SEEDS] [TARGET...]
 #   SEEDS   a count N (seeds 1..N) or a list "11 12 13"            (default 10)
-#   TARGET  nats | rabbitmq | quorum | redis | mqtt | activemq      (default: all six)
+#   TARGET  nats | rabbitmq | quorum | redis | mqtt | activemq | beanstalkd   (default: all seven)
 #   env: MAX_EXAMPLES (default 15), SETTINGS (default dev), OUT (default mqconform-campaign/<time>),
 #        MQCONFORM (default .venv/bin/mqconform), RUN_ARGS (more `mqconform run` arguments, e.g.
 #        "--max-findings 1" to stop an area at its first shrunk counterexample)
@@ -20,7 +20,7 @@ cd "$(dirname "$0")/.."
 SEEDS=${1:-10}
 shift || true
 TARGETS=("$@")
-[ ${#TARGETS[@]} -eq 0 ] && TARGETS=(nats rabbitmq quorum redis mqtt activemq)
+[ ${#TARGETS[@]} -eq 0 ] && TARGETS=(nats rabbitmq quorum redis mqtt activemq beanstalkd)
 if [[ "$SEEDS" =~ ^[0-9]+$ ]]; then SEEDS=$(seq 1 "$SEEDS"); fi
 MAX_EXAMPLES=${MAX_EXAMPLES:-15}
 SETTINGS=${SETTINGS:-dev}
@@ -32,8 +32,8 @@ mkdir -p "$OUT"
 adapter_args() {  # target -> mqconform run adapter arguments
   case $1 in
     quorum) echo "--adapter rabbitmq -o queue_type=quorum" ;;
-    nats|rabbitmq|redis|mqtt|activemq) echo "--adapter $1" ;;
-    *) echo "campaign: unknown target $1 (nats rabbitmq quorum redis mqtt activemq)" >&2; return 1 ;;
+    nats|rabbitmq|redis|mqtt|activemq|beanstalkd) echo "--adapter $1" ;;
+    *) echo "campaign: unknown target $1 (nats rabbitmq quorum redis mqtt activemq beanstalkd)" >&2; return 1 ;;
   esac
 }
 

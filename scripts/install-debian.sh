@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install the Debian packages the project needs when they are missing: ActiveMQ Classic (the
 # `activemq` adapter runs its own instance from /usr/share/activemq), Chromium (the HTML report
-# test) and the broker servers scripts/services.sh starts (RabbitMQ, Redis, NATS, Mosquitto).
+# test), the broker servers scripts/services.sh starts (RabbitMQ, Redis, NATS, Mosquitto) and
+# beanstalkd (the `beanstalkd` adapter runs its own server from /usr/bin/beanstalkd).
 # Nothing is started here. Idempotent: a package whose file is present is left alone, and
 # `apt-get update` runs only when an install needs it. Usage: bash scripts/install-debian.sh
 set -euo pipefail
@@ -14,6 +15,7 @@ PACKAGES=(
   "redis-server:/usr/bin/redis-server"
   "nats-server:/usr/sbin/nats-server"
   "mosquitto:/usr/sbin/mosquitto"
+  "beanstalkd:/usr/bin/beanstalkd"
 )
 
 missing=()

@@ -234,8 +234,16 @@ for _area in ("delivery", "ring", "redelivery"):
 _PROFILE_RULES: dict[str, dict[str, tuple[str, ...]]] = {
     "delivery": {
         "receive.id": ("DELIVERY-14", "DELIVERY-16", "DELIVERY-17", "DELIVERY-18", "DELIVERY-19",
-                       "DELIVERY-20"),
+                       "DELIVERY-20", "DELIVERY-35"),
         "pending.order": ("DELIVERY-14",),
+        # beanstalkd: a release with a delay (REDELIVERY-37, queue_machine.nack_later)
+        "nack.delay": ("REDELIVERY-37",),
+        # beanstalkd: stats-tube counters (DELIVERY-37), delete <id> (DELIVERY-36)
+        "counters.pending_count": ("DELIVERY-37",),
+        "counters.delivering_count": ("DELIVERY-37",),
+        "counters.scheduled_count": ("DELIVERY-37",),
+        "counters.added": ("DELIVERY-37",),
+        "delete.result": ("DELIVERY-36",),
         "browse.ids": ("DELIVERY-14",),
     },
     "ring": {
@@ -249,8 +257,15 @@ _PROFILE_RULES: dict[str, dict[str, tuple[str, ...]]] = {
     "redelivery": {
         # DELIVERY-16: a RabbitMQ consumer's prefetch bounds what it can receive while others are unacked
         "receive.id": ("REDELIVERY-13", "REDELIVERY-14", "REDELIVERY-15", "REDELIVERY-17", "REDELIVERY-19",
-                       "REDELIVERY-20", "REDELIVERY-22", "REDELIVERY-23", "REDELIVERY-31", "DELIVERY-16"),
-        "delivery_count": ("REDELIVERY-12", "REDELIVERY-19", "REDELIVERY-22"),
+                       "REDELIVERY-20", "REDELIVERY-22", "REDELIVERY-23", "REDELIVERY-31", "DELIVERY-16",
+                       "REDELIVERY-35"),
+        "delivery_count": ("REDELIVERY-12", "REDELIVERY-19", "REDELIVERY-22", "REDELIVERY-35"),
+        # beanstalkd: the stored count after a bury (REDELIVERY-36; nack.reject below), a release with
+        # a delay (REDELIVERY-37) and the delayed count
+        "counters.message_count": ("REDELIVERY-36",),
+        "nack.delay": ("REDELIVERY-37",),
+        "counters.scheduled_count": ("REDELIVERY-37",),
+        "delete.result": ("DELIVERY-36",),
         "counters.killed": ("REDELIVERY-13", "REDELIVERY-16"),
         "pending.order": ("REDELIVERY-15", "REDELIVERY-17", "REDELIVERY-20"),
     },
@@ -284,9 +299,10 @@ _VOCABULARY: dict[str, tuple[str, tuple[str, ...]]] = {
     # RING-24: a JetStream discard-new stream (model overflow reject_new) refuses at max_msgs
     "send.refuse_new": ("send.result", ("RING-28", "RING-24")),
     "send.byte_bound": ("send.result", ("RING-27",)),
-    "nack.reject": ("nack.result", ("REDELIVERY-24",)),
+    # REDELIVERY-36: beanstalkd's bury is its reject
+    "nack.reject": ("nack.result", ("REDELIVERY-24", "REDELIVERY-36")),
     "nack.multiple": ("nack.result", ("REDELIVERY-25",)),
-    "nack.reject_multiple": ("nack.result", ("REDELIVERY-24", "REDELIVERY-25")),
+    "nack.reject_multiple": ("nack.result", ("REDELIVERY-24", "REDELIVERY-25", "REDELIVERY-36")),
     "delivery.redelivered": ("", ("DELIVERY-23",)),
 }
 for _area in ("ring", "redelivery"):

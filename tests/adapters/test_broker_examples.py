@@ -1,7 +1,7 @@
 """The cases transcribed from the brokers' own test suites (spec/examples/brokers/, issue 14) hold on
 the model under the file's profile and on the real broker the profile names. No skips: a missing
 broker is a failure (RabbitMQ on 127.0.0.1:5672, Redis on 127.0.0.1:6379, JetStream from the embedded
-nats-server, ActiveMQ Classic the adapter's own broker)."""
+nats-server, ActiveMQ Classic and beanstalkd the adapter's own server)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from mqconform.adapters.activemq import ActiveMQAdapter
+from mqconform.adapters.beanstalkd import BeanstalkdAdapter
 from mqconform.adapters.contract import Adapter
 from mqconform.adapters.nats import NatsAdapter
 from mqconform.adapters.rabbitmq import RabbitMQAdapter
@@ -31,6 +32,8 @@ def _broker(profile: str) -> Adapter:
         return RedisAdapter()
     if profile == "activemq-classic":
         return ActiveMQAdapter()  # its own broker
+    if profile == "beanstalkd":
+        return BeanstalkdAdapter()  # its own server
     assert profile == "jetstream", f"no broker for profile {profile}"
     return NatsAdapter()
 
@@ -39,8 +42,10 @@ def test_at_least_ten_cases_name_their_source_test() -> None:
     assert len(EXAMPLES) >= 10
     for path in EXAMPLES:
         head = path.read_text().split("\n", 1)[0]
-        # Erlang common test SUITEs, Go _test.go files, Redis' Tcl tests, ActiveMQ's JUnit tests
-        assert head.startswith("# ") and any(s in head for s in ("SUITE", "_test.go", ".tcl", "Test.java")), \
+        # Erlang common test SUITEs, Go _test.go files, Redis' Tcl tests, ActiveMQ's JUnit tests,
+        # beanstalkd's testserv.c
+        assert head.startswith("# ") and any(s in head for s in ("SUITE", "_test.go", ".tcl", "Test.java",
+                                                                 "testserv.c")), \
             path.name
 
 
@@ -49,7 +54,8 @@ def test_at_least_ten_cases_name_their_source_test() -> None:
                    "REDELIVERY-27", "REDELIVERY-28", "REDELIVERY-21", "REDELIVERY-32", "REDELIVERY-33",
                    "REDELIVERY-34", "RING-29", "EXPIRY-1", "EXPIRY-2", "EXPIRY-5",
                    "EXPIRY-7", "DELIVERY-25", "DELIVERY-26",
-                   "DELIVERY-27", "DELIVERY-28", "DELIVERY-29", "DELIVERY-30", "DELIVERY-32", "DELIVERY-33")
+                   "DELIVERY-27", "DELIVERY-28", "DELIVERY-29", "DELIVERY-30", "DELIVERY-32", "DELIVERY-33",
+                   "DELIVERY-36", "DELIVERY-37", "REDELIVERY-35", "REDELIVERY-36")
 @pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
 def test_case_holds_on_the_model_and_on_its_broker(path: Path, namespace: str) -> None:
     scenario = load(path)

@@ -548,3 +548,55 @@ def test_full_policies_discard_before_routing_and_the_paging_flag(policy: str) -
     in_queues = [q for q in ("q1", "q2") if "m2" in b.queues[q].refs]
     assert in_queues == (["q1", "q2"] if policy == "PAGE" else [])
     assert b.paging("a") == (policy != "BLOCK")  # full under DROP/FAIL, page mode under PAGE
+
+
+# ---------------------------------------------------------------- beanstalkd
+@rules("DELIVERY-35", "REDELIVERY-35")
+def test_beanstalkd_reserves_by_priority_then_put_order_and_returns_keep_their_place() -> None:
+    b = make("beanstalkd")
+    pull(b, "c")
+    pull(b, "d")
+    send(b, "m1", "m2", priority=4)
+    send(b, "m3", priority=9)
+    send(b, "m4", priority=4)
+    assert [b.receive("c"), b.receive("c")] == ["m3", "m1"]
+    b.nack("c", "m1")  # release <id> <pri> 0: back ahead of m2, its reserve counted
+    assert b.delivery_count("q", "m1") == 1 and b.pending_ids("q") == ["m1", "m2", "m4"]
+    assert b.receive("d") == "m1"
+    b.close("d")  # the close gives it back at the same place, the count kept
+    assert b.delivery_count("q", "m1") == 2 and b.pending_ids("q") == ["m1", "m2", "m4"]
+
+
+@rules("REDELIVERY-36")
+def test_beanstalkd_bury_takes_the_job_out_of_the_queue() -> None:
+    b = make("beanstalkd")
+    pull(b)
+    send(b, "m1", "m2")
+    assert b.nack("c", "m1", requeue=False) == "failed"  # not reserved: cannot bury
+    assert b.receive("c") == "m1" and b.nack("c", "m1", requeue=False) == "ok"
+    assert b.delivery_count("q", "m1") is None and b.counters("q").message_count == 1
+    assert b.receive("c") == "m2" and b.receive("c") is None
+
+
+@rules("REDELIVERY-37")
+def test_beanstalkd_release_with_a_delay_waits_delayed_and_returns_by_priority_and_id() -> None:
+    b = make("beanstalkd")
+    pull(b)
+    send(b, "m1", "m2")
+    assert b.receive("c") == "m1" and b.nack("c", "m1", delay_ms=1000) == "ok"
+    c = b.counters("q")
+    assert (c.pending_count, c.delivering_count, c.scheduled_count, c.message_count) == (1, 0, 1, 2)
+    assert b.ack("c", "m1") == "failed" and places(b, "q")["m1"] == "scheduled"
+    assert b.receive("c") == "m2" and b.receive("c") is None
+    b.advance(999)
+    assert b.receive("c") is None
+    b.advance(1)
+    send(b, "m3")
+    assert b.pending_ids("q") == ["m1", "m3"] and b.delivery_count("q", "m1") == 1
+    # a profile whose nack undoes the count undoes it for a delayed release too
+    u = Broker(profile("beanstalkd").evolve(nack_keeps_delivery_count=False))
+    u.declare_queue(QueueConfig("q"))
+    u.open_consumer(ConsumerConfig("c", "q", window_bytes=0))
+    u.send("q", Message("m1"))
+    assert u.receive("c") == "m1" and u.nack("c", "m1", delay_ms=5) == "ok"
+    assert u.delivery_count("q", "m1") == 0

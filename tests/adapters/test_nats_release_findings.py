@@ -1,0 +1,60 @@
+"""What `mqconform matrix --adapter nats` found that depends on the release: each finding's scenario
+holds on the model and on the current release, fails on an old release at the recorded step, and is
+a registered deviation for exactly the releases it names (adapters/deviations.yaml).
+
+Uses the 2.10.25 and 2.15.1 releases the matrix test caches too; the 2.11.x finding (2.11.0-2.11.9)
+is checked on the model and in the registry (its replays are in the scenario's header)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mqconform import releases
+from mqconform.adapters.deviations import load_registry
+from mqconform.adapters.nats import NatsAdapter
+from mqconform.adapters.reference import ReferenceAdapter
+from mqconform.scenario.loader import load
+from mqconform.scenario.runner import run_scenario
+
+HERE = Path(__file__).parent / "scenarios"
+
+#: scenario -> (the release it fails on, the step, the rules registered, first fixed release)
+FINDINGS = {
+    "nats-2.10-max-age-late.yaml": ("2.10.25", 4, ("EXPIRY-1",), "2.11.0"),
+    "nats-restart-keeps-redelivered-at-max-deliver.yaml":
+        ("2.10.25", 11, ("RESTART-3", "RESTART-5"), "2.14.1"),
+    "nats-2.11-max-age-late-after-ttl.yaml": ("2.11.3", 5, ("EXPIRY-1", "EXPIRY-2"), "2.11.10"),
+}
+
+
+def _on_release(scenario_name: str, version: str, namespace: str) -> tuple[str, int | None]:
+    binary = releases.binary(releases.line("nats").release(version))
+    adapter = NatsAdapter(server_bin=str(binary))
+    try:
+        outcome = run_scenario(load(HERE / scenario_name), adapter, namespace=namespace)
+        return outcome.verdict, outcome.step
+    finally:
+        adapter.shutdown()
+
+
+@pytest.mark.parametrize("name", sorted(FINDINGS))
+def test_each_finding_holds_on_the_model_and_is_registered_for_its_releases(name: str) -> None:
+    failing, _, rules, fixed = FINDINGS[name]
+    assert run_scenario(load(HERE / name), ReferenceAdapter("jetstream")).verdict == "pass"
+    registry = load_registry()
+    for rule in rules:
+        found = registry.find(rule, "nats", failing, "jetstream", "jetstream")
+        assert found is not None, rule
+        at_fixed = registry.find(rule, "nats", fixed, "jetstream", "jetstream")
+        assert at_fixed is None or at_fixed.source != found.source, rule  # another finding's entry
+        assert registry.find(rule, "nats", "2.15.1", "jetstream", "jetstream") is None, rule
+
+
+@pytest.mark.rules("EXPIRY-1", "RESTART-5")
+@pytest.mark.parametrize("name", sorted(n for n, f in FINDINGS.items() if f[0] == "2.10.25"))
+def test_an_old_release_fails_where_the_current_one_holds(name: str, namespace: str) -> None:
+    failing, step, _, _ = FINDINGS[name]
+    assert _on_release(name, failing, namespace) == ("fail", step)
+    assert _on_release(name, "2.15.1", namespace)[0] == "pass"

@@ -200,7 +200,11 @@ ACTIVEMQ_CLASSIC = ModelOptions(
     consumer_rotation="move_to_end",  # DELIVERY-24: Queue#doActualDispatch rotates the consumer list
     name="activemq-classic",
     priority_levels=1,
-    return_placement="head",
+    # REDELIVERY-10: what a closed subscription held joins the tail of redeliveredWaitingDispatch, in
+    # dispatch order, which is served before the messages never dispatched (Queue#removeSubscription
+    # -> QueueDispatchPendingList#addForRedelivery: addMessageLast unless strictOrderDispatch)
+    return_placement="returns",
+    return_order="oldest_first",
     cancel_undoes_delivery_count=False,
     dead_letter_on_return=False,
     nack_action="dead_letter",

@@ -251,3 +251,25 @@ def test_exclusive_consumers_hand_over_and_a_higher_priority_takes_over(shared: 
     assert run_scenario(scenario, no_takeover).verdict == "fail"
     outcome = run_scenario(scenario, shared, namespace=namespace, strict=True)
     assert outcome.verdict == "pass", outcome.verdict_line()
+
+
+@pytest.mark.rules("REDELIVERY-17", "DELIVERY-26")
+def test_a_close_appends_to_the_redelivery_list(shared: ActiveMQAdapter, namespace: str) -> None:
+    """Issue 13 campaign (seed 4, delivery area): a closed subscription's messages join the tail of the
+    queue's redelivery list (QueueDispatchPendingList#addForRedelivery), behind earlier returns nobody
+    took yet. The profile's return_placement returns holds it on the model and the broker; the head
+    placement it had before fails at the first receive, on the model."""
+    from pathlib import Path
+
+    from mqconform.scenario.loader import load
+    from mqconform.scenario.runner import run_scenario
+
+    here = Path(__file__).parent / "scenarios"
+    scenario = load(here / "activemq-returns-queue-behind-earlier-returns.yaml")
+    claimed = profile("activemq-classic")
+    assert run_scenario(scenario, ReferenceAdapter(options=claimed)).verdict == "pass"
+    at_head = run_scenario(scenario, ReferenceAdapter(options=claimed.evolve(return_placement="head",
+                                                                               return_order="newest_first")))
+    assert (at_head.verdict, at_head.step) == ("fail", 10)
+    outcome = run_scenario(scenario, shared, namespace=namespace)
+    assert outcome.verdict == "pass", outcome.verdict_line()

@@ -248,6 +248,10 @@ class ModelOptions:
     #: redelivery order survives) or "parked" (JetStream keeps no redelivery queue on disk: each stays
     #: pending for nobody, counting toward max_ack_pending, until its ack wait runs out).
     restart_returns: Literal["kept", "parked"] = "kept"
+    #: RESTART-2: the order of a queue's ready messages after a restart: "kept" (as before it) or
+    #: "stored" (re-read from the store by sequence: ActiveMQ Classic's redelivery list is memory only,
+    #: REDELIVERY-17).
+    restart_order: Literal["kept", "stored"] = "kept"
     #: RESTART-4: after a SIGKILL, state changed within this many ms before the kill may be lost
     #: (JetStream writes consumer state at most ~10 times a second); the machines kill only after
     #: twice this long without an operation. 0: every acknowledged operation is on disk.

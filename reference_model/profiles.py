@@ -205,6 +205,8 @@ ACTIVEMQ_CLASSIC = ModelOptions(
     # -> QueueDispatchPendingList#addForRedelivery: addMessageLast unless strictOrderDispatch)
     return_placement="returns",
     return_order="oldest_first",
+    # RESTART-2: after a restart the queue is paged in from KahaDB by sequence
+    restart_order="stored",
     cancel_undoes_delivery_count=False,
     dead_letter_on_return=False,
     nack_action="dead_letter",

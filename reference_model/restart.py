@@ -5,8 +5,8 @@ counters survive), RESTART-2 (consumers are closed by the restart: their unackno
 return as by a close), RESTART-3 (consumers are kept; a returned message not yet redelivered is
 parked: pending for nobody, still counted as delivering and toward max_unacked, until its ack wait
 runs out) and RESTART-4 (a kill is the same step as a graceful restart once the store's flush
-interval has passed) through the options ``restart_consumers``, ``restart_returns`` and
-``restart_flush_ms``.
+interval has passed) through the options ``restart_consumers``, ``restart_returns``,
+``restart_order`` and ``restart_flush_ms``.
 
 What RESTART-5 says survives, the queue in JetStream's terms, is in :mod:`.stream_state`.
 """
@@ -38,6 +38,15 @@ class RestartMixin(BrokerCore):
         waits = [c.ack_wait_for(1) for c in queue.consumers if c.times_out]
         return min(waits) if waits else PARKED_FOREVER_MS
 
+    def _reread_in_store_order(self, queue: QueueState) -> None:
+        """RESTART-2 (restart_order stored): the ready messages in sequence order, as a broker that
+        pages its queue in from the store again has them (its in-memory redelivery list is gone)."""
+        refs = list(queue.pending)
+        for ref in refs:
+            queue.pending.remove(ref.id)
+        for ref in refs:
+            queue.pending.add_sorted(ref, ref.sequence, ref.size)
+
     def restart(self, mode: str = "graceful") -> None:
         """Restart the broker: ``graceful`` (SIGTERM) or ``kill`` (SIGKILL after the flush interval,
         RESTART-4). Nothing stored is lost or resurrected (RESTART-1); consumers are closed
@@ -49,6 +58,9 @@ class RestartMixin(BrokerCore):
         if opts.restart_consumers == "closed":
             for name in list(self.consumers):
                 self.close(name)
+            if opts.restart_order == "stored":
+                for queue in self.queues.values():
+                    self._reread_in_store_order(queue)
             return
         if opts.restart_returns == "parked":
             for queue in self.queues.values():

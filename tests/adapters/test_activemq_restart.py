@@ -46,6 +46,10 @@ def test_restart_scenario_holds_on_the_model_and_on_kahadb(namespace: str) -> No
     assert model.verdict == "pass" and outcome.verdict == "pass", outcome.verdict_line()
     assert outcome.held == model.held and not outcome.not_applicable
     assert adapter.broker is None  # shutdown stopped the private broker
+    # RESTART-2 restart_order stored: kept in the redelivery list's order, m3 would come before m2
+    kept_order = scenario.model_options().evolve(restart_order="kept")
+    kept = run_scenario(scenario, ReferenceAdapter(options=kept_order))
+    assert (kept.verdict, kept.step) == ("fail", 14)
 
 
 @pytest.mark.rules("RESTART-1", "RESTART-2")

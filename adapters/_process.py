@@ -193,3 +193,17 @@ class ServerProcess:
         self.workdir = None
 
     close = stop
+
+
+class BinaryServer(ServerProcess):
+    """A server started from one binary (``binary``), ready once its port accepts connections; its
+    start failures read ``<label>: server (<binary>) <reason>``."""
+
+    label = "server"
+
+    def __init__(self, binary: str) -> None:
+        super().__init__()
+        self.binary = binary
+
+    def _failure(self, reason: str) -> str:
+        return f"{self.label}: server ({self.binary}) {reason}"

@@ -12,7 +12,7 @@ import os
 import shutil
 from pathlib import Path
 
-from ._process import ServerProcess, port_accepts
+from ._process import BinaryServer
 from .contract import AdapterError
 
 __all__ = ["BIN_ENV", "BeanstalkdServer", "find_binary"]
@@ -34,16 +34,12 @@ def find_binary(explicit: str | None = None) -> str:
                        f"{BIN_ENV}, or pass url= to use a running server)")
 
 
-class BeanstalkdServer(ServerProcess):
+class BeanstalkdServer(BinaryServer):
     """One beanstalkd on 127.0.0.1:<free port>, jobs in memory only."""
 
     dir_prefix = "mqc-beanstalkd-"
     log_name = "beanstalkd.log"
-    ready_timeout_s = 10.0
-
-    def __init__(self, binary: str) -> None:
-        super().__init__()
-        self.binary = binary
+    label = "beanstalkd"
 
     @property
     def url(self) -> str:
@@ -51,9 +47,3 @@ class BeanstalkdServer(ServerProcess):
 
     def _prepare(self, workdir: Path) -> tuple[list[str], Path | None]:
         return [self.binary, "-l", "127.0.0.1", "-p", str(self.port)], workdir
-
-    def _ready(self) -> bool:
-        return port_accepts(self.port)
-
-    def _failure(self, reason: str) -> str:
-        return f"beanstalkd: server ({self.binary}) {reason}"

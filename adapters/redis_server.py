@@ -9,21 +9,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ._process import ServerProcess, port_accepts
+from ._process import BinaryServer
 
 __all__ = ["RedisServer"]
 
 
-class RedisServer(ServerProcess):
+class RedisServer(BinaryServer):
     """One redis-server (or valkey-server) on 127.0.0.1:<free port>, nothing saved to disk."""
 
     dir_prefix = "mqc-redis-"
     log_name = "redis.log"
-    ready_timeout_s = 10.0
-
-    def __init__(self, binary: str) -> None:
-        super().__init__()
-        self.binary = binary
+    label = "redis"
 
     @property
     def url(self) -> str:
@@ -33,9 +29,3 @@ class RedisServer(ServerProcess):
         return [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
                 "--appendonly", "no", "--dir", str(workdir), "--daemonize", "no",
                 "--protected-mode", "no"], workdir
-
-    def _ready(self) -> bool:
-        return port_accepts(self.port)
-
-    def _failure(self, reason: str) -> str:
-        return f"redis: server ({self.binary}) {reason}"

@@ -36,6 +36,12 @@ from .contract import Result
 TTL_MARGIN_S = 0.05
 
 
+def lowest_ttl(*ttls_ms: int | None) -> int | None:
+    """The TTL that runs out first of those given (a queue's and a message's, EXPIRY-3 ``min``);
+    None when none is given."""
+    return min((t for t in ttls_ms if t is not None), default=None)
+
+
 class Unsupported(Exception):
     """The broker cannot do what the call asks: ``fail("unsupported: <message>")``."""
 

@@ -111,7 +111,7 @@ from nats.js.api import ConsumerConfig as JsConsumerConfig
 from mqconform.reference_model.config import ConsumerConfig, Message, QueueConfig
 from mqconform.text import one_line
 
-from ._base import BrokerAdapter, Refused, Unsupported
+from ._base import BrokerAdapter, Refused, Unsupported, lowest_ttl
 from ._urls import redact
 from .contract import AdapterError, Result
 from .nats_embedded import EmbeddedNatsServer
@@ -644,8 +644,7 @@ class NatsAdapter(BrokerAdapter):
                     return "failed"
                 raise
             queue.seqs[message.id] = ack.seq
-            self._note_ttl(min((t for t in (queue.message_ttl_ms, message.ttl_ms) if t is not None),
-                               default=None))
+            self._note_ttl(lowest_ttl(queue.message_ttl_ms, message.ttl_ms))
             return "accepted"
         return self._do("send", run)
 

@@ -76,7 +76,7 @@ from pika.adapters.blocking_connection import BlockingChannel, BlockingConnectio
 from mqconform.reference_model.config import ConsumerConfig, Message, QueueConfig
 from mqconform.text import one_line
 
-from ._base import BrokerAdapter, NotObservable, Refused, Unsupported
+from ._base import BrokerAdapter, NotObservable, Refused, Unsupported, lowest_ttl
 from ._urls import redact
 from .bench import roundtrip_rate
 from .contract import AdapterError, Result
@@ -466,8 +466,7 @@ class RabbitMQAdapter(BrokerAdapter):
             except pex.NackError:
                 outcome = "failed"
             for name in names if outcome == "accepted" else []:  # confirmed: enqueued by now
-                self._note_ttl(min((t for t in (self.queues[name].message_ttl_ms, message.ttl_ms)
-                                    if t is not None), default=None))
+                self._note_ttl(lowest_ttl(self.queues[name].message_ttl_ms, message.ttl_ms))
             self._settle(names)
             return outcome
         return self._do("send", run)
@@ -591,9 +590,9 @@ class RabbitMQAdapter(BrokerAdapter):
         (the lower of x-message-ttl and its own, EXPIRY-2): a wait hint only."""
         now = time.monotonic()
         for name in names:
-            ttls = [t for t in (self.queues[name].message_ttl_ms, message.ttl_ms) if t is not None]
-            if ttls:
-                self._expires_at[(name, message.id)] = now + min(ttls) / 1000
+            ttl = lowest_ttl(self.queues[name].message_ttl_ms, message.ttl_ms)
+            if ttl is not None:
+                self._expires_at[(name, message.id)] = now + ttl / 1000
 
     def _expired(self, queue: str, held: _Held) -> bool:
         deadline = self._expires_at.get((queue, held.msg_id))

@@ -28,10 +28,13 @@ start() {  # name port command...
   return 1
 }
 
+# RabbitMQ, its distribution port and epmd on loopback only
+export RABBITMQ_NODE_IP_ADDRESS=127.0.0.1 ERL_EPMD_ADDRESS=127.0.0.1
+export RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS="-kernel inet_dist_use_interface {127,0,0,1}"
 status=0
 start rabbitmq 5672 rabbitmq-server -detached || status=1
 start redis 6379 redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save "" --appendonly no || status=1
 start nats 4222 start-stop-daemon --start --oknodo --background --exec /usr/sbin/nats-server -- \
   -a 127.0.0.1 -p 4222 -js -sd /var/lib/nats-server || status=1
-start mosquitto 1883 mosquitto -d -c /etc/mosquitto/mosquitto.conf || status=1
+start mosquitto 1883 mosquitto -d -c "$PWD/scripts/mosquitto.conf" || status=1
 exit $status

@@ -244,6 +244,21 @@ def _close_quietly(context: RunContext) -> None:
             machine.adapter.close()
 
 
+def scenario_text(finding: Finding, profile: str) -> str:
+    """The finding as a self-checking scenario file: each step expects what the claimed profile's
+    model says (its result, and the counters and pending order of every queue after it)."""
+    from mqconform.reference_model.profiles import profile as load_profile
+    from mqconform.scenario import ModelRejected, annotate
+
+    raw = [s.as_scenario() for s in finding.steps]
+    try:
+        steps = annotate(raw, load_profile(profile))
+    except ModelRejected:
+        steps = raw  # cannot happen for steps the machine ran on the same model; keep the raw form
+    return yaml.safe_dump({"profile": profile, "steps": steps}, sort_keys=False, default_flow_style=None,
+                          width=110)
+
+
 def write_counterexample(run: RunDirectory, finding: Finding, adapter_name: str,
                          adapter_options: dict[str, Any], profile: str, index: int) -> None:
     """Write the finding as a self-checking scenario file and as a plain pytest test.
@@ -252,23 +267,14 @@ def write_counterexample(run: RunDirectory, finding: Finding, adapter_name: str,
     and pending order of every queue after it), so `mqconform scenario FILE --adapter X` exits 1 at
     the step where the implementation diverges.
     """
-    from mqconform.reference_model.profiles import profile as load_profile
-    from mqconform.scenario import ModelRejected, annotate
-
     stem = f"{finding.machine}-{index}-{finding.check.replace('.', '_')}"
     raw = [s.as_scenario() for s in finding.steps]
-    try:
-        steps = annotate(raw, load_profile(profile))
-    except ModelRejected:
-        steps = raw  # cannot happen for steps the machine ran on the same model; keep the raw form
-    scenario = {"profile": profile, "steps": steps}
     header = (f"# Counterexample: {finding.check} ({', '.join(finding.rules)})\n"
               f"# {' '.join(finding.message.split())}\n"
               f"# Replay: mqconform scenario {stem}.yaml --adapter {adapter_name}\n")
     scenario_path = run.path / "counterexamples" / f"{stem}.yaml"
     scenario_path.parent.mkdir(parents=True, exist_ok=True)
-    text = yaml.safe_dump(scenario, sort_keys=False, default_flow_style=None, width=110)
-    scenario_path.write_text(header + text)
+    scenario_path.write_text(header + scenario_text(finding, profile))
     program = (
         f'"""Counterexample found by mqconform against {adapter_name}: {finding.check} '
         f'({", ".join(finding.rules)}).\n\n{finding.message}\n"""\n\n'

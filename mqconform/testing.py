@@ -1,0 +1,98 @@
+"""A checker an outside team calls from its own tests: ``check_adapter(factory)``.
+
+As ``trio.testing.check_two_way_stream`` is for streams, :func:`check_adapter` runs the suite's
+conformance machines against an implementation behind the adapter contract (docs/contract.md) and
+returns a :class:`CheckReport` when it conforms to the profile it claims, or raises
+``AssertionError`` whose message holds each shrunk counterexample (as a scenario file) and the
+command that replays it. An area that could not reach a verdict (the adapter raised, answered
+``info``, or behaved non-deterministically) also raises: an inconclusive check is never a pass.
+
+    from mqconform.testing import check_adapter
+
+    def test_my_queue_conforms():
+        check_adapter(MyAdapter, areas=["delivery", "ring"], max_examples=25)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import attrs
+
+from mqconform.adapters.contract import Adapter
+from mqconform.conformance import settings as suite_settings
+from mqconform.conformance.registry import MACHINES
+from mqconform.conformance.runner import Finding, MachineResult, run_machine, scenario_text
+from mqconform.reference_model.profiles import profile as load_profile
+
+__all__ = ["CheckReport", "check_adapter"]
+
+
+@attrs.frozen
+class CheckReport:
+    """What a conforming run evidenced: per area, the examples run and the checks that ran; the
+    areas that did not apply (with why)."""
+
+    profile: str
+    examples: dict[str, int]
+    checks: dict[str, frozenset[str]]
+    not_applicable: dict[str, str]
+
+
+def check_adapter(factory: Callable[[], Adapter], *, profile: str | None = None,
+                  areas: Iterable[str] | None = None, settings: str = "dev",
+                  max_examples: int | None = None, seed: int | None = 0) -> CheckReport:
+    """Run the conformance machines of `areas` (default: all) against ``factory()``.
+
+    `profile` defaults to the one the adapter claims (its ``profile`` attribute); `settings` is a
+    suite settings profile (dev, ci, thorough), `max_examples` overrides its example budget, `seed`
+    fixes Hypothesis' draws (None: a fresh seed each call). One adapter instance serves every example,
+    as the contract says. Raises ValueError for an unknown area or profile."""
+    adapter = factory()
+    claimed = load_profile(profile or str(getattr(adapter, "profile", "")))
+    chosen = list(areas) if areas is not None else list(MACHINES)
+    unknown = [a for a in chosen if a not in MACHINES]
+    if unknown:
+        raise ValueError(f"unknown area(s) {', '.join(unknown)} (known: {', '.join(MACHINES)})")
+    overrides: dict[str, Any] = {"database": None}
+    if max_examples is not None:
+        overrides["max_examples"] = max_examples
+    hyp = suite_settings.get(settings, **overrides)
+    results: list[MachineResult] = []
+    try:
+        for area in chosen:
+            results.append(run_machine(MACHINES[area], lambda: adapter, claimed, hyp, None,
+                                       seed_value=seed, cap_real_time=max_examples is None))
+    finally:
+        shutdown = getattr(adapter, "shutdown", None)
+        if callable(shutdown):
+            shutdown()
+    problems = [_describe(result, claimed.name, adapter) for result in results
+                if result.findings or result.unknown]
+    if problems:
+        raise AssertionError(f"{type(adapter).__name__} does not conform to profile {claimed.name}:\n\n"
+                             + "\n\n".join(problems))
+    return CheckReport(claimed.name,
+                       examples={r.machine: r.examples for r in results if r.needs is None},
+                       checks={r.machine: frozenset(r.checked) for r in results if r.needs is None},
+                       not_applicable={r.machine: r.needs.reason() for r in results if r.needs is not None})
+
+
+def _describe(result: MachineResult, profile: str, adapter: Any) -> str:
+    parts = [_finding_text(finding, profile, adapter) for finding in result.findings]
+    if result.unknown:
+        parts.append(f"[{result.machine}] inconclusive: {result.unknown}")
+    return "\n\n".join(parts)
+
+
+def _finding_text(finding: Finding, profile: str, adapter: Any) -> str:
+    """One counterexample: the failed check and its rules, the message, the steps as a scenario file
+    and the command that replays it."""
+    scenario = scenario_text(finding, profile)
+    target = f"{type(adapter).__module__}:{type(adapter).__qualname__}"
+    return (f"[{finding.machine}] {finding.check} ({', '.join(finding.rules)}): "
+            f"{' '.join(finding.message.split())}\n"
+            f"counterexample ({len(finding.steps)} steps; save as counterexample.yaml):\n{scenario}"
+            f"replay: mqconform scenario counterexample.yaml --adapter {target} (with the factory's options"
+            " as -o key=value)")

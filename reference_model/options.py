@@ -127,8 +127,16 @@ class ModelOptions:
     #: (Artemis RefsOperation addFirst) or in delivery order (RabbitMQ quorum returns queue).
     return_order: Literal["newest_first", "oldest_first"] = "newest_first"
     nack_placement: ReturnPlacement = "sorted"
-    #: RING-7: a returning message that finds the ring full: drop the returning message (Artemis),
-    #: re-insert and then drop heads down to the bound (RabbitMQ drop-head), or keep all (over bound).
+    #: RING-7 / RING-14 / RING-30: what a message given back by a consumer (close, rollback, nack, an
+    #: ack wait or NAK delay that runs out) does to the bound.
+    #: "drop_returning" (Artemis 2.44.0 QueueImpl#addHead / #addSorted call enforceRing(ref, scheduling,
+    #: true) before re-inserting: pending + 1 > ring-size acks the returning ref itself REPLACED);
+    #: "drop_head" (RabbitMQ: re-insert, then drop heads down to the bound, RING-14);
+    #: "keep" (JetStream: the message never left the stream, so its return re-checks no limit and
+    #: removes nothing. nats-server v2.14.5 server/consumer.go processNak only queues the sequence on
+    #: the consumer's redelivery queue (addToRedeliverQueue), checkPending does the same for an
+    #: expired ack wait; the stream's limits are enforced only on a store and a config update:
+    #: memstore.go / filestore.go enforceMsgLimit, called from storeRawMsg and UpdateConfig.)
     return_over_bound: ReturnOverBound = "drop_returning"
     #: RING-14 (with dispatch_before_bound): a requeue trims the ready messages to the bound before a
     #: consumer with room is offered one. RabbitMQ classic requeue_and_run (rabbit_amqqueue_process

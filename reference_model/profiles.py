@@ -141,6 +141,10 @@ JETSTREAM = ModelOptions(
     bound_counts="stored",
     evict_unacked=True,
     ring_update_trims=True,  # RING-30: a stream update with a lower max_msgs trims (discard old)
+    # RING-30: a close, -NAK or expired ack wait re-checks no stream limit (the message never left
+    # the stream; consumer.go processNak -> addToRedeliverQueue): a stream left over a lowered
+    # max_msgs under discard new stays over it
+    return_over_bound="keep",
     return_placement="returns",
     nack_placement="returns",
     cancel_undoes_delivery_count=False,

@@ -20,17 +20,26 @@ delivered whose send was indeterminate or blocked). Fails when unexpected + refu
 ``lost`` (DELIVERY-2, DELIVERY-15). Per destination queue Q of each example. Routing: a send to
 target T goes to every queue declared (``queue`` invoke) *before* the send with ``address`` T (a queue
 declared without address is bound to its own name); when no declaration binds T, Q = T (counters are
-per queue). A queue with a ``filter`` makes the routing of T's sends to it unknowable: that example is
-``not_applicable`` for Q (counted in ``not_applicable_examples``), never a pass. With an ``f="drain"``
+per queue). A queue with a ``filter`` makes the routing of T's sends to it unknowable, and a queue
+declared with a bound under a profile whose bound drops new messages silently (RING-21, Mosquitto:
+the sender is told ``accepted``) makes their fate unknowable: that example is ``not_applicable`` for Q
+(counted in ``not_applicable_examples``), never a pass. The ways out of Q other than an ack are the
+queue's counters (the model's reasons, :meth:`reference_model._core.BrokerCore._terminate`):
+``replaced`` (ring and length-limit eviction, a returning message over the ring, last-value
+replacement), ``killed`` (dead-lettering, reject, purge, delete by id, JetStream +TERM) and
+``expired`` (EXPIRY-1..7, to an expiry or dead-letter address or dropped); a send refused at the door
+(limits, paging DROP/FAIL) is answered ``dropped``/``failed`` and never accepted. With an ``f="drain"``
 ``ok`` record ``{"empty": true}`` on Q in the example, Jepsen's total-queue accounting applies:
-lost = max(0, acknowledged ids routed to Q never delivered on Q - replaced - killed). Otherwise, against
-the *last* counters observation of Q: lost = max(0, acknowledged - consumed - possibly_consumed -
-message_count - replaced - killed), consumed = distinct ids with an ``ack`` ``ok`` on Q,
-possibly_consumed = distinct ids whose ``ack`` completed ``info`` only (it may have happened: Jepsen's
-indeterminate, never a false loss). It can only under-count, never over-count. An example with neither
-a drain nor a final counters observation carrying message_count, replaced and killed is *unknown*:
-the run could not tell; when no example of the queue has them (the implementation shows no such
-counters and the run has no drain), the check is *not applicable*, as for a missing capability.
+lost = max(0, acknowledged ids routed to Q never delivered on Q - replaced - killed - expired).
+Otherwise, against the *last* counters observation of Q: lost = max(0, acknowledged - consumed -
+possibly_consumed - message_count - replaced - killed - expired), consumed = distinct ids with an
+``ack`` ``ok`` on Q, possibly_consumed = distinct ids whose ``ack`` completed ``info`` only (it may have
+happened: Jepsen's indeterminate, never a false loss). It can only under-count, never over-count. An
+example with neither a drain nor a final counters observation carrying message_count, replaced and
+killed is *unknown*: the run could not tell; so is one whose final observation lacks ``expired`` when
+the other figures leave messages unaccounted for (expiry may account for them). When no example of the
+queue has them (the implementation shows no such counters and the run has no drain), the check is *not
+applicable*, as for a missing capability.
 
 ``delivery-after-ack`` (DELIVERY-7). Per (G, msg): deliveries with an index after the first
 non-transactional ``ack`` ``ok`` of that id on that queue (redelivery only of unacknowledged messages).
@@ -104,7 +113,7 @@ STATS: dict[str, tuple[str, ...]] = {
     "total-queue": ("attempted", "acknowledged", "refused", "indeterminate", "delivered", "duplicated",
                     "unexpected", "refused_delivered", "recovered"),
     "lost": ("examples", "unknown_examples", "not_applicable_examples", "drained_examples", "acknowledged",
-             "consumed", "possibly_consumed", "in_queue", "replaced", "killed", "lost"),
+             "consumed", "possibly_consumed", "in_queue", "replaced", "killed", "expired", "lost"),
     "delivery-after-ack": ("acked", "delivered_after_ack"),
     "counter-identity": ("observations", "checked", "broken"),
     "ring-bound": ("observations", "checked", "exempt", "over_bound"),
@@ -190,7 +199,7 @@ def verdict(check: str, stats: Mapping[str, int]) -> tuple[Verdict, int, str]:
             return "not_applicable", 0, "no accepted sends"
         if s["not_applicable_examples"] == s["examples"]:
             return "not_applicable", 0, ("a filter on this queue makes the routing of its address's sends "
-                                         "unknowable")
+                                         "unknowable, or a bound that drops silently their fate")
         if s["unknown_examples"] == s["examples"] - s["not_applicable_examples"]:
             # no example could be accounted for: the implementation shows no replaced/killed counters
             # and the run has no drain (a capability gap, like a missing counter), not a doubt
@@ -198,9 +207,9 @@ def verdict(check: str, stats: Mapping[str, int]) -> tuple[Verdict, int, str]:
                                          "killed counters and the run has no drain")
         if s["unknown_examples"]:
             return "unknown", 0, (f"{s['unknown_examples']} of {s['examples']} examples have neither a final "
-                                  f"drain nor final counters for this queue")
+                                  f"drain nor final counters (with expired, where needed) for this queue")
         skipped = s["not_applicable_examples"]
-        note = f" ({skipped} examples with a filter not checked)" if skipped else ""
+        note = f" ({skipped} examples with a filter or a silent bound not checked)" if skipped else ""
         drained = f", {s['drained_examples']} examples drained" if s["drained_examples"] else ""
         maybe = (f", {s['possibly_consumed']} possibly acknowledged (ack indeterminate)"
                  if s["possibly_consumed"] else "")
@@ -239,7 +248,7 @@ def _sort_key(key: StatKey) -> tuple[str, str, str, str]:
 NEEDED = ("run", "machine", "example", "index", "process", "f", "type", "queue", "msg", "result", "tx",
           "bound", "priority", "scheduled_at", "delivery_count",
           "c_message", "c_pending", "c_delivering", "c_scheduled", "c_paged", "c_replaced", "c_killed",
-          "in_flight", "value")
+          "c_expired", "in_flight", "profile", "value")
 #: stands for a null queue so that group-bys and joins treat nulls alike in both engines
 NULLQ = "\u0000"
 E = ["run", "machine", "example"]
@@ -452,7 +461,7 @@ def _chunk_stats(stats: Stats, codes: Codes, c: Any, routes: list[dict[str, Any]
 
     # ----- lost, per (E, destination queue)
     counters = c.select(["ek", "q", "index", "bound", "c_message", "c_pending", "c_delivering", "c_scheduled",
-                         "c_paged", "c_replaced", "c_killed"]).filter(op.f("counters"))
+                         "c_paged", "c_replaced", "c_killed", "c_expired"]).filter(op.f("counters"))
     counters = counters.append_column("gk", codes.gk(counters["ek"], counters["q"])) \
         .append_column("rk", codes.rk(counters["ek"], counters["q"]))
     _lost(stats, codes, routes, drain_rows, msgs, dlv, counters)
@@ -656,7 +665,8 @@ def _small_rows(t: Any, op: _Ops) -> tuple[list[JsonRow], ...]:
         return [], [], []
     mask = pc.or_(pc.or_(pc.and_(op.f("queue"), op.t("invoke")), pc.and_(op.f("drain"), op.t("ok"))),
                   pc.and_(op.f("answer"), op.t("ok")))
-    rows = _json_rows(t.select([*E, "index", "queue", "f", "value"]).filter(mask))
+    columns = [*E, "index", "queue", "f", "value"] + (["profile"] if "profile" in t.column_names else [])
+    rows = _json_rows(t.select(columns).filter(mask))
     return tuple([(row, value) for row, value in rows if row["f"] == f] for f in ("queue", "drain", "answer"))
 
 
@@ -675,9 +685,23 @@ def _json_rows(table: Any) -> list[tuple[dict[str, Any], dict[str, Any]]]:
     return out
 
 
+def drops_silently(profile: object, declaration: Mapping[str, Any]) -> bool:
+    """RING-21: the queue is declared with a bound (ring_size or max_length_bytes >= 0) under a profile
+    whose bound drops new messages silently (option silent_overflow, Mosquitto: the publisher still gets
+    PUBACK), so an accepted send may never have entered it."""
+    from mqconform.reference_model.profiles import PROFILES
+
+    options = PROFILES.get(profile) if isinstance(profile, str) else None
+    if options is None or not options.silent_overflow:
+        return False
+    bounds = (declaration.get("ring_size"), declaration.get("max_length_bytes"))
+    return any(isinstance(b, int) and not isinstance(b, bool) and b >= 0 for b in bounds)
+
+
 def routing_table(decl_rows: list[tuple[dict[str, Any], dict[str, Any]]]) -> list[dict[str, Any]]:
     """Queue declarations -> (E, target address, queue, declared at index, filtered) rows, one per
-    (E, queue): the first declaration's address and index, filtered if any declaration has a filter."""
+    (E, queue): the first declaration's address and index, filtered (what reaches the queue is
+    unknowable) if any declaration has a filter or a bound that drops silently (:func:`drops_silently`)."""
     first: dict[tuple[Any, ...], dict[str, Any]] = {}
     for row, value in decl_rows:
         name = value.get("name")
@@ -685,7 +709,7 @@ def routing_table(decl_rows: list[tuple[dict[str, Any], dict[str, Any]]]) -> lis
             continue
         address = value.get("address")
         key = (row["run"], row["machine"], row["example"], name)
-        filtered = int(value.get("filter") is not None)
+        filtered = int(value.get("filter") is not None or drops_silently(row.get("profile"), value))
         known = first.get(key)
         if known is None or row["index"] < known["didx"]:
             first[key] = {"run": key[0], "machine": key[1], "example": key[2], "target": (
@@ -734,7 +758,7 @@ def _lost(stats: Stats, codes: Codes, routes: list[dict[str, Any]], drain_rows: 
     consumed = _agg(pa.table({"gk": dlv["gk"], "ack_ok": dlv["ack_ok"], "maybe": maybe}), ["gk"],
                     {"consumed": ("ack_ok", "sum"), "maybe": ("maybe", "sum")})
     last = _agg(counters.select(["gk", "index"]), ["gk"], {"index": ("index", "max")})
-    final = counters.select(["gk", "index", "c_message", "c_replaced", "c_killed"]).join(
+    final = counters.select(["gk", "index", "c_message", "c_replaced", "c_killed", "c_expired"]).join(
         last, ["gk", "index"], join_type="inner")
     drained = {codes.gk_for(*key) for key in drained_keys(drain_rows)} - {None}
     seen: dict[int, int] = {}
@@ -743,7 +767,8 @@ def _lost(stats: Stats, codes: Codes, routes: list[dict[str, Any]], drain_rows: 
             dlv.filter(pc.greater(dlv["count"], 0)).select(["dk"]), "dk", join_type="left semi")
         seen = {row["gk"]: row["n"] for row in _agg(got, ["gk"], {"n": ("", "count_all")}).to_pylist()}
     cons = {r["gk"]: (r["consumed"], r["maybe"]) for r in consumed.to_pylist()}
-    fin = {r["gk"]: (r["c_message"], r["c_replaced"], r["c_killed"]) for r in final.to_pylist()}
+    fin = {r["gk"]: (r["c_message"], r["c_replaced"], r["c_killed"], r["c_expired"])
+           for r in final.to_pylist()}
     for row in per_g.to_pylist():
         g = row["gk"]
         stats_g = lost_example(row["accepted"], bool(row["filt"]), g in drained, seen.get(g, 0),
@@ -753,20 +778,29 @@ def _lost(stats: Stats, codes: Codes, routes: list[dict[str, Any]], drain_rows: 
 
 
 def lost_example(accepted: int, filtered: bool, drained: bool, delivered: int, consumed: tuple[int, int],
-                 final: tuple[int | None, int | None, int | None] | None) -> dict[str, int]:
-    """The ``lost`` statistics of one (example, queue) (both engines' definition, see the docstring)."""
+                 final: tuple[int | None, int | None, int | None, int | None] | None) -> dict[str, int]:
+    """The ``lost`` statistics of one (example, queue) (both engines' definition, see the docstring):
+    `final` is the last counters observation's (message_count, replaced, killed, expired)."""
     if filtered:
         return {"examples": 1, "not_applicable_examples": 1}
-    m, r, k = final if final is not None else (None, None, None)
+    m, r, k, x = final if final is not None else (None, None, None, None)
     if r is None or k is None or (m is None and not drained):
+        return {"examples": 1, "unknown_examples": 1}
+    gone = r + k + (x or 0)
+    done, maybe = consumed
+    if drained:
+        lost = max(0, accepted - delivered - gone)
+    else:
+        assert m is not None
+        lost = max(0, accepted - done - maybe - m - gone)
+    if lost and x is None:  # no expired counter: expiry may account for what is missing
         return {"examples": 1, "unknown_examples": 1}
     if drained:
         return {"examples": 1, "drained_examples": 1, "acknowledged": accepted, "consumed": delivered,
-                "in_queue": m or 0, "replaced": r, "killed": k, "lost": max(0, accepted - delivered - r - k)}
-    done, maybe = consumed
+                "in_queue": m or 0, "replaced": r, "killed": k, "expired": x or 0, "lost": lost}
     assert m is not None
     return {"examples": 1, "acknowledged": accepted, "consumed": done, "possibly_consumed": maybe,
-            "in_queue": m, "replaced": r, "killed": k, "lost": max(0, accepted - done - maybe - m - r - k)}
+            "in_queue": m, "replaced": r, "killed": k, "expired": x or 0, "lost": lost}
 
 
 def answer_key(value: Mapping[str, Any]) -> str:

@@ -59,7 +59,8 @@ def _small(df: Any) -> tuple[list[tuple[dict[str, Any], dict[str, Any]]], list[t
     col = F.col
     decl = (col("f") == "queue") & (col("type") == "invoke")
     drain = (col("f") == "drain") & (col("type") == "ok")
-    rows = [r.asDict() for r in df.filter(decl | drain).select(*E, "index", "queue", "f", "value").collect()]
+    rows = [r.asDict() for r in df.filter(decl | drain).select(*E, "index", "queue", "f", "profile", "value")
+            .collect()]
     return (cp._json_rows(_Rows([r for r in rows if r["f"] == "queue"])),
             cp._json_rows(_Rows([r for r in rows if r["f"] == "drain"])))
 
@@ -195,8 +196,9 @@ def exact_stats(spark: Any, df: Any, decl_rows: list[Any], drain_rows: list[Any]
 
 
 def _queue_counters(df: Any) -> Any:
-    """Per (example, queue), from its ``counters`` observations: the last one's message_count, replaced and
-    killed (``m``, ``r``, ``k``: the lost check, DELIVERY-2, DELIVERY-15) and the counts of counter identity
+    """Per (example, queue), from its ``counters`` observations: the last one's message_count, replaced,
+    killed and expired (``m``, ``r``, ``k``, ``x``: the lost check, DELIVERY-2, DELIVERY-15) and the counts
+    of counter identity
     (DELIVERY-1) and ring bound (RING-17). One aggregation, fixed-width buffers (a hash aggregation)."""
     from pyspark.sql import functions as F
 
@@ -213,7 +215,8 @@ def _queue_counters(df: Any) -> Any:
     return (df.filter(col("f") == "counters").join(F.broadcast(exempt_from), on=[*E, "queue"], how="left")
             .groupBy(*E, "queue").agg(
                 *[F.max_by(part, "index").alias(name)
-                  for name, part in (("m", "c_message"), ("r", "c_replaced"), ("k", "c_killed"))],
+                  for name, part in (("m", "c_message"), ("r", "c_replaced"), ("k", "c_killed"),
+                                     ("x", "c_expired"))],
                 F.count(F.lit(1)).alias("observations"), F.count_if(complete).alias("checked"),
                 F.count_if(complete & (col("c_message") != total)).alias("broken"),
                 F.count_if(in_ring).alias("ring_observations"), F.count_if(exempt).alias("exempt"),
@@ -298,9 +301,9 @@ def _lost(spark: Any, decl_rows: list[Any], drain_rows: list[Any], msgs: Any, dl
         F.sum("ack_ok").alias("consumed"),
         F.sum(F.when((col("ack_info") == 1) & (col("ack_ok") == 0), 1).otherwise(0)).alias("maybe"))
     g = (per_g.join(consumed, on=[*E, "queue"], how="left")
-         .join(per_q.select(*E, "queue", "m", "r", "k"), on=[*E, "queue"], how="left")
+         .join(per_q.select(*E, "queue", "m", "r", "k", "x"), on=[*E, "queue"], how="left")
          .select(*E, "queue", "accepted", "filt", F.coalesce(col("consumed"), F.lit(0)).alias("done"),
-                 F.coalesce(col("maybe"), F.lit(0)).alias("maybe"), "m", "r", "k"))
+                 F.coalesce(col("maybe"), F.lit(0)).alias("maybe"), "m", "r", "k", "x"))
     if drained:
         marks = F.broadcast(_local(spark, [(*key, 1) for key in drained],
                                    "run string, machine string, example long, queue string, drained int"))
@@ -314,15 +317,16 @@ def _lost(spark: Any, decl_rows: list[Any], drain_rows: list[Any], msgs: Any, dl
         g = g.withColumn("drained", F.lit(0)).withColumn("seen", F.lit(0))
     filtered = col("filt") == 1
     is_drained = col("drained") == 1
-    unknown = ~filtered & (col("r").isNull() | col("k").isNull() | (col("m").isNull() & ~is_drained))
+    gone = col("r") + col("k") + F.coalesce(col("x"), F.lit(0))
+    lost = F.when(is_drained, F.greatest(F.lit(0), col("accepted") - col("seen") - gone)) \
+        .otherwise(F.greatest(F.lit(0), col("accepted") - col("done") - col("maybe") - col("m") - gone))
+    unknown = ~filtered & (col("r").isNull() | col("k").isNull() | (col("m").isNull() & ~is_drained)
+                           | ((lost > 0) & col("x").isNull()))  # expiry may account for what is missing
     counted = ~filtered & ~unknown
 
     def when(cond: Any, value: Any) -> Any:
         return F.when(cond, value).otherwise(F.lit(0))
 
-    lost = F.when(is_drained, F.greatest(F.lit(0), col("accepted") - col("seen") - col("r") - col("k"))) \
-        .otherwise(F.greatest(F.lit(0), col("accepted") - col("done") - col("maybe") - col("m") - col("r")
-                              - col("k")))
     names = list(cp.STATS["lost"])
     per = g.select(
         *E, "queue", F.lit(1).alias("examples"), when(unknown, 1).alias("unknown_examples"),
@@ -333,7 +337,9 @@ def _lost(spark: Any, decl_rows: list[Any], drain_rows: list[Any], msgs: Any, dl
         when(counted & ~is_drained, col("maybe")).alias("possibly_consumed"),
         when(counted, F.coalesce(col("m"), F.lit(0))).alias("in_queue"),
         when(counted, col("r")).alias("replaced"),
-        when(counted, col("k")).alias("killed"), when(counted, lost).alias("lost"))
+        when(counted, col("k")).alias("killed"),
+        when(counted, F.coalesce(col("x"), F.lit(0))).alias("expired"),
+        when(counted, lost).alias("lost"))
     emit(per.groupBy(*R).agg(*[F.sum(n).alias(n) for n in names]), "lost", names)
 
 
@@ -370,7 +376,7 @@ FAST_SUMS = ("attempted", "acknowledged", "refused", "indeterminate", "accepted"
              "first_deliveries", "consumers", "out_of_order", "late", "odd")
 #: the lost check's sums over the examples in the fast plan (``l_``: named as the exact plan's)
 LOST_SUMS = ("examples", "unknown_examples", "l_acknowledged", "l_consumed", "possibly_consumed", "in_queue",
-             "replaced", "killed", "lost")
+             "replaced", "killed", "expired", "lost")
 #: the counts of :func:`_queue_counters` (counter identity, ring bound)
 COUNTER_SUMS = ("observations", "checked", "broken", "ring_observations", "exempt", "ring_checked",
                 "over_bound")
@@ -565,10 +571,13 @@ def _fast_per_r(per_g: Any, per_q: Any) -> Any:
     col = F.col
     joined = per_g.join(per_q.withColumn("qc", _code("queue")).drop("queue"), on=[*E, "qc"], how="full")
     has_acc = F.coalesce(col("accepted"), F.lit(0)) > 0
-    known = col("m").isNotNull() & col("r").isNotNull() & col("k").isNotNull()
-    ok_known = has_acc & known
-    unaccounted = col("accepted") - col("consumed") - col("maybe") - col("m") - col("r") - col("k")
+    unaccounted = (col("accepted") - col("consumed") - col("maybe") - col("m") - col("r") - col("k")
+                   - F.coalesce(col("x"), F.lit(0)))
     lost = F.greatest(F.lit(0), unaccounted)
+    # without an expired counter, expiry may account for what is missing (checks_python.lost_example)
+    known = (col("m").isNotNull() & col("r").isNotNull() & col("k").isNotNull()
+             & ((lost == 0) | col("x").isNotNull()))
+    ok_known = has_acc & known
 
     def when(cond: Any, value: Any) -> Any:
         return F.sum(F.when(cond, value).otherwise(0))
@@ -580,6 +589,7 @@ def _fast_per_r(per_g: Any, per_q: Any) -> Any:
         when(ok_known, col("consumed")).alias("l_consumed"),
         when(ok_known, col("maybe")).alias("possibly_consumed"), when(ok_known, col("m")).alias("in_queue"),
         when(ok_known, col("r")).alias("replaced"), when(ok_known, col("k")).alias("killed"),
+        when(ok_known, F.coalesce(col("x"), F.lit(0))).alias("expired"),
         when(ok_known, lost).alias("lost")).withColumn("queue", col("qc").cast("string"))
 
 
@@ -614,5 +624,6 @@ def _fast_collect(frames: list[Any], names: dict[int, str]) -> Stats | None:
             cp._add(stats, *key, "lost", {
                 "examples": v["examples"], "unknown_examples": v["unknown_examples"],
                 "acknowledged": v["l_acknowledged"], "consumed": v["l_consumed"],
-                **{n: v[n] for n in ("possibly_consumed", "in_queue", "replaced", "killed", "lost")}})
+                **{n: v[n] for n in ("possibly_consumed", "in_queue", "replaced", "killed", "expired",
+                                     "lost")}})
     return stats

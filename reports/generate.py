@@ -34,6 +34,12 @@ FAULTS = {
     "ack-info": "not a fault: an ack completes info (unknown) but happened (lost must not fail)",
     "address": "not a fault: sends go to an address the queue is bound to (lost is still known)",
     "filter": "not a fault: the queue bound to the address has a filter (lost not applicable)",
+    "expired": "not a fault: an accepted message expires, counted in the queue's expired counter "
+               "(EXPIRY-7; lost must not fail)",
+    "expired-uncounted": "an accepted message is gone and the counters show no expired counter: expiry "
+                         "may explain it, so lost is unknown, never a pass nor a fail",
+    "silent-bound": "not a fault: under the mosquitto profile a bounded queue drops an accepted message "
+                    "silently (RING-21; lost not applicable)",
     "reorder": "a consumer first-receives a message before one whose send completed before its own was "
                "invoked (same priority, not scheduled: DELIVERY-4)",
     "count-decrease": "a message's delivery count drops from 2 to 1 when it is redelivered (REDELIVERY-1)",
@@ -71,7 +77,8 @@ class _Sim:
         self.scheduled: list[str] = []
         self.priority: dict[str, int] = {}  # messages sent with a priority other than the default
         self.deliveries: dict[str, int] = {}  # message -> its delivery count
-        self.added = self.acknowledged = 0
+        self.added = self.acknowledged = self.expired = 0
+        self.shows_expired = True  # the "expired-uncounted" case: the counters have no expired field
         self.skew = 0  # counter fault: added to messageCount once
 
     def rec(self, process: str, type_: str, f: str, queue: str | None, value: Any) -> None:
@@ -90,7 +97,8 @@ class _Sim:
             "message_count": pending + len(self.delivering) + len(self.scheduled) + self.skew,
             "pending_count": pending, "delivering_count": len(self.delivering),
             "scheduled_count": len(self.scheduled), "paged_count": 0,
-            "added": self.added, "acknowledged": self.acknowledged, "replaced": 0, "killed": 0})
+            "added": self.added, "acknowledged": self.acknowledged, "replaced": 0, "killed": 0,
+            **({"expired": self.expired} if self.shows_expired else {})})
         self.skew = 0
 
     def send_args(self, target: str, msg: str, priority: int = DEFAULT_PRIORITY,
@@ -153,6 +161,8 @@ def _sends(sim: _Sim, target: str, count: int, faults: set[str]) -> None:
 
 
 def _example(sim: _Sim, rnd: random.Random, faults: set[str]) -> None:
+    if "silent-bound" in faults and sim.ring < 0:
+        sim.ring = 8  # a bound that may drop silently
     declaration: dict[str, Any] = {"name": "q", "ring_size": sim.ring}
     target = "q"
     if faults & {"address", "filter"}:
@@ -166,8 +176,10 @@ def _example(sim: _Sim, rnd: random.Random, faults: set[str]) -> None:
     sim.counters()
     count = rnd.randint(2, max(2, sim.ring if sim.ring > 0 else 6))
     _sends(sim, target, max(count, 3) if faults & ORDER_CASES else count, faults)
-    if faults & {"lost", "drained-lost"}:
-        sim.pending.pop()  # the broker forgets it: no delivery, no counter
+    if faults & {"lost", "drained-lost", "expired", "expired-uncounted", "silent-bound"}:
+        sim.pending.pop()  # the broker forgets it (or it expires, or the bound dropped it silently)
+        sim.expired += "expired" in faults
+        sim.shows_expired = "expired-uncounted" not in faults
         sim.counters()
     if "counter" in faults:
         sim.skew = 1
@@ -262,6 +274,8 @@ def write_run_dir(path: Path, run: str = "gen-run", examples: int = 5, seed: int
     if unknown:
         raise ValueError(f"unknown faults {sorted(unknown)}")
     record_faults = frozenset(faults) - {"corrupt", "version", "incomplete"}
+    if "silent-bound" in faults:
+        profile = "mosquitto"  # RING-21: its bound drops new messages silently
     records = generate_records(run, examples, seed, record_faults, adapter, profile)
     (path / "history").mkdir(parents=True, exist_ok=True)
     lines = [json.dumps(r, separators=(",", ":")) for r in records]
@@ -331,7 +345,7 @@ def bench_table(rows: int, run: str = "bench-run") -> Any:
         "bound": pa.repeat(pa.scalar(PER_EXAMPLE, pa.int64()), n),
     }
     for name in ("c_message", "c_pending", "c_delivering", "c_scheduled", "c_paged", "c_replaced",
-                 "c_killed"):
+                 "c_killed", "c_expired"):
         columns[name] = pc.if_else(is_counters, zero, null_int)
     columns["c_added"] = pc.if_else(is_counters, pa.array(done), null_int)
     columns["c_acknowledged"] = columns["c_added"]
@@ -398,7 +412,7 @@ def spark_bench_store(spark: Any, store: Path, rows: int, run: str = "big-run",
         F.lit(PER_EXAMPLE).cast("long").alias("bound"),
         *[counter.alias(c) for c in ("c_message", "c_pending", "c_delivering", "c_scheduled", "c_paged")],
         done.cast("long").alias("c_added"), done.cast("long").alias("c_acknowledged"),
-        counter.alias("c_replaced"), counter.alias("c_killed"),
+        counter.alias("c_replaced"), counter.alias("c_killed"), counter.alias("c_expired"),
         F.lit(None).cast("long").alias("in_flight"),
         F.when(F.col("slot") == 0, F.lit(DEFAULT_PRIORITY)).cast("long").alias("priority"),
         F.lit(None).cast("long").alias("scheduled_at"), F.lit(None).cast("long").alias("delivery_count"),

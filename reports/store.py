@@ -28,12 +28,12 @@ The Parquet store (:func:`ingest`) is a directory::
     history/adapter=<a>/run_date=<yyyy-mm-dd>/<run>.parquet
 
 One file per run, written to a temporary name and renamed, so re-ingesting a run replaces it
-(idempotent). Store schema versions: 1 (without ``priority``, ``scheduled_at``, ``delivery_count``) and
-2. A version-1 store stays readable (its files read those columns as nulls, also next to version-2
-files of re-ingested runs) and :func:`init_store` upgrades its ``_schema.json``; any other version is
-refused. Bad input (corrupt or truncated line, unknown schema version, incomplete run) is
-returned as :class:`BadInput` by file and line; every example touched by a bad line is excluded, so
-it can never count as a pass.
+(idempotent). Store schema versions: 1 (without ``priority``, ``scheduled_at``, ``delivery_count``), 2
+(without ``c_expired``) and 3. An older store stays readable (its files read the newer columns as
+nulls, also next to newer files of re-ingested runs) and :func:`init_store` upgrades its
+``_schema.json``; any other version is refused. Bad input (corrupt or truncated line, unknown schema
+version, incomplete run) is returned as :class:`BadInput` by file and line; every example touched by
+a bad line is excluded, so it can never count as a pass.
 """
 
 from __future__ import annotations
@@ -52,15 +52,16 @@ from mqconform.reference_model.config import DEFAULT_PRIORITY
 from mqconform.reports.api import BadInput, RunInfo
 
 #: Version of the Parquet store layout and columns (independent of the JSONL schema version).
-STORE_SCHEMA_VERSION = 2
+STORE_SCHEMA_VERSION = 3
 #: Store versions this code reads: a newer one only adds columns, read as nulls from older files.
-READABLE_STORE_VERSIONS = (1, STORE_SCHEMA_VERSION)
+READABLE_STORE_VERSIONS = (1, 2, STORE_SCHEMA_VERSION)
 SCHEMA_FILE = "_schema.json"
 
 COUNTER_FIELDS = {
     "c_message": "message_count", "c_pending": "pending_count", "c_delivering": "delivering_count",
     "c_scheduled": "scheduled_count", "c_paged": "paged_count", "c_added": "added",
     "c_acknowledged": "acknowledged", "c_replaced": "replaced", "c_killed": "killed",
+    "c_expired": "expired",
 }
 
 #: The columns of a normalised row, with their Arrow types (``adapter`` and ``run_date`` are the

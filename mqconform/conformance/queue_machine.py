@@ -75,6 +75,11 @@ class QueueMachine(ConformanceMachine):
     #: DELIVERY-25/26: the machine draws consumer priorities and single active consumer queues where
     #: the capability is offered (its table has the checks receive.priority and receive.single_active)
     CONSUMER_ORDER: ClassVar[bool] = False
+    #: DELIVERY-8 for every adapter: the machine sends the acks that must fail (a second ack, an ack
+    #: of another consumer's message, an ack after a close, ...) also to an adapter without the
+    #: capability invalid_ack, where the claimed profile refuses them (invalid_ack "refused": the
+    #: answer is `failed` and nothing changes, what the contract asks of such an adapter)
+    REFUSED_ACKS: ClassVar[bool] = False
     #: DELIVERY-31..33: the machine draws deletes by id where the capability is offered (within
     #: `ack`; the delivery, ring and redelivery machines: their tables have the check delete.result)
     DRAWS_DELETE: ClassVar[bool] = False
@@ -376,12 +381,22 @@ class QueueMachine(ConformanceMachine):
         consumer, msg_id = before[index % len(before)]
         return "ack", consumer, msg_id
 
-    @precondition(lambda self: self.ready and self.open_consumers and self.can("invalid_ack"))
+    def sends_invalid_acks(self) -> bool:
+        """With the capability invalid_ack the answer is the profile's (DELIVERY-22); without it, in a
+        machine with REFUSED_ACKS, under a profile that refuses them: `failed`, nothing changes."""
+        if self.can("invalid_ack"):
+            return True
+        return self.REFUSED_ACKS and self.options.invalid_ack == "refused"
+
+    @precondition(lambda self: self.ready and self.open_consumers and self.sends_invalid_acks())
     @rule(kind=st.sampled_from(INVALID_ACKS), which=WHICH, index=WHICH)
     def ack_invalid(self, kind: str, which: int, index: int) -> None:
-        """DELIVERY-8: an acknowledgement that should fail; a failed one changes nothing. Only where
-        the adapter sends such an ack to the implementation (capability invalid_ack, DELIVERY-22): an
-        adapter that refuses it itself would evidence nothing of the implementation."""
+        """DELIVERY-8: an acknowledgement that should fail; a failed one changes nothing. With the
+        capability invalid_ack the adapter sends it to the implementation and reports the broker's
+        answer and its consequences (DELIVERY-22, checks ack.invalid, ack.failed_no_effect); without
+        it (REFUSED_ACKS, a refusing profile) the adapter may refuse it itself, but the answer must
+        be `failed` and nothing may change (checks ack.refused, ack.refused_no_effect): an adapter
+        or implementation that accepts a second ack fails either way."""
         if kind == "nack_acked" and not self.can("nack"):
             kind = "second_ack"
         target = self._invalid_target(kind, which, index)
@@ -392,8 +407,10 @@ class QueueMachine(ConformanceMachine):
         # DELIVERY-22: where a refused ack has consequences (RabbitMQ's 406 closes the channel and
         # returns its messages) the counters compare them with the model instead
         refused_is_inert = self.options.invalid_ack == "refused"
+        answered, no_effect = (("ack.invalid", "ack.failed_no_effect") if self.can("invalid_ack") else
+                               ("ack.refused", "ack.refused_no_effect"))
         before = self._state_of(queue) if refused_is_inert else None
-        _, answer = self.d.both_values(op, {"consumer": consumer, "id": msg_id}, compare="ack.invalid")
+        _, answer = self.d.both_values(op, {"consumer": consumer, "id": msg_id}, compare=answered)
         if answer != "failed":
             if op == "ack":
                 self._acked(consumer, msg_id, answer)
@@ -401,7 +418,7 @@ class QueueMachine(ConformanceMachine):
         if not refused_is_inert:
             return
         after = self._state_of(queue)
-        self.d.check("ack.failed_no_effect", before == after,
+        self.d.check(no_effect, before == after,
                      lambda: f"{op} of {msg_id!r} by {consumer} answered failed but queue {queue} went from "
                              f"{before} to {after} (counters, pending)")
 

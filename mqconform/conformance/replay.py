@@ -12,11 +12,14 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from mqconform.adapters.contract import Adapter
+from mqconform.adapters.reference import ReferenceAdapter
 from mqconform.adapters.registry import load_adapter
+from mqconform.reference_model.options import ModelOptions
 from mqconform.reference_model.profiles import profile as load_profile
 from mqconform.scenario import COMPARED, annotate, from_data, run_scenario
+from mqconform.scenario.annotate import ModelRejected
 
-from .driver import Inconclusive, Violation
+from .driver import Inconclusive, Violation, call_operation
 
 __all__ = ["COMPARED", "replay"]
 
@@ -28,9 +31,55 @@ def replay(*, adapter: str | Adapter, profile: str, steps: Sequence[Mapping[str,
     model of `profile`, Inconclusive when the adapter gives no answer."""
     impl = adapter if not isinstance(adapter, str) else load_adapter(adapter, **(adapter_options or {}))
     claimed = load_profile(profile)
-    scenario = from_data({"profile": profile, "steps": annotate(steps, claimed)}, "replay")
-    outcome = run_scenario(scenario, impl, namespace="mqc-replay", on_step=on_step)
+    try:
+        annotated = annotate(steps, claimed)
+    except ModelRejected:
+        if not steps or not _refused_last(steps, claimed):
+            raise
+        # SCHED-13: the last step is one the claimed model refuses as unsupported (a counterexample
+        # of send.no_schedule): the steps before it hold, and the implementation must refuse it too
+        _check(run_scenario(from_data({"profile": profile, "steps": annotate(steps[:-1], claimed)},
+                                      "replay"), impl, namespace="mqc-replay", on_step=on_step))
+        _refuse_last(impl, steps)
+        return
+    scenario = from_data({"profile": profile, "steps": annotated}, "replay")
+    _check(run_scenario(scenario, impl, namespace="mqc-replay", on_step=on_step))
+
+
+def _check(outcome: Any) -> None:
     if outcome.verdict == "unknown":
         raise Inconclusive(outcome.message)
     if outcome.verdict != "pass":
         raise Violation(f"step {outcome.step} {outcome.op}", (), outcome.message)
+
+
+def _operation(step: Mapping[str, Any]) -> tuple[str, Any]:
+    return next((k, v) for k, v in step.items() if k != "expect")
+
+
+def _refused_last(steps: Sequence[Mapping[str, Any]], claimed: ModelOptions) -> bool:
+    """The steps before the last annotate, and the claimed model answers the last `unsupported`."""
+    model = ReferenceAdapter(options=claimed)
+    model.open("mqc-replay-model")
+    for step in steps[:-1]:
+        if not call_operation(model, *_operation(step)).is_ok:
+            return False
+    answer = call_operation(model, *_operation(steps[-1]))
+    return answer.type == "fail" and (answer.error or "").startswith("unsupported")
+
+
+def _refuse_last(impl: Adapter, steps: Sequence[Mapping[str, Any]]) -> None:
+    """Run the steps on `impl` again; the last must be refused (`fail`), as the claimed model does."""
+    impl.open("mqc-replay")
+    try:
+        for step in steps[:-1]:
+            call_operation(impl, *_operation(step))
+        op, args = _operation(steps[-1])
+        answer = call_operation(impl, op, args)
+    finally:
+        impl.close()
+    if answer.type == "info":
+        raise Inconclusive(f"{op}: {answer.error}")
+    if answer.type != "fail":
+        raise Violation(f"step {len(steps)} {op}", (), f"{op} {args!r}: the claimed model refuses it "
+                        f"(unsupported), the implementation answered {answer.value!r}")

@@ -30,10 +30,14 @@ class Mutant:
     area: str
     description: str
     world: WorldFactory
+    #: capabilities its adapter does not offer (a bug behind an adapter that lacks them)
+    without: frozenset[str] = frozenset()
 
     def adapter(self) -> ReferenceAdapter:
         """The broken implementation behind the contract, claiming the artemis profile."""
-        return ReferenceAdapter(options=ARTEMIS, world_factory=self.world)
+        adapter = ReferenceAdapter(options=ARTEMIS, world_factory=self.world)
+        adapter.capabilities = adapter.capabilities - self.without
+        return adapter
 
 
 def _options(**changes: object) -> WorldFactory:
@@ -53,6 +57,17 @@ class _ScheduledIgnoresRing(Broker):
             ref.place = "pending"
             queue.pending.add_head(ref, ref.size)
         return bool(due)
+
+
+class _FiresEarly(Broker):
+    """Scheduled messages and delayed redeliveries fire 1 ms before they are due."""
+
+    def _fire_due(self, queue: QueueState) -> bool:
+        self.now_ms += 1
+        try:
+            return super()._fire_due(queue)
+        finally:
+            self.now_ms -= 1
 
 
 class _DropStillDelivers(Broker):
@@ -254,6 +269,9 @@ QUEUE_MUTANTS: tuple[Mutant, ...] = (
            _options(scheduled_placement="tail")),
     Mutant("scheduled-ignores-ring", "scheduling", "the ring is not enforced when a scheduled message "
            "arrives", _broker(_ScheduledIgnoresRing)),
+    # SCHED-4 / REDELIVERY-7 at the due boundary (the scheduling machine's probe_due)
+    Mutant("fires-1ms-early", "scheduling", "scheduled messages and delayed redeliveries fire 1 ms "
+           "before they are due", _broker(_FiresEarly)),
     Mutant("count-on-cancel", "redelivery", "the delivery count is kept when a message is cancelled "
            "without an ack", _options(cancel_undoes_delivery_count=False)),
     Mutant("delay-on-close", "redelivery", "the redelivery delay is applied on a plain consumer close",
@@ -276,6 +294,10 @@ QUEUE_MUTANTS: tuple[Mutant, ...] = (
            "(no round robin)", _broker(_FirstConsumer)),
     Mutant("double-ack-counts", "delivery", "a second ack of the same message is accepted and counted "
            "again", _broker(_DoubleAckCounts)),
+    # DELIVERY-8 without the capability invalid_ack: the delivery machine still sends a second ack
+    Mutant("double-ack-without-invalid-ack", "delivery", "a second ack of the same message is accepted "
+           "and counted again, behind an adapter without the capability invalid_ack",
+           _broker(_DoubleAckCounts), without=frozenset({"invalid_ack"})),
     Mutant("wrong-consumer-ack", "delivery", "an ack from a consumer that does not hold the message is "
            "accepted", _broker(_WrongConsumerAck)),
     Mutant("redelivery-multiplier-ignored", "redelivery", "the redelivery multiplier is ignored",

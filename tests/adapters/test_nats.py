@@ -400,3 +400,25 @@ def test_an_evicted_message_waiting_out_a_nak_delay_leaves_max_ack_pending(
     model = run_scenario(scenario, ReferenceAdapter(options=scenario.model_options()), strict=True)
     outcome = run_scenario(scenario, embedded, strict=True, namespace=namespace)
     assert model.verdict == "pass" and outcome.verdict == "pass", outcome.verdict_line()
+
+
+@pytest.mark.rules("RING-30", "RING-7")
+def test_a_return_keeps_a_stream_over_its_lowered_bound(embedded: NatsAdapter, namespace: str) -> None:
+    """Found by `mqconform run --seed 7777` (ring area): under discard new a lowered max_msgs leaves
+    the stream over it, and a close or -NAK of a held message removes nothing (the message never left
+    the stream). The model with Artemis' return check (return_over_bound drop_returning, RING-7)
+    trims the returning message and fails the scenario; jetstream's `keep` holds it, as the server
+    does."""
+    from pathlib import Path
+
+    from mqconform.reference_model.profiles import profile
+    from mqconform.scenario.loader import load
+    from mqconform.scenario.runner import run_scenario
+
+    scenario = load(Path(__file__).parent / "scenarios" / "nats-return-keeps-a-lowered-bound.yaml")
+    model = run_scenario(scenario, ReferenceAdapter(options=scenario.model_options()), strict=True)
+    assert model.verdict == "pass", model.verdict_line()
+    artemis_return = profile("jetstream").evolve(return_over_bound="drop_returning")
+    assert run_scenario(scenario, ReferenceAdapter(options=artemis_return)).verdict == "fail"
+    outcome = run_scenario(scenario, embedded, strict=True, namespace=namespace)
+    assert outcome.verdict == "pass", outcome.verdict_line()

@@ -26,6 +26,9 @@ DETECTED = {
     "drain": ("lost", "pass", "drained_examples"),
     "address": ("lost", "pass", "acknowledged"),
     "filter": ("lost", "pass", "not_applicable_examples"),  # only example 2 has the filter
+    "expired": ("lost", "pass", "expired"),
+    "expired-uncounted": ("lost", "unknown", "unknown_examples"),
+    "silent-bound": ("lost", "not_applicable", "not_applicable_examples"),
     "reorder": ("order", "fail", "out_of_order"),
     "count-decrease": ("delivery-count", "fail", "decreased"),
     # not faults: the order check must not flag what the profile allows
@@ -104,21 +107,29 @@ def test_lost_verdicts_say_why() -> None:
     def lost(**figures: int) -> tuple[str, int, str]:
         return verdict("lost", {name: figures.get(name, 0) for name in STATS["lost"]})
 
-    filtered = lost_example(3, True, False, 0, (0, 0), (0, 0, 0))
+    filtered = lost_example(3, True, False, 0, (0, 0), (0, 0, 0, 0))
     assert lost(**filtered)[0] == "not_applicable" and "filter" in lost(**filtered)[2]
     unknown = lost_example(3, False, False, 0, (0, 0), None)
-    accounted = lost_example(3, False, False, 0, (3, 0), (0, 0, 0))  # all three consumed
+    accounted = lost_example(3, False, False, 0, (3, 0), (0, 0, 0, 0))  # all three consumed
     # one example without final counters among others that have them: the run could not tell
     some = {k: unknown.get(k, 0) + accounted.get(k, 0) for k in {*unknown, *accounted}}
     assert lost(**some)[0] == "unknown" and "drain" in lost(**some)[2]
     # no example has them: the implementation shows no such counters, a capability gap
     assert lost(**unknown)[0] == "not_applicable" and "drain" in lost(**unknown)[2]
     # an indeterminate ack may have happened: no false loss; without it, a loss
-    assert lost_example(3, False, False, 0, (2, 1), (0, 0, 0))["lost"] == 0
-    assert lost_example(3, False, False, 0, (2, 0), (0, 0, 0))["lost"] == 1
-    # drained: acknowledged minus delivered (Jepsen total-queue), counters only for replaced/killed
-    assert lost_example(3, False, True, 2, (0, 0), (None, 0, 0))["lost"] == 1
-    assert lost_example(3, False, True, 2, (0, 0), (None, 1, 0))["lost"] == 0
+    assert lost_example(3, False, False, 0, (2, 1), (0, 0, 0, 0))["lost"] == 0
+    assert lost_example(3, False, False, 0, (2, 0), (0, 0, 0, 0))["lost"] == 1
+    # drained: acknowledged minus delivered (Jepsen total-queue), counters only for the ways out
+    assert lost_example(3, False, True, 2, (0, 0), (None, 0, 0, 0))["lost"] == 1
+    assert lost_example(3, False, True, 2, (0, 0), (None, 1, 0, 0))["lost"] == 0
+    # EXPIRY-7: an expired message left the queue; counted, it is no loss (drained or not)
+    assert lost_example(3, False, False, 0, (2, 0), (0, 0, 0, 1)) == {
+        "examples": 1, "acknowledged": 3, "consumed": 2, "possibly_consumed": 0, "in_queue": 0,
+        "replaced": 0, "killed": 0, "expired": 1, "lost": 0}
+    assert lost_example(3, False, True, 2, (0, 0), (None, 0, 0, 1))["lost"] == 0
+    # no expired counter: a shortfall expiry may explain is unknown, never a fail; none, still a pass
+    assert lost_example(3, False, False, 0, (2, 0), (0, 0, 0, None)) == {"examples": 1, "unknown_examples": 1}
+    assert lost_example(3, False, False, 0, (3, 0), (0, 0, 0, None))["lost"] == 0
 
 
 @pytest.mark.rules("RING-17", "REDELIVERY-19")

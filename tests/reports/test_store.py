@@ -111,7 +111,8 @@ def test_report_command_bad_history_is_one_line_and_exit_2(tmp_path: Path,
 
 
 RULES_V2 = ("DELIVERY-3", "DELIVERY-4", "REDELIVERY-1")
-NEW_COLUMNS = ["priority", "scheduled_at", "delivery_count"]
+#: the columns version 1 lacked (version 2 added the first three, version 3 c_expired)
+NEW_COLUMNS = ["priority", "scheduled_at", "delivery_count", "c_expired"]
 
 
 def _record(index: int, process: str, type_: str, f: str, queue: str | None,
@@ -171,7 +172,7 @@ def test_version_1_store_stays_readable_and_is_upgraded(tmp_path: Path, dictiona
     assert {c.check for c in direct} >= sequence
     # re-ingesting another run upgrades the store; the version-1 file is read next to the new one
     store.ingest([generate.write_run_dir(tmp_path / "new", run="new", examples=2)], st)
-    assert store.check_store_version(st) == store.STORE_SCHEMA_VERSION == 2
+    assert store.check_store_version(st) == store.STORE_SCHEMA_VERSION == 3
     both = store.read_store_table(st, ["run", "f", "delivery_count"], dictionary=dictionary)
     counts = both.filter(pc.equal(both["f"], "delivery_count")).to_pydict()
     assert set(counts["run"]) == {"old", "new"}

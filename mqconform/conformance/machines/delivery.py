@@ -18,6 +18,7 @@ class DeliveryMachine(RestartSteps, QueueMachine):
     REQUIRES = ("queues",)
 
     CONSUMER_ORDER = True
+    REFUSED_ACKS = True
     DRAWS_DELETE = True
 
     @initialize(mode=MODE_INDEX)

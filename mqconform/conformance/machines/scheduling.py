@@ -1,4 +1,10 @@
-"""Scheduled delivery: due messages go to the head in scheduler order; a full ring drops them."""
+"""Scheduled delivery: due messages go to the head in scheduler order; a full ring drops them.
+
+The due boundary (SCHED-4, REDELIVERY-7): `probe_due` takes the queue's next due time in the model's
+scheduler, a scheduled send or a delayed redelivery (a nack of a queue with a redelivery delay), and
+advances the clock to 1 ms before it, to it and to 1 ms after it, comparing what the implementation
+shows with the model after each: a message that fires 1 ms early or 1 ms late fails.
+"""
 
 from __future__ import annotations
 
@@ -6,10 +12,12 @@ from hypothesis import strategies as st
 from hypothesis.stateful import initialize, precondition, rule
 
 from ..consumers import MODE_INDEX, consumer_settings
-from ..queue_machine import QueueMachine
+from ..queue_machine import WHICH, QueueMachine
 from ..rules import rules_for
 
 START_MS = 10
+#: REDELIVERY-7: the redelivery delays a set-up draws (0: none), so nacks make delayed deliveries
+REDELIVERY_DELAYS_MS = (0, 0, 15, 30)
 
 
 class SchedulingMachine(QueueMachine):
@@ -17,11 +25,14 @@ class SchedulingMachine(QueueMachine):
     RULES = rules_for("scheduling")
     REQUIRES = ("queues", "scheduling", "advance_time")
 
-    @initialize(ring=st.sampled_from([-1, -1, 2, 3]), mode=MODE_INDEX, consume=st.booleans())
-    def setup(self, ring: int, mode: int, consume: bool) -> None:
+    @initialize(ring=st.sampled_from([-1, -1, 2, 3]), mode=MODE_INDEX, consume=st.booleans(),
+                delay=st.sampled_from(REDELIVERY_DELAYS_MS))
+    def setup(self, ring: int, mode: int, consume: bool, delay: int) -> None:
         queue: dict[str, object] = {"name": "q"}
         if ring >= 0 and self.can("ring"):
             queue["ring_size"] = ring
+        if delay and self.can("redelivery_delay"):
+            queue["redelivery_delay_ms"] = delay
         self.d.both("queue", queue)
         settings = consumer_settings(self.caps, mode)
         if consume and settings is not None:
@@ -42,3 +53,30 @@ class SchedulingMachine(QueueMachine):
     @rule(ms=st.sampled_from([1, 5, 10, 25]))
     def advance(self, ms: int) -> None:
         self.d.both("advance", ms)
+
+    @precondition(lambda self: self.ready and self.can("nack") and self.any_unacked())
+    @rule(which=WHICH, index=WHICH)
+    def nack(self, which: int, index: int) -> None:
+        """A nack of a held message: with the queue's redelivery delay it waits in the scheduler
+        (REDELIVERY-7, REDELIVERY-9), a delayed delivery `probe_due` can probe."""
+        target = self._ack_target(which, index)
+        if target is not None:
+            self.d.both("nack", {"consumer": target[0], "id": target[1]}, compare="nack.result")
+
+    @precondition(lambda self: self.ready and self.can("advance_time") and self._next_due() is not None)
+    @rule()
+    def probe_due(self) -> None:
+        """SCHED-4 / REDELIVERY-7 at the boundary: advance to due - 1, due and due + 1 ms of the next
+        scheduled or delayed message, comparing the implementation with the model after each."""
+        due = self._next_due()
+        assert due is not None
+        for target in (due - 1, due, due + 1):
+            step = target - self.now()
+            if step > 0:
+                self.d.both("advance", step)
+                self.counters_agree()
+
+    def _next_due(self) -> int | None:
+        """The model's next due time of queue q (a scheduled send or a delayed redelivery)."""
+        queue = self._broker().queues.get("q")
+        return queue.scheduler.next_due() if queue is not None else None

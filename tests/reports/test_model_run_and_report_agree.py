@@ -1,0 +1,88 @@
+"""The model itself (the reference adapter), run through every area, passes its run, and its report
+passes too, on both engines: the history checks know every way a message leaves a queue that the
+model knows (acknowledgement, expiry, ring and length-limit replacement, last-value replacement,
+dead-lettering, reject, purge, delete by id, a bound that drops silently), so a run and its report
+never disagree.
+
+The profiles are chosen for their ways out: artemis (expiry to an expiry address, rings, last-value
+queues, dead-lettering, delete by id, paging), jetstream (expiry that drops, discard old/new, purge,
++TERM, delete of a delivered message), rabbitmq-classic (expiry and drop-head dead-lettered, reject,
+purge) and mosquitto (a bound that drops the newest message silently, RING-21).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mqconform.cli import main
+
+PROFILES = ("artemis", "jetstream", "rabbitmq-classic", "mosquitto")
+#: the history checks' rules (reports.checks_python.CHECKS)
+RULES = ("DELIVERY-1", "DELIVERY-2", "DELIVERY-4", "DELIVERY-6", "DELIVERY-7", "DELIVERY-15", "RING-17",
+         "THROTTLE-7", "ADMISSION-3", "ADMISSION-7", "REDELIVERY-1", "REDELIVERY-2", "EXPIRY-7", "RING-21")
+
+
+@pytest.fixture(scope="module")
+def model_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[int, Path]]:
+    """profile -> (exit code of `mqconform run`, run directory): every area, a few examples each."""
+    base = tmp_path_factory.mktemp("model-runs")
+    runs = {}
+    for profile in PROFILES:
+        out = base / profile
+        code = main(["run", "--adapter", "reference", "-o", f"implementation={profile}", "--settings", "ci",
+                     "--max-examples", "8", "--no-report", "--out", str(out)])
+        runs[profile] = (code, out)
+    return runs
+
+
+def _report(runs: list[Path], engine: str, out: Path) -> tuple[int, dict[str, Any]]:
+    """`mqconform report` over `runs` with `engine`: its exit code and its report.json."""
+    import json
+
+    from mqconform.commands import report
+
+    code = int(report.run(argparse.Namespace(inputs=runs, engine=engine, master=None, out=out,
+                                             ignore_bad=False, store=None)))
+    return code, json.loads((out / "report.json").read_text())
+
+
+def _failing(document: dict[str, Any]) -> list[str]:
+    return [f"{c['run']} {c['machine']}/{c['queue']} {c['check']}: {c['detail']}"
+            for c in document["checks"] if c["verdict"] == "fail"]
+
+
+@pytest.fixture(scope="module")
+def python_report(model_runs: dict[str, tuple[int, Path]],
+                  tmp_path_factory: pytest.TempPathFactory) -> tuple[int, dict[str, Any]]:
+    return _report([path for _, path in model_runs.values()], "python", tmp_path_factory.mktemp("py"))
+
+
+@pytest.mark.rules(*RULES)
+def test_the_model_passes_its_runs_and_its_report(model_runs: dict[str, tuple[int, Path]],
+                                                  python_report: tuple[int, dict[str, Any]]) -> None:
+    assert {p: code for p, (code, _) in model_runs.items()} == dict.fromkeys(PROFILES, 0)
+    code, document = python_report
+    # the runs' verdict is the report's: every run passed, so no rule and no history check fails
+    assert not _failing(document), _failing(document)
+    assert code == 0 and not document["failing"]
+    assert not [c for c in document["cells"] if c["state"] == "fail"]
+    lost = [c for c in document["checks"] if c["check"] == "lost"]
+    assert {c["profile"] for c in lost} == set(PROFILES)
+    # the ways out were taken and accounted for, not skipped
+    for way in ("expired", "replaced", "killed"):
+        assert sum(c["stats"][way] for c in lost) > 0, way
+
+
+@pytest.mark.spark
+@pytest.mark.rules(*RULES)
+def test_the_spark_report_is_the_same(spark: Any, model_runs: dict[str, tuple[int, Path]],
+                                      python_report: tuple[int, dict[str, Any]], tmp_path: Path) -> None:
+    code, document = _report([path for _, path in model_runs.values()], "spark", tmp_path)
+    assert document["engine"] == "spark"
+    assert code == python_report[0] == 0
+    assert document["checks"] == python_report[1]["checks"]
+    assert document["cells"] == python_report[1]["cells"]

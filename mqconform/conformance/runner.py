@@ -229,14 +229,14 @@ def run_machine(base: type[ConformanceMachine], adapter_factory: Callable[[], Ad
                 context.current = None
             if found is None:
                 break
-            violation, steps = found
+            failed, steps = found
             seconds = time.perf_counter() - t0
             steps, replayed = minimize(steps, claimed, adapter_factory)
-            result.findings.append(Finding(base.area, violation.check, violation.rules,
-                                           replayed or violation.message, steps, seconds,
-                                           field=violation.field, expected=violation.expected,
-                                           actual=violation.actual))
-            disabled.add(violation.check)
+            result.findings.append(Finding(base.area, failed.check, failed.rules,
+                                           replayed or failed.message, steps, seconds,
+                                           field=failed.field, expected=failed.expected,
+                                           actual=failed.actual))
+            disabled.add(failed.check)
     finally:
         if history is not None:
             result.steps = history.index

@@ -126,7 +126,9 @@ def judge(results: Sequence[MachineResult], profile: str, judge_: Judge | None,
     for result in results:
         for finding in result.findings:
             deviation = explained.get(id(finding))
-            for rule in finding.rules if deviation is not None else ():
+            if deviation is None:
+                continue
+            for rule in finding.rules:
                 if outcomes.get(rule) == "deviation":
                     by_rule.setdefault(rule, deviation)
     ran = {r.machine for r in results}

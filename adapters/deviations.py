@@ -211,9 +211,23 @@ def _nack_at_delivery_limit(trace: Sequence[TraceStep]) -> bool:
     return any(step.op == "nack" and _rose(before, step, "killed") for before, step in _pairs(trace))
 
 
-def _ttl_queues(trace: Sequence[TraceStep]) -> set[str]:
-    return {str(s.args["name"]) for s in trace
-            if s.op == "queue" and isinstance(s.args, Mapping) and s.args.get("message_ttl_ms") is not None}
+def _sent_with_ttl(trace: Sequence[TraceStep]) -> set[str]:
+    """The ids of messages sent with their own TTL (``ttl_ms``: JetStream's Nats-TTL)."""
+    ids: set[str] = set()
+    for step in trace:
+        if step.op in ("send", "send_batch") and isinstance(step.args, Mapping) \
+                and step.args.get("ttl_ms") is not None:
+            ids.update(str(i) for i in step.args.get("ids", [step.args.get("id")]))
+    return ids
+
+
+def _expired_at(before: TraceStep | None, step: TraceStep) -> set[str]:
+    """The ids an advance took out of the queues' ready messages while their ``expired`` count rose."""
+    gone: set[str] = set()
+    for queue in _rose(before, step, "expired"):
+        was = set(map(str, before.queues.get(queue, {}).get("pending", []))) if before else set()
+        gone |= was - set(map(str, step.queues[queue].get("pending", [])))
+    return gone
 
 
 def _last_advance(trace: Sequence[TraceStep]) -> int | None:
@@ -221,28 +235,24 @@ def _last_advance(trace: Sequence[TraceStep]) -> int | None:
 
 
 def _max_age_expiry_due(trace: Sequence[TraceStep]) -> bool:
-    """The last advance at or before the failing step is one at which the model expired messages of
-    a queue declared with a message TTL (JetStream ``max_age``): the failing step observes the queue
-    before the implementation's next expiry check."""
+    """The last advance at or before the failing step is one at which the model expired a message
+    sent without a TTL of its own, so by the queue's message TTL (JetStream ``max_age``): the failing
+    step observes the queue before the implementation's next expiry check."""
     index = _last_advance(trace)
     if index is None:
         return False
-    before = trace[index - 1] if index else None
-    return bool(set(_rose(before, trace[index], "expired")) & _ttl_queues(trace))
+    return bool(_expired_at(trace[index - 1] if index else None, trace[index]) - _sent_with_ttl(trace))
 
 
 def _max_age_expiry_after_ttl_expiry(trace: Sequence[TraceStep]) -> bool:
-    """As ``max-age-expiry-due``, and an earlier advance already expired a message after a message
-    was sent with its own TTL (``ttl_ms``, JetStream's Nats-TTL)."""
+    """As ``max-age-expiry-due``, and an earlier advance expired a message sent with a TTL of its own
+    (``ttl_ms``, JetStream's Nats-TTL)."""
     index = _last_advance(trace)
     if index is None or not _max_age_expiry_due(trace):
         return False
-    sent_ttl = next((i for i, s in enumerate(trace) if s.op in ("send", "send_batch")
-                     and isinstance(s.args, Mapping) and s.args.get("ttl_ms") is not None), None)
-    if sent_ttl is None:
-        return False
-    return any(step.op == "advance" and _rose(before, step, "expired")
-               for before, step in list(_pairs(trace))[sent_ttl + 1:index])
+    with_ttl = _sent_with_ttl(trace)
+    return any(step.op == "advance" and _expired_at(before, step) & with_ttl
+               for before, step in list(_pairs(trace))[:index])
 
 
 def _restart_past_max_deliver(trace: Sequence[TraceStep]) -> bool:

@@ -68,6 +68,16 @@ FAILING_STEP = {
     "tests/adapters/scenarios/nats-restart-keeps-redelivered-at-max-deliver.yaml": 11,
 }
 
+#: the shipped scenarios -> the steps before the one that gives the bug its shape (the nack at the
+#: delivery limit, the advance that expires by max_age, the restart)
+BEFORE_SHAPE = {
+    "tests/adapters/scenarios/rabbitmq-5609-duplicate-credit.yaml": 8,
+    "tests/adapters/scenarios/rabbitmq-quorum-closes-then-nack-at-limit.yaml": 16,
+    "tests/adapters/scenarios/nats-2.10-max-age-late.yaml": 3,
+    "tests/adapters/scenarios/nats-2.11-max-age-late-after-ttl.yaml": 4,
+    "tests/adapters/scenarios/nats-restart-keeps-redelivered-at-max-deliver.yaml": 10,
+}
+
 #: the shipped registry, loaded once for the tests that only read it
 SHIPPED = load_registry()
 
@@ -107,11 +117,10 @@ def test_each_shipped_entry_matches_its_regression_scenario_and_nothing_outside_
         found = registry.find(finding, entry.adapter, version, profile, profile)
         assert found is None or found.source != entry.source
     assert registry.find(finding, entry.adapter, entry.measured.fails[0], "artemis", profile) is None
-    # the same check and values with the failing step cut off: not the bug's shape any more
-    shorter = _finding(entry.check, steps[:-1], entry.rules, entry.field or "", expected, actual,
-                       entry.area or "redelivery")
-    if entry.shape != "nack-at-delivery-limit" or "5609" not in entry.scenario:
-        assert entry.explains(shorter, profile, lambda: model_trace(shorter.steps, profile)) is False
+    # the same check and values cut before the step that makes the shape: not the bug any more
+    shorter = _finding(entry.check, steps[:BEFORE_SHAPE[entry.scenario]], entry.rules, entry.field or "",
+                       expected, actual, entry.area or "redelivery")
+    assert entry.explains(shorter, profile, lambda: model_trace(shorter.steps, profile)) is False
     if entry.observed is not None:  # the opposite relation is not the bug
         other = _finding(entry.check, steps, entry.rules, entry.field or "", actual, expected,
                          entry.area or "redelivery")
@@ -132,6 +141,21 @@ def test_an_unrelated_bug_of_the_same_check_is_not_explained() -> None:
                                  ("receive.id", "", (None, "m2"))):
         finding = _finding(check, steps, ("DELIVERY-16",), field, *values)
         assert registry.find(finding, "rabbitmq", "3.10.8", "rabbitmq-quorum", "rabbitmq-quorum") is None
+
+
+def test_an_expiry_by_a_messages_own_ttl_is_not_the_max_age_shape() -> None:
+    """In the 2.11 scenario the first advance expires m1 by its own TTL (ttl_ms 1000): not a max_age
+    expiry; the second expires m2 by the queue's TTL after that: the 2.11 shape, and not 2.10's only
+    by the release range."""
+    from mqconform.adapters.deviations import SHAPES
+
+    steps = _steps("tests/adapters/scenarios/nats-2.11-max-age-late-after-ttl.yaml", 5)
+    first, both = model_trace(steps[:4], "jetstream"), model_trace(steps, "jetstream")
+    assert first is not None and both is not None
+    assert not SHAPES["max-age-expiry-due"](first) and not SHAPES["max-age-expiry-after-ttl-expiry"](first)
+    assert SHAPES["max-age-expiry-due"](both) and SHAPES["max-age-expiry-after-ttl-expiry"](both)
+    plain = model_trace(_steps("tests/adapters/scenarios/nats-2.10-max-age-late.yaml", 4), "jetstream")
+    assert plain is not None and not SHAPES["max-age-expiry-after-ttl-expiry"](plain)
 
 
 def test_an_entry_matches_adapter_version_profile_check_field_relation_and_shape(tmp_path: Path) -> None:

@@ -40,8 +40,9 @@ Entry keys (required unless marked optional):
 ``shape``
     a name from :data:`SHAPES`: what the counterexample does for the bug to show.
 ``observed`` (optional)
-    ``higher`` / ``lower`` (the implementation's number against the model's) or ``extra-delivery``
-    (the model delivers nothing, the implementation a message).
+    ``higher`` / ``lower`` (the implementation's number against the model's), ``extra-delivery``
+    (the model delivers nothing, the implementation a message) or ``later-delivery`` (a receive gets
+    a message sent later than the one the model delivers: ids ``m<N>`` in send order).
 ``field`` (optional)
     the compared field (a counter or stream-state field, e.g. ``num_redelivered``).
 ``scenario`` (optional)
@@ -206,9 +207,11 @@ def _pairs(trace: Sequence[TraceStep]) -> Iterable[tuple[TraceStep | None, Trace
 
 
 def _nack_at_delivery_limit(trace: Sequence[TraceStep]) -> bool:
-    """At or before the failing step, a nack after which the model dead-letters or drops the
-    message at its delivery limit (the model's ``killed`` count of the queue rises at the nack)."""
-    return any(step.op == "nack" and _rose(before, step, "killed") for before, step in _pairs(trace))
+    """At or before the failing step, a nack that asks for a requeue after which the model
+    dead-letters or drops the message instead: it reached its delivery limit (the model's ``killed``
+    count of the queue rises at the nack; a nack with ``requeue: false`` is not one)."""
+    return any(step.op == "nack" and isinstance(step.args, Mapping) and step.args.get("requeue", True)
+               and _rose(before, step, "killed") for before, step in _pairs(trace))
 
 
 def _sent_with_ttl(trace: Sequence[TraceStep]) -> set[str]:
@@ -279,11 +282,26 @@ def _number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
+def _sequence(value: Any) -> int | None:
+    """The send order of a delivered id (``m7`` -> 7; the first of a batch's), else None."""
+    if isinstance(value, list | tuple):
+        value = next((v for v in value if v is not None), None)
+    match = re.fullmatch(r"[A-Za-z]*(\d+)", str(value)) if value is not None else None
+    return int(match.group(1)) if match else None
+
+
+def _later_delivery(want: Any, got: Any) -> bool:
+    first, other = _sequence(want), _sequence(got)
+    return first is not None and other is not None and other > first
+
+
 #: observed relation -> does it hold for (the model's value, the implementation's value)?
 OBSERVED: Final[Mapping[str, Callable[[Any, Any], bool]]] = {
     "higher": lambda want, got: _number(want) and _number(got) and got > want,
     "lower": lambda want, got: _number(want) and _number(got) and got < want,
     "extra-delivery": lambda want, got: want is None and got is not None,
+    # a receive gets a later message than the model's (one the model delivers here went elsewhere)
+    "later-delivery": _later_delivery,
 }
 
 

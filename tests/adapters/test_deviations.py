@@ -61,6 +61,8 @@ def _finding(check: str, steps: list[Step], rules: tuple[str, ...], field: str =
 
 #: the shipped scenarios -> the step at which the broker differs (the scenario's header says so)
 FAILING_STEP = {
+    "tests/adapters/scenarios/rabbitmq-5609-ready-count-after-nack.yaml": 6,
+    "tests/adapters/scenarios/rabbitmq-5609-other-consumer-gets-a-later-message.yaml": 14,
     "tests/adapters/scenarios/rabbitmq-5609-duplicate-credit.yaml": 13,
     "tests/adapters/scenarios/rabbitmq-quorum-closes-then-nack-at-limit.yaml": 17,
     "tests/adapters/scenarios/nats-2.10-max-age-late.yaml": 4,
@@ -71,6 +73,8 @@ FAILING_STEP = {
 #: the shipped scenarios -> the steps before the one that gives the bug its shape (the nack at the
 #: delivery limit, the advance that expires by max_age, the restart)
 BEFORE_SHAPE = {
+    "tests/adapters/scenarios/rabbitmq-5609-ready-count-after-nack.yaml": 5,
+    "tests/adapters/scenarios/rabbitmq-5609-other-consumer-gets-a-later-message.yaml": 9,
     "tests/adapters/scenarios/rabbitmq-5609-duplicate-credit.yaml": 8,
     "tests/adapters/scenarios/rabbitmq-quorum-closes-then-nack-at-limit.yaml": 16,
     "tests/adapters/scenarios/nats-2.10-max-age-late.yaml": 3,
@@ -82,7 +86,8 @@ BEFORE_SHAPE = {
 SHIPPED = load_registry()
 
 #: (a model value, an implementation value) for which each observed relation holds
-SAMPLE = {"higher": (1, 2), "lower": (2, 1), "extra-delivery": (None, "m3"), None: (1, 0)}
+SAMPLE = {"higher": (1, 2), "lower": (2, 1), "extra-delivery": (None, "m3"),
+          "later-delivery": (["m4", "m5"], ["m5", "m6"]), None: (1, 0)}
 
 
 def test_the_shipped_registry_loads_and_no_entry_names_a_rule_outside_its_profile() -> None:
@@ -212,6 +217,8 @@ def test_observed_relations() -> None:
     assert OBSERVED["lower"](2, 1) and not OBSERVED["lower"](1, 2) and not OBSERVED["lower"](None, 1)
     assert OBSERVED["higher"](1, 2) and not OBSERVED["higher"](True, 2)
     assert OBSERVED["extra-delivery"](None, "m1") and not OBSERVED["extra-delivery"]("m1", "m2")
+    assert OBSERVED["later-delivery"](["m4", "m5"], ["m5", "m6"]) and OBSERVED["later-delivery"]("m9", "m10")
+    assert not OBSERVED["later-delivery"]("m5", "m4") and not OBSERVED["later-delivery"](None, "m4")
 
 
 @pytest.mark.parametrize(("text", "error"), [

@@ -87,14 +87,13 @@ def run(args: argparse.Namespace) -> int:
         binaries = {release.version: binary(release) for release in releases}
         adapter = load_adapter(args.adapter, **options, server_bin=str(next(iter(binaries.values()))))
         claimed = load_profile(args.profile or adapter.profile)
-        if args.deviations:
-            from mqconform.adapters.deviations import DeviationError
-            from mqconform.commands.run import _load_deviations
+        from mqconform.adapters.deviations import DeviationError
+        from mqconform.commands.run import _load_deviations
 
-            try:
-                _load_deviations(args.deviations)
-            except DeviationError as exc:
-                return fail(f"deviation registry: {exc}")
+        try:  # loaded once, before any task: the one every release is judged with
+            registry = _load_deviations(args.deviations)
+        except DeviationError as exc:
+            return fail(f"deviation registry: {exc}")
     except ReleaseError as exc:
         return fail(f"matrix: {exc}")
     except (AdapterLoadError, ModelMisuse, ValueError, TypeError) as exc:
@@ -145,7 +144,8 @@ def run(args: argparse.Namespace) -> int:
         path = out / f"{adapter.name}-{release.version}"
         codes.append(_finish_release(path, release, by_release.get(release.version, []), areas, args,
                                      options, claimed.name, str(binaries[release.version]),
-                                     run_ids[release.version], settings_name, hyp, seed, campaign))
+                                     run_ids[release.version], settings_name, hyp, seed, campaign,
+                                     registry))
         run_dirs.append(path)
     exit_code = 1 if 1 in codes else 3 if 3 in codes else 0
     print(f"matrix: {len(tasks)} tasks in {wall:.1f} s wall ({args.engine}"
@@ -194,10 +194,10 @@ def _dispatch(tasks: list[Any], engine: str, master: str) -> list[Any]:
 
 def _finish_release(path: Path, release: Any, results: list[Any], areas: list[str], args: argparse.Namespace,
                     options: dict[str, Any], claimed: str, server_bin: str, run_id: str, settings_name: str,
-                    hyp: Any, seed: int | None, campaign: str) -> int:
+                    hyp: Any, seed: int | None, campaign: str, registry: Any) -> int:
     """Write the release's run directory from its tasks' results, as `mqconform run` would have."""
     from mqconform.adapters.registry import load_adapter
-    from mqconform.commands.run import _load_deviations, record_outcomes
+    from mqconform.commands.run import record_outcomes
     from mqconform.conformance.campaign import unpack
     from mqconform.conformance.rules import failure_rules
     from mqconform.conformance.runner import write_counterexample
@@ -214,8 +214,7 @@ def _finish_release(path: Path, release: Any, results: list[Any], areas: list[st
     print(f"{adapter.name} {release.version} ({release.source}, server {server_version}): run {run_id}")
     from mqconform.conformance.verdict import Judge
 
-    judge = Judge(_load_deviations(args.deviations), adapter.name, server_version, claimed, adapter.profile,
-                  strict=bool(args.strict))
+    judge = Judge(registry, adapter.name, server_version, claimed, adapter.profile, strict=bool(args.strict))
 
     order = {area: n for n, area in enumerate(areas)}
     machine_results = []

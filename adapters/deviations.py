@@ -169,8 +169,8 @@ class TraceStep:
 
     op: str
     args: Any
-    #: queue name -> the model's counters (mqconform.adapters.contract.COUNTERS)
-    queues: Mapping[str, Mapping[str, int]]
+    #: queue name -> the model's counters (mqconform.adapters.contract.COUNTERS) and ``pending`` ids
+    queues: Mapping[str, Mapping[str, Any]]
     #: queue name -> the model's JetStream consumer state (only under profiles that have it)
     consumer_state: Mapping[str, Mapping[str, int]]
 
@@ -334,14 +334,19 @@ class Deviation:
 
     def explains(self, finding: Any, profile: str, trace: Callable[[], Sequence[TraceStep] | None]) -> bool:
         """Does the entry explain `finding` (runner.Finding) under `profile`: its check (and area), the
-        observed field and relation, its rules, and the shape of its counterexample (`trace`: the
-        model's replay of it, computed on demand)?"""
+        observed field and relation (of the check's difference or of the one the minimised
+        counterexample ends at), its rules, and the shape of its counterexample (`trace`: the model's
+        replay of it, computed on demand)?"""
         if finding.check != self.check or (self.area is not None and finding.machine != self.area):
             return False
-        if self.field is not None and getattr(finding, "field", "") != self.field:
-            return False
-        if self.observed is not None and not OBSERVED[self.observed](getattr(finding, "expected", None),
-                                                                     getattr(finding, "actual", None)):
+        # the difference the check saw, or the one the minimised counterexample shows at its end
+        seen = [(getattr(finding, "field", ""), getattr(finding, "expected", None),
+                 getattr(finding, "actual", None))]
+        if getattr(finding, "shown", None) is not None:
+            seen.append(finding.shown)
+        if not any((self.field is None or field == self.field)
+                   and (self.observed is None or OBSERVED[self.observed](want, got))
+                   for field, want, got in seen):
             return False
         if not set(self.rules) & set(finding.rules):
             return False

@@ -31,7 +31,7 @@ from mqconform.text import first_line
 
 from .base import ConformanceMachine, RunContext
 from .driver import Inconclusive, Step, Violation
-from .minimize import minimize
+from .minimize import shrink
 
 MAX_RERUNS = 8
 #: a rule's outcome over several checks and machines is the worst of theirs
@@ -54,6 +54,9 @@ class Finding:
     field: str = ""
     expected: Any = None
     actual: Any = None
+    #: (field, model's value, implementation's value) that the minimised counterexample's replay shows
+    #: at its last step (it may end at another observation than the violation's); None without one
+    shown: tuple[str, Any, Any] | None = None
 
 
 @attrs.frozen
@@ -231,11 +234,12 @@ def run_machine(base: type[ConformanceMachine], adapter_factory: Callable[[], Ad
                 break
             failed, steps = found
             seconds = time.perf_counter() - t0
-            steps, replayed = minimize(steps, claimed, adapter_factory)
+            shrunk = shrink(steps, claimed, adapter_factory)
+            shown = (shrunk.field, shrunk.expected, shrunk.actual) if shrunk.what is not None else None
             result.findings.append(Finding(base.area, failed.check, failed.rules,
-                                           replayed or failed.message, steps, seconds,
+                                           shrunk.message or failed.message, shrunk.steps, seconds,
                                            field=failed.field, expected=failed.expected,
-                                           actual=failed.actual))
+                                           actual=failed.actual, shown=shown))
             disabled.add(failed.check)
     finally:
         if history is not None:

@@ -61,6 +61,7 @@ def _finding(check: str, steps: list[Step], rules: tuple[str, ...], field: str =
 
 #: the shipped scenarios -> the step at which the broker differs (the scenario's header says so)
 FAILING_STEP = {
+    "tests/adapters/scenarios/rabbitmq-5609-ready-count-after-nack-multiple.yaml": 8,
     "tests/adapters/scenarios/rabbitmq-5609-ready-count-after-nack.yaml": 6,
     "tests/adapters/scenarios/rabbitmq-5609-other-consumer-gets-a-later-message.yaml": 14,
     "tests/adapters/scenarios/rabbitmq-5609-duplicate-credit.yaml": 13,
@@ -73,6 +74,7 @@ FAILING_STEP = {
 #: the shipped scenarios -> the steps before the one that gives the bug its shape (the nack at the
 #: delivery limit, the advance that expires by max_age, the restart)
 BEFORE_SHAPE = {
+    "tests/adapters/scenarios/rabbitmq-5609-ready-count-after-nack-multiple.yaml": 7,
     "tests/adapters/scenarios/rabbitmq-5609-ready-count-after-nack.yaml": 5,
     "tests/adapters/scenarios/rabbitmq-5609-other-consumer-gets-a-later-message.yaml": 9,
     "tests/adapters/scenarios/rabbitmq-5609-duplicate-credit.yaml": 8,

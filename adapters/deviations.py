@@ -1,24 +1,65 @@
-"""The known-deviation registry: rules an implementation is known to break, as data.
+"""The known-deviation registry: broker bugs the suite knows, each scoped to the finding it explains.
 
-An adapter passes the suite under the profile it claims, or each rule it breaks is listed in
-``deviations.yaml`` (next to this module) with the broker's version range, the reason and a source
-link. ``mqconform run`` reports a failing rule that matches an entry as ``deviation`` (not a
-failure) unless ``--strict``. The file is checked like the spec catalogue: unknown keys, rule ids
-missing from :func:`mqconform.spec.load_catalogue`, unknown profiles and malformed version ranges
-are a :class:`DeviationError` whose message starts ``<file>:<line>:``.
+An adapter passes the suite under the profile it claims, or each bug of its broker is listed in
+``deviations.yaml`` (next to this module). An entry does not excuse rule ids: it explains one kind of
+finding, named by the failing **check**, the **shape** of the counterexample that leads to it (a
+step-shape predicate over the claimed model's replay of the counterexample, :data:`SHAPES`) and,
+optionally, the **observed** relation of the implementation's value to the model's and the **field**
+compared. Only a finding that matches all of them, for the adapter, server version and profile of the
+entry, is reported as ``deviation``; every other finding of the same check still fails, and the
+exploration of the area goes on after it. The verdict is taken in one place,
+:mod:`mqconform.conformance.verdict`, for ``mqconform run``, ``mqconform matrix`` and the pytest
+plugin alike.
 
-Entry keys: ``rule`` (a spec rule id), ``adapter`` (the adapter's ``name``), ``versions`` (``"*"``,
-or comma-separated clauses such as ``">=2.9, <2.12"`` on the server version the adapter reports as
-``server_version``), ``reason``, ``source`` (an http(s) link), and optionally ``profiles`` (the
-profiles the deviation is from; default: the one the adapter claims, so checking an adapter against
-another profile still shows every difference as a failure).
+Entry keys (required unless marked optional):
+
+``rules``
+    the spec rules the bug breaks, as the check shows them: each must be a rule the check evidences
+    and must apply to every profile of the entry (an entry naming a rule outside its profile is an
+    error: the check could never fail that rule there).
+``adapter``
+    the adapter's ``name``.
+``profiles`` (optional)
+    the profiles the deviation is from; default: the profile the adapter's class claims (an
+    adapter that claims its profile per instance, like ``rabbitmq``, must name it).
+``versions``
+    ``"*"``, or comma-separated clauses such as ``">=2.9, <2.12"`` on the server version the adapter
+    reports as ``server_version``.
+``measured``
+    how the range was established: ``fails`` (releases replayed that show the bug, all inside the
+    range), ``holds`` (releases replayed that do not, all outside it) and ``unmeasured`` (text) when
+    an end of the range was not measured: a ``>=X`` end is measured when release X itself (``3.11``
+    is 3.11.0) is in ``fails``, a ``<Y`` end when Y is in ``holds``, a ``<=Y`` end when Y is in
+    ``fails``; ``"*"`` and an open end are never measured. A range with an unmeasured end and no
+    ``unmeasured`` text is an error.
+``check``
+    the failing check's name (a key of :mod:`mqconform.conformance.rules`' tables, e.g.
+    ``counters.pending_count``).
+``area`` (optional)
+    the area (machine) the finding comes from.
+``shape``
+    a name from :data:`SHAPES`: what the counterexample does for the bug to show.
+``observed`` (optional)
+    ``higher`` / ``lower`` (the implementation's number against the model's), ``extra-delivery``
+    (the model delivers nothing, the implementation a message) or ``later-delivery`` (a receive gets
+    a message sent later than the one the model delivers: ids ``m<N>`` in send order).
+``field`` (optional)
+    the compared field (a counter or stream-state field, e.g. ``num_redelivered``).
+``scenario`` (optional)
+    the regression scenario (a path from the repository root) showing the bug.
+``reason``, ``source``
+    one sentence on what the broker does instead; an http(s) link to the upstream evidence.
+
+Loading checks every key and value like the spec catalogue does: a problem is a
+:class:`DeviationError` whose message starts ``<file>:<line>:``.
 """
 
 from __future__ import annotations
 
+import functools
 import operator
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
@@ -29,8 +70,8 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 #: the registry shipped with the suite
 DEFAULT_PATH: Final = Path(__file__).resolve().parent / "deviations.yaml"
 
-_REQUIRED: Final = ("rule", "adapter", "versions", "reason", "source")
-_OPTIONAL: Final = ("profiles",)
+_REQUIRED: Final = ("rules", "adapter", "versions", "measured", "check", "shape", "reason", "source")
+_OPTIONAL: Final = ("profiles", "area", "observed", "field", "scenario")
 _OPS: Final[Mapping[str, Callable[[Any, Any], bool]]] = {
     ">=": operator.ge, "<=": operator.le, "==": operator.eq, "!=": operator.ne, ">": operator.gt,
     "<": operator.lt}
@@ -53,6 +94,11 @@ def parse_version(text: str) -> tuple[int, ...] | None:
             break
         parts.append(int(match.group()))
     return tuple(parts) if parts else None
+
+
+def _at(found: tuple[int, ...], width: int) -> tuple[int, ...]:
+    """`found` cut or padded to `width` parts (``"<2.12"`` compares major.minor only)."""
+    return found[:width] + (0,) * (width - len(found[:width]))
 
 
 @attrs.frozen
@@ -84,32 +130,228 @@ class VersionRange:
         found = parse_version(version)
         if found is None:
             return False
-        for op, bound in self.clauses:
-            width = len(bound)  # "<2.12" compares major.minor only
-            if not _OPS[op](found[:width] + (0,) * (width - len(found[:width])), bound):
-                return False
-        return True
+        return all(_OPS[op](_at(found, len(bound)), bound) for op, bound in self.clauses)
+
+    def unmeasured_ends(self, fails: Sequence[str], holds: Sequence[str]) -> list[str]:
+        """The ends of the range that `fails` / `holds` (releases replayed) do not pin down."""
+        def hit(bound: tuple[int, ...], versions: Sequence[str]) -> bool:
+            """Is the release the bound names (``2.11`` is 2.11.0) among `versions`?"""
+            return any((v := parse_version(text)) is not None and _at(v, 3) == _at(bound, 3)
+                       for text in versions)
+
+        lower = [b for op, b in self.clauses if op in (">=", ">", "==")]
+        upper = [(op, b) for op, b in self.clauses if op in ("<", "<=", "==")]
+        ends: list[str] = []
+        if not lower:
+            ends.append("lower end (open)")
+        elif not any(hit(b, fails) for op, b in self.clauses if op in (">=", "==")):
+            ends.append(f"lower end {'.'.join(map(str, lower[0]))}")
+        if not upper:
+            ends.append("upper end (open)")
+        elif not any(hit(b, holds if op == "<" else fails) for op, b in upper):
+            ends.append(f"upper end {'.'.join(map(str, upper[0][1]))}")
+        return ends
 
 
 @attrs.frozen
-class Deviation:
-    """One registered deviation of one adapter from one rule."""
+class Measured:
+    """How a version range was established (see the module docstring, ``measured``)."""
 
-    rule: str
+    fails: tuple[str, ...] = ()
+    holds: tuple[str, ...] = ()
+    unmeasured: str = ""
+
+
+# ------------------------------------------------------------------------------------- step shapes
+@attrs.frozen
+class TraceStep:
+    """One step of a counterexample and the claimed model's state right after it."""
+
+    op: str
+    args: Any
+    #: queue name -> the model's counters (mqconform.adapters.contract.COUNTERS) and ``pending`` ids
+    queues: Mapping[str, Mapping[str, Any]]
+    #: queue name -> the model's JetStream consumer state (only under profiles that have it)
+    consumer_state: Mapping[str, Mapping[str, int]]
+
+
+def model_trace(steps: Sequence[Any], profile: str) -> list[TraceStep] | None:
+    """Replay a finding's steps (driver.Step) on the model of `profile`; None when it rejects them."""
+    from mqconform.reference_model.profiles import profile as load_profile
+    from mqconform.scenario.annotate import ModelRejected, annotate
+
+    raw = [step.as_scenario() for step in steps]
+    try:
+        annotated = annotate([{k: v for k, v in s.items() if k != "expect"} for s in raw],
+                             load_profile(profile))
+    except (ModelRejected, ValueError, KeyError, TypeError):
+        return None
+    trace = []
+    for step in annotated:
+        op = next(k for k in step if k != "expect")
+        expect = step["expect"]
+        queues = {q["name"]: q for q in expect.get("queue", [])}
+        states = {c["queue"]: c for c in expect.get("consumer_state", [])}
+        trace.append(TraceStep(op, step[op], queues, states))
+    return trace
+
+
+def _rose(before: TraceStep | None, after: TraceStep, counter: str) -> list[str]:
+    """The queues whose model `counter` is higher after `after` than before it."""
+    return [q for q, c in after.queues.items()
+            if c.get(counter, 0) > (before.queues.get(q, {}).get(counter, 0) if before else 0)]
+
+
+def _pairs(trace: Sequence[TraceStep]) -> Iterable[tuple[TraceStep | None, TraceStep]]:
+    return zip([None, *trace[:-1]], trace, strict=True)
+
+
+def _nack_at_delivery_limit(trace: Sequence[TraceStep]) -> bool:
+    """At or before the failing step, a nack that asks for a requeue after which the model
+    dead-letters or drops the message instead: it reached its delivery limit (the model's ``killed``
+    count of the queue rises at the nack; a nack with ``requeue: false`` is not one)."""
+    return any(step.op == "nack" and isinstance(step.args, Mapping) and step.args.get("requeue", True)
+               and _rose(before, step, "killed") for before, step in _pairs(trace))
+
+
+def _sent_with_ttl(trace: Sequence[TraceStep]) -> set[str]:
+    """The ids of messages sent with their own TTL (``ttl_ms``: JetStream's Nats-TTL)."""
+    ids: set[str] = set()
+    for step in trace:
+        if step.op in ("send", "send_batch") and isinstance(step.args, Mapping) \
+                and step.args.get("ttl_ms") is not None:
+            ids.update(str(i) for i in step.args.get("ids", [step.args.get("id")]))
+    return ids
+
+
+def _expired_at(before: TraceStep | None, step: TraceStep) -> set[str]:
+    """The ids an advance took out of the queues' ready messages while their ``expired`` count rose."""
+    gone: set[str] = set()
+    for queue in _rose(before, step, "expired"):
+        was = set(map(str, before.queues.get(queue, {}).get("pending", []))) if before else set()
+        gone |= was - set(map(str, step.queues[queue].get("pending", [])))
+    return gone
+
+
+def _last_advance(trace: Sequence[TraceStep]) -> int | None:
+    return next((i for i in range(len(trace) - 1, -1, -1) if trace[i].op == "advance"), None)
+
+
+def _max_age_expiry_due(trace: Sequence[TraceStep]) -> bool:
+    """The last advance at or before the failing step is one at which the model expired a message
+    sent without a TTL of its own, so by the queue's message TTL (JetStream ``max_age``): the failing
+    step observes the queue before the implementation's next expiry check."""
+    index = _last_advance(trace)
+    if index is None:
+        return False
+    return bool(_expired_at(trace[index - 1] if index else None, trace[index]) - _sent_with_ttl(trace))
+
+
+def _max_age_expiry_after_ttl_expiry(trace: Sequence[TraceStep]) -> bool:
+    """As ``max-age-expiry-due``, and an earlier advance expired a message sent with a TTL of its own
+    (``ttl_ms``, JetStream's Nats-TTL)."""
+    index = _last_advance(trace)
+    if index is None or not _max_age_expiry_due(trace):
+        return False
+    with_ttl = _sent_with_ttl(trace)
+    return any(step.op == "advance" and _expired_at(before, step) & with_ttl
+               for before, step in list(_pairs(trace))[:index])
+
+
+def _restart_past_max_deliver(trace: Sequence[TraceStep]) -> bool:
+    """The failing step is a restart, and right before it the model's consumer state of a queue
+    counts more redelivered messages than messages pending acknowledgement: a redelivered message
+    reached its delivery limit (MaxDeliver) and is still stored."""
+    if len(trace) < 2 or trace[-1].op != "restart":
+        return False
+    return any(state.get("num_redelivered", 0) > state.get("num_ack_pending", 0)
+               for state in trace[-2].consumer_state.values())
+
+
+#: shape name -> a predicate over the model's trace of a counterexample (its docstring says what it
+#: accepts); a new bug that none describes needs a new one here, a few lines
+SHAPES: Final[Mapping[str, Callable[[Sequence[TraceStep]], bool]]] = {
+    "nack-at-delivery-limit": _nack_at_delivery_limit,
+    "max-age-expiry-due": _max_age_expiry_due,
+    "max-age-expiry-after-ttl-expiry": _max_age_expiry_after_ttl_expiry,
+    "restart-past-max-deliver": _restart_past_max_deliver,
+}
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _sequence(value: Any) -> int | None:
+    """The send order of a delivered id (``m7`` -> 7; the first of a batch's), else None."""
+    if isinstance(value, list | tuple):
+        value = next((v for v in value if v is not None), None)
+    match = re.fullmatch(r"[A-Za-z]*(\d+)", str(value)) if value is not None else None
+    return int(match.group(1)) if match else None
+
+
+def _later_delivery(want: Any, got: Any) -> bool:
+    first, other = _sequence(want), _sequence(got)
+    return first is not None and other is not None and other > first
+
+
+#: observed relation -> does it hold for (the model's value, the implementation's value)?
+OBSERVED: Final[Mapping[str, Callable[[Any, Any], bool]]] = {
+    "higher": lambda want, got: _number(want) and _number(got) and got > want,
+    "lower": lambda want, got: _number(want) and _number(got) and got < want,
+    "extra-delivery": lambda want, got: want is None and got is not None,
+    # a receive gets a later message than the model's (one the model delivers here went elsewhere)
+    "later-delivery": _later_delivery,
+}
+
+
+# ---------------------------------------------------------------------------------------- entries
+@attrs.frozen
+class Deviation:
+    """One registered broker bug, as one check shows it (see the module docstring)."""
+
+    rules: tuple[str, ...]
     adapter: str
     versions: VersionRange
+    check: str
+    shape: str
     reason: str
     source: str
+    measured: Measured = Measured()
     profiles: frozenset[str] | None = None
+    area: str | None = None
+    observed: str | None = None
+    field: str | None = None
+    scenario: str | None = None
     #: ``<file>:<line>`` of the entry
     location: str = attrs.field(default="", eq=False)
 
-    def matches(self, rule: str, adapter: str, version: str, profile: str, claimed: str) -> bool:
-        """Does this entry cover `rule` failing for `adapter` at server `version`, checked against
-        `profile` (the adapter claims `claimed`)?"""
+    def applies(self, adapter: str, version: str, profile: str, claimed: str) -> bool:
+        """Is the entry about `adapter` at server `version`, checked against `profile` (the adapter
+        claims `claimed`)?"""
         profiles = self.profiles if self.profiles is not None else frozenset({claimed})
-        return (self.rule == rule and self.adapter == adapter and profile in profiles
-                and self.versions.contains(version))
+        return self.adapter == adapter and profile in profiles and self.versions.contains(version)
+
+    def explains(self, finding: Any, profile: str, trace: Callable[[], Sequence[TraceStep] | None]) -> bool:
+        """Does the entry explain `finding` (runner.Finding) under `profile`: its check (and area), the
+        observed field and relation (of the check's difference or of the one the minimised
+        counterexample ends at), its rules, and the shape of its counterexample (`trace`: the model's
+        replay of it, computed on demand)?"""
+        if finding.check != self.check or (self.area is not None and finding.machine != self.area):
+            return False
+        # the difference the check saw, or the one the minimised counterexample shows at its end
+        seen = [(getattr(finding, "field", ""), getattr(finding, "expected", None),
+                 getattr(finding, "actual", None))]
+        if getattr(finding, "shown", None) is not None:
+            seen.append(finding.shown)
+        if not any((self.field is None or field == self.field)
+                   and (self.observed is None or OBSERVED[self.observed](want, got))
+                   for field, want, got in seen):
+            return False
+        if not set(self.rules) & set(finding.rules):
+            return False
+        steps = trace()
+        return steps is not None and len(steps) > 0 and SHAPES[self.shape](steps)
 
     def describe(self) -> str:
         return f"{self.reason} ({self.source})"
@@ -124,10 +366,19 @@ class Registry:
     def __len__(self) -> int:
         return len(self.deviations)
 
-    def find(self, rule: str, adapter: str, version: str, profile: str, claimed: str) -> Deviation | None:
-        """The first entry covering `rule` (see :meth:`Deviation.matches`), else None."""
+    def find(self, finding: Any, adapter: str, version: str, profile: str, claimed: str) -> Deviation | None:
+        """The first entry that explains `finding` for `adapter` at `version` checked against
+        `profile` (claimed: `claimed`), else None (see Deviation.applies and .explains)."""
+        cache: list[list[TraceStep] | None] = []
+
+        def trace() -> list[TraceStep] | None:
+            if not cache:
+                cache.append(model_trace(finding.steps, profile))
+            return cache[0]
+
         for deviation in self.deviations:
-            if deviation.matches(rule, adapter, version, profile, claimed):
+            if deviation.applies(adapter, version, profile, claimed) and \
+                    deviation.explains(finding, profile, trace):
                 return deviation
         return None
 
@@ -150,6 +401,12 @@ class _Loader:
         if not isinstance(node, ScalarNode) or not str(node.value).strip():
             raise self.error(node, f"{key} must be a non-empty string")
         return str(node.value).strip()
+
+    def names(self, node: Node, key: str, allow_empty: bool = False) -> list[tuple[Node, str]]:
+        """A list of strings (a YAML sequence), each with its node."""
+        if not isinstance(node, SequenceNode) or (not node.value and not allow_empty):
+            raise self.error(node, f"{key} must be a {'' if allow_empty else 'non-empty '}list")
+        return [(item, self.scalar(item, key)) for item in node.value]
 
     def root(self) -> Node | None:
         try:
@@ -180,12 +437,69 @@ class _Loader:
         return found
 
 
-def _entry(file: _Loader, node: Node, rule_ids: frozenset[str], profiles: tuple[str, ...],
-           seen: dict[tuple[str, str, str], str]) -> Deviation:
+@attrs.frozen
+class _Context:
+    """What entries are checked against: the catalogue, the profiles and the check tables."""
+
+    catalogue: Any
+    profiles: tuple[str, ...]
+    #: check -> area -> the rule ids it can report there
+    checks: Mapping[str, Mapping[str, frozenset[str]]]
+
+    @classmethod
+    @functools.cache
+    def load(cls) -> _Context:
+        """Built once per process (the catalogue and the tables do not change while it runs)."""
+        from mqconform.conformance.restart import AFTER_RESTART, FOLLOW_UP_CHECKS
+        from mqconform.conformance.rules import TABLES
+        from mqconform.spec import PROFILES, load_catalogue
+
+        checks: dict[str, dict[str, frozenset[str]]] = {}
+        for area, table in TABLES.items():
+            for check, ids in table.items():
+                extra = AFTER_RESTART if check in FOLLOW_UP_CHECKS else ()
+                checks.setdefault(check, {})[area] = frozenset(ids) | frozenset(extra)
+        return cls(load_catalogue(), tuple(PROFILES), checks)
+
+
+def _claimed_profile(adapter: str) -> str | None:
+    """The profile the class of adapter `adapter` claims, when it says so at class level."""
+    from mqconform.adapters.registry import AdapterLoadError, load_class
+
+    try:
+        claimed = getattr(load_class(adapter), "profile", None)
+    except AdapterLoadError:
+        return None
+    return claimed if isinstance(claimed, str) and claimed else None
+
+
+def _measured(file: _Loader, node: Node, versions: VersionRange) -> Measured:
+    fields = file.mapping(node, ("fails", "holds", "unmeasured"), ("fails",), "measured")
+    fails = [v for _, v in file.names(fields["fails"], "measured.fails")]
+    holds = [v for _, v in file.names(fields["holds"], "measured.holds", allow_empty=True)] \
+        if "holds" in fields else []
+    for item, text in file.names(fields["fails"], "measured.fails"):
+        if parse_version(text) is None or not versions.contains(text):
+            raise file.error(item, f"measured.fails: {text} is not in the range {versions.text}")
+    if "holds" in fields:
+        for item, text in file.names(fields["holds"], "measured.holds", allow_empty=True):
+            if parse_version(text) is None or versions.contains(text):
+                raise file.error(item, f"measured.holds: {text} is in the range {versions.text}")
+    note = file.scalar(fields["unmeasured"], "measured.unmeasured") if "unmeasured" in fields else ""
+    ends = versions.unmeasured_ends(fails, holds)
+    if ends and not note:
+        raise file.error(node, f"versions {versions.text}: {' and '.join(ends)} not measured (replay the "
+                               "release there, or say why not in measured.unmeasured)")
+    return Measured(tuple(fails), tuple(holds), note)
+
+
+def _entry(file: _Loader, node: Node, context: _Context, seen: dict[tuple[Any, ...], str]) -> Deviation:
     fields = file.mapping(node, _REQUIRED + _OPTIONAL, _REQUIRED, "deviation")
-    rule = file.scalar(fields["rule"], "rule")
-    if rule not in rule_ids:
-        raise file.error(fields["rule"], f"unknown rule id {rule!r} (not in the spec catalogue)")
+    catalogue = context.catalogue
+    rules = file.names(fields["rules"], "rules")
+    for item, rule in rules:
+        if rule not in catalogue:
+            raise file.error(item, f"unknown rule id {rule!r} (not in the spec catalogue)")
     adapter = file.scalar(fields["adapter"], "adapter")
     if not _ADAPTER.match(adapter):
         raise file.error(fields["adapter"], f"malformed adapter name {adapter!r}")
@@ -194,36 +508,68 @@ def _entry(file: _Loader, node: Node, rule_ids: frozenset[str], profiles: tuple[
         versions = VersionRange.parse(versions_text)
     except ValueError as exc:
         raise file.error(fields["versions"], str(exc)) from None
+    measured = _measured(file, fields["measured"], versions)
     source = file.scalar(fields["source"], "source")
     if not _URL.match(source):
         raise file.error(fields["source"], f"source must be an http(s) link, not {source!r}")
     chosen: frozenset[str] | None = None
     if "profiles" in fields:
-        seq = fields["profiles"]
-        if not isinstance(seq, SequenceNode) or not seq.value:
-            raise file.error(seq, "profiles must be a non-empty list of profile names")
-        names = [file.scalar(item, "profile") for item in seq.value]
-        for item, name in zip(seq.value, names, strict=True):
-            if name not in profiles:
-                raise file.error(item, f"unknown profile {name!r} (known: {', '.join(profiles)})")
-        chosen = frozenset(names)
+        names = file.names(fields["profiles"], "profiles")
+        for item, name in names:
+            if name not in context.profiles:
+                raise file.error(item, f"unknown profile {name!r} (known: {', '.join(context.profiles)})")
+        chosen = frozenset(name for _, name in names)
+        profiles = sorted(chosen)
+    else:
+        claimed = _claimed_profile(adapter)
+        if claimed is None:
+            raise file.error(node, f"adapter {adapter!r} does not claim one profile by its class: name the "
+                                   "profiles the deviation is from (profiles: [...])")
+        profiles = [claimed]
+    for item, rule in rules:
+        outside = [p for p in profiles if not catalogue[rule].applies_to(p)]
+        if outside:
+            raise file.error(item, f"rule {rule} does not apply to {', '.join(outside)} (spec/: "
+                                   f"{', '.join(sorted(catalogue[rule].profiles or ()))}), so no run of "
+                                   "that profile can fail it")
+    check = file.scalar(fields["check"], "check")
+    areas = context.checks.get(check)
+    if areas is None:
+        raise file.error(fields["check"], f"unknown check {check!r} (not in mqconform.conformance.rules)")
+    area = file.scalar(fields["area"], "area") if "area" in fields else None
+    if area is not None and area not in areas:
+        raise file.error(fields["area"], f"check {check} is not made in area {area!r} "
+                                         f"(it is in: {', '.join(sorted(areas))})")
+    reported = areas[area] if area is not None else frozenset().union(*areas.values())
+    for item, rule in rules:
+        if rule not in reported:
+            where = f" in area {area}" if area else ""
+            raise file.error(item, f"check {check} does not report {rule}{where}")
+    shape = file.scalar(fields["shape"], "shape")
+    if shape not in SHAPES:
+        raise file.error(fields["shape"], f"unknown shape {shape!r} (known: {', '.join(SHAPES)})")
+    observed = file.scalar(fields["observed"], "observed") if "observed" in fields else None
+    if observed is not None and observed not in OBSERVED:
+        raise file.error(fields["observed"], f"unknown observed relation {observed!r} "
+                                             f"(known: {', '.join(OBSERVED)})")
+    field = file.scalar(fields["field"], "field") if "field" in fields else None
+    scenario = file.scalar(fields["scenario"], "scenario") if "scenario" in fields else None
     location = f"{file.name}:{node.start_mark.line + 1}"
-    key = (rule, adapter, versions.text)
+    rule_ids = tuple(rule for _, rule in rules)
+    key = (rule_ids, adapter, versions.text, check, area, shape, observed, field, chosen)
     if key in seen:
-        raise file.error(node, f"duplicate deviation {rule} for {adapter} {versions.text} "
-                               f"(first at {seen[key]})")
+        raise file.error(node, f"duplicate deviation {check} [{', '.join(rule_ids)}] for {adapter} "
+                               f"{versions.text} (first at {seen[key]})")
     seen[key] = location
-    return Deviation(rule, adapter, versions, file.scalar(fields["reason"], "reason"), source, chosen,
-                     location)
+    return Deviation(rule_ids, adapter, versions, check, shape, file.scalar(fields["reason"], "reason"),
+                     source, measured, chosen, area, observed, field, scenario, location)
 
 
 def load_registry(paths: Iterable[Path] | None = None) -> Registry:
     """Load and check the registry files (default: the shipped ``deviations.yaml``)."""
-    from mqconform.spec import PROFILES, load_catalogue
-
-    rule_ids = frozenset(rule.id for rule in load_catalogue())
+    context = _Context.load()
     found: list[Deviation] = []
-    seen: dict[tuple[str, str, str], str] = {}
+    seen: dict[tuple[Any, ...], str] = {}
     for path in (DEFAULT_PATH,) if paths is None else tuple(paths):
         try:
             file = _Loader(Path(path))
@@ -238,5 +584,5 @@ def load_registry(paths: Iterable[Path] | None = None) -> Registry:
             continue
         if not isinstance(entries, SequenceNode):
             raise file.error(entries, "deviations must be a list of entries")
-        found.extend(_entry(file, item, rule_ids, PROFILES, seen) for item in entries.value)
+        found.extend(_entry(file, item, context, seen) for item in entries.value)
     return Registry(tuple(found))

@@ -25,8 +25,9 @@ from typing import IO, Any, Literal
 
 SCHEMA_VERSION = 1
 RecordType = Literal["invoke", "ok", "fail", "info"]
-#: `deviation`: the rule failed, but the failure is a registered known deviation of this adapter
-#: (adapters/deviations.yaml); `mqconform run --strict` reports it as `fail`.
+#: `deviation`: the rule failed only through findings that a registered known deviation of this
+#: adapter explains (adapters/deviations.yaml, matched per finding by mqconform.conformance.verdict);
+#: `mqconform run --strict` reports it as `fail`.
 Outcome = Literal["pass", "fail", "deviation", "not_applicable", "unknown"]
 
 #: The fields of one history record, in order; `v` is the schema version.

@@ -3,14 +3,17 @@
     pytest --mqconform-adapter NAME|module:Class [--mqconform-profile P] [--mqconform-areas a,b]
            [--mqconform-settings dev|ci|thorough] [--mqconform-option key=value ...]
            [--mqconform-seed N] [--mqconform-max-examples N] [--mqconform-max-findings N]
-           [--mqconform-out DIR] [-n auto]
+           [--mqconform-deviations FILE ...] [--mqconform-strict] [--mqconform-out DIR] [-n auto]
 
 Each conformance machine is one test item, named by its area (``mqconform::ring``); each scenario
 file named ``*.mqc.yaml`` in the collected folders is one item too, run through the scenario
 runner against the same adapter. Every item carries its rule ids: a ``rules`` marker, and a
 ``rules`` property that pytest's ``--junitxml`` writes. A failing machine shows each shrunk
 counterexample (the scenario YAML) and the command that replays it. An area the adapter or the
-profile cannot run is *skipped* with ``n/a (needs: ...)``, never passed.
+profile cannot run is *skipped* with ``n/a (needs: ...)``, never passed. A finding is judged as
+``mqconform run`` judges it (mqconform.conformance.verdict, the shipped known-deviation registry plus
+``--mqconform-deviations`` files): one a registered deviation explains does not fail the item (it is
+listed in the item's ``deviations`` property and report section), ``--mqconform-strict`` fails it.
 
 The items run the same code as ``mqconform run`` (conformance.runner.run_area_job: each item loads
 its adapter by name, runs, shuts it down), so they work in pytest-xdist workers. Without
@@ -51,6 +54,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--mqconform-max-examples", type=int, metavar="N", help="examples per machine")
     group.addoption("--mqconform-max-findings", type=int, metavar="N",
                     help="stop exploring an area after N violations, each shrunk (default 9)")
+    group.addoption("--mqconform-deviations", action="append", metavar="FILE",
+                    help="another known-deviation registry file (repeatable; added to the shipped one)")
+    group.addoption("--mqconform-strict", action="store_true",
+                    help="registered known deviations count as failures")
     group.addoption("--mqconform-out", metavar="DIR",
                     help="where the run directories go (default: mqconform-runs/pytest-<run id>)")
 
@@ -71,13 +78,23 @@ class _Options:
         self.adapter: str = get("mqconform_adapter")
         try:
             self.adapter_options: dict[str, Any] = parse_options(get("mqconform_option"))
-            claimed = get("mqconform_profile") or getattr(load_class(self.adapter), "profile", None)
+            claimed = getattr(load_class(self.adapter), "profile", None)
             if not isinstance(claimed, str) or not claimed:  # set per instance: ask one (not opened)
                 claimed = str(load_adapter(self.adapter, **self.adapter_options).profile)
-            self.profile: str = claimed
+            #: the profile the adapter claims; `profile` is the one it is checked against
+            self.claimed: str = claimed
+            self.profile: str = get("mqconform_profile") or claimed
             load_profile(self.profile)
         except (AdapterLoadError, ModelMisuse, ValueError) as exc:
             raise pytest.UsageError(f"mqconform: {exc}") from None
+        from mqconform.adapters.deviations import DeviationError
+        from mqconform.conformance.verdict import load_deviations
+
+        try:
+            self.deviations = load_deviations(get("mqconform_deviations"))
+        except DeviationError as exc:
+            raise pytest.UsageError(f"mqconform: deviation registry: {exc}") from None
+        self.strict = bool(get("mqconform_strict"))
         areas = get("mqconform_areas")
         self.areas = list(MACHINES) if not areas else [a.strip() for a in areas.split(",") if a.strip()]
         unknown = [a for a in self.areas if a not in MACHINES]
@@ -188,12 +205,8 @@ class AreaItem(_Item):
         self.user_properties.append(("rules", ",".join(self.rule_ids)))
 
     def runtest(self) -> None:
-        from mqconform.conformance.runner import (
-            AreaJob,
-            merge_outcomes,
-            run_area_job,
-            write_counterexample,
-        )
+        from mqconform.conformance.runner import AreaJob, run_area_job, write_counterexample
+        from mqconform.conformance.verdict import Judge, judge
         from mqconform.history import RunDirectory
 
         options = _options(self.config)
@@ -216,25 +229,38 @@ class AreaItem(_Item):
         for index, finding in enumerate(result.findings, start=1):
             write_counterexample(run, finding, options.adapter, options.adapter_options, options.profile,
                                  index)
-        outcomes = merge_outcomes([result], options.profile)
-        for rule, state in sorted(outcomes.items()):
-            run.outcome(self.name, rule, state, examples=result.examples)  # type: ignore[arg-type]
-        failed = bool(result.findings or result.unknown)
-        run.finish(1 if result.findings else 3 if result.unknown else 0, complete=fault is None,
-                   outcomes={s: sum(1 for v in outcomes.values() if v == s) for s in set(outcomes.values())},
+        verdict = judge([result], options.profile,
+                        Judge(options.deviations, result.adapter_name or options.adapter,
+                              result.server_version, options.profile,
+                              options.claimed, strict=options.strict), [self.name])
+        for rule, state in sorted(verdict.outcomes.items()):
+            deviation = verdict.by_rule.get(rule)
+            run.outcome(self.name, rule, state, examples=result.examples,  # type: ignore[arg-type]
+                        message=deviation.describe() if deviation is not None else None)
+        failing = [f for f in result.findings if verdict.deviation_of(f) is None]
+        lines = [f"DEVIATION {f.check} [{', '.join(f.rules)}]: {d.describe()} ({d.location})"
+                 for f in result.findings if (d := verdict.deviation_of(f)) is not None]
+        exit_code = verdict.exit_code(aborted=fault is not None)
+        run.finish(exit_code, complete=fault is None, outcomes=verdict.counts(), strict=options.strict,
+                   server_version=result.server_version,
+                   deviations={r: d.location for r, d in sorted(verdict.by_rule.items())},
                    not_run={self.name: result.needs.as_json()} if result.needs else {})
         self.user_properties.append(("examples", str(result.examples)))
+        if lines:
+            self.user_properties.append(("deviations", "; ".join(lines)))
+            self.add_report_section("call", "mqconform known deviations", "\n".join(lines))
+        failed = bool(failing or result.unknown)
         if result.needs is not None and not failed:
             pytest.skip(f"{result.needs.describe()}: {result.needs.reason()}")
         if failed:
-            raise ConformanceFailure(self._report(result, path, options))
+            raise ConformanceFailure(self._report(result, failing, path, options))
 
-    def _report(self, result: Any, path: Path, options: _Options) -> str:
-        state = f"{len(result.findings)} violation(s)" if result.findings else "UNKNOWN"
+    def _report(self, result: Any, failing: list[Any], path: Path, options: _Options) -> str:
+        state = f"{len(failing)} violation(s)" if failing else "UNKNOWN"
         lines = [f"{state} in area {self.name}: adapter {options.adapter}, checked against "
                  f"{options.profile}, {result.examples} examples"
                  + (f", seed {options.seed}" if options.seed is not None else ", seed derandomized")]
-        for finding in result.findings:
+        for finding in failing:
             scenario = path / (finding.scenario_path or "")
             lines += ["", f"FAIL {finding.check} [{', '.join(finding.rules)}] {len(finding.steps)} steps: "
                           f"{' '.join(finding.message.split())}",

@@ -87,14 +87,13 @@ def run(args: argparse.Namespace) -> int:
         binaries = {release.version: binary(release) for release in releases}
         adapter = load_adapter(args.adapter, **options, server_bin=str(next(iter(binaries.values()))))
         claimed = load_profile(args.profile or adapter.profile)
-        if args.deviations:
-            from mqconform.adapters.deviations import DeviationError
-            from mqconform.commands.run import _load_deviations
+        from mqconform.adapters.deviations import DeviationError
+        from mqconform.commands.run import _load_deviations
 
-            try:
-                _load_deviations(args.deviations)
-            except DeviationError as exc:
-                return fail(f"deviation registry: {exc}")
+        try:  # loaded once, before any task: the one every release is judged with
+            registry = _load_deviations(args.deviations)
+        except DeviationError as exc:
+            return fail(f"deviation registry: {exc}")
     except ReleaseError as exc:
         return fail(f"matrix: {exc}")
     except (AdapterLoadError, ModelMisuse, ValueError, TypeError) as exc:
@@ -111,8 +110,7 @@ def run(args: argparse.Namespace) -> int:
         return fail(f"cannot write the campaign directory {out}: {exc.strerror or exc}")
     run_ids = {release.version: new_run_id() for release in releases}
     tasks = [CampaignTask(args.adapter, release, area, run_ids[release.version], settings_name, options,
-                          args.profile, overrides, max_findings - 1, seed, bool(args.strict),
-                          tuple(str(p) for p in args.deviations or ()))
+                          args.profile, overrides, max_findings - 1, seed)
              for release in releases for area in areas]
     master = args.master or DEFAULT_MASTER
     seed_text = f"seed {seed}" if seed is not None else "seed derandomized"
@@ -146,7 +144,8 @@ def run(args: argparse.Namespace) -> int:
         path = out / f"{adapter.name}-{release.version}"
         codes.append(_finish_release(path, release, by_release.get(release.version, []), areas, args,
                                      options, claimed.name, str(binaries[release.version]),
-                                     run_ids[release.version], settings_name, hyp, seed, campaign))
+                                     run_ids[release.version], settings_name, hyp, seed, campaign,
+                                     registry))
         run_dirs.append(path)
     exit_code = 1 if 1 in codes else 3 if 3 in codes else 0
     print(f"matrix: {len(tasks)} tasks in {wall:.1f} s wall ({args.engine}"
@@ -195,11 +194,10 @@ def _dispatch(tasks: list[Any], engine: str, master: str) -> list[Any]:
 
 def _finish_release(path: Path, release: Any, results: list[Any], areas: list[str], args: argparse.Namespace,
                     options: dict[str, Any], claimed: str, server_bin: str, run_id: str, settings_name: str,
-                    hyp: Any, seed: int | None, campaign: str) -> int:
+                    hyp: Any, seed: int | None, campaign: str, registry: Any) -> int:
     """Write the release's run directory from its tasks' results, as `mqconform run` would have."""
-    from mqconform.adapters.deviations import Deviation
     from mqconform.adapters.registry import load_adapter
-    from mqconform.commands.run import _load_deviations, record_outcomes
+    from mqconform.commands.run import record_outcomes
     from mqconform.conformance.campaign import unpack
     from mqconform.conformance.rules import failure_rules
     from mqconform.conformance.runner import write_counterexample
@@ -214,12 +212,9 @@ def _finish_release(path: Path, release: Any, results: list[Any], areas: list[st
     run_dir.meta["seed"] = seed
     server_version = next((r.server_version for r in results if r.server_version), "") or release.version
     print(f"{adapter.name} {release.version} ({release.source}, server {server_version}): run {run_id}")
-    registry = _load_deviations(args.deviations)
+    from mqconform.conformance.verdict import Judge
 
-    def registered(rule: str) -> Deviation | None:
-        if args.strict:
-            return None
-        return registry.find(rule, adapter.name, server_version, claimed, adapter.profile)
+    judge = Judge(registry, adapter.name, server_version, claimed, adapter.profile, strict=bool(args.strict))
 
     order = {area: n for n, area in enumerate(areas)}
     machine_results = []
@@ -240,7 +235,7 @@ def _finish_release(path: Path, release: Any, results: list[Any], areas: list[st
             print(f"  {task.area:<11} {state:<15} {result.examples:>5} examples {result.steps:>7} records "
                   f"{result.seconds:6.1f} s")
         for finding in result.findings:
-            label = "DEVIATION" if all(registered(r) for r in finding.rules) else "FAIL"
+            label = "FAIL" if judge.deviation(finding) is None else "DEVIATION"
             print(f"      {label} {finding.check} [{failure_rules(finding.rules, claimed)}] "
                   f"{len(finding.steps)} steps: {finding.message[:160]}")
             print(f"           replay: mqconform scenario {path / (finding.scenario_path or '')} "
@@ -248,8 +243,8 @@ def _finish_release(path: Path, release: Any, results: list[Any], areas: list[st
         if result.unknown:
             print(f"      UNKNOWN: {result.unknown[:200]}")
     code, _counts = record_outcomes(
-        run_dir, machine_results, areas, claimed, registered, strict=bool(args.strict),
-        server_version=server_version, aborted=None, faults=faults,
+        run_dir, machine_results, areas, claimed, judge, server_version=server_version, aborted=None,
+        faults=faults,
         campaign={"id": campaign, "release": release.version, "source": release.source,
                   "engine": args.engine, "hosts": sorted({r.host for r in results})})
     return code

@@ -11,17 +11,20 @@ import os
 import random
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mqconform.adapters.contract import AdapterError
-from mqconform.adapters.deviations import Deviation, DeviationError, Registry, load_registry
+from mqconform.adapters.deviations import DeviationError, Registry
 from mqconform.adapters.registry import AdapterLoadError, load_adapter
 from mqconform.commands._common import adapter_options, add_adapter_arguments, fail
 from mqconform.conformance.rules import failure_rules
 from mqconform.conformance.runner import MAX_RERUNS
 from mqconform.history import RunDirectory, new_run_id
+
+if TYPE_CHECKING:
+    from mqconform.conformance.verdict import Judge
 
 DEFAULT_ADAPTER = "nats"
 
@@ -119,15 +122,10 @@ def run(args: argparse.Namespace) -> int:
     except AdapterError as exc:
         return fail(f"{args.adapter}: cannot reach the implementation: {exc}", 3)
     server_version = str(getattr(adapter, "server_version", "") or "")
+    from mqconform.conformance.verdict import Judge
 
-    def registered(rule: str) -> Deviation | None:
-        if args.strict:
-            return None
-        return registry.find(rule, adapter.name, server_version, claimed.name, adapter.profile)
-
-    from mqconform.conformance.rules import all_rule_ids
-
-    known_rules = frozenset(r for r in all_rule_ids() if registered(r) is not None)
+    judge = Judge(registry, adapter.name, server_version, claimed.name, adapter.profile,
+                  strict=bool(args.strict))
     run_dir = RunDirectory(out, adapter.name, claimed.name,
                            {"settings": settings_name, "areas": areas, "max_examples": hyp.max_examples,
                             "stateful_step_count": hyp.stateful_step_count, "adapter_options":
@@ -146,7 +144,6 @@ def run(args: argparse.Namespace) -> int:
             try:
                 yield area, run_machine(MACHINES[area], lambda: adapter, claimed, hyp, run_dir,
                                         max_reruns=args.max_findings - 1, seed_value=seed,
-                                        known_deviations=known_rules,
                                         cap_real_time=not args.max_examples), None
             except (Exception, BaseExceptionGroup) as exc:  # a fault: never a traceback, never a pass
                 reason = f"area {area}: {fault_reason(exc)}"
@@ -163,7 +160,7 @@ def run(args: argparse.Namespace) -> int:
             jobs.append(MachineResult(area, needs=why) if why is not None else
                         AreaJob(area, args.adapter, options, claimed.name, settings_name,
                                 {k: v for k, v in overrides.items() if k != "database"}, str(out), run_id,
-                                run_dir.start_ns, args.max_findings - 1, seed, known_rules))
+                                run_dir.start_ns, args.max_findings - 1, seed))
         _shutdown(adapter)  # the workers build their own; this one (the probe) is not needed any more
         yield from _parallel(jobs, workers)
 
@@ -185,14 +182,12 @@ def run(args: argparse.Namespace) -> int:
                       f"{elapsed:6.1f} s", flush=True)
             t0 = time.perf_counter()
             for finding in result.findings:
-                label = "DEVIATION" if all(registered(r) for r in finding.rules) else "FAIL"
+                label = "FAIL" if judge.deviation(finding) is None else "DEVIATION"
                 print(f"      {label} {finding.check} [{failure_rules(finding.rules, claimed.name)}] "
                       f"{len(finding.steps)} "
                       f"steps: {finding.message[:160]}")
                 print(f"           replay: mqconform scenario {out / (finding.scenario_path or '')} "
                       f"--adapter {args.adapter}")
-            if result.stopped_at_deviation:
-                print("      (exploration of the area ended at the known deviation above)")
             if result.unknown:
                 print(f"      UNKNOWN: {result.unknown[:200]}")
             if aborted is not None:
@@ -203,9 +198,8 @@ def run(args: argparse.Namespace) -> int:
     finally:
         _shutdown(adapter)
 
-    exit_code, counts = record_outcomes(run_dir, results, areas, claimed.name, registered,
-                                        strict=bool(args.strict), server_version=server_version,
-                                        aborted=aborted)
+    exit_code, counts = record_outcomes(run_dir, results, areas, claimed.name, judge,
+                                        server_version=server_version, aborted=aborted)
     if exit_code == 3:
         reason = aborted or next((r.unknown for r in results if r.unknown), "")
         print(f"mqconform: {args.adapter}: the implementation did not answer ({reason[:300]}); "
@@ -220,52 +214,40 @@ def run(args: argparse.Namespace) -> int:
 
 
 def record_outcomes(run_dir: RunDirectory, results: list[Any], areas: list[str], claimed: str,
-                    registered: Callable[[str], Deviation | None], *, strict: bool, server_version: str,
-                    aborted: str | None, **extra: Any) -> tuple[int, dict[str, int]]:
+                    judge: Judge, *, server_version: str, aborted: str | None,
+                    **extra: Any) -> tuple[int, dict[str, int]]:
     """Turn the areas' MachineResults (their counterexamples already written) into the run's outcome
-    records, print the deviations and the `rules:` line, and finish the run directory (run.json with
-    the exit code, the implementation's version and `extra`). Returns (exit code, outcome counts).
-    Shared by `mqconform run` and `mqconform matrix` (one run directory per release)."""
-    from mqconform.conformance.runner import merge_outcomes
+    records through the one verdict (mqconform.conformance.verdict), print the deviations and the
+    `rules:` line, and finish the run directory (run.json with the exit code, the implementation's
+    version and `extra`). Returns (exit code, outcome counts). Shared by `mqconform run` and
+    `mqconform matrix` (one run directory per release)."""
+    from mqconform.conformance.verdict import judge as take_verdict
 
     not_covered = {r.machine: r.needs for r in results if r.needs is not None}
-    outcomes = merge_outcomes(results, claimed)
-    not_run = [a for a in areas if a not in {r.machine for r in results}]
-    unknown_why = _mark_interrupted(outcomes, results, not_run)
-    known: dict[str, Deviation] = {}
-    for rule, state in outcomes.items():
-        deviation = registered(rule) if state == "fail" else None
-        if deviation is not None:
-            outcomes[rule] = "deviation"
-            known[rule] = deviation
+    verdict = take_verdict(results, claimed, judge, areas)
+    outcomes, known = verdict.outcomes, verdict.by_rule
     findings = {r: f for res in results for f in res.findings for r in f.rules}
     na_why = _not_covered_reasons(not_covered, claimed)
     for rule, state in sorted(outcomes.items()):
         finding = findings.get(rule)
         message = (known[rule].describe() if rule in known else
-                   unknown_why.get(rule) if state == "unknown" else finding.message if finding else
+                   verdict.unknown_why.get(rule) if state == "unknown" else finding.message if finding else
                    na_why.get(rule) if state == "not_applicable" else None)
         run_dir.outcome(finding.machine if finding else _area_of(rule), rule, state,  # type: ignore[arg-type]
                         examples=sum(r.examples for r in results),
                         counterexample=finding.scenario_path if finding else None,
                         message=message)
     for rule, deviation in sorted(known.items()):
-        print(f"  DEVIATION {rule}: {deviation.describe()}")
-    states = ("pass", "fail", "deviation", "unknown", "not_applicable")
-    counts = {s: sum(1 for v in outcomes.values() if v == s) for s in states}
-    covered, total = _coverage(outcomes, claimed)
+        print(f"  DEVIATION {rule}: {deviation.describe()} [{deviation.location}]")
+    counts = verdict.counts()
     deviations = f"{counts['deviation']} known deviation(s), " if counts["deviation"] else ""
     print(f"rules: {counts['pass']} pass, {counts['fail']} fail, {deviations}{counts['unknown']} unknown, "
-          f"{counts['not_applicable']} not applicable; rules covered: {covered} of {total}")
-    exit_code = 0
-    if counts["fail"]:
-        exit_code = 1
-    elif counts["unknown"] or aborted is not None:
-        exit_code = 3
+          f"{counts['not_applicable']} not applicable; rules covered: {verdict.coverage(claimed)}")
+    exit_code = verdict.exit_code(aborted=aborted is not None)
     # the implementation's version is a column of the compliance matrix (reports/matrix.py)
     run_dir.meta["versions"]["implementation"] = server_version
     # aborted: the outcomes are what was recorded; the run did not cover every area
-    run_dir.finish(exit_code, complete=aborted is None, outcomes=counts, strict=strict,
+    run_dir.finish(exit_code, complete=aborted is None, outcomes=counts, strict=judge.strict,
                    not_run={area: why.as_json() for area, why in not_covered.items()},
                    server_version=server_version,
                    deviations={rule: d.location for rule, d in sorted(known.items())}, aborted=aborted,
@@ -275,9 +257,9 @@ def record_outcomes(run_dir: RunDirectory, results: list[Any], areas: list[str],
 
 def _load_deviations(extra: list[Path] | None) -> Registry:
     """The shipped registry plus any --deviations files (DeviationError with file:line)."""
-    from mqconform.adapters.deviations import DEFAULT_PATH
+    from mqconform.conformance.verdict import load_deviations
 
-    return load_registry([DEFAULT_PATH, *(extra or [])])
+    return load_deviations(extra)
 
 
 def _shutdown(adapter: Any) -> None:
@@ -361,39 +343,8 @@ def _not_covered_reasons(not_covered: dict[str, Any], profile: str) -> dict[str,
     return why
 
 
-def _mark_interrupted(outcomes: dict[str, str], results: list[Any], not_run: list[str]) -> dict[str, str]:
-    """A machine stopped by an `info` answer or a fault proves nothing: none of its rules passes
-    (nor is "not applicable" for want of a step that never ran). Rules of areas never run are
-    unknown too. Returns rule -> why it is unknown."""
-    from mqconform.conformance.rules import rules_for
-
-    why: dict[str, str] = {}
-    stopped = [(r.machine, f"not established: the run of area {r.machine} stopped: {r.unknown}")
-               for r in results if r.unknown]
-    stopped += [(area, "not established: area not run (the run stopped earlier)") for area in not_run]
-    for machine, reason in stopped:
-        for rules in rules_for(machine).values():
-            for rule in rules:
-                if outcomes.get(rule) != "fail":
-                    outcomes[rule] = "unknown"
-                    why.setdefault(rule, reason)
-    return why
-
-
 def _area_of(rule: str) -> str:
     return rule.split("-", 1)[0].lower()
-
-
-def _coverage(outcomes: dict[str, str], profile: str) -> tuple[int, int]:
-    """(rules with a check that ran, rules of the catalogue that apply to the profile)."""
-    ran = {r for r, s in outcomes.items() if s in ("pass", "fail", "deviation", "unknown")}
-    try:
-        from mqconform.spec import load_catalogue
-
-        applicable = {rule.id for rule in load_catalogue().for_profile(profile)}
-    except ImportError:
-        applicable = set(outcomes)
-    return len(ran & applicable), len(applicable)
 
 
 def _report(out: Path, args: argparse.Namespace) -> int:

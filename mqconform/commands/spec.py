@@ -2,7 +2,9 @@
 
 ``--coverage``: which rules of an adapter's own profile a conformance run can cover, and for each one
 it cannot, the capabilities missing (derived from the checks and the machines' capability gates,
-mqconform.conformance.coverage). With ``--adapter`` one adapter, rule by rule; without, a Markdown
+mqconform.conformance.coverage). The figure ``N of M (P %)`` is counted as a run counts its
+``rules covered`` (mqconform.conformance.verdict.coverage, over the rules of the profile): a run
+covers at most the coverable rules. With ``--adapter`` one adapter, rule by rule; without, a Markdown
 table over the built-in adapters (the README's).
 """
 
@@ -85,8 +87,7 @@ def _coverage(args: argparse.Namespace, catalogue: Any) -> int:
                 why += f"; spec: {unchecked}"
             print(f"{row.rule:<15} {'covered' if row.coverable else 'not covered'}"
                   f"{'' if row.coverable else ': ' + why}")
-        covered = sum(1 for r in rows if r.coverable)
-        print(f"{args.adapter} ({profile_name}): rules coverable {covered} of {len(rows)}")
+        print(f"{args.adapter} ({profile_name}): rules coverable {_figure(rows, profile_name)}")
         return 0
     print("| adapter | profile | rules coverable | not covered: capability the adapter lacks (rules) |")
     print("|---|---|---|---|")
@@ -99,9 +100,16 @@ def _coverage(args: argparse.Namespace, catalogue: Any) -> int:
                 reasons.setdefault(row.reason(), []).append(row.rule)
         missing = "; ".join(f"{why}: {_ids(rules)}" for why, rules in
                             sorted(reasons.items(), key=lambda kv: -len(kv[1])))
-        covered = sum(1 for r in rows if r.coverable)
-        print(f"| {label} | {profile_name} | {covered} of {len(rows)} | {missing} |")
+        print(f"| {label} | {profile_name} | {_figure(rows, profile_name)} | {missing} |")
     return 0
+
+
+def _figure(rows: list[Any], profile_name: str) -> str:
+    """``N of M (P %)``: the coverable rules of the profile, counted by the function that counts a
+    run's covered rules (mqconform.conformance.verdict.coverage), over the same rules."""
+    from mqconform.conformance.verdict import coverage
+
+    return str(coverage((r.rule for r in rows if r.coverable), profile_name))
 
 
 def _ids(rules: list[str]) -> str:

@@ -104,7 +104,7 @@ class ConformanceMachine(RuleBasedStateMachine):
             want, got = expected[name], actual.get(name)
             if want == got and f"counters.{name}" in d.checked:  # the common case: already recorded
                 continue
-            d.expect_equal(f"counters.{name}", want, got, f"queue {queue} {name}: ")
+            d.expect_equal(f"counters.{name}", want, got, f"queue {queue} {name}: ", field=name)
         parts = ("pending_count", "delivering_count", "scheduled_count", "paged_count")
         if all(p in actual for p in parts) and "message_count" in actual:
             total = sum(actual[p] for p in parts)

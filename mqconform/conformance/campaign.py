@@ -3,10 +3,11 @@
 :func:`run_task` is what a Spark worker (or the driver itself, ``--engine python``) runs: it gets the
 release's server binary (:mod:`mqconform.releases`; cached on the worker's machine), builds the
 adapter on it (the adapter starts its own server: ``server_bin``), probes it for the server's
-version, runs the area's machine as `mqconform run` does (the same settings, seed, known deviations
-of that version) with its history written into a scratch run directory, and returns the
-:class:`~mqconform.conformance.runner.MachineResult` with the files it wrote, packed, so the driver
-can unpack them into the release's run directory wherever the task ran (no shared file system needed).
+version, runs the area's machine as `mqconform run` does (the same settings and seed; the driver
+takes the verdict, known deviations included) with its history written into a scratch run
+directory, and returns the :class:`~mqconform.conformance.runner.MachineResult` with the files it
+wrote, packed, so the driver can unpack them into the release's run directory wherever the task
+ran (no shared file system needed).
 Nothing here raises: a release that cannot be had or a server that does not answer is a *fault*,
 and the area's rules are unknown.
 """
@@ -45,8 +46,6 @@ class CampaignTask:
     overrides: dict[str, Any] = attrs.field(factory=dict)
     max_reruns: int = 0
     seed: int | None = None
-    strict: bool = False
-    deviation_files: tuple[str, ...] = ()
 
 
 @attrs.frozen
@@ -66,14 +65,12 @@ class TaskResult:
 def run_task(task: CampaignTask) -> TaskResult:
     """Run one (release, area) task; see the module docstring."""
     from mqconform.adapters.contract import AdapterError
-    from mqconform.adapters.deviations import DEFAULT_PATH, load_registry
     from mqconform.adapters.registry import load_adapter
     from mqconform.reference_model.profiles import profile as load_profile
     from mqconform.releases import ReleaseError, binary
 
     from . import settings as suite_settings
     from .registry import MACHINES
-    from .rules import all_rule_ids
     from .runner import database, fault_reason, run_machine
 
     started = time.perf_counter()
@@ -89,15 +86,11 @@ def run_task(task: CampaignTask) -> TaskResult:
             adapter.close()
             server_version = str(getattr(adapter, "server_version", "") or "")
             claimed = load_profile(task.profile or adapter.profile)
-            registry = load_registry([DEFAULT_PATH, *(Path(p) for p in task.deviation_files)])
-            known = frozenset() if task.strict else frozenset(
-                rule for rule in all_rule_ids()
-                if registry.find(rule, adapter.name, server_version, claimed.name, adapter.profile))
             (scratch / "history").mkdir()
             run = RunDirectory.attach(scratch, adapter.name, claimed.name, task.run_id, time.monotonic_ns())
             hyp = suite_settings.get(task.settings_name, database=database(scratch), **task.overrides)
             result = run_machine(MACHINES[task.area], lambda: adapter, claimed, hyp, run,
-                                 max_reruns=task.max_reruns, seed_value=task.seed, known_deviations=known,
+                                 max_reruns=task.max_reruns, seed_value=task.seed,
                                  cap_real_time="max_examples" not in task.overrides)
         except ReleaseError as exc:
             fault = f"area {task.area}: release {task.release.version}: {exc}"

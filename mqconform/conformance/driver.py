@@ -37,11 +37,18 @@ class Inconclusive(BaseException):
 class Violation(AssertionError):
     """The implementation did something the claimed profile forbids (a conformance failure)."""
 
-    def __init__(self, check: str, rules: tuple[str, ...], message: str) -> None:
+    def __init__(self, check: str, rules: tuple[str, ...], message: str, *, field: str = "",
+                 expected: Any = None, actual: Any = None) -> None:
         super().__init__(f"[{check}] {', '.join(rules)}: {message}")
         self.check = check
         self.rules = rules
         self.message = message
+        #: what was compared, when the check compares one value: the observed field (a counter, a
+        #: stream-state field; empty for an operation's result), the model's and the implementation's
+        #: value (the known-deviation registry matches on them)
+        self.field = field
+        self.expected = expected
+        self.actual = actual
 
 
 @attrs.define
@@ -303,21 +310,26 @@ class Driver:
             self.history.record("ok", f, value, process="observer", queue=queue)
 
     # ------------------------------------------------------------------ checks
-    def check(self, name: str, ok: bool, message: Callable[[], str]) -> None:
-        """Fail check `name` (with its rule ids) unless `ok`; disabled checks are skipped."""
+    def check(self, name: str, ok: bool, message: Callable[[], str], *, field: str = "",
+              expected: Any = None, actual: Any = None) -> None:
+        """Fail check `name` (with its rule ids) unless `ok`; disabled checks are skipped. `field`,
+        `expected` and `actual` describe the compared values when there are such (see Violation)."""
         if name in self.disabled:
             return
         self.checked.add(name)
         if not ok:
             self.violated = True
-            violation = Violation(name, self.rules.get(name, ()), message())
+            violation = Violation(name, self.rules.get(name, ()), message(), field=field,
+                                  expected=expected, actual=actual)
             if self.on_violation is not None:
                 self.on_violation(violation, self.steps)
             raise violation
 
-    def expect_equal(self, name: str, expected: Any, actual: Any, context: str = "") -> None:
+    def expect_equal(self, name: str, expected: Any, actual: Any, context: str = "", field: str = "") -> None:
+        """Check `name` holds when the implementation's value equals the model's (`field`: what they are)."""
         self.check(name, expected == actual,
-                   lambda: f"{context}expected {expected!r}, the implementation gave {actual!r}")
+                   lambda: f"{context}expected {expected!r}, the implementation gave {actual!r}",
+                   field=field, expected=expected, actual=actual)
 
     # ------------------------------------------------------------------ operations
     def both(self, op: str, args: Any, compare: str | None = None) -> Any:
@@ -388,7 +400,7 @@ class Driver:
                 value = actual.value
                 self.check(compare, expected.value == value,
                            lambda: f"{label}{op} {args!r}: expected {expected.value!r}, the implementation "
-                                   f"gave {value!r}")
+                                   f"gave {value!r}", expected=expected.value, actual=value)
             return expected.value, actual.value, True
         if kind == "info":
             raise Inconclusive(f"{op}: {actual.error}")

@@ -16,6 +16,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from typing import Any
+
+import attrs
 
 from mqconform.adapters.contract import Adapter
 from mqconform.reference_model.options import ModelOptions
@@ -40,10 +43,30 @@ def _kills_follow_a_flush(steps: Sequence[Step], claimed: ModelOptions) -> bool:
     return True
 
 
+@attrs.frozen
+class Minimized:
+    """A minimised counterexample and what its replay shows at its last step (all but `steps` None
+    when the replay did not fail)."""
+
+    steps: list[Step]
+    message: str | None = None
+    #: the observation that differs ("result", "queue q pending_count", ...), the model's and the
+    #: implementation's value
+    what: str | None = None
+    expected: Any = None
+    actual: Any = None
+
+    @property
+    def field(self) -> str:
+        """The compared field of `what` ("pending_count"; "" for an operation's result)."""
+        return "" if not self.what or self.what == "result" else self.what.rsplit(" ", 1)[-1]
+
+
 def _failure(steps: Sequence[Step], claimed: ModelOptions,
-             adapter_factory: Callable[[], Adapter]) -> tuple[int, str] | None:
-    """(the 1-based step where the implementation first differs from the claimed model, what differs)
-    for `steps` replayed as a scenario, or None when it holds (or is not a valid run)."""
+             adapter_factory: Callable[[], Adapter]) -> tuple[int, str, Any] | None:
+    """(the 1-based step where the implementation first differs from the claimed model, what differs,
+    the failed expectation) for `steps` replayed as a scenario, or None when it holds (or is not a
+    valid run)."""
     from mqconform.scenario import ModelRejected, annotate, from_data, run_scenario
 
     raw = [{step.op: step.args} for step in steps]
@@ -55,7 +78,7 @@ def _failure(steps: Sequence[Step], claimed: ModelOptions,
     outcome = run_scenario(scenario, adapter_factory(), namespace="mqc-minimize")
     if outcome.verdict != "fail" or outcome.step is None:
         return None
-    return outcome.step, outcome.message
+    return outcome.step, outcome.message, outcome.mismatch
 
 
 def minimize(steps: list[Step], claimed: ModelOptions, adapter_factory: Callable[[], Adapter],
@@ -64,11 +87,18 @@ def minimize(steps: list[Step], claimed: ModelOptions, adapter_factory: Callable
     keeps it failing (cut again after the step where it now fails), with what the implementation does
     differently at its last step; (`steps`, None) when the replay does not fail (see the module
     docstring)."""
+    found = shrink(steps, claimed, adapter_factory, budget_s)
+    return found.steps, found.message
+
+
+def shrink(steps: list[Step], claimed: ModelOptions, adapter_factory: Callable[[], Adapter],
+           budget_s: float = BUDGET_S) -> Minimized:
+    """:func:`minimize`, with the observation that differs at the last step (see Minimized)."""
     deadline = time.monotonic() + budget_s
     found = _failure(steps, claimed, adapter_factory)
     if found is None:
-        return steps, None
-    current, message = list(steps[:found[0]]), found[1]
+        return Minimized(steps)
+    current, last = list(steps[:found[0]]), found
     for width in (2, 1):
         start = len(current) - 1 - width
         while start >= 0 and time.monotonic() < deadline:
@@ -76,7 +106,9 @@ def minimize(steps: list[Step], claimed: ModelOptions, adapter_factory: Callable
             found = (_failure(candidate, claimed, adapter_factory)
                      if _kills_follow_a_flush(candidate, claimed) else None)
             if found is not None:
-                current, message = candidate[:found[0]], found[1]
+                current, last = candidate[:found[0]], found
                 start = min(start, len(current) - 1 - width)
             start -= 1
-    return current, message
+    mismatch = last[2]
+    return Minimized(current, last[1], getattr(mismatch, "what", None), getattr(mismatch, "expected", None),
+                     getattr(mismatch, "actual", None))

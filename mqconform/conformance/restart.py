@@ -70,14 +70,14 @@ class RestartSteps:
                 want, got = d.observe_both("counters", queue)
                 for name in observable:
                     d.expect_equal(f"{check}.counters", want[name], got.get(name),
-                                   f"after a {mode} restart, queue {queue} {name}: ")
+                                   f"after a {mode} restart, queue {queue} {name}: ", field=name)
         if machine.can("stream_state"):  # RESTART-5: the stream and consumer counters survive
             for queue in machine.QUEUES:
                 want, got = self._stream_states(queue)
                 d.observe("stream_state", queue, got)
                 for name, value in want.items():
                     d.expect_equal(f"{check}.stream_state", value, got.get(name),
-                                   f"after a {mode} restart, queue {queue} {name}: ")
+                                   f"after a {mode} restart, queue {queue} {name}: ", field=name)
         if machine.can("delivery_count"):
             for consumer in sorted(machine.open_consumers):
                 queue = machine.consumer_args[consumer]["queue"]

@@ -264,6 +264,12 @@ _PROFILE_RULES: dict[str, dict[str, tuple[str, ...]]] = {
                        "REDELIVERY-20", "REDELIVERY-22", "REDELIVERY-23", "REDELIVERY-31", "DELIVERY-16",
                        "REDELIVERY-35"),
         "delivery_count": ("REDELIVERY-12", "REDELIVERY-19", "REDELIVERY-22", "REDELIVERY-35"),
+        # DELIVERY-16: with a prefetch consumer attached, how many messages are ready and how many are
+        # out for delivery is what the prefetch bound leaves (RabbitMQ pushes up to it at once); the
+        # counts nack.result compares after a nack too
+        "counters.pending_count": ("DELIVERY-16",),
+        "counters.delivering_count": ("DELIVERY-16",),
+        "nack.result": ("DELIVERY-16",),
         # beanstalkd: the stored count after a bury (REDELIVERY-36; nack.reject below), a release with
         # a delay (REDELIVERY-37) and the delayed count
         "counters.message_count": ("REDELIVERY-36",),

@@ -4,9 +4,9 @@ A machine runs until Hypothesis has explored its budget. When a check fails, the
 counterexample is minimised step by step (mqconform.conformance.minimize) and kept, that check is
 disabled and the machine runs again, so the other checks
 keep exploring (up to MAX_RERUNS). An `info` answer stops the machine: its rules are *unknown*.
-A finding whose rules are all registered known deviations (`known_deviations`) ends the area's
-exploration: once the implementation has taken the known wrong turn, everything the example does
-afterwards differs from the model as a consequence, so further findings would only restate it.
+The runner knows nothing of registered known deviations: exploration goes on after every finding,
+and the verdict (mqconform.conformance.verdict) decides afterwards which findings a registered
+deviation explains.
 """
 
 from __future__ import annotations
@@ -31,10 +31,11 @@ from mqconform.text import first_line
 
 from .base import ConformanceMachine, RunContext
 from .driver import Inconclusive, Step, Violation
-from .minimize import minimize
+from .minimize import shrink
 
 MAX_RERUNS = 8
-SEVERITY = {"fail": 3, "unknown": 2, "pass": 1, "not_applicable": 0}
+#: a rule's outcome over several checks and machines is the worst of theirs
+SEVERITY = {"fail": 4, "deviation": 3, "unknown": 2, "pass": 1, "not_applicable": 0}
 
 
 @attrs.define
@@ -49,6 +50,13 @@ class Finding:
     seconds: float
     scenario_path: str | None = None
     program_path: str | None = None
+    #: what the failing check compared, when it compared one value (see driver.Violation)
+    field: str = ""
+    expected: Any = None
+    actual: Any = None
+    #: (field, model's value, implementation's value) that the minimised counterexample's replay shows
+    #: at its last step (it may end at another observation than the violation's); None without one
+    shown: tuple[str, Any, Any] | None = None
 
 
 @attrs.frozen
@@ -110,18 +118,22 @@ class MachineResult:
     seconds: float = 0.0
     #: the machine did not run: the capabilities it needs that the run lacks (see `not_run`)
     needs: NotRun | None = None
-    #: exploration ended at a finding that is a registered known deviation
-    stopped_at_deviation: bool = False
+    #: the adapter's name and the implementation's version as it reported them (set by run_area_job)
+    adapter_name: str = ""
+    server_version: str = ""
 
-    def rule_outcomes(self, table: dict[str, tuple[str, ...]]) -> dict[str, str]:
-        """Per rule: fail if a check naming it failed, else pass/unknown if one ran, else n/a."""
-        failed = {rule for finding in self.findings for rule in finding.rules}
+    def rule_outcomes(self, table: dict[str, tuple[str, ...]], failed: set[str] | None = None,
+                      deviating: frozenset[str] | set[str] = frozenset()) -> dict[str, str]:
+        """Per rule: fail if it is `failed` (default: named by a finding), else deviation if it is
+        `deviating`, else pass/unknown if a check naming it ran, else n/a."""
+        if failed is None:
+            failed = {rule for finding in self.findings for rule in finding.rules}
         outcomes: dict[str, str] = {}
         for check, rules in table.items():
             ran = check in self.checked
             check_state = ("unknown" if self.unknown else "pass") if ran else "not_applicable"
             for rule in rules:
-                state = "fail" if rule in failed else check_state
+                state = "fail" if rule in failed else "deviation" if rule in deviating else check_state
                 previous = outcomes.get(rule)
                 if previous is None or SEVERITY[state] > SEVERITY[previous]:
                     outcomes[rule] = state
@@ -171,7 +183,7 @@ def machine_class(base: type[ConformanceMachine], context: RunContext) -> type[C
 def run_machine(base: type[ConformanceMachine], adapter_factory: Callable[[], Adapter],
                 claimed: ModelOptions, hyp_settings: settings, run: RunDirectory | None = None,
                 max_reruns: int = MAX_RERUNS, seed_value: int | None = None,
-                known_deviations: frozenset[str] = frozenset(), cap_real_time: bool = True) -> MachineResult:
+                cap_real_time: bool = True) -> MachineResult:
     """Explore one machine against the adapter; see the module docstring. With `seed_value`,
     Hypothesis draws its examples from that seed (`hypothesis.seed`): the same seed, settings and
     adapter explore the same examples; it overrides `derandomize`. With `cap_real_time` (a run
@@ -220,15 +232,15 @@ def run_machine(base: type[ConformanceMachine], adapter_factory: Callable[[], Ad
                 context.current = None
             if found is None:
                 break
-            violation, steps = found
+            failed, steps = found
             seconds = time.perf_counter() - t0
-            steps, replayed = minimize(steps, claimed, adapter_factory)
-            result.findings.append(Finding(base.area, violation.check, violation.rules,
-                                           replayed or violation.message, steps, seconds))
-            disabled.add(violation.check)
-            if violation.rules and all(r in known_deviations for r in violation.rules):
-                result.stopped_at_deviation = True
-                break  # consequences of a known deviation are not new findings (module docstring)
+            shrunk = shrink(steps, claimed, adapter_factory)
+            shown = (shrunk.field, shrunk.expected, shrunk.actual) if shrunk.what is not None else None
+            result.findings.append(Finding(base.area, failed.check, failed.rules,
+                                           shrunk.message or failed.message, shrunk.steps, seconds,
+                                           field=failed.field, expected=failed.expected,
+                                           actual=failed.actual, shown=shown))
+            disabled.add(failed.check)
     finally:
         if history is not None:
             result.steps = history.index
@@ -294,11 +306,13 @@ def database(run_path: Path) -> DirectoryBasedExampleDatabase:
     return DirectoryBasedExampleDatabase(str(run_path / ".hypothesis"))
 
 
-def merge_outcomes(results: Iterable[MachineResult], profile: str | None = None) -> dict[str, str]:
+def merge_outcomes(results: Iterable[MachineResult], profile: str | None = None,
+                   excused: Callable[[Finding], bool] | None = None) -> dict[str, str]:
     """Per rule, the worst outcome over the machines. With `profile`, a rule that does not apply to
     that profile (spec/ says so) cannot *pass*: a check evidences a rule only for the profiles the rule
     speaks about. A failure is never hidden: a finding fails the rules of its check that apply to the
-    profile, and all of its rules when none applies."""
+    profile, and all of its rules when none applies. A finding `excused` says a registered deviation
+    explains gives those rules ``deviation`` instead (a rule another finding fails stays ``fail``)."""
     from mqconform.spec import load_catalogue
 
     from .rules import rules_for
@@ -310,10 +324,12 @@ def merge_outcomes(results: Iterable[MachineResult], profile: str | None = None)
     merged: dict[str, str] = {}
     for res in results:
         failing: set[str] = set()
+        deviating: set[str] = set()
         for finding in res.findings:
-            failing.update([r for r in finding.rules if applies is None or r in applies] or finding.rules)
-        for rule, state in res.rule_outcomes(rules_for(res.machine)).items():
-            if applies is not None and rule not in applies and (state != "fail" or rule not in failing):
+            named = [r for r in finding.rules if applies is None or r in applies] or finding.rules
+            (deviating if excused is not None and excused(finding) else failing).update(named)
+        for rule, state in res.rule_outcomes(rules_for(res.machine), failing, deviating).items():
+            if applies is not None and rule not in applies and state not in ("fail", "deviation"):
                 state = "not_applicable"
             if rule not in merged or SEVERITY[state] > SEVERITY[merged[rule]]:
                 merged[rule] = state
@@ -345,8 +361,6 @@ class AreaJob:
     start_ns: int = 0
     max_reruns: int = MAX_RERUNS
     seed: int | None = None
-    #: rule ids registered as known deviations of this adapter and version (see run_machine)
-    known_deviations: frozenset[str] = frozenset()
 
 
 def run_area_job(job: AreaJob) -> tuple[MachineResult, str | None]:
@@ -370,10 +384,12 @@ def run_area_job(job: AreaJob) -> tuple[MachineResult, str | None]:
                                       job.start_ns)
             overrides["database"] = database(Path(job.run_path))
         hyp = suite_settings.get(job.settings_name, **overrides)
-        return run_machine(MACHINES[job.area], lambda: adapter, claimed, hyp, run,
-                           max_reruns=job.max_reruns, seed_value=job.seed,
-                           known_deviations=job.known_deviations,
-                           cap_real_time="max_examples" not in job.overrides), None
+        result = run_machine(MACHINES[job.area], lambda: adapter, claimed, hyp, run,
+                             max_reruns=job.max_reruns, seed_value=job.seed,
+                             cap_real_time="max_examples" not in job.overrides)
+        result.adapter_name = str(getattr(adapter, "name", "") or job.adapter)
+        result.server_version = str(getattr(adapter, "server_version", "") or "")
+        return result, None
     except (Exception, BaseExceptionGroup) as exc:  # a fault: never a traceback, never a pass
         reason = f"area {job.area}: {fault_reason(exc)}"
         return MachineResult(job.area, unknown=reason), reason

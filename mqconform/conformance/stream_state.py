@@ -43,4 +43,5 @@ def compare_stream_state(d: Driver, caps: frozenset[str], queue: str) -> None:
         d.observe(op, queue, got)
         for check, fields in checks.items():
             for field in fields:
-                d.expect_equal(check, want[field], got.get(field), f"queue {queue} {op} {field}: ")
+                d.expect_equal(check, want[field], got.get(field), f"queue {queue} {op} {field}: ",
+                               field=field)

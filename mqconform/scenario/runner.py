@@ -40,6 +40,8 @@ class Outcome:
     step: int | None = None
     op: str | None = None
     message: str = ""
+    #: the expectation that failed (expect.Check), for a ``fail`` at a mismatch
+    mismatch: Any = None
 
     @property
     def exit_code(self) -> int:
@@ -215,6 +217,7 @@ class _Run:
             if self.model is not None:
                 for row in _side_by_side(self.model, self.adapter, self.queues):
                     self.print(row)
+            self.outcome.mismatch = check
             return self.stop("fail", step, check.describe())
         if check.state == "unknown":
             return self.stop("unknown", step, check.describe())

@@ -1,32 +1,44 @@
-"""The known-deviation registry: the shipped file, the loader's file:line errors, version ranges, and
-`mqconform run` turning a registered failing rule into `deviation` (and back to `fail` with --strict)."""
+"""The known-deviation registry: the shipped file, the loader's file:line errors, version ranges and how
+they were measured, and what an entry matches: one finding of one check with the counterexample shape
+of its bug (each shipped entry matches its regression scenario, and nothing of another shape)."""
 
 from __future__ import annotations
 
-import json
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from mqconform.adapters.deviations import (
     DEFAULT_PATH,
+    OBSERVED,
     DeviationError,
     VersionRange,
     load_registry,
+    model_trace,
     parse_version,
 )
-from mqconform.cli import main
-from mqconform.conformance.rules import rules_for
+from mqconform.conformance.driver import Step
+from mqconform.conformance.runner import Finding
+from mqconform.scenario.loader import load
 from mqconform.spec import load_catalogue
+
+ROOT = Path(__file__).resolve().parents[2]
 
 ENTRY = """\
 deviations:
-  - rule: RING-3
+  - rules: [DELIVERY-16]
     adapter: rabbitmq
+    profiles: [rabbitmq-quorum]
     versions: ">=3.10, <3.11"
-    reason: drop-head keeps the redelivered head
-    source: https://www.rabbitmq.com/maxlength.html
+    measured: {fails: [3.10.8], unmeasured: only 3.10.8 replayed}
+    check: counters.pending_count
+    shape: nack-at-delivery-limit
+    observed: lower
+    field: pending_count
+    reason: duplicate credit after a nack at the delivery limit
+    source: https://github.com/rabbitmq/rabbitmq-server/pull/5609
 """
 
 
@@ -36,31 +48,141 @@ def write(tmp_path: Path, text: str, name: str = "dev.yaml") -> Path:
     return path
 
 
-def test_the_shipped_registry_loads_and_names_only_catalogue_rules() -> None:
-    registry = load_registry()
-    ids = {rule.id for rule in load_catalogue()}
-    assert all(d.rule in ids and d.source.startswith("http") for d in registry.deviations)
-    assert load_registry([DEFAULT_PATH]) == registry
+def _steps(scenario: str, upto: int) -> list[Step]:
+    """The first `upto` steps of a regression scenario, as a finding's steps."""
+    loaded = load(ROOT / scenario)
+    return [Step(s.op, s.args) for s in loaded.steps if s.op is not None][:upto]
 
 
-def test_an_entry_is_a_few_lines_and_matches_adapter_version_and_claimed_profile(tmp_path: Path) -> None:
+def _finding(check: str, steps: list[Step], rules: tuple[str, ...], field: str = "", expected: Any = None,
+             actual: Any = None, area: str = "redelivery") -> Finding:
+    return Finding(area, check, rules, "differs", steps, 0.0, field=field, expected=expected, actual=actual)
+
+
+#: the shipped scenarios -> the step at which the broker differs (the scenario's header says so)
+FAILING_STEP = {
+    "tests/adapters/scenarios/rabbitmq-5609-ready-count-after-nack-multiple.yaml": 8,
+    "tests/adapters/scenarios/rabbitmq-5609-ready-count-after-nack.yaml": 6,
+    "tests/adapters/scenarios/rabbitmq-5609-other-consumer-gets-a-later-message.yaml": 14,
+    "tests/adapters/scenarios/rabbitmq-5609-duplicate-credit.yaml": 13,
+    "tests/adapters/scenarios/rabbitmq-quorum-closes-then-nack-at-limit.yaml": 17,
+    "tests/adapters/scenarios/nats-2.10-max-age-late.yaml": 4,
+    "tests/adapters/scenarios/nats-2.11-max-age-late-after-ttl.yaml": 5,
+    "tests/adapters/scenarios/nats-restart-keeps-redelivered-at-max-deliver.yaml": 11,
+}
+
+#: the shipped scenarios -> the steps before the one that gives the bug its shape (the nack at the
+#: delivery limit, the advance that expires by max_age, the restart)
+BEFORE_SHAPE = {
+    "tests/adapters/scenarios/rabbitmq-5609-ready-count-after-nack-multiple.yaml": 7,
+    "tests/adapters/scenarios/rabbitmq-5609-ready-count-after-nack.yaml": 5,
+    "tests/adapters/scenarios/rabbitmq-5609-other-consumer-gets-a-later-message.yaml": 9,
+    "tests/adapters/scenarios/rabbitmq-5609-duplicate-credit.yaml": 8,
+    "tests/adapters/scenarios/rabbitmq-quorum-closes-then-nack-at-limit.yaml": 16,
+    "tests/adapters/scenarios/nats-2.10-max-age-late.yaml": 3,
+    "tests/adapters/scenarios/nats-2.11-max-age-late-after-ttl.yaml": 4,
+    "tests/adapters/scenarios/nats-restart-keeps-redelivered-at-max-deliver.yaml": 10,
+}
+
+#: the shipped registry, loaded once for the tests that only read it
+SHIPPED = load_registry()
+
+#: (a model value, an implementation value) for which each observed relation holds
+SAMPLE = {"higher": (1, 2), "lower": (2, 1), "extra-delivery": (None, "m3"),
+          "later-delivery": (["m4", "m5"], ["m5", "m6"]), None: (1, 0)}
+
+
+def test_the_shipped_registry_loads_and_no_entry_names_a_rule_outside_its_profile() -> None:
+    registry = SHIPPED
+    catalogue = load_catalogue()
+    assert len(registry) >= 10 and load_registry([DEFAULT_PATH]) == registry
+    for entry in registry.deviations:
+        assert entry.profiles, f"{entry.location}: the shipped entries name their profiles"
+        for rule in entry.rules:
+            assert all(catalogue[rule].applies_to(p) for p in entry.profiles), (entry.location, rule)
+        assert entry.source.startswith("http") and entry.scenario, entry.location
+        assert entry.measured.fails and (entry.measured.unmeasured or
+                                         not entry.versions.unmeasured_ends(entry.measured.fails,
+                                                                            entry.measured.holds))
+
+
+@pytest.mark.parametrize("index", range(len(SHIPPED.deviations)))
+def test_each_shipped_entry_matches_its_regression_scenario_and_nothing_outside_its_range(index: int) -> None:
+    """The scenario up to the step where the broker differs is the bug's shape: the entry explains a
+    finding of its check there, on a release it measured failing, and not on one it measured holding
+    nor under another profile."""
+    registry = SHIPPED
+    entry = registry.deviations[index]
+    assert entry.scenario is not None and (ROOT / entry.scenario).exists()
+    steps = _steps(entry.scenario, FAILING_STEP[entry.scenario])
+    expected, actual = SAMPLE[entry.observed]
+    finding = _finding(entry.check, steps, entry.rules, entry.field or "", expected, actual,
+                       entry.area or "redelivery")
+    (profile,) = entry.profiles or ()
+    assert registry.find(finding, entry.adapter, entry.measured.fails[0], profile, profile) is not None
+    for version in entry.measured.holds:
+        found = registry.find(finding, entry.adapter, version, profile, profile)
+        assert found is None or found.source != entry.source
+    assert registry.find(finding, entry.adapter, entry.measured.fails[0], "artemis", profile) is None
+    # the same check and values cut before the step that makes the shape: not the bug any more
+    shorter = _finding(entry.check, steps[:BEFORE_SHAPE[entry.scenario]], entry.rules, entry.field or "",
+                       expected, actual, entry.area or "redelivery")
+    assert entry.explains(shorter, profile, lambda: model_trace(shorter.steps, profile)) is False
+    if entry.observed is not None:  # the opposite relation is not the bug
+        other = _finding(entry.check, steps, entry.rules, entry.field or "", actual, expected,
+                         entry.area or "redelivery")
+        assert not entry.explains(other, profile, lambda: model_trace(steps, profile))
+
+
+def test_an_unrelated_bug_of_the_same_check_is_not_explained() -> None:
+    """After a nack that requeues (nothing reaches the delivery limit), one ready message shown as
+    delivering: the same check, field and relation as rabbitmq-server#5609's counters, on 3.10.8, and
+    still a failure."""
+    registry = SHIPPED
+    steps = [Step("queue", {"name": "q"}),
+             Step("consumer", {"name": "c-q", "queue": "q", "window_bytes": -1, "max_unacked": 1}),
+             Step("send", {"to": "q", "id": "m1"}), Step("send", {"to": "q", "id": "m2"}),
+             Step("receive", "c-q"), Step("nack", {"consumer": "c-q", "id": "m1"})]
+    for check, field, values in (("counters.pending_count", "pending_count", (2, 1)),
+                                 ("counters.delivering_count", "delivering_count", (0, 1)),
+                                 ("receive.id", "", (None, "m2"))):
+        finding = _finding(check, steps, ("DELIVERY-16",), field, *values)
+        assert registry.find(finding, "rabbitmq", "3.10.8", "rabbitmq-quorum", "rabbitmq-quorum") is None
+
+
+def test_an_expiry_by_a_messages_own_ttl_is_not_the_max_age_shape() -> None:
+    """In the 2.11 scenario the first advance expires m1 by its own TTL (ttl_ms 1000): not a max_age
+    expiry; the second expires m2 by the queue's TTL after that: the 2.11 shape, and not 2.10's only
+    by the release range."""
+    from mqconform.adapters.deviations import SHAPES
+
+    steps = _steps("tests/adapters/scenarios/nats-2.11-max-age-late-after-ttl.yaml", 5)
+    first, both = model_trace(steps[:4], "jetstream"), model_trace(steps, "jetstream")
+    assert first is not None and both is not None
+    assert not SHAPES["max-age-expiry-due"](first) and not SHAPES["max-age-expiry-after-ttl-expiry"](first)
+    assert SHAPES["max-age-expiry-due"](both) and SHAPES["max-age-expiry-after-ttl-expiry"](both)
+    plain = model_trace(_steps("tests/adapters/scenarios/nats-2.10-max-age-late.yaml", 4), "jetstream")
+    assert plain is not None and not SHAPES["max-age-expiry-after-ttl-expiry"](plain)
+
+
+def test_an_entry_matches_adapter_version_profile_check_field_relation_and_shape(tmp_path: Path) -> None:
     registry = load_registry([write(tmp_path, ENTRY)])
     (entry,) = registry.deviations
     assert entry.location == "dev.yaml:2"
-    assert registry.find("RING-3", "rabbitmq", "3.10.8", "rabbitmq-classic", "rabbitmq-classic") is entry
-    # another broker version, adapter, rule, or a profile the adapter does not claim: no match
-    assert registry.find("RING-3", "rabbitmq", "3.11.0", "rabbitmq-classic", "rabbitmq-classic") is None
-    assert registry.find("RING-3", "redis", "3.10.8", "rabbitmq-classic", "rabbitmq-classic") is None
-    assert registry.find("RING-4", "rabbitmq", "3.10.8", "rabbitmq-classic", "rabbitmq-classic") is None
-    assert registry.find("RING-3", "rabbitmq", "3.10.8", "artemis", "rabbitmq-classic") is None
-    assert "drop-head" in entry.describe() and "https://www.rabbitmq.com" in entry.describe()
-
-
-def test_explicit_profiles_widen_the_match(tmp_path: Path) -> None:
-    text = ENTRY.replace("    reason:", "    profiles: [artemis, rabbitmq-quorum]\n    reason:")
-    registry = load_registry([write(tmp_path, text)])
-    assert registry.find("RING-3", "rabbitmq", "3.10.8", "artemis", "rabbitmq-classic") is not None
-    assert registry.find("RING-3", "rabbitmq", "3.10.8", "rabbitmq-classic", "rabbitmq-classic") is None
+    steps = _steps("tests/adapters/scenarios/rabbitmq-quorum-closes-then-nack-at-limit.yaml", 17)
+    finding = _finding("counters.pending_count", steps, ("DELIVERY-16",), "pending_count", 1, 0)
+    args = ("rabbitmq", "3.10.8", "rabbitmq-quorum", "rabbitmq-quorum")
+    assert registry.find(finding, *args) is entry
+    assert registry.find(finding, "rabbitmq", "3.11.0", "rabbitmq-quorum", "rabbitmq-quorum") is None
+    assert registry.find(finding, "redis", "3.10.8", "rabbitmq-quorum", "rabbitmq-quorum") is None
+    assert registry.find(finding, "rabbitmq", "3.10.8", "rabbitmq-classic", "rabbitmq-quorum") is None
+    for other in (_finding("counters.message_count", steps, ("DELIVERY-16",), "pending_count", 1, 0),
+                  _finding("counters.pending_count", steps, ("DELIVERY-16",), "message_count", 1, 0),
+                  _finding("counters.pending_count", steps, ("DELIVERY-16",), "pending_count", 1, 2),
+                  _finding("counters.pending_count", steps[:16], ("DELIVERY-16",), "pending_count", 1, 0),
+                  _finding("counters.pending_count", steps, ("REDELIVERY-8",), "pending_count", 1, 0)):
+        assert registry.find(other, *args) is None, other
+    assert "duplicate credit" in entry.describe() and "5609" in entry.describe()
 
 
 @pytest.mark.parametrize(("text", "version", "inside"), [
@@ -73,24 +195,67 @@ def test_version_ranges(text: str, version: str, inside: bool) -> None:
     assert VersionRange.parse(text).contains(version) is inside
 
 
+@pytest.mark.parametrize(("text", "fails", "holds", "ends"), [
+    (">=2.10.25, <2.11", ["2.10.25"], ["2.11.0"], []),
+    (">=2.11.0, <2.11.10", ["2.11.3"], ["2.11.10"], ["lower end 2.11.0"]),
+    (">=3.10, <3.11", ["3.10.0"], ["3.11.0"], []),
+    (">=3.10, <3.11", ["3.10.8"], ["3.11.2"], ["lower end 3.10", "upper end 3.11"]),
+    (">=3.8, <3.11", ["3.10.8"], [], ["lower end 3.8", "upper end 3.11"]),
+    ("*", ["1.0"], [], ["lower end (open)", "upper end (open)"]),
+    ("<=3.10.8", ["3.10.8"], [], ["lower end (open)"]),
+])
+def test_which_ends_of_a_range_were_measured(text: str, fails: list[str], holds: list[str],
+                                             ends: list[str]) -> None:
+    assert VersionRange.parse(text).unmeasured_ends(fails, holds) == ends
+
+
 def test_parse_version() -> None:
     assert parse_version("v2.9.10") == (2, 9, 10)
     assert parse_version("7.0.15-rc1") == (7, 0, 15)
     assert parse_version("unknown") is None
 
 
+def test_observed_relations() -> None:
+    assert OBSERVED["lower"](2, 1) and not OBSERVED["lower"](1, 2) and not OBSERVED["lower"](None, 1)
+    assert OBSERVED["higher"](1, 2) and not OBSERVED["higher"](True, 2)
+    assert OBSERVED["extra-delivery"](None, "m1") and not OBSERVED["extra-delivery"]("m1", "m2")
+    assert OBSERVED["later-delivery"](["m4", "m5"], ["m5", "m6"]) and OBSERVED["later-delivery"]("m9", "m10")
+    assert not OBSERVED["later-delivery"]("m5", "m4") and not OBSERVED["later-delivery"](None, "m4")
+
+
 @pytest.mark.parametrize(("text", "error"), [
-    (ENTRY.replace("    reason:", "    severity: high\n    reason:"), r"dev\.yaml:5: unknown key 'severity'"),
-    (ENTRY.replace("RING-3", "RING-999"), r"dev\.yaml:2: unknown rule id 'RING-999'"),
-    (ENTRY.replace('">=3.10, <3.11"', '"about 3.10"'), r"dev\.yaml:4: bad version clause 'about 3.10'"),
-    (ENTRY.replace('">=3.10, <3.11"', '">=3.10, =<3.11"'), r"dev\.yaml:4: bad version clause '=<3.11'"),
-    (ENTRY.replace("https://www.rabbitmq.com/maxlength.html", "the docs"),
-     r"dev\.yaml:6: source must be an http\(s\) link"),
-    (ENTRY.replace("    reason:", "    profiles: [rabbit]\n    reason:"),
-     r"dev\.yaml:5: unknown profile 'rabbit'"),
+    (ENTRY.replace("    reason:", "    severity: high\n    reason:"),
+     r"dev\.yaml:11: unknown key 'severity'"),
+    (ENTRY.replace("rules: [DELIVERY-16]", "rule: DELIVERY-16"), r"dev\.yaml:2: unknown key 'rule'"),
+    (ENTRY.replace("DELIVERY-16", "RING-999"), r"dev\.yaml:2: unknown rule id 'RING-999'"),
+    # REDELIVERY-8 applies to artemis and hornetq only: no rabbitmq-quorum run can fail it
+    (ENTRY.replace("[DELIVERY-16]", "[REDELIVERY-8]"),
+     r"dev\.yaml:2: rule REDELIVERY-8 does not apply to rabbitmq-quorum \(spec/: artemis, hornetq\)"),
+    (ENTRY.replace("[DELIVERY-16]", "[REDELIVERY-13]"), r"dev\.yaml:2: check counters.pending_count does "
+                                                        r"not report REDELIVERY-13"),
+    (ENTRY.replace('">=3.10, <3.11"', '"about 3.10"'), r"dev\.yaml:5: bad version clause 'about 3.10'"),
+    (ENTRY.replace(", unmeasured: only 3.10.8 replayed", ""),
+     r"dev\.yaml:6: versions >=3.10, <3.11: lower end 3.10 and upper end 3.11 not measured"),
+    (ENTRY.replace("fails: [3.10.8]", "fails: [3.11.2]"), r"dev\.yaml:6: measured.fails: 3.11.2 is not in"),
+    (ENTRY.replace("fails: [3.10.8]", "fails: [3.10.8], holds: [3.10.9]"),
+     r"dev\.yaml:6: measured.holds: 3.10.9 is in the range"),
+    (ENTRY.replace("counters.pending_count", "counters.pendingcount"),
+     r"dev\.yaml:7: unknown check 'counters.pendingcount'"),
+    (ENTRY.replace("    shape:", "    area: paging\n    shape:"),
+     r"dev\.yaml:2: check counters.pending_count does not report DELIVERY-16 in area paging"),
+    (ENTRY.replace("    shape:", "    area: storage\n    shape:"),
+     r"dev\.yaml:8: check counters.pending_count is not made in area 'storage'"),
+    (ENTRY.replace("nack-at-delivery-limit", "after-a-nack"), r"dev\.yaml:8: unknown shape 'after-a-nack'"),
+    (ENTRY.replace("observed: lower", "observed: less"), r"dev\.yaml:9: unknown observed relation 'less'"),
+    (ENTRY.replace("https://github.com/rabbitmq/rabbitmq-server/pull/5609", "the docs"),
+     r"dev\.yaml:12: source must be an http\(s\) link"),
+    (ENTRY.replace("[rabbitmq-quorum]", "[rabbit]"), r"dev\.yaml:4: unknown profile 'rabbit'"),
+    (ENTRY.replace("    profiles: [rabbitmq-quorum]\n", ""),
+     r"dev\.yaml:2: adapter 'rabbitmq' does not claim one profile by its class"),
     (ENTRY.replace("    adapter: rabbitmq\n", ""), r"dev\.yaml:2: missing key 'adapter'"),
-    (ENTRY + ENTRY.split("\n", 1)[1], r"dev\.yaml:7: duplicate deviation RING-3 for rabbitmq"),
-    ("deviations:\n  - rule: [RING-3\n", r"dev\.yaml:\d+: malformed YAML"),
+    (ENTRY.replace("    shape: nack-at-delivery-limit\n", ""), r"dev\.yaml:2: missing key 'shape'"),
+    (ENTRY + ENTRY.split("\n", 1)[1], r"dev\.yaml:13: duplicate deviation counters.pending_count"),
+    ("deviations:\n  - rules: [RING-3\n", r"dev\.yaml:\d+: malformed YAML"),
     ("rules: []\n", r"dev\.yaml:1: unknown key 'rules'"),
     ("deviations: {}\n", r"dev\.yaml:1: deviations must be a list"),
 ])
@@ -99,64 +264,25 @@ def test_errors_name_file_and_line(tmp_path: Path, text: str, error: str) -> Non
         load_registry([write(tmp_path, text)])
 
 
+def test_a_class_claimed_profile_is_the_default(tmp_path: Path) -> None:
+    """nats claims jetstream by its class: an entry without profiles is about jetstream, and a rule
+    outside jetstream is an error there."""
+    text = textwrap.dedent("""\
+        deviations:
+          - rules: [RESTART-3, RESTART-5]
+            adapter: nats
+            versions: ">=2.10.25, <2.14.1"
+            measured: {fails: [2.10.25], holds: [2.14.1]}
+            check: restart.stream_state
+            shape: restart-past-max-deliver
+            reason: the redelivered count is dropped
+            source: https://github.com/nats-io/nats-server/commit/78fd547a1
+        """)
+    (entry,) = load_registry([write(tmp_path, text)]).deviations
+    assert entry.profiles is None and entry.applies("nats", "2.12.4", "jetstream", "jetstream")
+    with pytest.raises(DeviationError, match=r"^dev\.yaml:2: rule DELIVERY-16 does not apply to jetstream"):
+        load_registry([write(tmp_path, text.replace("[RESTART-3, RESTART-5]", "[DELIVERY-16, RESTART-5]"))])
+
+
 def test_empty_registries_register_nothing(tmp_path: Path) -> None:
     assert len(load_registry([write(tmp_path, "deviations: []\n"), write(tmp_path, "", "e.yaml")])) == 0
-
-
-# ---------------------------------------------------------------------------------- mqconform run
-def _run(out: Path, *extra: str) -> int:
-    """The reference adapter (claims artemis) checked against rabbitmq-classic: delivery fails."""
-    return main(["run", "--adapter", "reference", "--profile", "rabbitmq-classic", "--areas", "delivery",
-                 "--settings", "ci", "--max-examples", "10", "--max-findings", "3", "--no-report", "--out",
-                 str(out), *extra])
-
-
-def _outcomes(out: Path) -> dict[str, dict[str, object]]:
-    return {o["rule"]: o for o in map(json.loads, (out / "outcomes.jsonl").read_text().splitlines())}
-
-
-def _registry_for_delivery(tmp_path: Path) -> Path:
-    rules = sorted({rule for ids in rules_for("delivery").values() for rule in ids})
-    lines = ["deviations:"]
-    for rule in rules:
-        lines += [f"  - rule: {rule}", "    adapter: reference", "    versions: '*'",
-                  "    profiles: [rabbitmq-classic]",
-                  "    reason: the reference adapter follows artemis, not rabbitmq-classic",
-                  "    source: https://www.rabbitmq.com/queues.html"]
-    return write(tmp_path, "\n".join(lines) + "\n", "reference.yaml")
-
-
-def test_registered_failures_become_deviations_and_strict_turns_them_back(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    registry = _registry_for_delivery(tmp_path)
-    # --strict: every registered deviation is a failure again
-    assert _run(tmp_path / "strict", "--deviations", str(registry), "--strict") == 1
-    failed = {r for r, o in _outcomes(tmp_path / "strict").items() if o["outcome"] == "fail"}
-    assert failed
-    assert json.loads((tmp_path / "strict" / "run.json").read_text())["strict"] is True
-    strict_out = capsys.readouterr().out
-
-    assert _run(tmp_path / "known", "--deviations", str(registry)) == 0  # the same run (ci: derandomized)
-    printed = capsys.readouterr().out
-    outcomes = _outcomes(tmp_path / "known")
-    deviations = {r for r, o in outcomes.items() if o["outcome"] == "deviation"}
-    # the same first finding; a known deviation ends the area's exploration (what the example does
-    # after it are consequences), so the later strict findings are not explored again
-    first_line = next(line for line in strict_out.splitlines() if line.lstrip().startswith("FAIL "))
-    first = {r for r in failed if r in first_line.split("[", 1)[1].split("]", 1)[0].split(", ")}
-    assert first and first <= deviations <= failed
-    assert all(o["outcome"] != "fail" for o in outcomes.values())
-    some = outcomes[sorted(deviations)[0]]
-    assert "follows artemis" in str(some["message"]) and some["counterexample"]
-    assert "DEVIATION" in printed and "known deviation(s)" in printed
-    assert "exploration of the area ended at the known deviation" in printed
-    meta = json.loads((tmp_path / "known" / "run.json").read_text())
-    assert meta["exit_code"] == 0 and meta["outcomes"]["deviation"] == len(deviations)
-    assert meta["outcomes"]["fail"] == 0 and set(meta["deviations"]) == deviations
-
-
-def test_a_bad_registry_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    bad = write(tmp_path, ENTRY.replace("RING-3", "RING-999"))
-    assert _run(tmp_path / "out", "--deviations", str(bad)) == 2
-    err = capsys.readouterr().err.strip()
-    assert err.startswith("mqconform: deviation registry: dev.yaml:2: unknown rule id") and "\n" not in err

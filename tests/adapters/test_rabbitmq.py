@@ -324,8 +324,10 @@ def test_quorum_duplicate_credit_bug_is_found_exactly_where_it_exists(namespace:
     outcome = run_scenario(scenario, adapter, namespace=namespace)
     version = parse_version(adapter.server_version)
     assert version is not None
-    registered = [d for d in load_registry().deviations if d.rule == "DELIVERY-16"]
-    assert registered and registered[0].source.endswith("/5609")
+    registered = [d for d in load_registry().deviations
+                  if d.check == "receive.id" and d.adapter == "rabbitmq"]
+    assert registered and registered[0].source.endswith("/5609") and "DELIVERY-16" in registered[0].rules
+    assert registered[0].scenario == "tests/adapters/scenarios/rabbitmq-5609-duplicate-credit.yaml"
     if version < (3, 11):
         assert (outcome.verdict, outcome.step, outcome.op) == ("fail", 13, "receive")
         assert "actual m3" in outcome.message
@@ -424,7 +426,7 @@ def test_quorum_delivery_count_of_a_message_not_held_is_not_observable(namespace
 def test_quorum_closes_then_nack_at_the_limit_is_5609_before_3_11(namespace: str) -> None:
     """Issue 13's quorum counterexample: four closes and a nack at the delivery limit dead-letter m1 on
     both sides; before 3.11 the broker's duplicate credit (rabbitmq-server#5609) leaves one message
-    fewer ready right after the nack, which the registry lists for the rules the counters evidence."""
+    fewer ready right after the nack, which the registry lists for the counters that show it."""
     from pathlib import Path
 
     from mqconform.adapters.deviations import load_registry, parse_version
@@ -437,8 +439,8 @@ def test_quorum_closes_then_nack_at_the_limit_is_5609_before_3_11(namespace: str
     outcome, server_version = _on_rabbitmq(scenario, "quorum", namespace)
     version = parse_version(server_version)
     assert version is not None
-    registered = {d.rule for d in load_registry().deviations if d.source.endswith("/5609")}
-    assert {"REDELIVERY-8", "REDELIVERY-10", "DELIVERY-16"} <= registered
+    registered = {d.check for d in load_registry().deviations if d.source.endswith("/5609")}
+    assert {"counters.pending_count", "counters.delivering_count", "receive.id"} <= registered
     if version < (3, 11):
         assert (outcome.verdict, outcome.step, outcome.op) == ("fail", 17, "nack")
         assert "pending_count: expected 1, actual 0" in outcome.message

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import attrs
 import pytest
 from hypothesis import Phase, settings
 
@@ -15,6 +16,7 @@ from mqconform.conformance.coverage import CHECK_NEEDS, rule_coverage, run_capab
 from mqconform.conformance.registry import MACHINES
 from mqconform.conformance.rules import TABLES
 from mqconform.conformance.runner import merge_outcomes, run_machine
+from mqconform.conformance.verdict import Coverage, coverage, covered_rules, judge
 from mqconform.reference_model.profiles import profile
 from mqconform.spec import load_catalogue
 
@@ -95,4 +97,32 @@ def test_a_run_covers_no_rule_the_derivation_calls_uncoverable(area: str) -> Non
     assert reached, "the run evidenced nothing"
     derived = rule_coverage(_rules(claimed.name), claimed, run_capabilities(claimed, RABBIT["classic"]))
     assert all(derived[r].coverable for r in reached if r in derived), reached
+    # the run's figure and `mqconform spec --coverage`'s are counted by one function over the same
+    # rules: the run covers at most what spec calls coverable
+    ran = judge([result], claimed.name, None).coverage(claimed.name)
+    spec = coverage((r for r in derived if derived[r].coverable), claimed.name)
+    assert ran.total == spec.total == len(_rules(claimed.name)) and 0 < ran.covered <= spec.covered
+
+
+def test_coverage_counts_only_rules_whose_checks_reached_a_verdict() -> None:
+    outcomes = {"DELIVERY-1": "pass", "DELIVERY-2": "fail", "DELIVERY-3": "deviation",
+                "DELIVERY-4": "unknown",
+                "DELIVERY-5": "not_applicable"}
+    assert covered_rules(outcomes) == {"DELIVERY-1", "DELIVERY-2", "DELIVERY-3"}
+    assert str(Coverage(41, 46)) == "41 of 46 (89 %)" and str(Coverage(0, 0)) == "0 of 0"
+    assert coverage(["DELIVERY-1", "THROTTLE-1"], "jetstream").covered == 1  # only the profile's rules
+
+
+def test_an_interrupted_area_lowers_coverage_instead_of_raising_it() -> None:
+    """An area stopped by an `info` answer or a fault marks its rules unknown: they are not covered."""
+    claimed = profile("jetstream")
+    hyp = settings(suite_settings.get("ci", max_examples=5), phases=[Phase.generate], database=None)
+    result = run_machine(MACHINES["delivery"], lambda: ReferenceAdapter("jetstream"), claimed, hyp,
+                         max_reruns=0)
+    whole = judge([result], claimed.name, None, ["delivery", "ring"])
+    broken = judge([attrs.evolve(result, unknown="receive: no answer within 2 s")], claimed.name, None,
+                   ["delivery", "ring"])
+    assert broken.counts()["unknown"] > whole.counts()["unknown"] > 0  # ring never ran: unknown in both
+    assert broken.coverage(claimed.name).covered < whole.coverage(claimed.name).covered
+    assert broken.coverage(claimed.name).total == whole.coverage(claimed.name).total
 

@@ -100,3 +100,33 @@ def test_bad_options_are_one_usage_error(pytester: pytest.Pytester, args: list[s
 def test_items_are_selected_like_any_other(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_subprocess("--mqconform-adapter", "reference", *QUICK, "-k", "ring or paging")
     result.assert_outcomes(passed=2, deselected=len(MACHINES) - 2)
+
+
+def test_the_plugin_judges_findings_with_the_deviation_registry_the_cli_applies(
+        pytester: pytest.Pytester) -> None:
+    """A finding a registered deviation explains does not fail the item (it is listed in the item's
+    report section and `deviations` property); --mqconform-strict fails it, as `mqconform run`."""
+    shutil.copy(ROOT / "tests" / "buggy_quorum.py", pytester.path / "buggy_quorum.py")
+    args = ("--mqconform-adapter", "buggy_quorum:KillingNackSkews", "--mqconform-areas", "redelivery",
+            "--mqconform-settings", "ci", "--mqconform-max-examples", "40", "--mqconform-max-findings", "2",
+            "-p", "no:cacheprovider", "-rA", "--junitxml", "junit.xml",
+            "--ignore", "mqconform-runs")  # the first run's counterexample programs are test files
+    known = pytester.runpytest_subprocess(*args)
+    known.assert_outcomes(passed=1)
+    known.stdout.fnmatch_lines(["*mqconform known deviations*",
+                                "DEVIATION counters.pending_count [[]*DELIVERY-16*[]]: *5609* "
+                                "(deviations.yaml:*)"])
+    root = ET.parse(pytester.path / "junit.xml").getroot()
+    props = {p.get("name"): p.get("value") for p in root.iter("property")}
+    assert "counters.delivering_count" in props["deviations"]
+    strict = pytester.runpytest_subprocess(*args, "--mqconform-strict")
+    strict.assert_outcomes(failed=1)
+    strict.stdout.fnmatch_lines(["*FAIL counters.pending_count*"])
+
+
+def test_a_bad_deviation_registry_is_one_usage_error(pytester: pytest.Pytester) -> None:
+    (pytester.path / "bad.yaml").write_text("deviations:\n  - rules: [REDELIVERY-8]\n")
+    result = pytester.runpytest_subprocess("--mqconform-adapter", "reference", "--mqconform-deviations",
+                                           "bad.yaml")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "mqconform: deviation registry: bad.yaml:2: missing key" in result.stderr.str()

@@ -125,7 +125,7 @@ class ExpiryMachine(QueueMachine):
                     if observed is not None:
                         self.d.expect_equal("expiry.counts", observed[0]["message_count"],
                                             observed[1].get("message_count"),
-                                            f"queue {queue} message_count: ")
+                                            f"queue {queue} message_count: ", field="message_count")
 
     @precondition(lambda self: self.ready)
     @rule(count=SHORT_BATCH)

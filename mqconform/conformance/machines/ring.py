@@ -177,7 +177,7 @@ class RingMachine(QueueMachine):
         if observed is not None:
             for name in shown:
                 self.d.expect_equal(check, observed[0][name], observed[1].get(name),
-                                    f"queue {queue} {name}: ")
+                                    f"queue {queue} {name}: ", field=name)
 
     def received(self, consumer: str, expected: str | None, actual: str | None) -> None:
         """Also DELIVERY-23: the redelivered flag of the delivery the implementation shows."""

@@ -1,0 +1,156 @@
+"""The one verdict of a run: which findings a registered deviation explains, each rule's outcome,
+the exit code and the coverage figure. ``mqconform run``, ``mqconform matrix`` and the pytest plugin
+all take it here, with the same registry (the shipped file plus any given), so one difference is
+never a deviation in one and a failure in another.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import attrs
+
+from mqconform.adapters.deviations import DEFAULT_PATH, Deviation, Registry, load_registry
+
+from .runner import Finding, MachineResult, merge_outcomes
+
+#: the outcomes that are a verdict on a rule: a check that names it ran to the end, or failed
+VERDICT_STATES = ("pass", "fail", "deviation")
+
+
+def load_deviations(extra: Iterable[Path | str] | None = None) -> Registry:
+    """The shipped registry plus `extra` files (DeviationError with file:line)."""
+    return load_registry([DEFAULT_PATH, *(Path(p) for p in extra or ())])
+
+
+@attrs.frozen
+class Judge:
+    """Explains findings of one adapter at one server version, checked against one profile."""
+
+    registry: Registry
+    adapter: str
+    server_version: str
+    profile: str
+    claimed: str
+    strict: bool = False
+
+    def deviation(self, finding: Finding) -> Deviation | None:
+        """The registered deviation that explains `finding`, else None (always None when strict)."""
+        if self.strict:
+            return None
+        return self.registry.find(finding, self.adapter, self.server_version, self.profile, self.claimed)
+
+
+@attrs.frozen
+class Coverage:
+    """Rules of the profile with a verdict (pass, fail or deviation), of the rules of the profile."""
+
+    covered: int
+    total: int
+
+    def __str__(self) -> str:
+        percent = f" ({100 * self.covered // self.total} %)" if self.total else ""
+        return f"{self.covered} of {self.total}{percent}"
+
+
+def profile_rules(profile: str) -> set[str]:
+    """The ids of the catalogue's rules that apply to `profile` (the coverage denominator)."""
+    from mqconform.spec import load_catalogue
+
+    return {rule.id for rule in load_catalogue().for_profile(profile)}
+
+
+def coverage(covered: Iterable[str], profile: str) -> Coverage:
+    """How many of the rules that apply to `profile` are among `covered` (`mqconform run`: the rules
+    with a verdict; `mqconform spec --coverage`: the rules a run can reach)."""
+    applicable = profile_rules(profile)
+    return Coverage(len(set(covered) & applicable), len(applicable))
+
+
+def covered_rules(outcomes: dict[str, str]) -> set[str]:
+    """The rules whose checks reached a verdict: not unknown, not not-applicable."""
+    return {rule for rule, state in outcomes.items() if state in VERDICT_STATES}
+
+
+@attrs.frozen
+class Verdict:
+    """What a run's machine results come to."""
+
+    #: rule -> pass | fail | deviation | unknown | not_applicable
+    outcomes: dict[str, str]
+    #: per finding (by identity), the deviation that explains it
+    explained: dict[int, Deviation]
+    #: rule -> the deviation of a finding naming it, for each rule whose outcome is deviation
+    by_rule: dict[str, Deviation]
+    #: rule -> why it is unknown (its area stopped, or never ran)
+    unknown_why: dict[str, str] = attrs.field(factory=dict)
+
+    def deviation_of(self, finding: Finding) -> Deviation | None:
+        return self.explained.get(id(finding))
+
+    def label(self, finding: Finding) -> str:
+        """``DEVIATION`` or ``FAIL``, for the finding's line."""
+        return "DEVIATION" if id(finding) in self.explained else "FAIL"
+
+    def counts(self) -> dict[str, int]:
+        states = ("pass", "fail", "deviation", "unknown", "not_applicable")
+        return {s: sum(1 for v in self.outcomes.values() if v == s) for s in states}
+
+    def coverage(self, profile: str) -> Coverage:
+        return coverage(covered_rules(self.outcomes), profile)
+
+    def exit_code(self, aborted: bool = False) -> int:
+        """0 every applicable rule holds, 1 a rule fails, 3 a rule is unknown or the run stopped."""
+        counts = self.counts()
+        if counts["fail"]:
+            return 1
+        return 3 if counts["unknown"] or aborted else 0
+
+
+def judge(results: Sequence[MachineResult], profile: str, judge_: Judge | None,
+          areas: Sequence[str] = ()) -> Verdict:
+    """The verdict on `results` checked against `profile`: each finding a deviation of `judge_`
+    explains (none without it) gives its rules ``deviation``; every other finding fails them. A
+    machine stopped by an `info` answer or a fault proves nothing, nor does an area of `areas` with no
+    result (the run stopped before it): their rules that are not fail or deviation are unknown."""
+    explained: dict[int, Deviation] = {}
+    if judge_ is not None:
+        for result in results:
+            for finding in result.findings:
+                deviation = judge_.deviation(finding)
+                if deviation is not None:
+                    explained[id(finding)] = deviation
+    outcomes = merge_outcomes(results, profile, excused=lambda f: id(f) in explained)
+    by_rule: dict[str, Deviation] = {}
+    for result in results:
+        for finding in result.findings:
+            deviation = explained.get(id(finding))
+            if deviation is None:
+                continue
+            for rule in finding.rules:
+                if outcomes.get(rule) == "deviation":
+                    by_rule.setdefault(rule, deviation)
+    ran = {r.machine for r in results}
+    unknown_why = _mark_interrupted(outcomes, results, [a for a in areas if a not in ran])
+    return Verdict(outcomes, explained, by_rule, unknown_why)
+
+
+def _mark_interrupted(outcomes: dict[str, str], results: Sequence[MachineResult],
+                      not_run: list[str]) -> dict[str, str]:
+    """A machine stopped by an `info` answer or a fault proves nothing: none of its rules passes
+    (nor is "not applicable" for want of a step that never ran). Rules of areas never run are
+    unknown too. Returns rule -> why it is unknown."""
+    from .rules import rules_for
+
+    why: dict[str, str] = {}
+    stopped = [(r.machine, f"not established: the run of area {r.machine} stopped: {r.unknown}")
+               for r in results if r.unknown]
+    stopped += [(area, "not established: area not run (the run stopped earlier)") for area in not_run]
+    for machine, reason in stopped:
+        for rules in rules_for(machine).values():
+            for rule in rules:
+                if outcomes.get(rule) not in ("fail", "deviation"):
+                    outcomes[rule] = "unknown"
+                    why.setdefault(rule, reason)
+    return why

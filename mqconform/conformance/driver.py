@@ -62,7 +62,7 @@ class Step:
 def _message(args: Mapping[str, Any]) -> Message:
     return Message(id=args["id"], size=args.get("size", 100), priority=args.get("priority", DEFAULT_PRIORITY),
                    scheduled_at_ms=args.get("scheduled_at_ms"), properties=args.get("properties") or {},
-                   ttl_ms=args.get("ttl_ms"))
+                   ttl_ms=args.get("ttl_ms"), subject=args.get("subject"))
 
 
 def _send_args(args: Mapping[str, Any]) -> dict[str, Any]:
@@ -79,6 +79,8 @@ def _send_needs(args: dict[str, Any]) -> list[str]:
     """EXPIRY-2: a TTL only with ``per_message_ttl``; SCHED-13: a delivery time only with
     ``scheduling`` (the driver answers unsupported itself for an adapter without them)."""
     needs = ["per_message_ttl"] if args.get("ttl_ms") is not None else []
+    if args.get("subject") is not None:
+        needs.append("max_per_subject")  # RING-31
     return needs + (["scheduling"] if args.get("scheduled_at_ms") else [])
 
 
@@ -102,6 +104,8 @@ def _declare_queue(adapter: Adapter, args: Mapping[str, Any]) -> Result:
             needed.append(capability)
     if args.get("single_active_consumer", False):
         needed.append("single_active_consumer")  # DELIVERY-26
+    if args.get("max_per_subject", -1) != -1 or args.get("discard_new_per_subject", False):
+        needed.append("max_per_subject")  # RING-31..33
     refused = _missing(adapter, needed)
     if refused is not None:
         return refused

@@ -67,7 +67,10 @@ OPS: Final[Mapping[str, Op]] = {
                  # EXPIRY-1 (x-message-ttl, max_age, expiry-delay), EXPIRY-6 (Artemis expiry-address)
                  "message_ttl_ms": _f("int?"), "expiry_address": _f("str?"),
                  # DELIVERY-26: RabbitMQ x-single-active-consumer
-                 "single_active_consumer": _f("bool", False)}, declares="queue"),
+                 "single_active_consumer": _f("bool", False),
+                 # RING-31..33: JetStream max_msgs_per_subject, discard_new_per_subject
+                 "max_per_subject": _f("int", -1), "discard_new_per_subject": _f("bool", False)},
+                declares="queue"),
     "consumer": Op({"name": _req("str"), "queue": _req("str"), "window_bytes": _f("int", 1048576),
                     "window_messages": _f("int?"), "max_unacked": _f("int?"), "selector": _f("str?"),
                     "browser": _f("bool", False), "cumulative_ack": _f("bool", False),
@@ -81,7 +84,9 @@ OPS: Final[Mapping[str, Op]] = {
     "send": Op({"to": _req("str"), "id": _req("id"), "size": _f("int", 100), "priority": _f("int", 4),
                 "scheduled_at_ms": _f("int?"), "properties": _f("map", {}),
                 # EXPIRY-2: the message's own TTL (RabbitMQ expiration, JetStream Nats-TTL)
-                "ttl_ms": _f("int?")}),
+                "ttl_ms": _f("int?"),
+                # RING-31: the subject below the address (JetStream per-subject limits)
+                "subject": _f("str?")}),
     "receive": Op(scalar="str"),
     "ack": Op({"consumer": _req("str"), "id": _req("id"), "tx": _f("bool", False)}),
     "nack": Op({"consumer": _req("str"), "id": _req("id"),

@@ -12,6 +12,10 @@ then the counters its form changes (`nack.reject`: message_count and replaced, `
 delivering_count).
 None of this draws anything new (a new rule would change every profile's exploration), so purge
 (RING-29), ack wait (REDELIVERY-27) and nack delay (REDELIVERY-28) are not generated here.
+Where the adapter has `max_per_subject` (JetStream), odd set-up seeds give the queue a
+per-subject limit and every send one of two subjects (from the send's own size draw), compared with
+the stored count and replaced under `send.subject_limit` (RING-31), `send.subject_refused` (RING-32)
+or `send.subject_replaces` (RING-33).
 After each delivery the redelivered flag the implementation shows is compared (`delivery.redelivered`,
 DELIVERY-23).
 """
@@ -68,6 +72,11 @@ class RingMachine(QueueMachine):
         self.overflow = self.options.overflow_for(chosen)
         if self.can("max_length_bytes") and seed % 3 == 2:
             extra["max_length_bytes"] = 250
+        self.subjects = self.can("max_per_subject") and seed % 2 == 1
+        if self.subjects:  # RING-31..33: per-subject limits of 1 or 2, sends on two subjects
+            extra["max_per_subject"] = 1 + (seed // 5) % 2
+            if self.overflow == "reject_new" and (seed // 6) % 2 == 1:
+                extra["discard_new_per_subject"] = True  # RING-32
         return extra
 
     def vocabulary_check(self, queue: dict[str, Any]) -> str:
@@ -76,6 +85,11 @@ class RingMachine(QueueMachine):
         three), send.overflow where it names an overflow policy (RING-28; send.refuse_new where that
         policy refuses new messages, RING-24), else send.result."""
         ring = queue.get("ring_size", -1)
+        if queue.get("max_per_subject", -1) != -1:  # RING-31..33
+            if queue.get("discard_new_per_subject"):
+                return "send.subject_refused"
+            refuses = self.options.overflow_for(queue.get("overflow")) == "reject_new"
+            return "send.subject_replaces" if refuses else "send.subject_limit"
         if queue.get("max_length_bytes", -1) != -1 and (ring < 0 or ring >= 3):
             return "send.byte_bound"
         if queue.get("overflow") is None:
@@ -99,6 +113,11 @@ class RingMachine(QueueMachine):
     def send(self, size_index: int, priority: int) -> None:
         opts = self.options
         overflow = getattr(self, "overflow", opts.overflow)  # the queue's own policy (RING-28)
+        if getattr(self, "subjects", False):  # RING-31..33: the subject comes from the size draw
+            self.send_subject = f"s{size_index % 2}"
+            super().send(size_index, priority)
+            self._compare_counter(self.send_check, "q", "message_count", "replaced")
+            return
         if overflow != "drop_head" or opts.bound_counts != "pending":  # no ring.bound check
             super().send(size_index, priority)
             return

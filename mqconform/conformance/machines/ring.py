@@ -13,7 +13,8 @@ delivering_count).
 None of this draws anything new (a new rule would change every profile's exploration), so purge
 (RING-29), ack wait (REDELIVERY-27) and nack delay (REDELIVERY-28) are not generated here.
 Where the adapter has `max_per_subject` (JetStream), odd set-up seeds give the queue a
-per-subject limit and every send one of two subjects (from the send's own size draw), compared with
+per-subject limit, whose set-up sends one more message on one subject than the limit, and every send
+one of two subjects (from the send's own size draw; a batch: the queue's own subject), compared with
 the stored count and replaced under `send.subject_limit` (RING-31), `send.subject_refused` (RING-32)
 or `send.subject_replaces` (RING-33).
 After each delivery the redelivered flag the implementation shows is compared (`delivery.redelivered`,
@@ -30,7 +31,7 @@ from hypothesis.stateful import initialize, precondition, rule
 from mqconform.reference_model.profiles import PROFILES
 
 from ..consumers import MODE_INDEX, consumer_settings
-from ..queue_machine import WHICH, QueueMachine
+from ..queue_machine import BATCH, WHICH, QueueMachine
 from ..rules import rules_for
 
 
@@ -52,6 +53,11 @@ class RingMachine(QueueMachine):
         settings = consumer_settings(self.caps, mode)
         if settings is not None:
             self.declare_consumer("q", **settings)
+        if self.subjects:  # RING-31..33: one subject filled to its limit, then one more
+            for _ in range(queue["max_per_subject"] + 1):
+                self.send_subject = "s0"
+                self.do_send(100, 4)
+                self._compare_counter(self.send_check, "q", "message_count", "replaced")
         self.ready = True
 
     def queue_vocabulary(self, seed: int) -> dict[str, Any]:
@@ -67,12 +73,15 @@ class RingMachine(QueueMachine):
             names += [name for name, _ in self.options.overflow_policies  # overflow keeps it
                       if f"overflow:{name}" in offered]
         chosen = names[seed % len(names)]
+        self.subjects = self.can("max_per_subject") and seed % 2 == 1
+        if self.subjects and chosen is None:  # RING-32/33 need a policy that refuses new messages
+            chosen = next((name for name in names[1:]
+                           if self.options.overflow_for(name) == "reject_new"), None)
         if chosen is not None:
             extra["overflow"] = chosen
         self.overflow = self.options.overflow_for(chosen)
         if self.can("max_length_bytes") and seed % 3 == 2:
             extra["max_length_bytes"] = 250
-        self.subjects = self.can("max_per_subject") and seed % 2 == 1
         if self.subjects:  # RING-31..33: per-subject limits of 1 or 2, sends on two subjects
             extra["max_per_subject"] = 1 + (seed // 5) % 2
             if self.overflow == "reject_new" and (seed // 6) % 2 == 1:
@@ -131,6 +140,15 @@ class RingMachine(QueueMachine):
         bound = max(self.ring, before)
         self.d.check("ring.bound", after <= bound,
                      lambda: f"pending went from {before} to {after} on a send to a ring of {self.ring}")
+
+    @precondition(lambda self: self.ready)
+    @rule(count=BATCH)
+    def send_batch(self, count: int) -> None:
+        """As QueueMachine.send_batch; on a queue with per-subject limits (its messages on the
+        queue's own subject) the stored and replaced counts after it under the send's check."""
+        super().send_batch(count)
+        if getattr(self, "subjects", False):
+            self._compare_counter(self.send_check, "q", "message_count", "replaced")
 
     @precondition(lambda self: self.ready and self.can("transactions") and self.any_unacked())
     @rule(which=WHICH, index=WHICH)

@@ -801,6 +801,15 @@ class NatsAdapter(BrokerAdapter):
             await self._js().update_stream(info.config, **_limits(size, state.max_length_bytes))
         return self._do("set_ring_size", run)
 
+    def set_subject_limit(self, queue: str, limit: int) -> Result:
+        """RING-34: a stream update with the new max_msgs_per_subject (the rest as it is); a lower
+        one trims every subject at once."""
+        async def run() -> None:
+            state = self._queue(queue)
+            info = await self._js().stream_info(state.stream)
+            await self._js().update_stream(info.config, max_msgs_per_subject=limit)
+        return self._do("set_subject_limit", run)
+
     def purge(self, queue: str) -> Result:
         """$JS.API.STREAM.PURGE (RING-29): removes every stored message; answers their number."""
         async def run() -> int:

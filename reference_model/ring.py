@@ -33,6 +33,20 @@ class RingMixin(BrokerCore):
             while queue.over_bound(self.options.bound_counts) and self._evict_one(queue):
                 pass
 
+    def set_subject_limit(self, queue_name: str, limit: int) -> None:
+        """RING-34: change a queue's per-subject limit (a JetStream stream update of
+        max_msgs_per_subject); a lower one trims every subject at once, oldest first, whatever the
+        overflow policy."""
+        self._need("max_per_subject", "set_subject_limit")
+        if limit < 1:
+            raise ModelMisuse("a per-subject limit must be >= 1")
+        queue = self._queue(queue_name)
+        lower = queue.max_per_subject <= 0 or limit < queue.max_per_subject
+        queue.max_per_subject = limit
+        if lower:
+            for subject in dict.fromkeys(ref.msg.subject for ref in queue.live.values()):
+                self._enforce_subject_limit(queue, subject)
+
     def _copy_retroactive(self, address: AddressState, queue: QueueState) -> None:
         """RING-16: a new queue gets copies of the address's retained messages its filter matches,
         oldest first, through its tail (its ring applies); the retained messages stay."""

@@ -183,6 +183,14 @@ def _in_progress(adapter: Adapter, args: Mapping[str, Any]) -> Result:
     return adapter.in_progress(args["consumer"], args["id"])  # type: ignore[attr-defined,no-any-return]
 
 
+def _set_subject_limit(adapter: Adapter, args: Mapping[str, Any]) -> Result:
+    """RING-34: a new per-subject limit, an operation only adapters with max_per_subject offer."""
+    refused = _missing(adapter, ["max_per_subject"])
+    if refused is not None:
+        return refused
+    return adapter.set_subject_limit(args["queue"], args["limit"])  # type: ignore[attr-defined,no-any-return]
+
+
 def _purge(adapter: Adapter, queue: str) -> Result:
     """RING-29: purge, a new operation only adapters with the purge capability offer."""
     refused = _missing(adapter, ["purge"])
@@ -243,6 +251,7 @@ DISPATCH: dict[str, Callable[[Adapter, Any], Result]] = {
     "ack_batch": lambda a, x: _each(lambda m: DISPATCH["ack"](a, m[1]), batch_items("ack_batch", x)),
     "in_progress": _in_progress,
     "purge": _purge,
+    "set_subject_limit": _set_subject_limit,
     "delete": _delete,
     "restart": _restart,
     "pause": _pause,

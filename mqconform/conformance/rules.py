@@ -80,6 +80,9 @@ TABLES: dict[str, dict[str, tuple[str, ...]]] = {
         "nack.accepted": ("RING-9",),
         "set_ring_size.accepted": ("RING-2", "RING-30"),
         "set_ring_size.counters": ("RING-2", "RING-30"),
+        # machines/ring.py: a new per-subject limit on a live stream (JetStream max_msgs_per_subject)
+        "set_subject_limit.accepted": ("RING-34",),
+        "set_subject_limit.counters": ("RING-34",),
         "rollback.accepted": ("RING-8",),
         "commit.accepted": ("DELIVERY-8",),
         "pending.order": ("RING-8", "RING-6"),

@@ -104,6 +104,8 @@ OPS: Final[Mapping[str, Op]] = {
     "in_progress": Op({"consumer": _req("str"), "id": _req("id")}),
     # RING-29: purge a queue (the result is the number of messages removed)
     "purge": Op(scalar="str"),
+    # RING-34: a stream update of max_msgs_per_subject
+    "set_subject_limit": Op({"queue": _req("str"), "limit": _req("int")}),
     # DELIVERY-31..33: delete one message by id (the result is whether one was deleted)
     "delete": Op({"queue": _req("str"), "id": _req("id")}),
     # issue 10: RESTART-1..4, the implementation restarts (SIGTERM or SIGKILL) on its own store
@@ -148,6 +150,7 @@ REFERENCES: Final[Mapping[str, tuple[tuple[str, str], ...]]] = {
     "close": (("", "consumer"),), "ack": (("consumer", "consumer"),), "nack": (("consumer", "consumer"),),
     "in_progress": (("consumer", "consumer"),), "purge": (("", "queue"),), "delete": (("queue", "queue"),),
     "browse": (("", "queue"),), "set_ring_size": (("queue", "queue"),),
+    "set_subject_limit": (("queue", "queue"),),
     "offer": (("throttle", "throttle"),), "complete": (("throttle", "throttle"),),
     "put": (("store", "store"),), "remove": (("store", "store"),), "truncate": (("store", "store"),),
     "open_requester": (("", "store"),), "close_requester": (("", "store"),),

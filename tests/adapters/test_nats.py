@@ -424,13 +424,15 @@ def test_a_return_keeps_a_stream_over_its_lowered_bound(embedded: NatsAdapter, n
     assert outcome.verdict == "pass", outcome.verdict_line()
 
 
-@pytest.mark.rules("RING-31", "RING-32", "RING-33")
+@pytest.mark.rules("RING-31", "RING-32", "RING-33", "RING-34")
 @pytest.mark.parametrize("name", ["jetstream-max-msgs-per-subject.yaml",
-                                  "jetstream-discard-new-per-subject.yaml"])
+                                  "jetstream-discard-new-per-subject.yaml",
+                                  "jetstream-lower-subject-limit.yaml"])
 def test_per_subject_limits_hold_on_the_model_and_the_server(
         name: str, embedded: NatsAdapter, namespace: str) -> None:
     """max_msgs_per_subject removes the subject's oldest (held ones too), discard_new_per_subject
-    refuses, and under discard new a subject at its limit replaces instead of being refused; the
+    refuses, under discard new a subject at its limit replaces instead of being refused, and a lower
+    limit on a live stream trims every subject at once; the
     seeds' profile has no per-subject limits (the declaration is unsupported: nothing runs)."""
     from pathlib import Path
 

@@ -112,3 +112,19 @@ def test_the_ring_machine_evidences_per_subject_limits_and_finds_them_ignored() 
     broken = _run(_IgnoresSubjectLimits, "jetstream", 200)
     assert any({"RING-31", "RING-32", "RING-33"} & set(f.rules) for f in broken.findings), [
         (f.check, f.rules) for f in broken.findings]
+
+
+class _IgnoresSubjectLimitUpdates(ReferenceAdapter):
+    """A JetStream stream whose update of max_msgs_per_subject trims nothing (RING-34 broken)."""
+
+    def set_subject_limit(self, queue: str, limit: int) -> Any:
+        return self._do(lambda: setattr(self.world.broker.queues[queue], "max_per_subject", limit))
+
+
+@pytest.mark.rules("RING-34")
+def test_a_subject_limit_update_that_trims_nothing_fails_ring_34() -> None:
+    result = _run(ReferenceAdapter, "jetstream", 200)
+    passed = {rule for rule, state in merge_outcomes([result], "jetstream").items() if state == "pass"}
+    assert "RING-34" in passed
+    broken = _run(_IgnoresSubjectLimitUpdates, "jetstream", 200)
+    assert any("RING-34" in f.rules for f in broken.findings), [(f.check, f.rules) for f in broken.findings]

@@ -80,3 +80,19 @@ def test_declarations_follow_the_stream_config_checks() -> None:
         _stream(overflow="discard-new", discard_new_per_subject=True)  # no per-subject limit
     with pytest.raises(Unsupported):
         Broker(profile("artemis")).declare_queue(QueueConfig("q", max_per_subject=1))
+
+
+@rules("RING-34")
+@pytest.mark.parametrize("overflow", ["discard-old", "discard-new"])
+def test_a_lower_subject_limit_trims_every_subject_at_once(overflow: str) -> None:
+    b = _stream(max_per_subject=3, overflow=overflow)
+    for msg_id, subject in (("a1", "a"), ("b1", "b"), ("a2", "a"), ("b2", "b"), ("a3", "a")):
+        _send(b, msg_id, subject)
+    assert b.receive("c") == "a1"  # held: removed all the same
+    b.set_subject_limit("q", 4)  # higher: nothing
+    assert b.counters("q").message_count == 5
+    b.set_subject_limit("q", 1)
+    assert b.pending_ids("q") == ["b2", "a3"]
+    assert b.counters("q").delivering_count == 0
+    with pytest.raises(ModelMisuse):
+        b.set_subject_limit("q", 0)

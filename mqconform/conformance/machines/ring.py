@@ -16,7 +16,8 @@ Where the adapter has `max_per_subject` (JetStream), odd set-up seeds give the q
 per-subject limit, whose set-up sends one more message on one subject than the limit, and every send
 one of two subjects (from the send's own size draw; a batch: the queue's own subject), compared with
 the stored count and replaced under `send.subject_limit` (RING-31), `send.subject_refused` (RING-32)
-or `send.subject_replaces` (RING-33).
+or `send.subject_replaces` (RING-33); on such a queue an odd drawn ring size sets the per-subject
+limit instead (`set_subject_limit.counters`, RING-34).
 After each delivery the redelivered flag the implementation shows is compared (`delivery.redelivered`,
 DELIVERY-23).
 """
@@ -196,6 +197,11 @@ class RingMachine(QueueMachine):
     @precondition(lambda self: self.ready and self.can("set_ring_size"))
     @rule(size=st.integers(min_value=0, max_value=4))
     def set_ring_size(self, size: int) -> None:
+        if getattr(self, "subjects", False) and size % 2 == 1:  # RING-34 instead (no new draw)
+            self.d.both("set_subject_limit", {"queue": "q", "limit": (size + 1) // 2})
+            self._compare_counter("set_subject_limit.counters", "q", "message_count", "pending_count",
+                                  "delivering_count", "replaced")
+            return
         size = self.ring_size(size)
         self.ring = size
         args: dict[str, Any] = {"queue": "q", "size": size}

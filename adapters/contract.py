@@ -42,7 +42,8 @@ CONSUMER_STATE_KEYS = ("num_pending", "num_ack_pending", "num_redelivered", "del
 #: and `per_message_ttl` = Message.ttl_ms are honoured on the adapter's clock (EXPIRY-1/2), each passed
 #: only with the capability; `expiry_address` = QueueConfig.expiry_address (EXPIRY-6); `consumer_priority` =
 #: ConsumerConfig.priority (DELIVERY-25), `single_active_consumer` = QueueConfig.single_active_consumer
-#: (DELIVERY-26), each passed only when not the default.
+#: (DELIVERY-26), each passed only when not the default; `max_per_subject` = QueueConfig.max_per_subject,
+#: discard_new_per_subject and Message.subject (RING-31..33, JetStream per-subject limits).
 #: Issue 10: the model feature `restart` (profiles jetstream, activemq-classic) =
 #: ``call("restart", mode="graceful"|"kill")`` restarts the implementation (SIGTERM or SIGKILL) on
 #: its own store and returns once it serves again, the adapter reconnected; consumers the profile

@@ -14,7 +14,10 @@ token, so concurrent runs and xdist workers never share a stream):
   default; a publish ``discard-new`` refuses, error 10077, is "failed") when ``ring_size >= 0``
   (ring 0 is ``max_bytes: 1``: every message is evicted right after its PubAck, since ``max_msgs:
   0`` would mean unlimited). Work-queue retention removes a message when it is acknowledged, so
-  the stream's message count is the queue's.
+  the stream's message count is the queue's. A queue with ``max_per_subject`` (RING-31..33,
+  capability from 2.14.0) is a stream on ``<subject>`` and ``<subject>.>`` with
+  ``max_msgs_per_subject`` (and ``discard_new_per_subject``); a message's ``subject`` is
+  published on ``<subject>.<message subject>``.
 - the consumers of a queue share one durable pull consumer (explicit ack, ``ack_wait`` = the
   consumers' ``ack_wait_ms`` (REDELIVERY-27), else ``ack_wait_s``, ``max_ack_pending`` = the
   consumer's ``max_unacked``, ``backoff`` = its ``backoff_ms`` (REDELIVERY-32..35; AckWait is then
@@ -204,6 +207,10 @@ MIN_VERSION: Mapping[str, tuple[int, int, int]] = {
     "js:max_deliver_one_not_redelivered": (2, 11, 4),  # num_redelivered 0 with MaxDeliver 1 (#6877)
     "js:message_schedules": (2, 12, 0),      # Nats-Schedule @at (#7170)
     "js:schedule_repeat": (2, 14, 0),        # @every, cron, time zones (#7504)
+    # RING-31..33: max_msgs_per_subject with discard_new_per_subject; from 2.14.0 only, where a
+    # discard-new max_bytes check refuses a store only when it would exceed max_bytes (before
+    # 8311cde5c "Only use store's DiscardNew error for R1 & off-by-ones" it compared with >=)
+    "max_per_subject": (2, 14, 0),
 }
 
 
@@ -580,8 +587,13 @@ class NatsAdapter(BrokerAdapter):
             ttl = config.message_ttl_ms
             if ttl is not None and ttl < MIN_MAX_AGE_MS:
                 raise Unsupported(f"a message TTL below {MIN_MAX_AGE_MS} ms (the stream's max_age)")
+            per_subject = config.max_per_subject != -1 or config.discard_new_per_subject
             await self._js().add_stream(StreamConfig(
-                name=stream, subjects=[subject], retention=RetentionPolicy.WORK_QUEUE,
+                # RING-31..33: a message's own subject is a token below the queue's subject
+                name=stream, subjects=[subject, f"{subject}.>"] if per_subject else [subject],
+                retention=RetentionPolicy.WORK_QUEUE,
+                max_msgs_per_subject=config.max_per_subject if per_subject else None,
+                discard_new_per_subject=True if config.discard_new_per_subject else None,
                 # EXPIRY-1: max_age; EXPIRY-2: Nats-TTL headers need allow_msg_ttl (2.11+)
                 max_age=None if ttl is None else ttl / 1000,
                 allow_msg_ttl=True if "per_message_ttl" in self.capabilities else None,
@@ -637,7 +649,9 @@ class NatsAdapter(BrokerAdapter):
                 return "accepted"
             try:
                 headers = self._headers(message)
-                ack = await self._js().publish(queue.subject, self._payload(queue, message, headers),
+                subject = (queue.subject if message.subject is None  # RING-31: below the queue's
+                           else f"{queue.subject}.{_token(message.subject)}")
+                ack = await self._js().publish(subject, self._payload(subject, queue, message, headers),
                                                timeout=self.request_timeout, headers=headers)
             except js_errors.APIError as exc:
                 if exc.err_code == MAX_MSGS_EXCEEDED:  # discard=new refused it (RING-24)
@@ -659,14 +673,15 @@ class NatsAdapter(BrokerAdapter):
             headers["Nats-TTL"] = f"{message.ttl_ms // NATS_TTL_UNIT_MS}s"
         return headers
 
-    def _payload(self, queue: _Queue, message: Message, headers: Mapping[str, str]) -> bytes:
+    def _payload(self, subject_name: str, queue: _Queue, message: Message,
+                 headers: Mapping[str, str]) -> bytes:
         """``size`` bytes; on a stream with a byte bound (RING-27) the bytes that make the message's
         stored size exactly size x BYTE_UNIT: the unit less the record's subject, headers (as nats-py
         encodes them) and overhead (nats-server memStoreMsgSizeRaw, fileStoreMsgSizeRaw)."""
         if not queue.byte_bound:
             return bytes(max(message.size, 0))
         hdr = len(b"NATS/1.0\r\n" + b"".join(f"{k}: {v}\r\n".encode() for k, v in headers.items()) + b"\r\n")
-        subject = len(queue.subject.encode())
+        subject = len(subject_name.encode())
         overhead = (subject + hdr + 16 if self.storage == StorageType.MEMORY
                     else 22 + subject + 4 + hdr + 8)
         if message.size < 1:
@@ -785,6 +800,15 @@ class NatsAdapter(BrokerAdapter):
             info = await self._js().stream_info(state.stream)
             await self._js().update_stream(info.config, **_limits(size, state.max_length_bytes))
         return self._do("set_ring_size", run)
+
+    def set_subject_limit(self, queue: str, limit: int) -> Result:
+        """RING-34: a stream update with the new max_msgs_per_subject (the rest as it is); a lower
+        one trims every subject at once."""
+        async def run() -> None:
+            state = self._queue(queue)
+            info = await self._js().stream_info(state.stream)
+            await self._js().update_stream(info.config, max_msgs_per_subject=limit)
+        return self._do("set_subject_limit", run)
 
     def purge(self, queue: str) -> Result:
         """$JS.API.STREAM.PURGE (RING-29): removes every stored message; answers their number."""

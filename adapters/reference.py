@@ -84,6 +84,10 @@ class ReferenceAdapter:
         """RING-29 (capability purge): drop the queue's messages; their number."""
         return self._do(lambda: self.world.broker.purge(queue))
 
+    def set_subject_limit(self, queue: str, limit: int) -> Result:
+        """RING-34 (capability max_per_subject): a new per-subject limit."""
+        return self._do(lambda: self.world.broker.set_subject_limit(queue, limit))
+
     def delete_message(self, queue: str, msg_id: str) -> Result:
         """DELIVERY-31..33 (capability delete): delete one message by id; whether one was deleted."""
         return self._do(lambda: self.world.broker.delete_message(queue, msg_id))

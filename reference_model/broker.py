@@ -106,6 +106,10 @@ class Broker(AckWaitMixin, ConsumerOrderMixin, DeliveryMixin, RedeliveryMixin, R
             self._need("last_value", "last_value_key")
         if config.single_active_consumer:
             self._need("single_active_consumer", "single_active_consumer")
+        if config.max_per_subject != -1 or config.discard_new_per_subject:
+            self._need("max_per_subject", "max_per_subject")  # RING-31..33
+            if config.max_per_subject < 1 and config.max_per_subject != -1:
+                raise ModelMisuse("max_per_subject must be -1 or >= 1")
         if config.max_length_bytes != -1:
             self._need("max_length_bytes", "max_length_bytes")
             if config.max_length_bytes < 0:
@@ -125,6 +129,9 @@ class Broker(AckWaitMixin, ConsumerOrderMixin, DeliveryMixin, RedeliveryMixin, R
         queue = QueueState(config, self.options.priority_levels, state)
         # RING-28: the declared policy or the profile's default; RING-23: quorum hysteresis
         queue.overflow = opts.overflow_for(config.overflow)
+        if config.discard_new_per_subject and (config.max_per_subject < 1 or queue.overflow != "reject_new"):
+            # RING-32: nats-server refuses the stream config (stream.go checkStreamCfg)
+            raise ModelMisuse("discard_new_per_subject needs max_per_subject and a reject_new overflow")
         queue.hysteresis = (queue.bounded and queue.overflow in ("reject_new", "reject_new_dlx")
                             and opts.reject_check == "after")
         queue.delivery_limit = self._delivery_limit(config)

@@ -108,6 +108,12 @@ class QueueConfig:
     #: DELIVERY-26: only one consumer at a time is offered messages (RabbitMQ
     #: x-single-active-consumer); the others wait their turn.
     single_active_consumer: bool = False
+    #: RING-31: at most this many stored messages per subject (JetStream max_msgs_per_subject; -1:
+    #: none); a store over it removes the subject's oldest message.
+    max_per_subject: int = -1
+    #: RING-32: with overflow reject_new, refuse a message whose subject is at max_per_subject
+    #: (JetStream discard_new_per_subject) instead of replacing the subject's oldest one (RING-33).
+    discard_new_per_subject: bool = False
 
     @property
     def address_name(self) -> str:
@@ -158,3 +164,6 @@ class Message:
     #: EXPIRY-2: the message's own TTL in ms from the time it enters a queue (RabbitMQ expiration,
     #: JetStream Nats-TTL, JMS time-to-live); None: none.
     ttl_ms: int | None = None
+    #: RING-31: the subject the message is published on below its address (feature
+    #: max_per_subject; None: the address itself).
+    subject: str | None = None

@@ -33,6 +33,20 @@ class RingMixin(BrokerCore):
             while queue.over_bound(self.options.bound_counts) and self._evict_one(queue):
                 pass
 
+    def set_subject_limit(self, queue_name: str, limit: int) -> None:
+        """RING-34: change a queue's per-subject limit (a JetStream stream update of
+        max_msgs_per_subject); a lower one trims every subject at once, oldest first, whatever the
+        overflow policy."""
+        self._need("max_per_subject", "set_subject_limit")
+        if limit < 1:
+            raise ModelMisuse("a per-subject limit must be >= 1")
+        queue = self._queue(queue_name)
+        lower = queue.max_per_subject <= 0 or limit < queue.max_per_subject
+        queue.max_per_subject = limit
+        if lower:
+            for subject in dict.fromkeys(ref.msg.subject for ref in queue.live.values()):
+                self._enforce_subject_limit(queue, subject)
+
     def _copy_retroactive(self, address: AddressState, queue: QueueState) -> None:
         """RING-16: a new queue gets copies of the address's retained messages its filter matches,
         oldest first, through its tail (its ring applies); the retained messages stay."""
@@ -47,7 +61,9 @@ class RingMixin(BrokerCore):
     def _admit_to_queue(self, queue: QueueState, address: AddressState, message: Message) -> bool:
         """Put a new message on one queue; False when the queue's bound refused it (RING-3 options).
         RING-24 (classic reject-publish-dlx): the refused message is dead-lettered (reason maxlen)."""
-        if queue.bounded and not self._bound_accepts(queue, message.size):
+        refused = (queue.bounded or queue.discard_new_per_subject) and not self._bound_accepts(
+            queue, message.size, message.subject)
+        if refused:
             self._event("rejected", queue.name, message.id, queue.overflow)
             queue.counters.refused += 1  # DELIVERY-21
             if queue.overflow == "reject_new_dlx":
@@ -62,18 +78,27 @@ class RingMixin(BrokerCore):
         self._enqueue_new(queue, ref)
         return True
 
-    def _bound_accepts(self, queue: QueueState, size: int) -> bool:
+    def _bound_accepts(self, queue: QueueState, size: int, subject: str | None = None) -> bool:
         """reject_new / drop_newest: may one more message of `size` bytes enter? (drop_head always
-        admits.) RING-27: the byte bound is checked as the count bound is."""
+        admits.) RING-27: the byte bound is checked as the count bound is. RING-32/33: a subject at
+        its max_per_subject is refused under discard_new_per_subject, else the count bound lets it
+        in (it replaces the subject's oldest), and so does the byte bound when that oldest message is
+        at least as large."""
         overflow, opts = queue.overflow, self.options
         if overflow == "drop_head":
             return True
+        at_limit = queue.subject_at_limit(subject)
+        if at_limit and overflow == "reject_new" and queue.discard_new_per_subject:
+            return False
         bound, max_bytes = queue.ring_size, queue.max_bytes
         count = queue.bound_count(opts.bound_counts)
         if overflow == "drop_newest":
             return bound < 0 or count < bound
         volume = queue.bound_bytes(opts.bound_counts) if max_bytes >= 0 else 0
         over = (0 <= bound < count + 1) or (0 <= max_bytes < volume + size)
+        if at_limit and overflow == "reject_new":
+            oldest = queue.subject_refs(subject)[0]
+            over = 0 <= max_bytes < volume + size and oldest.size < size
         if not queue.hysteresis:  # RING-22: refused before the enqueue
             if over:
                 queue.rejecting = True
@@ -113,6 +138,8 @@ class RingMixin(BrokerCore):
             if queue.non_destructive:
                 self._listed(queue, ref, head=False)
             self._lv_put(queue, ref)
+        if queue.max_per_subject > 0:
+            self._enforce_subject_limit(queue, ref.msg.subject)
         if queue.bounded:
             opts = self.options
             if opts.dispatch_before_bound and queue.consumers:
@@ -121,6 +148,16 @@ class RingMixin(BrokerCore):
                 evicted = self._evict_one(queue)
                 while evicted and queue.max_bytes >= 0 and queue.over_bound(opts.bound_counts):
                     evicted = self._evict_one(queue)
+
+    def _enforce_subject_limit(self, queue: QueueState, subject: str | None) -> None:
+        """RING-31: after a store, remove the subject's oldest stored messages (with evict_unacked
+        whatever their state, else pending ones only) until it has max_per_subject; before the
+        queue's own bounds are enforced (nats-server storeRawMsg, enforcePerSubjectLimit)."""
+        refs = queue.subject_refs(subject)
+        if not self.options.evict_unacked:
+            refs = [ref for ref in refs if ref.place == "pending"]
+        for ref in refs[:max(len(queue.subject_refs(subject)) - queue.max_per_subject, 0)]:
+            self._evict(queue, ref)
 
     def _evict_one(self, queue: QueueState) -> bool:
         """Remove one message to keep the bound: the pending head (RING-4/5/6), or with evict_unacked

@@ -194,6 +194,9 @@ class QueueState:
         self.paused_until = 0
         #: RING-27: the byte bound (-1: none)
         self.max_bytes = config.max_length_bytes
+        #: RING-31..33: per-subject bound (-1: none) and whether discard new refuses at it
+        self.max_per_subject = config.max_per_subject
+        self.discard_new_per_subject = config.discard_new_per_subject
         #: RING-28: the model overflow of this queue (set by Broker.declare_queue from the profile)
         self.overflow = "drop_head"
         #: RING-23: the queue follows the quorum reject-publish hysteresis (set at declaration)
@@ -261,6 +264,15 @@ class QueueState:
         """RING-15: the ref's last-value property value, None when it has none."""
         key = self.last_value_key
         return None if key is None else ref.msg.properties.get(key)
+
+    def subject_refs(self, subject: str | None) -> list[Ref]:
+        """RING-31: the stored messages on `subject`, oldest first (pending, delivering, exhausted)."""
+        return [ref for ref in self.live.values()
+                if ref.msg.subject == subject and ref.place in ("pending", "delivering", "exhausted")]
+
+    def subject_at_limit(self, subject: str | None) -> bool:
+        """RING-32/33: `subject` already has max_per_subject stored messages."""
+        return self.max_per_subject > 0 and len(self.subject_refs(subject)) >= self.max_per_subject
 
     def stored(self) -> int:
         return len(self.pending) + self.delivering

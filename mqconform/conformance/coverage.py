@@ -61,6 +61,9 @@ CHECK_NEEDS: dict[str, tuple[str, ...]] = {
     "purge.result": ("purge",),
     "nack.delay": ("nack", "nack_delay"),
     "send.byte_bound": ("max_length_bytes",),
+    # ring.py: per-subject limits (RING-34; the nats adapter offers max_per_subject from 2.14.0, as it
+    # offers set_ring_size from 2.10.6: known once connected, so the send.subject_* checks name no need)
+    "set_subject_limit.accepted": ("max_per_subject",),
     "nack.reject": ("nack", "nack_reject"),
     "nack.multiple": ("nack", "nack_multiple"),
     "nack.reject_multiple": ("nack", "nack_reject", "nack_multiple"),

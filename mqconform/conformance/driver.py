@@ -69,7 +69,7 @@ class Step:
 def _message(args: Mapping[str, Any]) -> Message:
     return Message(id=args["id"], size=args.get("size", 100), priority=args.get("priority", DEFAULT_PRIORITY),
                    scheduled_at_ms=args.get("scheduled_at_ms"), properties=args.get("properties") or {},
-                   ttl_ms=args.get("ttl_ms"))
+                   ttl_ms=args.get("ttl_ms"), subject=args.get("subject"))
 
 
 def _send_args(args: Mapping[str, Any]) -> dict[str, Any]:
@@ -86,6 +86,8 @@ def _send_needs(args: dict[str, Any]) -> list[str]:
     """EXPIRY-2: a TTL only with ``per_message_ttl``; SCHED-13: a delivery time only with
     ``scheduling`` (the driver answers unsupported itself for an adapter without them)."""
     needs = ["per_message_ttl"] if args.get("ttl_ms") is not None else []
+    if args.get("subject") is not None:
+        needs.append("max_per_subject")  # RING-31
     return needs + (["scheduling"] if args.get("scheduled_at_ms") else [])
 
 
@@ -109,6 +111,8 @@ def _declare_queue(adapter: Adapter, args: Mapping[str, Any]) -> Result:
             needed.append(capability)
     if args.get("single_active_consumer", False):
         needed.append("single_active_consumer")  # DELIVERY-26
+    if args.get("max_per_subject", -1) != -1 or args.get("discard_new_per_subject", False):
+        needed.append("max_per_subject")  # RING-31..33
     refused = _missing(adapter, needed)
     if refused is not None:
         return refused
@@ -186,6 +190,14 @@ def _in_progress(adapter: Adapter, args: Mapping[str, Any]) -> Result:
     return adapter.in_progress(args["consumer"], args["id"])  # type: ignore[attr-defined,no-any-return]
 
 
+def _set_subject_limit(adapter: Adapter, args: Mapping[str, Any]) -> Result:
+    """RING-34: a new per-subject limit, an operation only adapters with max_per_subject offer."""
+    refused = _missing(adapter, ["max_per_subject"])
+    if refused is not None:
+        return refused
+    return adapter.set_subject_limit(args["queue"], args["limit"])  # type: ignore[attr-defined,no-any-return]
+
+
 def _purge(adapter: Adapter, queue: str) -> Result:
     """RING-29: purge, a new operation only adapters with the purge capability offer."""
     refused = _missing(adapter, ["purge"])
@@ -246,6 +258,7 @@ DISPATCH: dict[str, Callable[[Adapter, Any], Result]] = {
     "ack_batch": lambda a, x: _each(lambda m: DISPATCH["ack"](a, m[1]), batch_items("ack_batch", x)),
     "in_progress": _in_progress,
     "purge": _purge,
+    "set_subject_limit": _set_subject_limit,
     "delete": _delete,
     "restart": _restart,
     "pause": _pause,

@@ -163,6 +163,9 @@ class QueueMachine(ConformanceMachine):
             args["priority"] = priority
         if scheduled_at is not None:
             args["scheduled_at_ms"] = scheduled_at
+        subject = getattr(self, "send_subject", None)  # RING-31: a queue with per-subject limits
+        if subject is not None:
+            args["subject"] = subject
         self.sent.add(msg_id)
         _, answer = self.d.both_values("send", args, compare=self.send_check)
         self.note_send(msg_id, answer)

@@ -80,6 +80,9 @@ TABLES: dict[str, dict[str, tuple[str, ...]]] = {
         "nack.accepted": ("RING-9",),
         "set_ring_size.accepted": ("RING-2", "RING-30"),
         "set_ring_size.counters": ("RING-2", "RING-30"),
+        # machines/ring.py: a new per-subject limit on a live stream (JetStream max_msgs_per_subject)
+        "set_subject_limit.accepted": ("RING-34",),
+        "set_subject_limit.counters": ("RING-34",),
         "rollback.accepted": ("RING-8",),
         "commit.accepted": ("DELIVERY-8",),
         "pending.order": ("RING-8", "RING-6"),
@@ -309,6 +312,11 @@ _VOCABULARY: dict[str, tuple[str, tuple[str, ...]]] = {
     # RING-24: a JetStream discard-new stream (model overflow reject_new) refuses at max_msgs
     "send.refuse_new": ("send.result", ("RING-28", "RING-24")),
     "send.byte_bound": ("send.result", ("RING-27",)),
+    # RING-31..33: a send to a queue with per-subject limits (JetStream max_msgs_per_subject) and the
+    # stored and replaced counts after it; RING-32 with discard_new_per_subject, RING-33 discard new
+    "send.subject_limit": ("send.result", ("RING-31",)),
+    "send.subject_refused": ("send.result", ("RING-32", "RING-31", "RING-24")),
+    "send.subject_replaces": ("send.result", ("RING-33", "RING-31", "RING-24")),
     # REDELIVERY-36: beanstalkd's bury is its reject
     "nack.reject": ("nack.result", ("REDELIVERY-24", "REDELIVERY-36")),
     "nack.multiple": ("nack.result", ("REDELIVERY-25",)),

@@ -67,7 +67,10 @@ OPS: Final[Mapping[str, Op]] = {
                  # EXPIRY-1 (x-message-ttl, max_age, expiry-delay), EXPIRY-6 (Artemis expiry-address)
                  "message_ttl_ms": _f("int?"), "expiry_address": _f("str?"),
                  # DELIVERY-26: RabbitMQ x-single-active-consumer
-                 "single_active_consumer": _f("bool", False)}, declares="queue"),
+                 "single_active_consumer": _f("bool", False),
+                 # RING-31..33: JetStream max_msgs_per_subject, discard_new_per_subject
+                 "max_per_subject": _f("int", -1), "discard_new_per_subject": _f("bool", False)},
+                declares="queue"),
     "consumer": Op({"name": _req("str"), "queue": _req("str"), "window_bytes": _f("int", 1048576),
                     "window_messages": _f("int?"), "max_unacked": _f("int?"), "selector": _f("str?"),
                     "browser": _f("bool", False), "cumulative_ack": _f("bool", False),
@@ -81,7 +84,9 @@ OPS: Final[Mapping[str, Op]] = {
     "send": Op({"to": _req("str"), "id": _req("id"), "size": _f("int", 100), "priority": _f("int", 4),
                 "scheduled_at_ms": _f("int?"), "properties": _f("map", {}),
                 # EXPIRY-2: the message's own TTL (RabbitMQ expiration, JetStream Nats-TTL)
-                "ttl_ms": _f("int?")}),
+                "ttl_ms": _f("int?"),
+                # RING-31: the subject below the address (JetStream per-subject limits)
+                "subject": _f("str?")}),
     "receive": Op(scalar="str"),
     "ack": Op({"consumer": _req("str"), "id": _req("id"), "tx": _f("bool", False)}),
     "nack": Op({"consumer": _req("str"), "id": _req("id"),
@@ -99,6 +104,8 @@ OPS: Final[Mapping[str, Op]] = {
     "in_progress": Op({"consumer": _req("str"), "id": _req("id")}),
     # RING-29: purge a queue (the result is the number of messages removed)
     "purge": Op(scalar="str"),
+    # RING-34: a stream update of max_msgs_per_subject
+    "set_subject_limit": Op({"queue": _req("str"), "limit": _req("int")}),
     # DELIVERY-31..33: delete one message by id (the result is whether one was deleted)
     "delete": Op({"queue": _req("str"), "id": _req("id")}),
     # issue 10: RESTART-1..4, the implementation restarts (SIGTERM or SIGKILL) on its own store
@@ -143,6 +150,7 @@ REFERENCES: Final[Mapping[str, tuple[tuple[str, str], ...]]] = {
     "close": (("", "consumer"),), "ack": (("consumer", "consumer"),), "nack": (("consumer", "consumer"),),
     "in_progress": (("consumer", "consumer"),), "purge": (("", "queue"),), "delete": (("queue", "queue"),),
     "browse": (("", "queue"),), "set_ring_size": (("queue", "queue"),),
+    "set_subject_limit": (("queue", "queue"),),
     "offer": (("throttle", "throttle"),), "complete": (("throttle", "throttle"),),
     "put": (("store", "store"),), "remove": (("store", "store"),), "truncate": (("store", "store"),),
     "open_requester": (("", "store"),), "close_requester": (("", "store"),),

@@ -422,3 +422,35 @@ def test_a_return_keeps_a_stream_over_its_lowered_bound(embedded: NatsAdapter, n
     assert run_scenario(scenario, ReferenceAdapter(options=artemis_return)).verdict == "fail"
     outcome = run_scenario(scenario, embedded, strict=True, namespace=namespace)
     assert outcome.verdict == "pass", outcome.verdict_line()
+
+
+@pytest.mark.rules("RING-31", "RING-32", "RING-33", "RING-34")
+@pytest.mark.parametrize("name", ["jetstream-max-msgs-per-subject.yaml",
+                                  "jetstream-discard-new-per-subject.yaml",
+                                  "jetstream-lower-subject-limit.yaml"])
+def test_per_subject_limits_hold_on_the_model_and_the_server(
+        name: str, embedded: NatsAdapter, namespace: str) -> None:
+    """max_msgs_per_subject removes the subject's oldest (held ones too), discard_new_per_subject
+    refuses, under discard new a subject at its limit replaces instead of being refused, and a lower
+    limit on a live stream trims every subject at once; the
+    seeds' profile has no per-subject limits (the declaration is unsupported: nothing runs)."""
+    from pathlib import Path
+
+    from mqconform.scenario.loader import load
+    from mqconform.scenario.runner import run_scenario
+
+    scenario = load(Path(__file__).parents[2] / "spec" / "examples" / name)
+    model = run_scenario(scenario, ReferenceAdapter("jetstream"), strict=True)
+    assert model.verdict == "pass", model.verdict_line()
+    outcome = run_scenario(scenario, embedded, strict=True, namespace=namespace)
+    assert "max_per_subject" in embedded.capabilities
+    assert outcome.verdict == "pass", outcome.verdict_line()
+    assert run_scenario(scenario, ReferenceAdapter("artemis")).steps_run == 0  # unsupported there
+
+
+def test_per_subject_limits_follow_the_server_release() -> None:
+    """RING-31..33 need 2.14.0: the discard-new byte check was off by one before."""
+    from mqconform.adapters.nats import capabilities_for
+
+    assert "max_per_subject" not in capabilities_for("2.12.4")
+    assert "max_per_subject" in capabilities_for("2.14.0")

@@ -92,3 +92,39 @@ def test_a_broker_that_ignores_the_vocabulary_fails_its_rule(broken: type[Refere
     assert result.findings, "the broken broker went unnoticed"
     assert any(rule in finding.rules for finding in result.findings), [
         (f.check, f.rules) for f in result.findings]
+
+
+class _IgnoresSubjectLimits(ReferenceAdapter):
+    """A JetStream stream without its per-subject limit (RING-31..33 broken)."""
+
+    def declare_queue(self, config: Any) -> Any:
+        return super().declare_queue(attrs.evolve(config, max_per_subject=-1, discard_new_per_subject=False))
+
+
+@pytest.mark.rules("RING-31", "RING-32", "RING-33")
+def test_the_ring_machine_evidences_per_subject_limits_and_finds_them_ignored() -> None:
+    """Per-subject limits (JetStream max_msgs_per_subject): a conforming run passes RING-31..33, a
+    stream that ignores the limit fails one of them."""
+    result = _run(ReferenceAdapter, "jetstream", 200)
+    assert result.findings == [] and result.unknown is None
+    passed = {rule for rule, state in merge_outcomes([result], "jetstream").items() if state == "pass"}
+    assert {"RING-31", "RING-32", "RING-33"} <= passed
+    broken = _run(_IgnoresSubjectLimits, "jetstream", 200)
+    assert any({"RING-31", "RING-32", "RING-33"} & set(f.rules) for f in broken.findings), [
+        (f.check, f.rules) for f in broken.findings]
+
+
+class _IgnoresSubjectLimitUpdates(ReferenceAdapter):
+    """A JetStream stream whose update of max_msgs_per_subject trims nothing (RING-34 broken)."""
+
+    def set_subject_limit(self, queue: str, limit: int) -> Any:
+        return self._do(lambda: setattr(self.world.broker.queues[queue], "max_per_subject", limit))
+
+
+@pytest.mark.rules("RING-34")
+def test_a_subject_limit_update_that_trims_nothing_fails_ring_34() -> None:
+    result = _run(ReferenceAdapter, "jetstream", 200)
+    passed = {rule for rule, state in merge_outcomes([result], "jetstream").items() if state == "pass"}
+    assert "RING-34" in passed
+    broken = _run(_IgnoresSubjectLimitUpdates, "jetstream", 200)
+    assert any("RING-34" in f.rules for f in broken.findings), [(f.check, f.rules) for f in broken.findings]

@@ -12,6 +12,12 @@ then the counters its form changes (`nack.reject`: message_count and replaced, `
 delivering_count).
 None of this draws anything new (a new rule would change every profile's exploration), so purge
 (RING-29), ack wait (REDELIVERY-27) and nack delay (REDELIVERY-28) are not generated here.
+Where the adapter has `max_per_subject` (JetStream), odd set-up seeds give the queue a
+per-subject limit, whose set-up sends one more message on one subject than the limit, and every send
+one of two subjects (from the send's own size draw; a batch: the queue's own subject), compared with
+the stored count and replaced under `send.subject_limit` (RING-31), `send.subject_refused` (RING-32)
+or `send.subject_replaces` (RING-33); on such a queue an odd drawn ring size sets the per-subject
+limit instead (`set_subject_limit.counters`, RING-34).
 After each delivery the redelivered flag the implementation shows is compared (`delivery.redelivered`,
 DELIVERY-23).
 """
@@ -26,7 +32,7 @@ from hypothesis.stateful import initialize, precondition, rule
 from mqconform.reference_model.profiles import PROFILES
 
 from ..consumers import MODE_INDEX, consumer_settings
-from ..queue_machine import WHICH, QueueMachine
+from ..queue_machine import BATCH, WHICH, QueueMachine
 from ..rules import rules_for
 
 
@@ -48,6 +54,11 @@ class RingMachine(QueueMachine):
         settings = consumer_settings(self.caps, mode)
         if settings is not None:
             self.declare_consumer("q", **settings)
+        if self.subjects:  # RING-31..33: one subject filled to its limit, then one more
+            for _ in range(queue["max_per_subject"] + 1):
+                self.send_subject = "s0"
+                self.do_send(100, 4)
+                self._compare_counter(self.send_check, "q", "message_count", "replaced")
         self.ready = True
 
     def queue_vocabulary(self, seed: int) -> dict[str, Any]:
@@ -63,11 +74,19 @@ class RingMachine(QueueMachine):
             names += [name for name, _ in self.options.overflow_policies  # overflow keeps it
                       if f"overflow:{name}" in offered]
         chosen = names[seed % len(names)]
+        self.subjects = self.can("max_per_subject") and seed % 2 == 1
+        if self.subjects and chosen is None:  # RING-32/33 need a policy that refuses new messages
+            chosen = next((name for name in names[1:]
+                           if self.options.overflow_for(name) == "reject_new"), None)
         if chosen is not None:
             extra["overflow"] = chosen
         self.overflow = self.options.overflow_for(chosen)
         if self.can("max_length_bytes") and seed % 3 == 2:
             extra["max_length_bytes"] = 250
+        if self.subjects:  # RING-31..33: per-subject limits of 1 or 2, sends on two subjects
+            extra["max_per_subject"] = 1 + (seed // 5) % 2
+            if self.overflow == "reject_new" and (seed // 6) % 2 == 1:
+                extra["discard_new_per_subject"] = True  # RING-32
         return extra
 
     def vocabulary_check(self, queue: dict[str, Any]) -> str:
@@ -76,6 +95,11 @@ class RingMachine(QueueMachine):
         three), send.overflow where it names an overflow policy (RING-28; send.refuse_new where that
         policy refuses new messages, RING-24), else send.result."""
         ring = queue.get("ring_size", -1)
+        if queue.get("max_per_subject", -1) != -1:  # RING-31..33
+            if queue.get("discard_new_per_subject"):
+                return "send.subject_refused"
+            refuses = self.options.overflow_for(queue.get("overflow")) == "reject_new"
+            return "send.subject_replaces" if refuses else "send.subject_limit"
         if queue.get("max_length_bytes", -1) != -1 and (ring < 0 or ring >= 3):
             return "send.byte_bound"
         if queue.get("overflow") is None:
@@ -99,6 +123,11 @@ class RingMachine(QueueMachine):
     def send(self, size_index: int, priority: int) -> None:
         opts = self.options
         overflow = getattr(self, "overflow", opts.overflow)  # the queue's own policy (RING-28)
+        if getattr(self, "subjects", False):  # RING-31..33: the subject comes from the size draw
+            self.send_subject = f"s{size_index % 2}"
+            super().send(size_index, priority)
+            self._compare_counter(self.send_check, "q", "message_count", "replaced")
+            return
         if overflow != "drop_head" or opts.bound_counts != "pending":  # no ring.bound check
             super().send(size_index, priority)
             return
@@ -112,6 +141,15 @@ class RingMachine(QueueMachine):
         bound = max(self.ring, before)
         self.d.check("ring.bound", after <= bound,
                      lambda: f"pending went from {before} to {after} on a send to a ring of {self.ring}")
+
+    @precondition(lambda self: self.ready)
+    @rule(count=BATCH)
+    def send_batch(self, count: int) -> None:
+        """As QueueMachine.send_batch; on a queue with per-subject limits (its messages on the
+        queue's own subject) the stored and replaced counts after it under the send's check."""
+        super().send_batch(count)
+        if getattr(self, "subjects", False):
+            self._compare_counter(self.send_check, "q", "message_count", "replaced")
 
     @precondition(lambda self: self.ready and self.can("transactions") and self.any_unacked())
     @rule(which=WHICH, index=WHICH)
@@ -159,6 +197,11 @@ class RingMachine(QueueMachine):
     @precondition(lambda self: self.ready and self.can("set_ring_size"))
     @rule(size=st.integers(min_value=0, max_value=4))
     def set_ring_size(self, size: int) -> None:
+        if getattr(self, "subjects", False) and size % 2 == 1:  # RING-34 instead (no new draw)
+            self.d.both("set_subject_limit", {"queue": "q", "limit": (size + 1) // 2})
+            self._compare_counter("set_subject_limit.counters", "q", "message_count", "pending_count",
+                                  "delivering_count", "replaced")
+            return
         size = self.ring_size(size)
         self.ring = size
         args: dict[str, Any] = {"queue": "q", "size": size}

@@ -235,7 +235,7 @@ def _finish_release(path: Path, release: Any, results: list[Any], areas: list[st
             print(f"  {task.area:<11} {state:<15} {result.examples:>5} examples {result.steps:>7} records "
                   f"{result.seconds:6.1f} s")
         for finding in result.findings:
-            label = "FAIL" if judge.deviation(finding) is None else "DEVIATION"
+            label = judge.label(finding)
             print(f"      {label} {finding.check} [{failure_rules(finding.rules, claimed)}] "
                   f"{len(finding.steps)} steps: {finding.message[:160]}")
             print(f"           replay: mqconform scenario {path / (finding.scenario_path or '')} "

@@ -182,7 +182,7 @@ def run(args: argparse.Namespace) -> int:
                       f"{elapsed:6.1f} s", flush=True)
             t0 = time.perf_counter()
             for finding in result.findings:
-                label = "FAIL" if judge.deviation(finding) is None else "DEVIATION"
+                label = judge.label(finding)
                 print(f"      {label} {finding.check} [{failure_rules(finding.rules, claimed.name)}] "
                       f"{len(finding.steps)} "
                       f"steps: {finding.message[:160]}")

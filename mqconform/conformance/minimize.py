@@ -81,6 +81,12 @@ def _failure(steps: Sequence[Step], claimed: ModelOptions,
     return outcome.step, outcome.message, outcome.mismatch
 
 
+def reproduces(steps: Sequence[Step], claimed: ModelOptions, adapter_factory: Callable[[], Adapter],
+               times: int) -> bool:
+    """Whether `steps`, replayed as a scenario up to `times` times, fails at least once."""
+    return any(_failure(steps, claimed, adapter_factory) is not None for _ in range(times))
+
+
 def minimize(steps: list[Step], claimed: ModelOptions, adapter_factory: Callable[[], Adapter],
              budget_s: float = BUDGET_S) -> tuple[list[Step], str | None]:
     """The shortest failing prefix of `steps`, then without every pair and single step whose deletion

@@ -31,9 +31,12 @@ from mqconform.text import first_line
 
 from .base import ConformanceMachine, RunContext
 from .driver import Inconclusive, Step, Violation
-from .minimize import shrink
+from .minimize import reproduces, shrink
 
 MAX_RERUNS = 8
+#: how often a counterexample whose check compared one value is replayed before it is reported; one
+#: that never fails again is *flaky* (its rules unknown, with the counterexample), never pass or fail
+FLAKY_REPLAYS = 3
 #: a rule's outcome over several checks and machines is the worst of theirs
 SEVERITY = {"fail": 4, "deviation": 3, "unknown": 2, "pass": 1, "not_applicable": 0}
 
@@ -50,6 +53,8 @@ class Finding:
     seconds: float
     scenario_path: str | None = None
     program_path: str | None = None
+    #: the counterexample did not fail again when replayed (FLAKY_REPLAYS times): no verdict
+    flaky: bool = False
     #: what the failing check compared, when it compared one value (see driver.Violation)
     field: str = ""
     expected: Any = None
@@ -236,10 +241,15 @@ def run_machine(base: type[ConformanceMachine], adapter_factory: Callable[[], Ad
             seconds = time.perf_counter() - t0
             shrunk = shrink(steps, claimed, adapter_factory)
             shown = (shrunk.field, shrunk.expected, shrunk.actual) if shrunk.what is not None else None
-            result.findings.append(Finding(base.area, failed.check, failed.rules,
-                                           shrunk.message or failed.message, shrunk.steps, seconds,
-                                           field=failed.field, expected=failed.expected,
-                                           actual=failed.actual, shown=shown))
+            flaky = shrunk.what is None and bool(failed.field) and not reproduces(
+                shrunk.steps, claimed, adapter_factory, FLAKY_REPLAYS - 1)
+            message = shrunk.message or failed.message
+            if flaky:
+                message = (f"flaky: did not fail again in {FLAKY_REPLAYS} replays of its {len(shrunk.steps)} "
+                           f"steps (found after {seconds:.1f} s): {message}")
+            result.findings.append(Finding(base.area, failed.check, failed.rules, message, shrunk.steps,
+                                           seconds, flaky=flaky, field=failed.field,
+                                           expected=failed.expected, actual=failed.actual, shown=shown))
             disabled.add(failed.check)
     finally:
         if history is not None:
@@ -326,8 +336,11 @@ def merge_outcomes(results: Iterable[MachineResult], profile: str | None = None,
         failing: set[str] = set()
         deviating: set[str] = set()
         for finding in res.findings:
+            explained = excused is not None and excused(finding)
+            if finding.flaky and not explained:
+                continue  # no verdict: the verdict marks its rules unknown (verdict.judge)
             named = [r for r in finding.rules if applies is None or r in applies] or finding.rules
-            (deviating if excused is not None and excused(finding) else failing).update(named)
+            (deviating if explained else failing).update(named)
         for rule, state in res.rule_outcomes(rules_for(res.machine), failing, deviating).items():
             if applies is not None and rule not in applies and state not in ("fail", "deviation"):
                 state = "not_applicable"

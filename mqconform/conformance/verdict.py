@@ -35,6 +35,10 @@ class Judge:
     claimed: str
     strict: bool = False
 
+    def label(self, finding: Finding) -> str:
+        """``DEVIATION``, ``FLAKY`` or ``FAIL``, for the finding's line (as Verdict.label)."""
+        return "DEVIATION" if self.deviation(finding) is not None else "FLAKY" if finding.flaky else "FAIL"
+
     def deviation(self, finding: Finding) -> Deviation | None:
         """The registered deviation that explains `finding`, else None (always None when strict)."""
         if self.strict:
@@ -90,8 +94,8 @@ class Verdict:
         return self.explained.get(id(finding))
 
     def label(self, finding: Finding) -> str:
-        """``DEVIATION`` or ``FAIL``, for the finding's line."""
-        return "DEVIATION" if id(finding) in self.explained else "FAIL"
+        """``DEVIATION``, ``FLAKY`` or ``FAIL``, for the finding's line."""
+        return "DEVIATION" if id(finding) in self.explained else "FLAKY" if finding.flaky else "FAIL"
 
     def counts(self) -> dict[str, int]:
         states = ("pass", "fail", "deviation", "unknown", "not_applicable")
@@ -133,6 +137,14 @@ def judge(results: Sequence[MachineResult], profile: str, judge_: Judge | None,
                     by_rule.setdefault(rule, deviation)
     ran = {r.machine for r in results}
     unknown_why = _mark_interrupted(outcomes, results, [a for a in areas if a not in ran])
+    applicable = profile_rules(profile)
+    for result in results:
+        for finding in result.findings:
+            if finding.flaky and id(finding) not in explained:
+                for rule in finding.rules:
+                    if rule in applicable and outcomes.get(rule) in ("pass", "not_applicable"):
+                        outcomes[rule] = "unknown"
+                        unknown_why.setdefault(rule, finding.message)
     return Verdict(outcomes, explained, by_rule, unknown_why)
 
 

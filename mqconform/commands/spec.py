@@ -6,6 +6,9 @@ mqconform.conformance.coverage). The figure ``N of M (P %)`` is counted as a run
 ``rules covered`` (mqconform.conformance.verdict.coverage, over the rules of the profile): a run
 covers at most the coverable rules. With ``--adapter`` one adapter, rule by rule; without, a Markdown
 table over the built-in adapters (the README's).
+
+``--figures``: the README's figures block (rules per area and the registered deviations), which a test
+compares with README.md, so the README's counts are never typed by hand.
 """
 
 from __future__ import annotations
@@ -28,6 +31,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--coverage", action="store_true",
                         help="rules of an adapter's own profile a run can cover, and the capability "
                              "missing for each other one (without --adapter: a table of the built-ins)")
+    parser.add_argument("--figures", action="store_true",
+                        help="the README's figures: rules per area and the registered known deviations")
     add_adapter_arguments(parser, "")
 
 
@@ -43,6 +48,9 @@ def run(args: argparse.Namespace) -> int:
         return fail(f"unknown profile {args.profile!r} (known: {', '.join(PROFILES)})")
     if args.coverage:
         return _coverage(args, catalogue)
+    if args.figures:
+        print(figures(catalogue), end="")
+        return 0
     rules = list(catalogue.for_profile(args.profile)) if args.profile else list(catalogue)
     if args.area:
         rules = [r for r in rules if r.area == args.area]
@@ -123,3 +131,25 @@ def _ids(rules: list[str]) -> str:
     return ", ".join(f"{area}-* ({n})" if n > 3 else
                      ", ".join(r for r in rules if r.rsplit("-", 1)[0] == area)
                      for area, n in areas.items())
+
+
+def figures(catalogue: Any) -> str:
+    """The README's figures block: the catalogue's rules per area, and one row per registered known
+    deviation (mqconform.conformance.verdict.load_deviations: the shipped registry)."""
+    from collections import Counter
+
+    from mqconform.conformance.verdict import load_deviations
+
+    areas = Counter(rule.area for rule in catalogue)
+    lines = [f"The catalogue (`spec/`) has **{sum(areas.values())} rules** in {len(areas)} areas: "
+             + ", ".join(f"{area} {count}" for area, count in sorted(areas.items())) + ".", ""]
+    entries = load_deviations().deviations
+    lines += [f"The registry (`adapters/deviations.yaml`) has **{len(entries)} known deviations** of "
+              f"{len({d.source for d in entries})} upstream bugs:", "",
+              "| adapter | profiles | versions | rules | check | counterexample shape | source |",
+              "|---|---|---|---|---|---|---|"]
+    for d in entries:
+        profiles = ", ".join(sorted(d.profiles)) if d.profiles else "(claimed)"
+        lines.append(f"| {d.adapter} | {profiles} | `{d.versions.text}` | {', '.join(d.rules)} | "
+                     f"`{d.check}` | {d.shape} | {d.source} |")
+    return "\n".join(lines) + "\n"

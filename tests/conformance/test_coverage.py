@@ -126,3 +126,14 @@ def test_an_interrupted_area_lowers_coverage_instead_of_raising_it() -> None:
     assert broken.coverage(claimed.name).covered < whole.coverage(claimed.name).covered
     assert broken.coverage(claimed.name).total == whole.coverage(claimed.name).total
 
+
+
+def test_readme_figures_are_what_the_command_prints(capsys: pytest.CaptureFixture[str]) -> None:
+    """README.md's figures block (rules per area, the deviation registry) is `mqconform spec --figures`."""
+    from mqconform.cli import main
+
+    assert main(["spec", "--figures"]) == 0
+    printed = capsys.readouterr().out
+    text = README.read_text(encoding="utf-8")
+    block = text.split("<!-- figures: begin -->\n", 1)[1].split("<!-- figures: end -->", 1)[0]
+    assert block == printed, "README figures are stale: paste `mqconform spec --figures` between the markers"

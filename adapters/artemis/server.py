@@ -82,7 +82,8 @@ def fetch(version: str = DEFAULT_VERSION) -> Path:
         tarball = root / f"apache-artemis-{version}-bin.tar.gz"
         if done.returncode != 0 or not tarball.is_file():
             text = (done.stdout + done.stderr).strip().splitlines()
-            raise AdapterError(f"artemis: mvn could not fetch {artifact}: {text[-1] if text else 'no output'}")
+            last = text[-1] if text else "no output"
+            raise AdapterError(f"artemis: mvn could not fetch {artifact}: {last}")
         partial = root / ".extract"
         shutil.rmtree(partial, ignore_errors=True)
         with tarfile.open(tarball) as tar:

@@ -57,14 +57,20 @@ from proton import Message as AmqpMessage
 from proton.handlers import MessagingHandler
 from proton.utils import BlockingConnection, ConnectionClosed, LinkDetached, SendException
 
-from mqconform.reference_model.config import AddressConfig, ConsumerConfig, Message, QueueConfig
+from mqconform.reference_model.config import (
+    DEFAULT_WINDOW_BYTES,
+    AddressConfig,
+    ConsumerConfig,
+    Message,
+    QueueConfig,
+)
 from mqconform.text import one_line
 
 from .._base import BrokerAdapter, NotObservable, Refused, Unsupported, physical_prefix
 from .._urls import redact
 from ..contract import AdapterError, Result
 from .management import Jolokia, ManagementError
-from .server import DEFAULT_VERSION, PASSWORD, USER, ArtemisProcess, at_least, shared_broker
+from .server import DEFAULT_VERSION, EXPIRY_SCAN_MS, PASSWORD, USER, ArtemisProcess, at_least, shared_broker
 
 URL_ENV = "MQCONFORM_ARTEMIS_URL"
 HTTP_URL_ENV = "MQCONFORM_ARTEMIS_HTTP_URL"
@@ -77,7 +83,16 @@ CAPABILITIES = frozenset({
     "counter:message_count", "counter:pending_count", "counter:delivering_count",
     "counter:scheduled_count", "counter:paged_count", "counter:added", "counter:acknowledged",
     "counter:killed", "counter:expired",
+    # EXPIRY-1..7 on the broker's own clock (the adapter sleeps on advance): address setting
+    # expiry-delay (a message without its own expiration), AMQP header ttl, expiry-address
+    "advance_time", "message_ttl", "per_message_ttl", "expiry_address",
+    # RING-15 last-value queues (QueueConfiguration last-value-key), DELIVERY-12 non-destructive
+    # queues, DELIVERY-31..33 delete by id (QueueControl#removeMessage)
+    "last_value", "non_destructive", "delete",
 })
+#: AMQP credit standing in for a core byte window no example fills (the default 1 MiB, or -1
+#: without max_unacked): topped up on every receive, like a core client returning credit
+WIDE_CREDIT = 1000
 
 
 class _Receiver(MessagingHandler):  # type: ignore[misc]
@@ -99,7 +114,8 @@ class _Address:
     physical: str
     settings: dict[str, Any] = attrs.Factory(dict)
     queues: list[str] = attrs.Factory(list)
-    paging_possible: bool = False
+    #: EXPIRY-1: the queue TTL (address setting expiry-delay) of its queues, if any
+    expiry_delay: int | None = None
 
 
 @attrs.define
@@ -118,6 +134,7 @@ class _Consumer:
     handler: _Receiver
     pull: bool
     max_unacked: int
+    mode: str
     #: received and not yet settled: id -> (delivery, delivery count shown)
     held: dict[str, tuple[Delivery, int]] = attrs.Factory(dict)
 
@@ -293,19 +310,22 @@ class ArtemisAdapter(BrokerAdapter):
                 raise Refused("ring_size must be -1 or >= 0")
             if config.redelivery_delay_ms:
                 raise Unsupported(self._why("redelivery_delay"))
-            if config.non_destructive or config.last_value_key is not None:
-                raise Unsupported("non-destructive and last-value queues")
             address = self._ensure_address(config.address_name)
             settings = self._queue_settings(config)
             if address.queues and settings != {k: address.settings.get(k) for k in settings}:
                 raise Unsupported("queues with different redelivery settings on one address "
                                   "(Artemis' settings are per address)")
             self._apply_settings(address, settings)
+            address.expiry_delay = config.message_ttl_ms
             physical = self._physical(config.name)
             body: dict[str, Any] = {"name": physical, "address": address.physical,
                                     "routing-type": "ANYCAST", "durable": True}
             if config.ring_size >= 0:
                 body["ring-size"] = config.ring_size
+            if config.last_value_key is not None:
+                body.update({"last-value": True, "last-value-key": config.last_value_key})
+            if config.non_destructive:
+                body["non-destructive"] = True
             mgmt = self._mgmt()
             mgmt.exec(mgmt.broker, "createQueue(java.lang.String,boolean)", json.dumps(body), False)
             address.queues.append(config.name)
@@ -324,6 +344,10 @@ class ArtemisAdapter(BrokerAdapter):
             settings["maxRedeliveryDelay"] = config.max_redelivery_delay_ms
         if config.dead_letter is not None:
             settings["deadLetterAddress"] = self._ensure_address(config.dead_letter).physical
+        if config.message_ttl_ms is not None:
+            settings["expiryDelay"] = config.message_ttl_ms
+        if config.expiry_address is not None:
+            settings["expiryAddress"] = self._ensure_address(config.expiry_address).physical
         return settings
 
     # ------------------------------------------------------------------ consumers
@@ -338,28 +362,44 @@ class ArtemisAdapter(BrokerAdapter):
                 raise Unsupported("selectors")
             if config.cumulative_ack:
                 raise Unsupported("cumulative acks (AMQP settles one delivery at a time)")
-            pull = config.window_bytes == 0 and config.max_unacked is None and config.window_messages is None
-            prefetch = (config.window_bytes == -1 and config.max_unacked is not None
-                        and config.max_unacked >= 1 and config.window_messages is None)
-            if not (pull or prefetch):
-                raise Unsupported("consumer windows other than pull (window 0) and prefetch (window -1 "
-                                  "with max_unacked): AMQP link credit counts messages, not bytes")
+            mode, credit = self._consumer_mode(config)
             handler = _Receiver()
             link = self.conn.create_receiver(f"{queue.physical_address}::{queue.physical}", credit=0,
                                              handler=handler,
                                              name=f"{self.prefix}-{config.name}-{time.monotonic_ns()}")
-            consumer = _Consumer(config.name, queue.name, link, handler, pull,
-                                 0 if pull else int(config.max_unacked or 0))
+            consumer = _Consumer(config.name, queue.name, link, handler, mode == "pull", credit, mode)
             self.consumers[config.name] = consumer
             self._top_up(consumer)
             self._settle_queue(queue.name)
         return self._do("open_consumer", run)
 
+    @staticmethod
+    def _consumer_mode(config: ConsumerConfig) -> tuple[str, int]:
+        """(mode, credit) of a consumer: ``pull`` (window 0: one credit with drain per receive),
+        ``prefetch`` (window -1 with max_unacked n: n credits minus what it holds unsettled),
+        ``window`` (window_messages n: n credits minus what was dispatched and not yet received;
+        the default byte window or -1 without max_unacked: WIDE_CREDIT the same way). Other byte
+        windows are Artemis core client credits (ClientConsumerImpl), which AMQP does not have."""
+        if config.window_messages is not None:
+            if config.max_unacked is not None or config.window_messages < 1:
+                raise Unsupported("window_messages with max_unacked, or below 1")
+            return "window", config.window_messages
+        if config.window_bytes == 0 and config.max_unacked is None:
+            return "pull", 0
+        if config.window_bytes == -1 and config.max_unacked is not None and config.max_unacked >= 1:
+            return "prefetch", config.max_unacked
+        if config.max_unacked is None and config.window_bytes in (-1, DEFAULT_WINDOW_BYTES):
+            return "window", WIDE_CREDIT
+        raise Unsupported("byte windows (core client credits: AMQP link credit counts messages) and "
+                          "max_unacked on pull consumers")
+
     def _top_up(self, consumer: _Consumer) -> None:
-        """A prefetch consumer's link gets credit up to max_unacked minus what it holds or has buffered."""
+        """Credit back up to the consumer's bound: prefetch counts what it holds unsettled and what
+        was dispatched to it, a window only what was dispatched and not yet received."""
         if consumer.pull:
             return
-        want = consumer.max_unacked - len(consumer.held) - len(consumer.handler.arrived)
+        held = len(consumer.held) if consumer.mode == "prefetch" else 0
+        want = consumer.max_unacked - held - len(consumer.handler.arrived)
         missing = want - consumer.link.link.credit
         if missing > 0:
             consumer.link.link.flow(missing)
@@ -383,13 +423,15 @@ class ArtemisAdapter(BrokerAdapter):
         def run() -> str:
             if to not in self.addresses:
                 raise Refused(f"unknown address {to!r}")
-            if message.ttl_ms is not None:
-                raise Unsupported("per-message TTL")
             if message.scheduled_at_ms is not None and message.scheduled_at_ms > 0:
                 raise Unsupported(self._why("scheduling"))
             address = self.addresses_[to]
             amqp = AmqpMessage(body="x" * max(message.size, 0), durable=True, priority=message.priority,
                                properties={ID_PROPERTY: message.id, **dict(message.properties)})
+            if message.ttl_ms is not None:
+                amqp.ttl = message.ttl_ms / 1000  # proton: seconds; the header carries ms
+            # EXPIRY-3 (ttl_combination message_first): the message's own TTL, else expiry-delay
+            self._note_ttl(message.ttl_ms if message.ttl_ms is not None else address.expiry_delay)
             if message.scheduled_at_ms is not None and message.scheduled_at_ms > 0:
                 amqp.annotations = {DELIVERY_TIME: self._epoch0_ms + int(message.scheduled_at_ms)}
             try:
@@ -417,6 +459,9 @@ class ArtemisAdapter(BrokerAdapter):
                 return None
             delivery, msg_id, count = arrived.popleft()
             state.held[msg_id] = (delivery, count + 1)
+            if state.mode == "window":  # room returns on every receive
+                self._top_up(state)
+                self._settle_queue(state.queue)
             return msg_id
         return self._do("receive", run)
 
@@ -432,6 +477,10 @@ class ArtemisAdapter(BrokerAdapter):
         else:
             delivery.update(Delivery.ACCEPTED)
         delivery.settle()
+        # proton writes a receiver's flow before the dispositions of the same output batch
+        # (transport.c: pni_process_flow_receiver before pni_process_tpwork): the disposition must
+        # reach the broker first, or new credit dispatches the next message ahead of the returned one
+        self._await_delivering(state.queue)
         self._top_up(state)
         self._settle_queue(state.queue)
         return "ok"
@@ -451,6 +500,19 @@ class ArtemisAdapter(BrokerAdapter):
         mbean = mgmt.queue_mbean(queue.physical_address, queue.physical)
         return mgmt.read(mbean, "MessageCount", "DeliveringCount", "ScheduledCount", "MessagesAdded",
                          "MessagesAcknowledged", "MessagesKilled", "MessagesExpired")
+
+    def _await_delivering(self, name: str) -> None:
+        """Wait (bounded by settle_timeout) until the broker counts as delivering on queue `name`
+        exactly what the adapter's links hold: every disposition sent has been applied."""
+        queue = self.queues[name]
+        consumers = [c for c in self.consumers.values() if c.queue == name]
+        deadline = time.monotonic() + self.settle_timeout
+        while True:
+            self._pump(0)
+            held = sum(len(c.held) + len(c.handler.arrived) for c in consumers)
+            if self._queue_state(queue)["DeliveringCount"] == held or time.monotonic() > deadline:
+                return
+            self._pump(0.002)
 
     def _settle_queue(self, name: str) -> None:
         """Wait (bounded by settle_timeout) until the broker's view of queue `name` is at rest: what
@@ -474,10 +536,12 @@ class ArtemisAdapter(BrokerAdapter):
     def advance(self, ms: int) -> Result:
         """Sleep until the broker's clock has run as long as the logical one (BrokerAdapter.advance),
         then let due scheduled and delayed messages reach their queues and links."""
+        expiring = any(logical <= self._clock_ms + ms for logical, _ in self._ttl_deadlines)
         result = super().advance(ms)
         if result.is_ok:
             def run() -> None:
-                self._pump(0.02)
+                # a TTL ran out: the expiry scanner (message-expiry-scan-period) removes it within a period
+                self._pump(2 * EXPIRY_SCAN_MS / 1000 if expiring else 0.02)
                 for name in self.queues:
                     self._settle_queue(name)
             return self._do("advance", run)
@@ -513,6 +577,37 @@ class ArtemisAdapter(BrokerAdapter):
             raise NotObservable("Artemis shows a delivery count only with a delivery (AMQP header "
                                 "delivery-count); management lists no counts")
         return self._do("delivery_count", run)
+
+    def _broker_id(self, q: _Queue, msg_id: str) -> int | None:
+        """The broker's message id of logical `msg_id` stored in queue `q` (pending, scheduled or
+        delivering), or None."""
+        mgmt = self._mgmt()
+        mbean = mgmt.queue_mbean(q.physical_address, q.physical)
+        listed, scheduled, delivering = mgmt.bulk([
+            {"type": "exec", "mbean": mbean, "operation": op, "arguments": args}
+            for op, args in (("listMessages(java.lang.String)", [""]), ("listScheduledMessages()", []),
+                             ("listDeliveringMessages()", []))])
+        everything = [*listed, *scheduled, *(m for ms in delivering.values() for m in ms)]
+        for message in everything:
+            if str(message.get(ID_PROPERTY)) == msg_id:
+                return int(message["messageID"])
+        return None
+
+    def delete_message(self, queue: str, msg_id: str) -> Result:
+        """DELIVERY-31..33: QueueControl#removeMessage(id) (QueueImpl#deleteReference: the pending list,
+        then the scheduled ones; a delivering message is not found); False when the queue stores no
+        message with that id."""
+        def run() -> bool:
+            q = self._queue(queue)
+            broker_id = self._broker_id(q, msg_id)
+            if broker_id is None:
+                return False
+            mgmt = self._mgmt()
+            deleted = bool(mgmt.exec(mgmt.queue_mbean(q.physical_address, q.physical),
+                                     "removeMessage(long)", broker_id))
+            self._settle_queue(queue)
+            return deleted
+        return self._do("delete", run)
 
     def set_ring_size(self, queue: str, size: int) -> Result:
         def run() -> None:

@@ -102,7 +102,8 @@ def _java() -> str:
 
 
 def _rewrite_broker_xml(text: str, port: int) -> str:
-    """One acceptor on 127.0.0.1:`port` (AMQP, CORE, STOMP), a short expiry scan period."""
+    """One acceptor on 127.0.0.1:`port` (AMQP, CORE, STOMP), a short expiry scan period, no default
+    dead-letter or expiry address."""
     acceptor = (f'<acceptor name="artemis">tcp://{LOOPBACK}:{port}?protocols=AMQP,CORE,STOMP;'
                 "useEpoll=true;amqpCredits=1000;amqpLowCredits=300;amqpMinLargeMessageSize=1048576;"
                 "tcpNoDelay=true</acceptor>")
@@ -111,7 +112,10 @@ def _rewrite_broker_xml(text: str, port: int) -> str:
     if n != 1:
         raise AdapterError("artemis: the created broker.xml has no <acceptors> section")
     extra = f"<message-expiry-scan-period>{EXPIRY_SCAN_MS}</message-expiry-scan-period>\n      "
-    return text.replace("<acceptors>", extra + "<acceptors>", 1)
+    text = text.replace("<acceptors>", extra + "<acceptors>", 1)
+    # no catch-all dead-letter or expiry address: a queue has one only where the suite declares it
+    # (without one a dead letter is dropped and an expired message removed, REDELIVERY-6, EXPIRY-6)
+    return re.sub(r"\s*<(dead-letter-address|expiry-address)>[^<]*</\1>", "", text)
 
 
 class ArtemisProcess(ServerProcess):

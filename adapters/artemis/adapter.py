@@ -93,6 +93,8 @@ CAPABILITIES = frozenset({
 #: AMQP credit standing in for a core byte window no example fills (the default 1 MiB, or -1
 #: without max_unacked): topped up on every receive, like a core client returning credit
 WIDE_CREDIT = 1000
+#: the longest pending list read back (address setting managementBrowsePageSize)
+BROWSE_LIMIT = 100_000
 
 
 class _Receiver(MessagingHandler):  # type: ignore[misc]
@@ -174,6 +176,8 @@ class ArtemisAdapter(BrokerAdapter):
         self.sender_links: dict[str, Any] = {}
         self.jolokia: Jolokia | None = None
         self.prefix = ""
+        #: the broker's version (management attribute Version), known after the first open()
+        self.server_version = ""
         self._epoch0_ms = 0
         self._reset()
 
@@ -219,6 +223,7 @@ class ArtemisAdapter(BrokerAdapter):
                 version = self.jolokia.read(self.jolokia.broker, "Version")["Version"]
             except ManagementError as exc:
                 raise AdapterError(f"artemis: no management at {redact(http)}: {exc}") from None
+            self.server_version = str(version)
             if not at_least(str(version), "2.32.0"):
                 raise AdapterError(f"artemis {version}: addAddressSettings(json) needs 2.32.0 or newer")
         self.prefix = "mqc-" + physical_prefix(namespace, False)
@@ -274,7 +279,11 @@ class ArtemisAdapter(BrokerAdapter):
         address = self.addresses_.get(name)
         if address is None:
             address = _Address(name, self._physical(name))
+            # listMessages shows at most managementBrowsePageSize (default 200) messages
+            address.settings["managementBrowsePageSize"] = BROWSE_LIMIT
             mgmt = self._mgmt()
+            mgmt.exec(mgmt.broker, "addAddressSettings(java.lang.String,java.lang.String)", address.physical,
+                      json.dumps(address.settings))
             mgmt.exec(mgmt.broker, "createAddress(java.lang.String,java.lang.String)", address.physical,
                       "ANYCAST")
             self.addresses_[name] = address
@@ -534,9 +543,16 @@ class ArtemisAdapter(BrokerAdapter):
             self._pump(0.003)
 
     def advance(self, ms: int) -> Result:
-        """Sleep until the broker's clock has run as long as the logical one (BrokerAdapter.advance),
-        then let due scheduled and delayed messages reach their queues and links."""
+        """With a TTL pending, sleep until the broker's clock has run as long as the logical one
+        (BrokerAdapter.advance) and give the expiry scanner its period; without one, only move the
+        logical clock (nothing on the broker waits for time)."""
         expiring = any(logical <= self._clock_ms + ms for logical, _ in self._ttl_deadlines)
+        if ms > 0 and not self._ttl_deadlines:
+            # nothing on the broker runs on its clock (no TTL pending; scheduling and redelivery delays
+            # are not offered): logical time passes without a sleep, the clocks are lined up again
+            self._clock_ms += ms
+            self._clock_origin = time.monotonic() - self._clock_ms / 1000
+            return Result.ok(None)
         result = super().advance(ms)
         if result.is_ok:
             def run() -> None:

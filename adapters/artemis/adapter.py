@@ -67,7 +67,7 @@ from mqconform.reference_model.config import (
 from mqconform.text import one_line
 
 from .._base import BrokerAdapter, NotObservable, Refused, Unsupported, physical_prefix
-from .._urls import redact
+from .._urls import parse_endpoint, redact
 from ..contract import AdapterError, Result
 from .management import Jolokia, ManagementError
 from .server import DEFAULT_VERSION, EXPIRY_SCAN_MS, PASSWORD, USER, ArtemisProcess, at_least, shared_broker
@@ -206,19 +206,24 @@ class ArtemisAdapter(BrokerAdapter):
         the broker cannot be used."""
         self.close()
         if self.conn is None:
+            user, password = self.user, self.password
             if self.url:
-                amqp, http, where = self.url, self.http_url, redact(self.url)
+                endpoint = parse_endpoint(self.url, "amqp", 5672)
+                if endpoint.auth:
+                    user, password = endpoint.auth
+                # credentials go to proton apart from the URL, so no error text can carry them
+                amqp, http, where = f"amqp://{endpoint.host}:{endpoint.port}", self.http_url, redact(self.url)
             else:
                 if self.broker is None or not self.broker.running():
                     self.broker = shared_broker(self.version)
                 amqp, http, where = self.broker.url, self.broker.jolokia_url, self.broker.url
             try:
-                self.conn = BlockingConnection(amqp, timeout=self.timeout, user=self.user,
-                                               password=self.password)
+                self.conn = BlockingConnection(amqp, timeout=self.timeout, user=user, password=password)
             except Exception as exc:  # proton raises several kinds at connect
-                raise AdapterError(f"artemis: cannot use {where}: {one_line(exc)}") from None
+                text = one_line(exc).replace(password, "***") if password else one_line(exc)
+                raise AdapterError(f"artemis: cannot use {where}: {text}") from None
             assert http is not None
-            self.jolokia = Jolokia(http, self.user, self.password)
+            self.jolokia = Jolokia(http, user, password)
             try:
                 version = self.jolokia.read(self.jolokia.broker, "Version")["Version"]
             except ManagementError as exc:

@@ -2,7 +2,8 @@
 # Install the Debian packages the project needs when they are missing: ActiveMQ Classic (the
 # `activemq` adapter runs its own instance from /usr/share/activemq), Chromium (the HTML report
 # test), the broker servers scripts/services.sh starts (RabbitMQ, Redis, NATS, Mosquitto) and
-# beanstalkd (the `beanstalkd` adapter runs its own server from /usr/bin/beanstalkd).
+# beanstalkd (the `beanstalkd` adapter runs its own server from /usr/bin/beanstalkd), Maven and a
+# JRE (the `artemis` adapter fetches and runs Apache ActiveMQ Artemis).
 # Nothing is started here. Idempotent: a package whose file is present is left alone, and
 # `apt-get update` runs only when an install needs it. Usage: bash scripts/install-debian.sh
 set -euo pipefail
@@ -16,6 +17,9 @@ PACKAGES=(
   "nats-server:/usr/sbin/nats-server"
   "mosquitto:/usr/sbin/mosquitto"
   "beanstalkd:/usr/bin/beanstalkd"
+  # the `artemis` adapter fetches Apache ActiveMQ Artemis through Maven and runs it on Java
+  "maven:/usr/bin/mvn"
+  "default-jre-headless:/usr/bin/java"
 )
 
 missing=()

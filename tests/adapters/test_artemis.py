@@ -258,3 +258,15 @@ def test_artemis_example_on_the_broker(path: Path, artemis: ArtemisAdapter, name
 def test_cannot_run_lists_exactly_the_refused_cases() -> None:
     assert set(CANNOT_RUN) <= {p.stem for p in EXAMPLES}
     assert len(EXAMPLES) - len(CANNOT_RUN) >= 2  # ring-size-3-unacked, last-value-queue
+
+
+@pytest.mark.rules("REDELIVERY-6")
+def test_finding_drop_at_limit_delivering_negative(artemis: ArtemisAdapter, namespace: str) -> None:
+    """The registered deviation (docs/findings/artemis-drop-at-limit-delivering-negative.md): dropped
+    at its delivery limit after an individual cancel without a bound DLA, the message is taken from
+    DeliveringCount twice on 2.40.0; the model counts 0."""
+    scenario = load(SCENARIOS / "artemis-drop-at-limit-delivering-negative.yaml")
+    assert run_scenario(scenario, ReferenceAdapter(options=profile("artemis"))).verdict == "pass"
+    outcome = run_scenario(scenario, artemis, namespace=namespace)
+    assert (outcome.verdict, outcome.step) == ("fail", 6), outcome.verdict_line()
+    assert "delivering_count" in outcome.verdict_line()

@@ -89,6 +89,10 @@ CAPABILITIES = frozenset({
     # RING-15 last-value queues (QueueConfiguration last-value-key), DELIVERY-12 non-destructive
     # queues, DELIVERY-31..33 delete by id (QueueControl#removeMessage)
     "last_value", "non_destructive", "delete",
+    # PAGING-12 / browse.ids: management listMessages walks QueueImpl#browserIterator, the iterator a
+    # browsing consumer walks (pending in delivery order, then the page cursor); DELIVERY-23 the
+    # redelivered flag an AMQP client sees (header delivery-count > 0, i.e. broker count > 1)
+    "browse", "redelivered_flag",
 })
 #: AMQP credit standing in for a core byte window no example fills (the default 1 MiB, or -1
 #: without max_unacked): topped up on every receive, like a core client returning credit
@@ -150,7 +154,6 @@ class ArtemisAdapter(BrokerAdapter):
         "commit": "transactions (AMQP transactions are not driven by this adapter)",
         "rollback": "transactions (AMQP transactions are not driven by this adapter)",
         "tx": "transactions (AMQP transactions are not driven by this adapter)",
-        "browse": "browsing",
         # the broker's scheduler and redelivery timer run on its real clock; the suite's steps are
         # 1-50 logical ms apart and each operation takes real milliseconds (see docs/adapters/artemis.md)
         "scheduling": "scheduled delivery (the broker fires on its real clock, not the suite's)",
@@ -589,6 +592,20 @@ class ArtemisAdapter(BrokerAdapter):
                                "listMessages(java.lang.String)", "")
             return [str(m.get(ID_PROPERTY)) for m in listed]
         return self._do("pending_ids", run)
+
+    def browse(self, queue: str) -> Result:
+        """What a browser sees: QueueControl#listMessages (QueueImpl#browserIterator)."""
+        return self.pending_ids(queue)
+
+    def message_info(self, queue: str, msg_id: str) -> Result:
+        """DELIVERY-23: the redelivered flag of a held message's delivery (AMQP header delivery-count
+        > 0); Artemis gives no dead-letter reason. None when no consumer of the adapter holds it."""
+        def run() -> dict[str, Any] | None:
+            for consumer in self.consumers.values():
+                if consumer.queue == queue and msg_id in consumer.held:
+                    return {"redelivered": consumer.held[msg_id][1] > 1, "dead_letter_reason": None}
+            return None
+        return self._do("message_info", run)
 
     def delivery_count(self, queue: str, msg_id: str) -> Result:
         def run() -> int:

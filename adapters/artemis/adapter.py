@@ -130,6 +130,8 @@ class _Queue:
     physical: str
     address: str
     physical_address: str
+    #: DELIVERY-12: delivered messages stay listed, so "pending" never says what is left to dispatch
+    non_destructive: bool = False
 
 
 @attrs.define
@@ -346,7 +348,8 @@ class ArtemisAdapter(BrokerAdapter):
             mgmt = self._mgmt()
             mgmt.exec(mgmt.broker, "createQueue(java.lang.String,boolean)", json.dumps(body), False)
             address.queues.append(config.name)
-            self.queues[config.name] = _Queue(config.name, physical, address.name, address.physical)
+            self.queues[config.name] = _Queue(config.name, physical, address.name, address.physical,
+                                              config.non_destructive)
         return self._do("declare_queue", run)
 
     def _queue_settings(self, config: QueueConfig) -> dict[str, Any]:
@@ -544,7 +547,7 @@ class ArtemisAdapter(BrokerAdapter):
             held = sum(len(c.held) + len(c.handler.arrived) for c in consumers)
             pending = state["MessageCount"] - state["DeliveringCount"] - state["ScheduledCount"]
             credit = sum(c.link.link.credit for c in consumers)
-            if state["DeliveringCount"] == held and (pending <= 0 or credit <= 0):
+            if state["DeliveringCount"] == held and (pending <= 0 or credit <= 0 or queue.non_destructive):
                 return
             if time.monotonic() > deadline:
                 return

@@ -106,7 +106,8 @@ class _Receiver(MessagingHandler):  # type: ignore[misc]
 
     def __init__(self) -> None:
         super().__init__(prefetch=0, auto_accept=False, auto_settle=False)
-        self.arrived: collections.deque[tuple[Delivery, str]] = collections.deque()
+        #: (delivery, logical id, AMQP header delivery-count), in arrival order
+        self.arrived: collections.deque[tuple[Delivery, str, int]] = collections.deque()
 
     def on_message(self, event: Any) -> None:
         message = event.message

@@ -73,6 +73,8 @@ from .management import Jolokia, ManagementError
 from .server import DEFAULT_VERSION, EXPIRY_SCAN_MS, PASSWORD, USER, ArtemisProcess, at_least, shared_broker
 
 URL_ENV = "MQCONFORM_ARTEMIS_URL"
+#: live per-address settings (Jolokia addAddressSettings(match, json)) arrived in 2.32.0 (ARTEMIS-3932)
+MIN_VERSION = "2.32.0"
 HTTP_URL_ENV = "MQCONFORM_ARTEMIS_HTTP_URL"
 ID_PROPERTY = "mqcid"
 DELIVERY_TIME = symbol("x-opt-delivery-time")
@@ -174,6 +176,9 @@ class ArtemisAdapter(BrokerAdapter):
         self.user = user or USER
         self.password = password or PASSWORD
         self.version = str(version)
+        if not self.url and not at_least(self.version, MIN_VERSION):
+            raise AdapterError(f"artemis {self.version}: the adapter needs {MIN_VERSION} or newer "
+                               "(addAddressSettings(json), ARTEMIS-3932)")
         self.timeout = float(timeout)
         self.settle_timeout = float(settle_timeout)
         self.capabilities = CAPABILITIES
@@ -235,8 +240,9 @@ class ArtemisAdapter(BrokerAdapter):
             except ManagementError as exc:
                 raise AdapterError(f"artemis: no management at {redact(http)}: {exc}") from None
             self.server_version = str(version)
-            if not at_least(str(version), "2.32.0"):
-                raise AdapterError(f"artemis {version}: addAddressSettings(json) needs 2.32.0 or newer")
+            if not at_least(str(version), MIN_VERSION):
+                raise AdapterError(f"artemis {version}: the adapter needs {MIN_VERSION} or newer "
+                                   "(addAddressSettings(json), ARTEMIS-3932)")
         self.prefix = "mqc-" + physical_prefix(namespace, False)
         self._reset()
         self.addresses_: dict[str, _Address] = {}

@@ -88,9 +88,11 @@ def test_url_needs_management() -> None:
         ArtemisAdapter(url="amqp://127.0.0.1:5672")
 
 
-def test_an_unserved_release_is_one_line() -> None:
+def test_an_unserved_or_too_old_release_is_one_line() -> None:
     with pytest.raises(AdapterError, match="not served"):
         fetch("2.0.0")
+    with pytest.raises(AdapterError, match=r"needs 2\.32\.0 or newer"):
+        ArtemisAdapter(version="2.31.2")
 
 
 def test_same_names_do_not_meet(artemis: ArtemisAdapter, namespace: str) -> None:

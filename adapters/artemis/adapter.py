@@ -476,12 +476,7 @@ class ArtemisAdapter(BrokerAdapter):
             state = self._consumer(consumer)
             arrived = state.handler.arrived
             if not arrived and state.pull:
-                state.link.link.drain(1)
-                deadline = time.monotonic() + self.timeout
-                while not arrived and state.link.link.credit > 0:
-                    if time.monotonic() > deadline:
-                        raise TimeoutError("no answer to a drain")
-                    self._pump(0.005)
+                self._pull(state)
             if not arrived:
                 return None
             delivery, msg_id, count = arrived.popleft()
@@ -491,6 +486,40 @@ class ArtemisAdapter(BrokerAdapter):
                 self._settle_queue(state.queue)
             return msg_id
         return self._do("receive", run)
+
+    def _pull(self, state: _Consumer) -> None:
+        """One pull: with a message pending on the queue (management, at rest: no other link has
+        credit) one credit, and the message it brings; else one credit with drain, answered once the
+        broker tried the queue. A drain alone is not enough with messages pending: the broker may
+        answer it before its delivery loop ran (ServerConsumerImpl#forceDelivery runs the drain
+        callback on the queue executor, where a delivery loop that stopped at MAX_DELIVERIES_IN_LOOP
+        or its timeout is re-queued behind it), a spurious empty receive seen on 2.40.0."""
+        queue = self.queues[state.queue]
+        link = state.link.link
+        arrived = state.handler.arrived
+        counts = self._queue_state(queue)
+        pending = counts["MessageCount"] - counts["DeliveringCount"] - counts["ScheduledCount"]
+        deadline = time.monotonic() + self.timeout
+        if pending > 0 and not queue.non_destructive:
+            link.flow(1)
+            next_look = time.monotonic() + 0.05
+            while not arrived:
+                if time.monotonic() > deadline:
+                    link.drain(0)
+                    raise TimeoutError("a message is pending but none was dispatched to a pulling link")
+                self._pump(0.005)
+                if not arrived and time.monotonic() > next_look:  # gone meanwhile (expired at dispatch)
+                    next_look = time.monotonic() + 0.05
+                    counts = self._queue_state(queue)
+                    if counts["MessageCount"] - counts["DeliveringCount"] - counts["ScheduledCount"] <= 0:
+                        link.drain(0)
+                        break
+        else:
+            link.drain(1)
+        while not arrived and link.credit > 0:
+            if time.monotonic() > deadline:
+                raise TimeoutError("no answer to a drain")
+            self._pump(0.005)
 
     def _settle(self, consumer: str, msg_id: str, outcome: str) -> str:
         state = self._consumer(consumer)

@@ -81,7 +81,13 @@ DELIVERY_TIME = symbol("x-opt-delivery-time")
 
 CAPABILITIES = frozenset({
     "queues", "ring", "set_ring_size", "priorities", "nack", "dead_letter", "delivery_count",
-    "consumer_pull", "consumer_prefetch", "independent_consumers", "pending_order",
+    # consumer modes: pull (window 0) and prefetch (window -1 with max_unacked). Not
+    # independent_consumers: the model frees a prefetch consumer's room in the same instant a nack
+    # returns the message, while AMQP needs two frames (disposition, then credit), so the broker may
+    # give the returned message to another consumer that has credit (or the next one to this
+    # consumer): several consumers of a queue therefore share the first one's mode, and a queue whose
+    # first consumer prefetches gets no second one (docs/adapters/artemis.md)
+    "consumer_pull", "consumer_prefetch", "pending_order",
     "counter:message_count", "counter:pending_count", "counter:delivering_count",
     "counter:scheduled_count", "counter:paged_count", "counter:added", "counter:acknowledged",
     "counter:killed", "counter:expired",

@@ -225,6 +225,12 @@ class ModelOptions:
     #: (pending, scheduled, paged: Artemis removeMessage) or every stored one, delivered and
     #: unacknowledged too (JetStream STREAM.MSG.DELETE, Redis XDEL).
     delete_scope: Literal["listed", "stored"] = "listed"
+    #: DELIVERY-31: the counter a delete by id bumps. "acknowledged" (Artemis 2.40.0: QueueControl
+    #: #removeMessage(long) -> QueueImpl#deleteReference acks the pending ref with AckReason.NORMAL, L2132;
+    #: a scheduled one ScheduledDeliveryHandlerImpl#removeReferenceWithID acks NORMAL too, L178; only
+    #: removeMessages(filter) -> deleteMatchingReferences kills; observed by the artemis adapter, issue
+    #: 20) or "killed" (JetStream, Redis, beanstalkd: the model before issue 20).
+    delete_counts: Literal["killed", "acknowledged"] = "killed"
     #: DELIVERY-23: a delivery's redelivered flag: delivery count > 1 (Artemis JMSRedelivered,
     #: JetStream num_delivered > 1) or "delivered before, ever" (RabbitMQ classic: a message once
     #: delivered is redelivered on every later delivery, whatever undid its count).

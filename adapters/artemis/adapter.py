@@ -16,12 +16,14 @@ Mapping (physical names ``mqc-<namespace>-<token>-<name>``, one per open):
   queue's exact address; close() destroys them all.
 - ``set_ring_size`` is ``updateQueue(json)`` with the new ``ring-size`` (RING-2: nothing is purged).
 - a send is an AMQP transfer, durable, with header priority, application property ``mqcid`` (the
-  logical id) and, when scheduled, the message annotation ``x-opt-delivery-time`` (epoch ms: the
-  adapter's logical clock origin + ``scheduled_at_ms``, SCHED-*; AMQPMessage#getScheduledDeliveryTime).
-- a consumer is an AMQP receiver link. Window 0 (``consumer_pull``): nothing is flowed; ``receive``
-  flows one credit with drain and takes what arrives (the broker answers the drain after it tried the
-  queue, ProtonServerSenderContext#onFlow). Window -1 with ``max_unacked`` n (``consumer_prefetch``):
-  the link keeps n credits minus what the consumer holds unsettled, topped up on settlement.
+  logical id) and header ttl for a TTL. Scheduled sends are refused: the broker's scheduler runs on
+  its real clock (docs/adapters/artemis.md).
+- a consumer is an AMQP receiver link. Window 0 (``consumer_pull``): nothing is flowed at rest;
+  ``receive`` flows one credit (with drain when management shows nothing pending) and takes what
+  arrives (see ``_pull``). Window -1 with ``max_unacked`` n (``consumer_prefetch``):
+  the link keeps n credits minus what the consumer holds unsettled, topped up on settlement. Several
+  consumers of a queue share the first one's mode (no ``independent_consumers``: a nack and the
+  credit it frees are two frames, so another consumer's credit could take the returned message).
   Artemis' byte windows (``window_bytes``, core ClientConsumerImpl credits) do not exist over AMQP
   (link credit counts messages), so ``window_bytes`` is not claimed.
 - ``ack`` = disposition accepted + settle; ``nack`` = ``modified{delivery-failed=true}`` + settle:
@@ -52,7 +54,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import attrs
-from proton import ConnectionException, Delivery, LinkException, Timeout, symbol
+from proton import ConnectionException, Delivery, LinkException, Timeout
 from proton import Message as AmqpMessage
 from proton.handlers import MessagingHandler
 from proton.utils import BlockingConnection, ConnectionClosed, LinkDetached, SendException
@@ -77,7 +79,6 @@ URL_ENV = "MQCONFORM_ARTEMIS_URL"
 MIN_VERSION = "2.32.0"
 HTTP_URL_ENV = "MQCONFORM_ARTEMIS_HTTP_URL"
 ID_PROPERTY = "mqcid"
-DELIVERY_TIME = symbol("x-opt-delivery-time")
 
 CAPABILITIES = frozenset({
     "queues", "ring", "set_ring_size", "priorities", "nack", "dead_letter", "delivery_count",
@@ -195,7 +196,6 @@ class ArtemisAdapter(BrokerAdapter):
         self.prefix = ""
         #: the broker's version (management attribute Version), known after the first open()
         self.server_version = ""
-        self._epoch0_ms = 0
         self._reset()
 
     # ------------------------------------------------------------------ plumbing
@@ -252,7 +252,6 @@ class ArtemisAdapter(BrokerAdapter):
         self.prefix = "mqc-" + physical_prefix(namespace, False)
         self._reset()
         self.addresses_: dict[str, _Address] = {}
-        self._epoch0_ms = int(time.time() * 1000)
         self._clock_origin = time.monotonic()
 
     def close(self) -> None:
@@ -465,8 +464,6 @@ class ArtemisAdapter(BrokerAdapter):
                 amqp.ttl = message.ttl_ms / 1000  # proton: seconds; the header carries ms
             # EXPIRY-3 (ttl_combination message_first): the message's own TTL, else expiry-delay
             self._note_ttl(message.ttl_ms if message.ttl_ms is not None else address.expiry_delay)
-            if message.scheduled_at_ms is not None and message.scheduled_at_ms > 0:
-                amqp.annotations = {DELIVERY_TIME: self._epoch0_ms + int(message.scheduled_at_ms)}
             try:
                 self._sender(address).send(amqp, timeout=self.timeout)
             except SendException as exc:

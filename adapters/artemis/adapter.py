@@ -35,9 +35,10 @@ Mapping (physical names ``mqc-<namespace>-<token>-<name>``, one per open):
   nothing is pending while a link has credit (bounded by ``settle_timeout``).
 - counters come from the queue MBean: MessageCount, DeliveringCount, ScheduledCount, MessagesAdded,
   MessagesAcknowledged, MessagesKilled, MessagesExpired; pending = MessageCount - delivering -
-  scheduled and paged = 0 while the address is not paging (while it pages management shows no split
-  between pending and paged: not observable). ``MessagesReplaced`` (ring and last-value evictions) is
-  not exposed by management (only QueueImpl#getMessagesReplaced): ``counter:replaced`` is not claimed.
+  scheduled, paged = 0 (address limits are not offered, so nothing pages; management shows no split
+  between pending and paged messages of a paging queue). ``MessagesReplaced`` (ring and last-value
+  evictions) is not exposed by management (only QueueImpl#getMessagesReplaced): ``counter:replaced``
+  is not claimed.
 - ``pending_ids`` is ``listMessages("")`` (QueueImpl#browserIterator: the pending list in delivery
   order); ``delivery_count`` of a held message is the AMQP header ``delivery-count`` + 1
   (AMQPMessage#createDeliveryCopy); of any other message it is not observable.

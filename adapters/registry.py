@@ -20,6 +20,7 @@ BUILTIN = {
     "activemq": "mqconform.adapters.activemq:ActiveMQAdapter",
     "mqtt": "mqconform.adapters.mqtt:MqttAdapter",
     "beanstalkd": "mqconform.adapters.beanstalkd:BeanstalkdAdapter",
+    "artemis": "mqconform.adapters.artemis:ArtemisAdapter",
 }
 ENTRY_POINT_GROUP = "mqconform.adapters"
 _TARGET = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")

@@ -32,6 +32,8 @@ class ConsumerOrderMixin(BrokerCore):
         self._registrations += 1
         consumer.registered = self._registrations
         queue.consumers.append(consumer)
+        if self.options.cursor_restarts_on_add and self.options.consumer_rotation == "cursor":
+            queue.next_consumer = 0  # DELIVERY-24: Artemis QueueConsumersImpl#add, a fresh iterator
         if queue.config.single_active_consumer and queue.active is None:
             queue.active = consumer  # DELIVERY-26: the first consumer is the active one
         elif queue.config.single_active_consumer and self._takes_over(queue.active, consumer):

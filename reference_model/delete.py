@@ -4,7 +4,9 @@ What a delete reaches is the profile's ``delete_scope``: the messages the queue 
 ``QueueControl.removeMessage(id)``: ``QueueImpl.deleteMatchingReferences`` walks the pending list,
 the scheduled messages and the paged ones, not the delivering ones, so a message a consumer holds is
 not found), or every stored message (JetStream ``$JS.API.STREAM.MSG.DELETE`` by stream sequence, Redis
-``XDEL``: delivered, unacknowledged ones too). A deleted message is killed, never dead-lettered; one a
+``XDEL``: delivered, unacknowledged ones too). A deleted message is never dead-lettered; it counts as
+the profile's ``delete_counts`` (killed; acknowledged on Artemis, whose ``QueueImpl#deleteReference``
+acks with AckReason.NORMAL); one a
 consumer held leaves it as an eviction does (JetStream: consumer.go decStreamPending terminates it,
 the ack floor moves, a later ack is a silent no-op; Redis: the PEL entry stays until XACK, which still
 answers 1, and XCLAIM/XAUTOCLAIM drop it). The answer is whether a message was deleted.
@@ -41,8 +43,9 @@ class DeleteMixin(BrokerCore):
             self._take_from_consumers(queue, ref)
         else:
             self._undeliver(queue, ref)
-        self._terminate(queue, ref, "killed")
-        self._event("killed", queue.name, ref.id, "deleted")
+        reason = self.options.delete_counts  # DELIVERY-31: Artemis acks NORMAL, the others kill
+        self._terminate(queue, ref, reason)
+        self._event(reason, queue.name, ref.id, "deleted")
         self._settle(queue)
         return True
 

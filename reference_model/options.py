@@ -87,6 +87,12 @@ class ModelOptions:
     #: (RabbitMQ quorum, rabbit_fifo service queue): the same, but a consumer leaves the rotation as
     #: soon as a dispatch uses up its room, not at the next dispatch that finds it full.
     consumer_rotation: Rotation = "cursor"
+    #: DELIVERY-24 under "cursor": does a new consumer send the rotation back to the first consumer,
+    #: as a closing one does? True (Artemis 2.40): QueueConsumersImpl#add gives the UpdatableIterator a
+    #: new ArrayResettableIterator (cursor 0), which the dispatch loop takes at its next reset()
+    #: (QueueImpl#deliver calls consumers.reset() first); observed on Artemis 2.40.0 (issue 20). False
+    #: keeps the cursor where it was (the model before issue 20; HornetQ unverified).
+    cursor_restarts_on_add: bool = False
     #: DELIVERY-26: which waiting consumer of a single_active_consumer queue becomes active when the
     #: active one goes: "registration" (the earliest registered: rabbit_fifo's waiting list) or
     #: "priority" (the highest priority, the earliest registered among equals: RabbitMQ classic);
@@ -229,6 +235,12 @@ class ModelOptions:
     #: (pending, scheduled, paged: Artemis removeMessage) or every stored one, delivered and
     #: unacknowledged too (JetStream STREAM.MSG.DELETE, Redis XDEL).
     delete_scope: Literal["listed", "stored"] = "listed"
+    #: DELIVERY-31: the counter a delete by id bumps. "acknowledged" (Artemis 2.40.0: QueueControl
+    #: #removeMessage(long) -> QueueImpl#deleteReference acks the pending ref with AckReason.NORMAL, L2132;
+    #: a scheduled one ScheduledDeliveryHandlerImpl#removeReferenceWithID acks NORMAL too, L178; only
+    #: removeMessages(filter) -> deleteMatchingReferences kills; observed by the artemis adapter, issue
+    #: 20) or "killed" (JetStream, Redis, beanstalkd: the model before issue 20).
+    delete_counts: Literal["killed", "acknowledged"] = "killed"
     #: DELIVERY-23: a delivery's redelivered flag: delivery count > 1 (Artemis JMSRedelivered,
     #: JetStream num_delivered > 1) or "delivered before, ever" (RabbitMQ classic: a message once
     #: delivered is redelivered on every later delivery, whatever undid its count).

@@ -3,7 +3,9 @@
 #   1. ./.venv with the package (editable) and every extra;
 #   2. the Debian packages the tests need when missing (scripts/install-debian.sh: ActiveMQ Classic,
 #      Chromium, and the broker servers);
-#   3. the broker services started when down (scripts/services.sh: RabbitMQ, Redis, NATS, Mosquitto).
+#   3. the broker services started when down (scripts/services.sh: RabbitMQ, Redis, NATS, Mosquitto);
+#   4. the Apache ActiveMQ Artemis release the `artemis` adapter runs by default, fetched through Maven
+#      into its cache ($MQCONFORM_CACHE/artemis, default ~/.cache/mqconform/artemis) when not there yet.
 # Steps 2 and 3 need root (or sudo) only when something is missing or down; otherwise they only check.
 # Usage: bash scripts/setup.sh            (MQCONFORM_SETUP=venv: only step 1)
 set -euo pipefail
@@ -19,4 +21,6 @@ echo "setup: .venv ready ($(.venv/bin/python --version))"
 if [ "${MQCONFORM_SETUP:-all}" = "venv" ]; then exit 0; fi
 bash scripts/install-debian.sh
 bash scripts/services.sh
+.venv/bin/python -m mqconform.adapters.artemis.server --fetch >/dev/null
+echo "setup: artemis $(.venv/bin/python -c 'from mqconform.adapters.artemis.server import DEFAULT_VERSION as v; print(v)') cached"
 echo "setup: done in $((SECONDS - started)) s"

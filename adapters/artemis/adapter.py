@@ -1,0 +1,703 @@
+"""The `artemis` adapter: Apache ActiveMQ Artemis over AMQP 1.0 (python-qpid-proton) plus Jolokia.
+
+By default it starts its own broker (:mod:`.server`: the bin distribution of ``version`` fetched through
+Maven, an instance on free loopback ports, started once per process); ``url=`` (``amqp://host:port``)
+with ``http_url=`` (Jolokia, ``http://host:8161/console/jolokia``), ``user=``/``password=`` (or
+``$MQCONFORM_ARTEMIS_URL`` / ``$MQCONFORM_ARTEMIS_HTTP_URL``) use a running one. It claims the
+`artemis` profile.
+
+Mapping (physical names ``mqc-<namespace>-<token>-<name>``, one per open):
+
+- an address is created with Jolokia ``createAddress(name, "ANYCAST")``; a queue with
+  ``createQueue(json)`` (QueueConfiguration keys ``ring-size``, ``last-value-key``,
+  ``non-destructive``); its per-queue settings (``max-delivery-attempts``, ``redelivery-delay``,
+  ``redelivery-delay-multiplier``, ``max-redelivery-delay``, ``dead-letter-address``) are address
+  settings added live with ``addAddressSettings(match, json)`` (Artemis 2.32+, ARTEMIS-3932) for the
+  queue's exact address; close() destroys them all.
+- ``set_ring_size`` is ``updateQueue(json)`` with the new ``ring-size`` (RING-2: nothing is purged).
+- a send is an AMQP transfer, durable, with header priority, application property ``mqcid`` (the
+  logical id) and header ttl for a TTL. Scheduled sends are refused: the broker's scheduler runs on
+  its real clock (docs/adapters/artemis.md).
+- a consumer is an AMQP receiver link. Window 0 (``consumer_pull``): nothing is flowed at rest;
+  ``receive`` flows one credit (with drain when management shows nothing pending) and takes what
+  arrives (see ``_pull``). Window -1 with ``max_unacked`` n (``consumer_prefetch``):
+  the link keeps n credits minus what the consumer holds unsettled, topped up on settlement. Several
+  consumers of a queue share the first one's mode (no ``independent_consumers``: a nack and the
+  credit it frees are two frames, so another consumer's credit could take the returned message).
+  Artemis' byte windows (``window_bytes``, core ClientConsumerImpl credits) do not exist over AMQP
+  (link credit counts messages), so ``window_bytes`` is not claimed.
+- ``ack`` = disposition accepted + settle; ``nack`` = ``modified{delivery-failed=true}`` + settle:
+  the count is kept, redelivery delay and max-delivery-attempts apply (ProtonServerSenderContext
+  L389-420, ServerConsumerImpl#individualCancel). ``close`` detaches the link: its unsettled deliveries
+  go back with their counts undone (REDELIVERY-8).
+- after each operation the adapter waits until the broker has done what it does on its own threads
+  (dispatch, settlement): the queue's DeliveringCount equals what the adapter's links hold, and
+  nothing is pending while a link has credit (bounded by ``settle_timeout``).
+- counters come from the queue MBean: MessageCount, DeliveringCount, ScheduledCount, MessagesAdded,
+  MessagesAcknowledged, MessagesKilled, MessagesExpired; pending = MessageCount - delivering -
+  scheduled, paged = 0 (address limits are not offered, so nothing pages; management shows no split
+  between pending and paged messages of a paging queue). ``MessagesReplaced`` (ring and last-value
+  evictions) is not exposed by management (only QueueImpl#getMessagesReplaced): ``counter:replaced``
+  is not claimed.
+- ``pending_ids`` is ``listMessages("")`` (QueueImpl#browserIterator: the pending list in delivery
+  order); ``delivery_count`` of a held message is the AMQP header ``delivery-count`` + 1
+  (AMQPMessage#createDeliveryCopy); of any other message it is not observable.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import json
+import os
+import time
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+import attrs
+from proton import ConnectionException, Delivery, LinkException, Timeout
+from proton import Message as AmqpMessage
+from proton.handlers import MessagingHandler
+from proton.utils import BlockingConnection, ConnectionClosed, LinkDetached, SendException
+
+from mqconform.reference_model.config import (
+    DEFAULT_WINDOW_BYTES,
+    AddressConfig,
+    ConsumerConfig,
+    Message,
+    QueueConfig,
+)
+from mqconform.text import one_line
+
+from .._base import BrokerAdapter, NotObservable, Refused, Unsupported, physical_prefix
+from .._urls import parse_endpoint, redact
+from ..contract import AdapterError, Result
+from .management import Jolokia, ManagementError
+from .server import DEFAULT_VERSION, EXPIRY_SCAN_MS, PASSWORD, USER, ArtemisProcess, at_least, shared_broker
+
+URL_ENV = "MQCONFORM_ARTEMIS_URL"
+#: live per-address settings (Jolokia addAddressSettings(match, json)) arrived in 2.32.0 (ARTEMIS-3932)
+MIN_VERSION = "2.32.0"
+HTTP_URL_ENV = "MQCONFORM_ARTEMIS_HTTP_URL"
+ID_PROPERTY = "mqcid"
+
+CAPABILITIES = frozenset({
+    "queues", "ring", "set_ring_size", "priorities", "nack", "dead_letter", "delivery_count",
+    # consumer modes: pull (window 0) and prefetch (window -1 with max_unacked). Not
+    # independent_consumers: the model frees a prefetch consumer's room in the same instant a nack
+    # returns the message, while AMQP needs two frames (disposition, then credit), so the broker may
+    # give the returned message to another consumer that has credit (or the next one to this
+    # consumer): several consumers of a queue therefore share the first one's mode, and a queue whose
+    # first consumer prefetches gets no second one (docs/adapters/artemis.md)
+    "consumer_pull", "consumer_prefetch", "pending_order",
+    "counter:message_count", "counter:pending_count", "counter:delivering_count",
+    "counter:scheduled_count", "counter:paged_count", "counter:added", "counter:acknowledged",
+    "counter:killed", "counter:expired",
+    # EXPIRY-1..7 on the broker's own clock (the adapter sleeps on advance): address setting
+    # expiry-delay (a message without its own expiration), AMQP header ttl, expiry-address
+    "advance_time", "message_ttl", "per_message_ttl", "expiry_address",
+    # RING-15 last-value queues (QueueConfiguration last-value-key), DELIVERY-12 non-destructive
+    # queues, DELIVERY-31..33 delete by id (QueueControl#removeMessage)
+    "last_value", "non_destructive", "delete",
+    # PAGING-12 / browse.ids: management listMessages walks QueueImpl#browserIterator, the iterator a
+    # browsing consumer walks (pending in delivery order, then the page cursor); DELIVERY-23 the
+    # redelivered flag an AMQP client sees (header delivery-count > 0, i.e. broker count > 1)
+    "browse", "redelivered_flag",
+})
+#: AMQP credit standing in for a core byte window no example fills (the default 1 MiB, or -1
+#: without max_unacked): topped up on every receive, like a core client returning credit
+WIDE_CREDIT = 1000
+#: the longest pending list read back (address setting managementBrowsePageSize)
+BROWSE_LIMIT = 100_000
+
+
+class _Receiver(MessagingHandler):  # type: ignore[misc]
+    """Collects the deliveries of one receiver link; nothing is accepted or flowed automatically."""
+
+    def __init__(self) -> None:
+        super().__init__(prefetch=0, auto_accept=False, auto_settle=False)
+        #: (delivery, logical id, AMQP header delivery-count), in arrival order
+        self.arrived: collections.deque[tuple[Delivery, str, int]] = collections.deque()
+
+    def on_message(self, event: Any) -> None:
+        message = event.message
+        msg_id = (message.properties or {}).get(ID_PROPERTY)
+        self.arrived.append((event.delivery, str(msg_id), int(message.delivery_count or 0)))
+
+
+@attrs.define
+class _Address:
+    name: str
+    physical: str
+    settings: dict[str, Any] = attrs.Factory(dict)
+    queues: list[str] = attrs.Factory(list)
+    #: EXPIRY-1: the queue TTL (address setting expiry-delay) of its queues, if any
+    expiry_delay: int | None = None
+
+
+@attrs.define
+class _Queue:
+    name: str
+    physical: str
+    address: str
+    physical_address: str
+    #: DELIVERY-12: delivered messages stay listed, so "pending" never says what is left to dispatch
+    non_destructive: bool = False
+
+
+@attrs.define
+class _Consumer:
+    name: str
+    queue: str
+    link: Any
+    handler: _Receiver
+    pull: bool
+    max_unacked: int
+    mode: str
+    #: received and not yet settled: id -> (delivery, delivery count shown)
+    held: dict[str, tuple[Delivery, int]] = attrs.Factory(dict)
+
+
+class ArtemisAdapter(BrokerAdapter):
+    """ActiveMQ Artemis over AMQP 1.0 and Jolokia behind the adapter contract."""
+
+    name = "artemis"
+    profile = "artemis"
+    UNSUPPORTED: ClassVar[Mapping[str, str]] = {
+        "commit": "transactions (AMQP transactions are not driven by this adapter)",
+        "rollback": "transactions (AMQP transactions are not driven by this adapter)",
+        "tx": "transactions (AMQP transactions are not driven by this adapter)",
+        # the broker's scheduler and redelivery timer run on its real clock; the suite's steps are
+        # 1-50 logical ms apart and each operation takes real milliseconds (see docs/adapters/artemis.md)
+        "scheduling": "scheduled delivery (the broker fires on its real clock, not the suite's)",
+        "redelivery_delay": "redelivery delay (the broker's timer runs on its real clock, not the suite's)",
+        "address_limits": "address limits (Artemis counts its memory estimate, not the logical size)",
+    }
+
+    def __init__(self, url: str | None = None, http_url: str | None = None, user: str | None = None,
+                 password: str | None = None, version: str = DEFAULT_VERSION, timeout: float = 5.0,
+                 settle_timeout: float = 1.0) -> None:
+        self.url = url or os.environ.get(URL_ENV) or None
+        self.http_url = http_url or os.environ.get(HTTP_URL_ENV) or None
+        if self.url and not self.http_url:
+            raise AdapterError("artemis: url= needs http_url= (Jolokia) for management and counters")
+        self.user = user or USER
+        self.password = password or PASSWORD
+        self.version = str(version)
+        if not self.url and not at_least(self.version, MIN_VERSION):
+            raise AdapterError(f"artemis {self.version}: the adapter needs {MIN_VERSION} or newer "
+                               "(addAddressSettings(json), ARTEMIS-3932)")
+        self.timeout = float(timeout)
+        self.settle_timeout = float(settle_timeout)
+        self.capabilities = CAPABILITIES
+        self.broker: ArtemisProcess | None = None
+        self.conn: Any = None
+        self.sender_links: dict[str, Any] = {}
+        self.jolokia: Jolokia | None = None
+        self.prefix = ""
+        #: the broker's version (management attribute Version), known after the first open()
+        self.server_version = ""
+        self._reset()
+
+    # ------------------------------------------------------------------ plumbing
+    def _classify(self, op: str, exc: Exception) -> Result | None:
+        if isinstance(exc, Timeout | TimeoutError):
+            return Result.info(f"artemis: {op}: timed out ({one_line(exc)})")
+        if isinstance(exc, ConnectionException | ConnectionClosed | LinkDetached | LinkException | OSError):
+            return Result.info(f"artemis: {op}: connection lost ({one_line(exc)})")
+        if isinstance(exc, ManagementError):
+            return Result.fail(f"artemis: {op}: {one_line(exc)}")
+        return None
+
+    def _mgmt(self) -> Jolokia:
+        assert self.jolokia is not None
+        return self.jolokia
+
+    def _pump(self, seconds: float = 0.0) -> None:
+        """Let proton process what arrived (and send what is queued) for up to `seconds`."""
+        with contextlib.suppress(Timeout):
+            self.conn.wait(lambda: False, timeout=seconds)
+
+    # ------------------------------------------------------------------ lifecycle
+    def open(self, namespace: str) -> None:
+        """Connect (starting the adapter's own broker first when no URL is given); AdapterError when
+        the broker cannot be used."""
+        self.close()
+        if self.conn is None:
+            user, password = self.user, self.password
+            if self.url:
+                endpoint = parse_endpoint(self.url, "amqp", 5672)
+                if endpoint.auth:
+                    user, password = endpoint.auth
+                # credentials go to proton apart from the URL, so no error text can carry them
+                amqp, http, where = f"amqp://{endpoint.host}:{endpoint.port}", self.http_url, redact(self.url)
+            else:
+                if self.broker is None or not self.broker.running():
+                    self.broker = shared_broker(self.version)
+                amqp, http, where = self.broker.url, self.broker.jolokia_url, self.broker.url
+            try:
+                self.conn = BlockingConnection(amqp, timeout=self.timeout, user=user, password=password)
+            except Exception as exc:  # proton raises several kinds at connect
+                text = one_line(exc).replace(password, "***") if password else one_line(exc)
+                raise AdapterError(f"artemis: cannot use {where}: {text}") from None
+            assert http is not None
+            self.jolokia = Jolokia(http, user, password)
+            try:
+                version = self.jolokia.read(self.jolokia.broker, "Version")["Version"]
+            except ManagementError as exc:
+                raise AdapterError(f"artemis: no management at {redact(http)}: {exc}") from None
+            self.server_version = str(version)
+            if not at_least(str(version), MIN_VERSION):
+                raise AdapterError(f"artemis {version}: the adapter needs {MIN_VERSION} or newer "
+                                   "(addAddressSettings(json), ARTEMIS-3932)")
+        self.prefix = "mqc-" + physical_prefix(namespace, False)
+        self._reset()
+        self.addresses_: dict[str, _Address] = {}
+        self._clock_origin = time.monotonic()
+
+    def close(self) -> None:
+        """Detach every link, remove the namespace's queues, addresses and address settings."""
+        if self.conn is not None:
+            try:
+                for consumer in list(self.consumers.values()):
+                    with contextlib.suppress(Exception):
+                        consumer.link.close()
+                for link in self.sender_links.values():
+                    with contextlib.suppress(Exception):
+                        link.close()
+                mgmt = self._mgmt()
+                for queue in self.queues.values():
+                    with contextlib.suppress(ManagementError):
+                        mgmt.exec(mgmt.broker, "destroyQueue(java.lang.String,boolean,boolean)",
+                                  queue.physical, True, True)
+                for address in getattr(self, "addresses_", {}).values():
+                    with contextlib.suppress(ManagementError):
+                        mgmt.exec(mgmt.broker, "deleteAddress(java.lang.String,boolean)",
+                                  address.physical, True)
+                    with contextlib.suppress(ManagementError):
+                        mgmt.exec(mgmt.broker, "removeAddressSettings(java.lang.String)", address.physical)
+            except Exception:  # the connection is gone: start afresh at the next open
+                with contextlib.suppress(Exception):
+                    self.conn.close()
+                self.conn = None
+        self.sender_links = {}
+        self._reset()
+        self.addresses_ = {}
+
+    def shutdown(self) -> None:
+        """close() and disconnect; the shared broker stays up for the process (stopped at exit)."""
+        self.close()
+        if self.conn is not None:
+            with contextlib.suppress(Exception):
+                self.conn.close()
+            self.conn = None
+        if self.jolokia is not None:
+            self.jolokia.close()
+
+    # ------------------------------------------------------------------ declarations
+    def _physical(self, name: str) -> str:
+        return f"{self.prefix}-{name}"
+
+    def _ensure_address(self, name: str) -> _Address:
+        address = self.addresses_.get(name)
+        if address is None:
+            address = _Address(name, self._physical(name))
+            # listMessages shows at most managementBrowsePageSize (default 200) messages
+            address.settings["managementBrowsePageSize"] = BROWSE_LIMIT
+            mgmt = self._mgmt()
+            mgmt.exec(mgmt.broker, "addAddressSettings(java.lang.String,java.lang.String)", address.physical,
+                      json.dumps(address.settings))
+            mgmt.exec(mgmt.broker, "createAddress(java.lang.String,java.lang.String)", address.physical,
+                      "ANYCAST")
+            self.addresses_[name] = address
+            self.addresses[name] = address.queues
+        return address
+
+    def _apply_settings(self, address: _Address, settings: dict[str, Any]) -> None:
+        """Address settings for exactly this address (merged with the catch-all ``#``)."""
+        address.settings.update(settings)
+        mgmt = self._mgmt()
+        mgmt.exec(mgmt.broker, "addAddressSettings(java.lang.String,java.lang.String)", address.physical,
+                  json.dumps(address.settings))
+
+    def declare_address(self, config: AddressConfig) -> Result:
+        def run() -> None:
+            if config.name in self.addresses:
+                raise Refused(f"address {config.name!r} already exists")
+            if (config.full_policy != "PAGE" or config.max_size_bytes >= 0 or config.max_size_messages >= 0
+                    or config.page_limit_bytes >= 0 or config.page_limit_messages >= 0):
+                raise Unsupported(self._why("address_limits"))
+            if config.retroactive_message_count:
+                raise Unsupported("retroactive addresses")
+            self._ensure_address(config.name)
+        return self._do("declare_address", run)
+
+    def declare_queue(self, config: QueueConfig) -> Result:
+        def run() -> None:
+            if config.name in self.queues:
+                raise Refused(f"queue {config.name!r} already exists")
+            if config.filter is not None:
+                raise Unsupported("queue filters")
+            if config.ring_size < -1:
+                raise Refused("ring_size must be -1 or >= 0")
+            if config.redelivery_delay_ms:
+                raise Unsupported(self._why("redelivery_delay"))
+            address = self._ensure_address(config.address_name)
+            settings = self._queue_settings(config)
+            if address.queues and settings != {k: address.settings.get(k) for k in settings}:
+                raise Unsupported("queues with different redelivery settings on one address "
+                                  "(Artemis' settings are per address)")
+            self._apply_settings(address, settings)
+            address.expiry_delay = config.message_ttl_ms
+            physical = self._physical(config.name)
+            body: dict[str, Any] = {"name": physical, "address": address.physical,
+                                    "routing-type": "ANYCAST", "durable": True}
+            if config.ring_size >= 0:
+                body["ring-size"] = config.ring_size
+            if config.last_value_key is not None:
+                body.update({"last-value": True, "last-value-key": config.last_value_key})
+            if config.non_destructive:
+                body["non-destructive"] = True
+            mgmt = self._mgmt()
+            mgmt.exec(mgmt.broker, "createQueue(java.lang.String,boolean)", json.dumps(body), False)
+            address.queues.append(config.name)
+            self.queues[config.name] = _Queue(config.name, physical, address.name, address.physical,
+                                              config.non_destructive)
+        return self._do("declare_queue", run)
+
+    def _queue_settings(self, config: QueueConfig) -> dict[str, Any]:
+        """REDELIVERY-*: the address settings a queue declaration stands for."""
+        attempts = config.max_delivery_attempts
+        settings: dict[str, Any] = {
+            "maxDeliveryAttempts": -1 if attempts is None else attempts,
+            "redeliveryDelay": config.redelivery_delay_ms,
+            "redeliveryMultiplier": float(config.redelivery_multiplier),
+        }
+        if config.max_redelivery_delay_ms is not None:
+            settings["maxRedeliveryDelay"] = config.max_redelivery_delay_ms
+        if config.dead_letter is not None:
+            settings["deadLetterAddress"] = self._ensure_address(config.dead_letter).physical
+        if config.message_ttl_ms is not None:
+            settings["expiryDelay"] = config.message_ttl_ms
+        if config.expiry_address is not None:
+            settings["expiryAddress"] = self._ensure_address(config.expiry_address).physical
+        return settings
+
+    # ------------------------------------------------------------------ consumers
+    def open_consumer(self, config: ConsumerConfig) -> Result:
+        def run() -> None:
+            if config.name in self.consumers:
+                raise Refused(f"consumer {config.name!r} already exists")
+            queue = self._queue(config.queue)
+            if config.browser:
+                raise Unsupported("browsers")
+            if config.selector is not None:
+                raise Unsupported("selectors")
+            if config.cumulative_ack:
+                raise Unsupported("cumulative acks (AMQP settles one delivery at a time)")
+            mode, credit = self._consumer_mode(config)
+            handler = _Receiver()
+            link = self.conn.create_receiver(f"{queue.physical_address}::{queue.physical}", credit=0,
+                                             handler=handler,
+                                             name=f"{self.prefix}-{config.name}-{time.monotonic_ns()}")
+            consumer = _Consumer(config.name, queue.name, link, handler, mode == "pull", credit, mode)
+            self.consumers[config.name] = consumer
+            self._top_up(consumer)
+            self._settle_queue(queue.name)
+        return self._do("open_consumer", run)
+
+    @staticmethod
+    def _consumer_mode(config: ConsumerConfig) -> tuple[str, int]:
+        """(mode, credit) of a consumer: ``pull`` (window 0: one credit with drain per receive),
+        ``prefetch`` (window -1 with max_unacked n: n credits minus what it holds unsettled),
+        ``window`` (window_messages n: n credits minus what was dispatched and not yet received;
+        the default byte window or -1 without max_unacked: WIDE_CREDIT the same way). Other byte
+        windows are Artemis core client credits (ClientConsumerImpl), which AMQP does not have."""
+        if config.window_messages is not None:
+            if config.max_unacked is not None or config.window_messages < 1:
+                raise Unsupported("window_messages with max_unacked, or below 1")
+            return "window", config.window_messages
+        if config.window_bytes == 0 and config.max_unacked is None:
+            return "pull", 0
+        if config.window_bytes == -1 and config.max_unacked is not None and config.max_unacked >= 1:
+            return "prefetch", config.max_unacked
+        if config.max_unacked is None and config.window_bytes in (-1, DEFAULT_WINDOW_BYTES):
+            return "window", WIDE_CREDIT
+        raise Unsupported("byte windows (core client credits: AMQP link credit counts messages) and "
+                          "max_unacked on pull consumers")
+
+    def _top_up(self, consumer: _Consumer) -> None:
+        """Credit back up to the consumer's bound: prefetch counts what it holds unsettled and what
+        was dispatched to it, a window only what was dispatched and not yet received."""
+        if consumer.pull:
+            return
+        held = len(consumer.held) if consumer.mode == "prefetch" else 0
+        want = consumer.max_unacked - held - len(consumer.handler.arrived)
+        missing = want - consumer.link.link.credit
+        if missing > 0:
+            consumer.link.link.flow(missing)
+
+    def close_consumer(self, consumer: str) -> Result:
+        def run() -> None:
+            state = self._forget_consumer(consumer)
+            state.link.close()
+            self._settle_queue(state.queue)
+        return self._do("close_consumer", run)
+
+    # ------------------------------------------------------------------ sends
+    def _sender(self, address: _Address) -> Any:
+        link = self.sender_links.get(address.physical)
+        if link is None:
+            link = self.conn.create_sender(address.physical)
+            self.sender_links[address.physical] = link
+        return link
+
+    def send(self, to: str, message: Message) -> Result:
+        def run() -> str:
+            if to not in self.addresses:
+                raise Refused(f"unknown address {to!r}")
+            if message.scheduled_at_ms is not None and message.scheduled_at_ms > 0:
+                raise Unsupported(self._why("scheduling"))
+            address = self.addresses_[to]
+            amqp = AmqpMessage(body="x" * max(message.size, 0), durable=True, priority=message.priority,
+                               properties={ID_PROPERTY: message.id, **dict(message.properties)})
+            if message.ttl_ms is not None:
+                amqp.ttl = message.ttl_ms / 1000  # proton: seconds; the header carries ms
+            # EXPIRY-3 (ttl_combination message_first): the message's own TTL, else expiry-delay
+            self._note_ttl(message.ttl_ms if message.ttl_ms is not None else address.expiry_delay)
+            try:
+                self._sender(address).send(amqp, timeout=self.timeout)
+            except SendException as exc:
+                raise Refused(f"artemis: send refused: {exc}") from None
+            for queue in address.queues:
+                self._settle_queue(queue)
+            return "accepted"
+        return self._do("send", run)
+
+    # ------------------------------------------------------------------ receive and settle
+    def receive(self, consumer: str) -> Result:
+        def run() -> str | None:
+            state = self._consumer(consumer)
+            arrived = state.handler.arrived
+            if not arrived and state.pull:
+                self._pull(state)
+            if not arrived:
+                return None
+            delivery, msg_id, count = arrived.popleft()
+            state.held[msg_id] = (delivery, count + 1)
+            if state.mode == "window":  # room returns on every receive
+                self._top_up(state)
+                self._settle_queue(state.queue)
+            return msg_id
+        return self._do("receive", run)
+
+    def _pull(self, state: _Consumer) -> None:
+        """One pull: with a message pending on the queue (management, at rest: no other link has
+        credit) one credit, and the message it brings; else one credit with drain, answered once the
+        broker tried the queue. A drain alone is not enough with messages pending: the broker may
+        answer it before its delivery loop ran (ServerConsumerImpl#forceDelivery runs the drain
+        callback on the queue executor, where a delivery loop that stopped at MAX_DELIVERIES_IN_LOOP
+        or its timeout is re-queued behind it), a spurious empty receive seen on 2.40.0."""
+        queue = self.queues[state.queue]
+        link = state.link.link
+        arrived = state.handler.arrived
+        counts = self._queue_state(queue)
+        pending = counts["MessageCount"] - counts["DeliveringCount"] - counts["ScheduledCount"]
+        deadline = time.monotonic() + self.timeout
+        if pending > 0 and not queue.non_destructive:
+            link.flow(1)
+            next_look = time.monotonic() + 0.05
+            while not arrived:
+                if time.monotonic() > deadline:
+                    link.drain(0)
+                    raise TimeoutError("a message is pending but none was dispatched to a pulling link")
+                self._pump(0.005)
+                if not arrived and time.monotonic() > next_look:  # gone meanwhile (expired at dispatch)
+                    next_look = time.monotonic() + 0.05
+                    counts = self._queue_state(queue)
+                    if counts["MessageCount"] - counts["DeliveringCount"] - counts["ScheduledCount"] <= 0:
+                        link.drain(0)
+                        break
+        else:
+            link.drain(1)
+        while not arrived and link.credit > 0:
+            if time.monotonic() > deadline:
+                raise TimeoutError("no answer to a drain")
+            self._pump(0.005)
+
+    def _settle(self, consumer: str, msg_id: str, outcome: str) -> str:
+        state = self._consumer(consumer)
+        entry = state.held.pop(msg_id, None)
+        if entry is None:
+            return "failed"
+        delivery = entry[0]
+        if outcome == "modified":
+            delivery.local.failed = True
+            delivery.update(Delivery.MODIFIED)
+        else:
+            delivery.update(Delivery.ACCEPTED)
+        delivery.settle()
+        # proton writes a receiver's flow before the dispositions of the same output batch
+        # (transport.c: pni_process_flow_receiver before pni_process_tpwork): the disposition must
+        # reach the broker first, or new credit dispatches the next message ahead of the returned one
+        self._await_delivering(state.queue)
+        self._top_up(state)
+        self._settle_queue(state.queue)
+        return "ok"
+
+    def ack(self, consumer: str, msg_id: str, tx: bool = False) -> Result:
+        def run() -> str:
+            self._no_tx(tx)
+            return self._settle(consumer, msg_id, "accepted")
+        return self._do("ack", run)
+
+    def nack(self, consumer: str, msg_id: str) -> Result:
+        return self._do("nack", lambda: self._settle(consumer, msg_id, "modified"))
+
+    # ------------------------------------------------------------------ the broker's own threads
+    def _queue_state(self, queue: _Queue) -> dict[str, Any]:
+        mgmt = self._mgmt()
+        mbean = mgmt.queue_mbean(queue.physical_address, queue.physical)
+        return mgmt.read(mbean, "MessageCount", "DeliveringCount", "ScheduledCount", "MessagesAdded",
+                         "MessagesAcknowledged", "MessagesKilled", "MessagesExpired")
+
+    def _await_delivering(self, name: str) -> None:
+        """Wait (bounded by settle_timeout) until the broker counts as delivering on queue `name`
+        exactly what the adapter's links hold: every disposition sent has been applied."""
+        queue = self.queues[name]
+        consumers = [c for c in self.consumers.values() if c.queue == name]
+        deadline = time.monotonic() + self.settle_timeout
+        while True:
+            self._pump(0)
+            held = sum(len(c.held) + len(c.handler.arrived) for c in consumers)
+            if self._queue_state(queue)["DeliveringCount"] == held or time.monotonic() > deadline:
+                return
+            self._pump(0.002)
+
+    def _settle_queue(self, name: str) -> None:
+        """Wait (bounded by settle_timeout) until the broker's view of queue `name` is at rest: what
+        it counts delivering is what the adapter's links hold (nothing in flight either way), and no
+        message is pending while a link of the queue has credit."""
+        queue = self.queues[name]
+        consumers = [c for c in self.consumers.values() if c.queue == name]
+        deadline = time.monotonic() + self.settle_timeout
+        while True:
+            self._pump(0)
+            state = self._queue_state(queue)
+            held = sum(len(c.held) + len(c.handler.arrived) for c in consumers)
+            pending = state["MessageCount"] - state["DeliveringCount"] - state["ScheduledCount"]
+            credit = sum(c.link.link.credit for c in consumers)
+            if state["DeliveringCount"] == held and (pending <= 0 or credit <= 0 or queue.non_destructive):
+                return
+            if time.monotonic() > deadline:
+                return
+            self._pump(0.003)
+
+    def advance(self, ms: int) -> Result:
+        """With a TTL pending, sleep until the broker's clock has run as long as the logical one
+        (BrokerAdapter.advance) and give the expiry scanner its period; without one, only move the
+        logical clock (nothing on the broker waits for time)."""
+        expiring = any(logical <= self._clock_ms + ms for logical, _ in self._ttl_deadlines)
+        if ms > 0 and not self._ttl_deadlines:
+            # nothing on the broker runs on its clock (no TTL pending; scheduling and redelivery delays
+            # are not offered): logical time passes without a sleep, the clocks are lined up again
+            self._clock_ms += ms
+            self._clock_origin = time.monotonic() - self._clock_ms / 1000
+            return Result.ok(None)
+        result = super().advance(ms)
+        if result.is_ok:
+            def run() -> None:
+                # a TTL ran out: the expiry scanner (message-expiry-scan-period) removes it within a period
+                self._pump(2 * EXPIRY_SCAN_MS / 1000 if expiring else 0.02)
+                for name in self.queues:
+                    self._settle_queue(name)
+            return self._do("advance", run)
+        return result
+
+    # ------------------------------------------------------------------ observations
+    def counters(self, queue: str) -> Result:
+        def run() -> dict[str, int]:
+            q = self._queue(queue)
+            state = self._queue_state(q)
+            pending = state["MessageCount"] - state["DeliveringCount"] - state["ScheduledCount"]
+            return {"message_count": state["MessageCount"], "pending_count": pending,
+                    "delivering_count": state["DeliveringCount"], "scheduled_count": state["ScheduledCount"],
+                    "paged_count": 0, "added": state["MessagesAdded"],
+                    "acknowledged": state["MessagesAcknowledged"], "killed": state["MessagesKilled"],
+                    "expired": state["MessagesExpired"]}
+        return self._do("counters", run)
+
+    def pending_ids(self, queue: str) -> Result:
+        def run() -> list[str]:
+            q = self._queue(queue)
+            mgmt = self._mgmt()
+            listed = mgmt.exec(mgmt.queue_mbean(q.physical_address, q.physical),
+                               "listMessages(java.lang.String)", "")
+            return [str(m.get(ID_PROPERTY)) for m in listed]
+        return self._do("pending_ids", run)
+
+    def browse(self, queue: str) -> Result:
+        """What a browser sees: QueueControl#listMessages (QueueImpl#browserIterator)."""
+        return self.pending_ids(queue)
+
+    def message_info(self, queue: str, msg_id: str) -> Result:
+        """DELIVERY-23: the redelivered flag of a held message's delivery (AMQP header delivery-count
+        > 0); Artemis gives no dead-letter reason. None when no consumer of the adapter holds it."""
+        def run() -> dict[str, Any] | None:
+            for consumer in self.consumers.values():
+                if consumer.queue == queue and msg_id in consumer.held:
+                    return {"redelivered": consumer.held[msg_id][1] > 1, "dead_letter_reason": None}
+            return None
+        return self._do("message_info", run)
+
+    def delivery_count(self, queue: str, msg_id: str) -> Result:
+        def run() -> int:
+            for consumer in self.consumers.values():
+                if consumer.queue == queue and msg_id in consumer.held:
+                    return consumer.held[msg_id][1]
+            raise NotObservable("Artemis shows a delivery count only with a delivery (AMQP header "
+                                "delivery-count); management lists no counts")
+        return self._do("delivery_count", run)
+
+    def _broker_id(self, q: _Queue, msg_id: str) -> int | None:
+        """The broker's message id of logical `msg_id` stored in queue `q` (pending, scheduled or
+        delivering), or None."""
+        mgmt = self._mgmt()
+        mbean = mgmt.queue_mbean(q.physical_address, q.physical)
+        listed, scheduled, delivering = mgmt.bulk([
+            {"type": "exec", "mbean": mbean, "operation": op, "arguments": args}
+            for op, args in (("listMessages(java.lang.String)", [""]), ("listScheduledMessages()", []),
+                             ("listDeliveringMessages()", []))])
+        everything = [*listed, *scheduled, *(m for ms in delivering.values() for m in ms)]
+        for message in everything:
+            if str(message.get(ID_PROPERTY)) == msg_id:
+                return int(message["messageID"])
+        return None
+
+    def delete_message(self, queue: str, msg_id: str) -> Result:
+        """DELIVERY-31..33: QueueControl#removeMessage(id) (QueueImpl#deleteReference: the pending list,
+        then the scheduled ones; a delivering message is not found); False when the queue stores no
+        message with that id."""
+        def run() -> bool:
+            q = self._queue(queue)
+            broker_id = self._broker_id(q, msg_id)
+            if broker_id is None:
+                return False
+            mgmt = self._mgmt()
+            deleted = bool(mgmt.exec(mgmt.queue_mbean(q.physical_address, q.physical),
+                                     "removeMessage(long)", broker_id))
+            self._settle_queue(queue)
+            return deleted
+        return self._do("delete", run)
+
+    def set_ring_size(self, queue: str, size: int) -> Result:
+        def run() -> None:
+            q = self._queue(queue)
+            if size < -1:
+                raise Refused("ring_size must be -1 or >= 0")
+            body = {"name": q.physical, "address": q.physical_address, "routing-type": "ANYCAST",
+                    "ring-size": size}
+            mgmt = self._mgmt()
+            mgmt.exec(mgmt.broker, "updateQueue(java.lang.String)", json.dumps(body))
+            self._settle_queue(queue)
+        return self._do("set_ring_size", run)

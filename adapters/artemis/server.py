@@ -1,0 +1,228 @@
+"""A private Apache ActiveMQ Artemis broker for the `artemis` adapter.
+
+The bin distribution (``org.apache.activemq:apache-artemis:<version>:tar.gz:bin``) is fetched once
+through ``mvn dependency:copy`` into a cache (``$MQCONFORM_CACHE/artemis/<version>/``, default
+``~/.cache/mqconform/artemis/<version>/``) and extracted there. Each broker is an instance made by
+``artemis create`` in a private temporary directory, rewritten to listen on free loopback ports only:
+one acceptor (AMQP, CORE, STOMP) and the web server with Jolokia (management). The instance's
+``broker.xml`` gets a short ``message-expiry-scan-period`` (EXPIRY rules: the scanner runs often
+enough for the suite's clock) and the heap is bounded (two shared cores, several engineers).
+
+``python -m mqconform.adapters.artemis.server --fetch [--version V]`` warms the cache (setup.sh).
+The process plumbing (ports, readiness wait, die-with-parent, stop and removal) is :mod:`.._process`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import fcntl
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+from .._process import LOOPBACK, ServerProcess, free_port, port_accepts
+from ..contract import AdapterError
+
+#: the releases Maven Central serves (issue 20); the default is the newest
+SERVED = ("2.18.0", "2.19.0", "2.21.0", "2.26.0", "2.27.1", "2.28.0", "2.31.2", "2.35.0", "2.37.0",
+          "2.39.0", "2.40.0")
+DEFAULT_VERSION = "2.40.0"
+CACHE_ENV = "MQCONFORM_CACHE"
+READY_TIMEOUT_S = 90.0
+#: what `artemis run` logs once Jolokia answers (AMQ241002) and the broker is live (AMQ221007)
+READY_LINE = "AMQ221007"
+#: the scanner period for expiry (core default 30000 ms, far beyond the suite's 1.5 s steps)
+EXPIRY_SCAN_MS = 100
+HEAP = "-Xms96M -Xmx384M"
+USER = "admin"
+PASSWORD = "admin"
+
+
+def cache_root() -> Path:
+    """Where fetched distributions live: ``$MQCONFORM_CACHE/artemis`` or ``~/.cache/mqconform/artemis``."""
+    base = os.environ.get(CACHE_ENV)
+    return (Path(base) if base else Path.home() / ".cache" / "mqconform") / "artemis"
+
+
+def _version_key(version: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in re.findall(r"\d+", version)[:3])
+
+
+def at_least(version: str, minimum: str) -> bool:
+    """Whether release `version` is `minimum` or newer (numeric comparison)."""
+    return _version_key(version) >= _version_key(minimum)
+
+
+def fetch(version: str = DEFAULT_VERSION) -> Path:
+    """ARTEMIS_HOME of release `version`, fetched through Maven into the cache on first use (a lock
+    file keeps two processes from fetching at once); AdapterError without mvn or on a failed fetch."""
+    if version not in SERVED:
+        raise AdapterError(f"artemis: release {version} is not served (served: {', '.join(SERVED)})")
+    root = cache_root() / version
+    home = root / f"apache-artemis-{version}"
+    if (home / "bin" / "artemis").is_file():
+        return home
+    mvn = shutil.which("mvn")
+    if mvn is None:
+        raise AdapterError("artemis: no mvn on PATH to fetch the broker (apt-get install maven), "
+                           "or pass url= to use a running broker")
+    root.mkdir(parents=True, exist_ok=True)
+    with open(root / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (home / "bin" / "artemis").is_file():
+            return home
+        artifact = f"org.apache.activemq:apache-artemis:{version}:tar.gz:bin"
+        done = subprocess.run([mvn, "-q", "-B", "dependency:copy", f"-Dartifact={artifact}",
+                               f"-DoutputDirectory={root}"], capture_output=True, text=True, check=False)
+        tarball = root / f"apache-artemis-{version}-bin.tar.gz"
+        if done.returncode != 0 or not tarball.is_file():
+            text = (done.stdout + done.stderr).strip().splitlines()
+            last = text[-1] if text else "no output"
+            raise AdapterError(f"artemis: mvn could not fetch {artifact}: {last}")
+        partial = root / ".extract"
+        shutil.rmtree(partial, ignore_errors=True)
+        with tarfile.open(tarball) as tar:
+            tar.extractall(partial, filter="tar")
+        (partial / home.name).rename(home)
+        shutil.rmtree(partial, ignore_errors=True)
+        tarball.unlink()
+    return home
+
+
+def _java() -> str:
+    java = shutil.which("java")
+    if java is None:
+        raise AdapterError("artemis: no java on PATH (apt-get install openjdk-17-jre-headless)")
+    return java
+
+
+def _rewrite_broker_xml(text: str, port: int) -> str:
+    """One acceptor on 127.0.0.1:`port` (AMQP, CORE, STOMP), a short expiry scan period, no default
+    dead-letter or expiry address."""
+    acceptor = (f'<acceptor name="artemis">tcp://{LOOPBACK}:{port}?protocols=AMQP,CORE,STOMP;'
+                "useEpoll=true;amqpCredits=1000;amqpLowCredits=300;amqpMinLargeMessageSize=1048576;"
+                "tcpNoDelay=true</acceptor>")
+    text, n = re.subn(r"<acceptors>.*?</acceptors>", f"<acceptors>\n         {acceptor}\n      </acceptors>",
+                      text, count=1, flags=re.S)
+    if n != 1:
+        raise AdapterError("artemis: the created broker.xml has no <acceptors> section")
+    extra = f"<message-expiry-scan-period>{EXPIRY_SCAN_MS}</message-expiry-scan-period>\n      "
+    text = text.replace("<acceptors>", extra + "<acceptors>", 1)
+    # no catch-all dead-letter or expiry address: a queue has one only where the suite declares it
+    # (without one a dead letter is dropped and an expired message removed, REDELIVERY-6, EXPIRY-6)
+    return re.sub(r"\s*<(dead-letter-address|expiry-address)>[^<]*</\1>", "", text)
+
+
+class ArtemisProcess(ServerProcess):
+    """One Artemis broker: AMQP/CORE/STOMP on 127.0.0.1:<port>, Jolokia on 127.0.0.1:<http_port>."""
+
+    dir_prefix = "mqc-artemis-"
+    log_name = "stdout.log"
+    ready_timeout_s = READY_TIMEOUT_S
+    poll_s = 0.1
+    attempts = 2
+
+    def __init__(self, version: str = DEFAULT_VERSION) -> None:
+        super().__init__()
+        self.version = version
+        self.home = fetch(version)
+        self.java = _java()
+        self.http_port = 0
+        self._log_offset = 0
+
+    @property
+    def url(self) -> str:
+        return f"amqp://{LOOPBACK}:{self.port}"
+
+    @property
+    def jolokia_url(self) -> str:
+        return f"http://{LOOPBACK}:{self.http_port}/console/jolokia"
+
+    def _prepare(self, workdir: Path) -> tuple[list[str], Path | None]:
+        instance = workdir / "instance"
+        if not (instance / "bin" / "artemis").is_file():
+            self._create(instance)
+        log = workdir / self.log_name
+        self._log_offset = log.stat().st_size if log.exists() else 0
+        return [str(instance / "bin" / "artemis"), "run"], instance
+
+    def _create(self, instance: Path) -> None:
+        """``artemis create`` into `instance`, then free loopback ports and a bounded heap."""
+        self.http_port = free_port()
+        command = [str(self.home / "bin" / "artemis"), "create", str(instance), "--silent", "--force",
+                   "--user", USER, "--password", PASSWORD, "--require-login", "--no-autotune", "--nio",
+                   "--host", LOOPBACK, "--http-host", LOOPBACK, "--relax-jolokia", "--no-fsync"]
+        env = {**os.environ, "JAVA_HOME": str(Path(os.path.realpath(self.java)).parent.parent)}
+        done = subprocess.run(command, capture_output=True, text=True, check=False, env=env)
+        if done.returncode != 0:
+            lines = (done.stdout + done.stderr).strip().splitlines()
+            raise AdapterError(f"artemis: create failed: {lines[-1] if lines else done.returncode}")
+        etc = instance / "etc"
+        broker_xml = etc / "broker.xml"
+        broker_xml.write_text(_rewrite_broker_xml(broker_xml.read_text(), self.port))
+        bootstrap = etc / "bootstrap.xml"
+        bootstrap.write_text(re.sub(r"(uri=\"http://[^:\"]+:)\d+", rf"\g<1>{self.http_port}",
+                                    bootstrap.read_text()))
+        profile = etc / "artemis.profile"
+        profile.write_text(re.sub(r"-Xms\S+ -Xmx\S+", HEAP, profile.read_text()))
+
+    def _ready(self) -> bool:
+        assert self.workdir is not None
+        log = Path(self.workdir) / self.log_name
+        try:
+            with open(log, "rb") as f:
+                f.seek(self._log_offset)
+                seen = READY_LINE.encode() in f.read()
+        except OSError:
+            return False
+        return seen and port_accepts(self.port) and port_accepts(self.http_port)
+
+    def _failure(self, reason: str) -> str:
+        return f"artemis {self.version}: broker did not start: {reason}"
+
+    def halt(self) -> None:
+        """SIGTERM: Artemis' shutdown hook stops the broker cleanly (keeps the instance)."""
+        super().halt()
+
+
+_shared: dict[str, ArtemisProcess] = {}
+
+
+def shared_broker(version: str = DEFAULT_VERSION) -> ArtemisProcess:
+    """The process-wide broker of `version`, started on first use and reused (stopped at exit)."""
+    broker = _shared.get(version)
+    if broker is None or not broker.running():
+        broker = ArtemisProcess(version).start()
+        _shared[version] = broker
+    return broker
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``--fetch``: warm the cache with one release (idempotent); ``--run``: start one and wait."""
+    parser = argparse.ArgumentParser(prog="python -m mqconform.adapters.artemis.server")
+    parser.add_argument("--fetch", action="store_true", help="fetch the release into the cache")
+    parser.add_argument("--run", action="store_true", help="start a broker, print its URLs, wait")
+    parser.add_argument("--version", default=DEFAULT_VERSION, choices=SERVED)
+    args = parser.parse_args(argv)
+    try:
+        if args.fetch:
+            print(fetch(args.version))
+        if args.run:
+            broker = ArtemisProcess(args.version).start()
+            print(broker.url, broker.jolokia_url, flush=True)
+            with contextlib.suppress(KeyboardInterrupt):
+                broker.process.wait() if broker.process else None  # type: ignore[func-returns-value]
+            broker.stop()
+    except AdapterError as exc:
+        print(exc, file=sys.stderr)
+        return 3
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -5,7 +5,7 @@
 #      Chromium, and the broker servers);
 #   3. the broker services started when down (scripts/services.sh: RabbitMQ, Redis, NATS, Mosquitto);
 #   4. the Apache ActiveMQ Artemis release the `artemis` adapter runs by default, fetched through Maven
-#      into its cache ($MQCONFORM_CACHE/artemis, default ~/.cache/mqconform/artemis) when not there yet.
+#      into the release cache ($MQCONFORM_CACHE, default ~/.cache/mqconform/servers/) when not there yet.
 # Steps 2 and 3 need root (or sudo) only when something is missing or down; otherwise they only check.
 # Usage: bash scripts/setup.sh            (MQCONFORM_SETUP=venv: only step 1)
 set -euo pipefail

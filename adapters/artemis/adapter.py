@@ -73,7 +73,16 @@ from .._base import BrokerAdapter, NotObservable, Refused, Unsupported, physical
 from .._urls import parse_endpoint, redact
 from ..contract import AdapterError, Result
 from .management import Jolokia, ManagementError
-from .server import DEFAULT_VERSION, EXPIRY_SCAN_MS, PASSWORD, USER, ArtemisProcess, at_least, shared_broker
+from .server import (
+    DEFAULT_VERSION,
+    EXPIRY_SCAN_MS,
+    PASSWORD,
+    USER,
+    ArtemisProcess,
+    at_least,
+    home_of,
+    shared_broker,
+)
 
 URL_ENV = "MQCONFORM_ARTEMIS_URL"
 #: live per-address settings (Jolokia addAddressSettings(match, json)) arrived in 2.32.0 (ARTEMIS-3932)
@@ -176,7 +185,7 @@ class ArtemisAdapter(BrokerAdapter):
 
     def __init__(self, url: str | None = None, http_url: str | None = None, user: str | None = None,
                  password: str | None = None, version: str = DEFAULT_VERSION, timeout: float = 5.0,
-                 settle_timeout: float = 1.0) -> None:
+                 settle_timeout: float = 1.0, server_bin: str | None = None) -> None:
         self.url = url or os.environ.get(URL_ENV) or None
         self.http_url = http_url or os.environ.get(HTTP_URL_ENV) or None
         if self.url and not self.http_url:
@@ -184,6 +193,10 @@ class ArtemisAdapter(BrokerAdapter):
         self.user = user or USER
         self.password = password or PASSWORD
         self.version = str(version)
+        #: a distribution's bin/artemis to run instead of the cached release (`mqconform matrix`)
+        self.home = home_of(server_bin) if server_bin else None
+        if self.home is not None:
+            self.version = self.home.name.removeprefix("apache-artemis-")
         if not self.url and not at_least(self.version, MIN_VERSION):
             raise AdapterError(f"artemis {self.version}: the adapter needs {MIN_VERSION} or newer "
                                "(addAddressSettings(json), ARTEMIS-3932)")
@@ -233,7 +246,7 @@ class ArtemisAdapter(BrokerAdapter):
                 amqp, http, where = f"amqp://{endpoint.host}:{endpoint.port}", self.http_url, redact(self.url)
             else:
                 if self.broker is None or not self.broker.running():
-                    self.broker = shared_broker(self.version)
+                    self.broker = shared_broker(self.version, self.home)
                 amqp, http, where = self.broker.url, self.broker.jolokia_url, self.broker.url
             try:
                 self.conn = BlockingConnection(amqp, timeout=self.timeout, user=user, password=password)

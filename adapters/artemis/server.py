@@ -1,8 +1,9 @@
 """A private Apache ActiveMQ Artemis broker for the `artemis` adapter.
 
 The bin distribution (``org.apache.activemq:apache-artemis:<version>:tar.gz:bin``) is fetched once
-through ``mvn dependency:copy`` into a cache (``$MQCONFORM_CACHE/artemis/<version>/``, default
-``~/.cache/mqconform/artemis/<version>/``) and extracted there. Each broker is an instance made by
+through ``mvn dependency:copy`` into the release cache of :mod:`mqconform.releases`
+(``~/.cache/mqconform/servers/apache-artemis/<version>/``; ``$MQCONFORM_CACHE`` moves it) and extracted
+there. Each broker is an instance made by
 ``artemis create`` in a private temporary directory, rewritten to listen on free loopback ports only:
 one acceptor (AMQP, CORE, STOMP) and the web server with Jolokia (management). The instance's
 ``broker.xml`` gets a short ``message-expiry-scan-period`` (EXPIRY rules: the scanner runs often
@@ -16,23 +17,21 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import fcntl
 import os
 import re
 import shutil
 import subprocess
 import sys
-import tarfile
 from pathlib import Path
+
+from mqconform.releases import ARTEMIS_RELEASES
 
 from .._process import LOOPBACK, ServerProcess, free_port, port_accepts
 from ..contract import AdapterError
 
-#: the releases Maven Central serves (issue 20); the default is the newest
-SERVED = ("2.18.0", "2.19.0", "2.21.0", "2.26.0", "2.27.1", "2.28.0", "2.31.2", "2.35.0", "2.37.0",
-          "2.39.0", "2.40.0")
-DEFAULT_VERSION = "2.40.0"
-CACHE_ENV = "MQCONFORM_CACHE"
+#: the releases Maven Central serves (mqconform.releases' artemis line); the default is the newest
+SERVED = ARTEMIS_RELEASES
+DEFAULT_VERSION = ARTEMIS_RELEASES[-1]
 READY_TIMEOUT_S = 90.0
 #: what `artemis run` logs once Jolokia answers (AMQ241002) and the broker is live (AMQ221007)
 READY_LINE = "AMQ221007"
@@ -41,12 +40,6 @@ EXPIRY_SCAN_MS = 100
 HEAP = "-Xms96M -Xmx384M"
 USER = "admin"
 PASSWORD = "admin"
-
-
-def cache_root() -> Path:
-    """Where fetched distributions live: ``$MQCONFORM_CACHE/artemis`` or ``~/.cache/mqconform/artemis``."""
-    base = os.environ.get(CACHE_ENV)
-    return (Path(base) if base else Path.home() / ".cache" / "mqconform") / "artemis"
 
 
 def _version_key(version: str) -> tuple[int, ...]:
@@ -59,39 +52,26 @@ def at_least(version: str, minimum: str) -> bool:
 
 
 def fetch(version: str = DEFAULT_VERSION) -> Path:
-    """ARTEMIS_HOME of release `version`, fetched through Maven into the cache on first use (a lock
-    file keeps two processes from fetching at once); AdapterError without mvn or on a failed fetch."""
+    """ARTEMIS_HOME of release `version`: the release line's Maven Central distribution
+    (:func:`mqconform.releases.binary`: ``mvn dependency:copy`` into the cache once, under a lock);
+    AdapterError without mvn or on a failed fetch."""
+    from mqconform.releases import ReleaseError, binary, line
+
     if version not in SERVED:
         raise AdapterError(f"artemis: release {version} is not served (served: {', '.join(SERVED)})")
-    root = cache_root() / version
-    home = root / f"apache-artemis-{version}"
-    if (home / "bin" / "artemis").is_file():
-        return home
-    mvn = shutil.which("mvn")
-    if mvn is None:
-        raise AdapterError("artemis: no mvn on PATH to fetch the broker (apt-get install maven), "
-                           "or pass url= to use a running broker")
-    root.mkdir(parents=True, exist_ok=True)
-    with open(root / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if (home / "bin" / "artemis").is_file():
-            return home
-        artifact = f"org.apache.activemq:apache-artemis:{version}:tar.gz:bin"
-        done = subprocess.run([mvn, "-q", "-B", "dependency:copy", f"-Dartifact={artifact}",
-                               f"-DoutputDirectory={root}"], capture_output=True, text=True, check=False)
-        tarball = root / f"apache-artemis-{version}-bin.tar.gz"
-        if done.returncode != 0 or not tarball.is_file():
-            text = (done.stdout + done.stderr).strip().splitlines()
-            last = text[-1] if text else "no output"
-            raise AdapterError(f"artemis: mvn could not fetch {artifact}: {last}")
-        partial = root / ".extract"
-        shutil.rmtree(partial, ignore_errors=True)
-        with tarfile.open(tarball) as tar:
-            tar.extractall(partial, filter="tar")
-        (partial / home.name).rename(home)
-        shutil.rmtree(partial, ignore_errors=True)
-        tarball.unlink()
-    return home
+    try:
+        launcher = binary(line("artemis").release(version))
+    except ReleaseError as exc:
+        raise AdapterError(f"artemis: {exc} (or pass url= to use a running broker)") from None
+    return launcher.parent.parent
+
+
+def home_of(server_bin: str) -> Path:
+    """ARTEMIS_HOME of a given launcher (``<home>/bin/artemis``, what `mqconform matrix` passes)."""
+    launcher = Path(server_bin)
+    if launcher.name != "artemis" or not launcher.is_file():
+        raise AdapterError(f"artemis: server_bin {server_bin} is not a distribution's bin/artemis")
+    return launcher.parent.parent
 
 
 def _java() -> str:
@@ -127,10 +107,10 @@ class ArtemisProcess(ServerProcess):
     poll_s = 0.1
     attempts = 2
 
-    def __init__(self, version: str = DEFAULT_VERSION) -> None:
+    def __init__(self, version: str = DEFAULT_VERSION, home: Path | None = None) -> None:
         super().__init__()
         self.version = version
-        self.home = fetch(version)
+        self.home = home if home is not None else fetch(version)
         self.java = _java()
         self.http_port = 0
         self._log_offset = 0
@@ -193,12 +173,14 @@ class ArtemisProcess(ServerProcess):
 _shared: dict[str, ArtemisProcess] = {}
 
 
-def shared_broker(version: str = DEFAULT_VERSION) -> ArtemisProcess:
-    """The process-wide broker of `version`, started on first use and reused (stopped at exit)."""
-    broker = _shared.get(version)
+def shared_broker(version: str = DEFAULT_VERSION, home: Path | None = None) -> ArtemisProcess:
+    """The process-wide broker of `version` (from `home` when given), started on first use and reused
+    (stopped at exit)."""
+    key = str(home) if home is not None else version
+    broker = _shared.get(key)
     if broker is None or not broker.running():
-        broker = ArtemisProcess(version).start()
-        _shared[version] = broker
+        broker = ArtemisProcess(version, home).start()
+        _shared[key] = broker
     return broker
 
 

@@ -85,7 +85,8 @@ def run(args: argparse.Namespace) -> int:
             return fail(f"unknown settings profile {settings_name!r}")
         # every release on this machine first: a release that cannot be had stops the campaign here
         binaries = {release.version: binary(release) for release in releases}
-        adapter = load_adapter(args.adapter, **options, server_bin=str(next(iter(binaries.values()))))
+        # the probe runs the newest release (an adapter may not run the oldest: its tasks say why)
+        adapter = load_adapter(args.adapter, **options, server_bin=str(list(binaries.values())[-1]))
         claimed = load_profile(args.profile or adapter.profile)
         from mqconform.adapters.deviations import DeviationError
         from mqconform.commands.run import _load_deviations

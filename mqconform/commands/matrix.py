@@ -146,7 +146,7 @@ def run(args: argparse.Namespace) -> int:
         codes.append(_finish_release(path, release, by_release.get(release.version, []), areas, args,
                                      options, claimed.name, str(binaries[release.version]),
                                      run_ids[release.version], settings_name, hyp, seed, campaign,
-                                     registry))
+                                     registry, adapter))
         run_dirs.append(path)
     exit_code = 1 if 1 in codes else 3 if 3 in codes else 0
     print(f"matrix: {len(tasks)} tasks in {wall:.1f} s wall ({args.engine}"
@@ -195,16 +195,16 @@ def _dispatch(tasks: list[Any], engine: str, master: str) -> list[Any]:
 
 def _finish_release(path: Path, release: Any, results: list[Any], areas: list[str], args: argparse.Namespace,
                     options: dict[str, Any], claimed: str, server_bin: str, run_id: str, settings_name: str,
-                    hyp: Any, seed: int | None, campaign: str, registry: Any) -> int:
-    """Write the release's run directory from its tasks' results, as `mqconform run` would have."""
-    from mqconform.adapters.registry import load_adapter
+                    hyp: Any, seed: int | None, campaign: str, registry: Any, adapter: Any) -> int:
+    """Write the release's run directory from its tasks' results, as `mqconform run` would have
+    (`adapter`: the campaign's probe, for its name and profile: a task's release may be one the
+    adapter cannot run, whose tasks say why)."""
     from mqconform.commands.run import record_outcomes
     from mqconform.conformance.campaign import unpack
     from mqconform.conformance.rules import failure_rules
     from mqconform.conformance.runner import write_counterexample
     from mqconform.history import RunDirectory
 
-    adapter = load_adapter(args.adapter, **options, server_bin=server_bin)
     run_options = {**options, "server_bin": server_bin}
     run_dir = RunDirectory(path, adapter.name, claimed,
                            {"settings": settings_name, "areas": areas, "max_examples": hyp.max_examples,

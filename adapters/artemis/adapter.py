@@ -116,6 +116,8 @@ CAPABILITIES = frozenset({
 #: AMQP credit standing in for a core byte window no example fills (the default 1 MiB, or -1
 #: without max_unacked): topped up on every receive, like a core client returning credit
 WIDE_CREDIT = 1000
+#: how long a pull with a message pending waits for it before it drains (answers None)
+PULL_WAIT_S = 1.0
 #: the longest pending list read back (address setting managementBrowsePageSize)
 BROWSE_LIMIT = 100_000
 
@@ -520,10 +522,13 @@ class ArtemisAdapter(BrokerAdapter):
         if pending > 0 and not queue.non_destructive:
             link.flow(1)
             next_look = time.monotonic() + 0.05
+            # management's pending can be too high (finding 2: DeliveringCount -1 after a drop at the
+            # delivery limit): after PULL_WAIT_S without a message the pull ends with a drain
+            patience = time.monotonic() + PULL_WAIT_S
             while not arrived:
-                if time.monotonic() > deadline:
+                if time.monotonic() > patience:
                     link.drain(0)
-                    raise TimeoutError("a message is pending but none was dispatched to a pulling link")
+                    break
                 self._pump(0.005)
                 if not arrived and time.monotonic() > next_look:  # gone meanwhile (expired at dispatch)
                     next_look = time.monotonic() + 0.05

@@ -28,6 +28,7 @@ from mqconform.releases import ARTEMIS_RELEASES
 
 from .._process import LOOPBACK, ServerProcess, free_port, port_accepts
 from ..contract import AdapterError
+from ..deviations import parse_version
 
 #: the releases Maven Central serves (mqconform.releases' artemis line); the default is the newest
 SERVED = ARTEMIS_RELEASES
@@ -42,13 +43,10 @@ USER = "admin"
 PASSWORD = "admin"
 
 
-def _version_key(version: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in re.findall(r"\d+", version)[:3])
-
-
 def at_least(version: str, minimum: str) -> bool:
-    """Whether release `version` is `minimum` or newer (numeric comparison)."""
-    return _version_key(version) >= _version_key(minimum)
+    """Whether release `version` is `minimum` or newer (numeric comparison, as the deviation
+    registry parses versions)."""
+    return (parse_version(version) or ()) >= (parse_version(minimum) or ())
 
 
 def fetch(version: str = DEFAULT_VERSION) -> Path:

@@ -28,6 +28,23 @@ def add_adapter_arguments(parser: argparse.ArgumentParser, default: str) -> None
     parser.add_argument("--url", help="shorthand for -o url=URL (use an existing broker)")
 
 
+def positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: seconds must be positive")
+    return value
+
+
+def add_shrink_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--shrink-seconds", type=positive_seconds, metavar="S",
+                        help="stop shrinking a failure after S seconds and report the smallest "
+                             "counterexample found until then, marked as cut (default: 90 on an "
+                             "adapter with a real clock, else Hypothesis' 300)")
+
+
 def adapter_options(args: argparse.Namespace) -> dict[str, Any]:
     options = parse_options(args.adapter_option)
     if args.url:

@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from mqconform.commands._common import adapter_options, add_adapter_arguments, fail
+from mqconform.commands._common import adapter_options, add_adapter_arguments, add_shrink_argument, fail
 
 DEFAULT_ADAPTER = "nats"
 DEFAULT_MASTER = "local[2]"
@@ -40,6 +40,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="Hypothesis settings profile (default: ci when CI=true, else dev)")
     parser.add_argument("--areas", help="comma-separated areas to run (default: all)")
     parser.add_argument("--max-examples", type=int, help="override the examples per machine")
+    add_shrink_argument(parser)
     parser.add_argument("--max-findings", type=int, default=None, metavar="N",
                         help="stop exploring an area after N violations (as mqconform run)")
     parser.add_argument("--out", type=Path, help="campaign directory (default: mqconform-runs/matrix-<id>)")
@@ -111,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
         return fail(f"cannot write the campaign directory {out}: {exc.strerror or exc}")
     run_ids = {release.version: new_run_id() for release in releases}
     tasks = [CampaignTask(args.adapter, release, area, run_ids[release.version], settings_name, options,
-                          args.profile, overrides, max_findings - 1, seed)
+                          args.profile, overrides, max_findings - 1, seed, args.shrink_seconds)
              for release in releases for area in areas]
     master = args.master or DEFAULT_MASTER
     seed_text = f"seed {seed}" if seed is not None else "seed derandomized"

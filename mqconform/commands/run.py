@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from mqconform.adapters.contract import AdapterError
 from mqconform.adapters.deviations import DeviationError, Registry
 from mqconform.adapters.registry import AdapterLoadError, load_adapter
-from mqconform.commands._common import adapter_options, add_adapter_arguments, fail
+from mqconform.commands._common import adapter_options, add_adapter_arguments, add_shrink_argument, fail
 from mqconform.conformance.rules import failure_rules
 from mqconform.conformance.runner import MAX_RERUNS
 from mqconform.history import RunDirectory, new_run_id
@@ -37,6 +37,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="Hypothesis settings profile (default: ci when CI=true, else dev)")
     parser.add_argument("--areas", help="comma-separated areas to run (default: all)")
     parser.add_argument("--max-examples", type=int, help="override the examples per machine")
+    add_shrink_argument(parser)
     parser.add_argument("--max-findings", type=int, default=MAX_RERUNS + 1, metavar="N",
                         help="stop exploring an area after N violations (each is shrunk to a "
                              f"counterexample; default {MAX_RERUNS + 1})")
@@ -144,7 +145,8 @@ def run(args: argparse.Namespace) -> int:
             try:
                 yield area, run_machine(MACHINES[area], lambda: adapter, claimed, hyp, run_dir,
                                         max_reruns=args.max_findings - 1, seed_value=seed,
-                                        cap_real_time=not args.max_examples), None
+                                        cap_real_time=not args.max_examples,
+                                        shrink_seconds=args.shrink_seconds), None
             except (Exception, BaseExceptionGroup) as exc:  # a fault: never a traceback, never a pass
                 reason = f"area {area}: {fault_reason(exc)}"
                 yield area, MachineResult(area, unknown=reason), reason
@@ -160,7 +162,8 @@ def run(args: argparse.Namespace) -> int:
             jobs.append(MachineResult(area, needs=why) if why is not None else
                         AreaJob(area, args.adapter, options, claimed.name, settings_name,
                                 {k: v for k, v in overrides.items() if k != "database"}, str(out), run_id,
-                                run_dir.start_ns, args.max_findings - 1, seed))
+                                run_dir.start_ns, args.max_findings - 1, seed,
+                                shrink_seconds=args.shrink_seconds))
         _shutdown(adapter)  # the workers build their own; this one (the probe) is not needed any more
         yield from _parallel(jobs, workers)
 

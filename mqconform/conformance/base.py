@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import time
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -35,8 +36,12 @@ class RunContext:
     #: forgets a failure when replaying its choices does not generate the same run (a real broker's
     #: timing feeds the model's state); the runner then reports this one instead of nothing.
     smallest_violation: tuple[Any, list[Any]] | None = None
+    #: time.perf_counter() of the first violation (shrinking starts there; the runner bounds it)
+    first_violation_at: float | None = None
 
     def saw_violation(self, violation: Any, steps: list[Any]) -> None:
+        if self.first_violation_at is None:
+            self.first_violation_at = time.perf_counter()
         if self.smallest_violation is None or len(steps) < len(self.smallest_violation[1]):
             self.smallest_violation = (violation, list(steps))
 

@@ -46,6 +46,7 @@ class CampaignTask:
     overrides: dict[str, Any] = attrs.field(factory=dict)
     max_reruns: int = 0
     seed: int | None = None
+    shrink_seconds: float | None = None
 
 
 @attrs.frozen
@@ -91,7 +92,8 @@ def run_task(task: CampaignTask) -> TaskResult:
             hyp = suite_settings.get(task.settings_name, database=database(scratch), **task.overrides)
             result = run_machine(MACHINES[task.area], lambda: adapter, claimed, hyp, run,
                                  max_reruns=task.max_reruns, seed_value=task.seed,
-                                 cap_real_time="max_examples" not in task.overrides)
+                                 cap_real_time="max_examples" not in task.overrides,
+                                 shrink_seconds=task.shrink_seconds)
         except ReleaseError as exc:
             fault = f"area {task.area}: release {task.release.version}: {exc}"
             result = MachineResult(task.area, unknown=fault)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +37,9 @@ MAX_RERUNS = 8
 #: how often a counterexample whose check compared one value is replayed before it is reported; one
 #: that never fails again is *flaky* (its rules unknown, with the counterexample), never pass or fail
 FLAKY_REPLAYS = 3
+#: seconds Hypothesis may shrink one failure on a real-time adapter (each shrink step sleeps on the
+#: broker's clock, so an unbounded shrink has no bound on the run's length); `--shrink-seconds` sets it
+REAL_TIME_SHRINK_S = 90.0
 #: a rule's outcome over several checks and machines is the worst of theirs
 SEVERITY = {"fail": 4, "deviation": 3, "unknown": 2, "pass": 1, "not_applicable": 0}
 
@@ -62,6 +65,8 @@ class Finding:
     #: (field, model's value, implementation's value) that the minimised counterexample's replay shows
     #: at its last step (it may end at another observation than the violation's); None without one
     shown: tuple[str, Any, Any] | None = None
+    #: shrinking stopped at its time budget: the counterexample is the smallest found until then
+    shrink_cut: bool = False
 
 
 @attrs.frozen
@@ -188,12 +193,15 @@ def machine_class(base: type[ConformanceMachine], context: RunContext) -> type[C
 def run_machine(base: type[ConformanceMachine], adapter_factory: Callable[[], Adapter],
                 claimed: ModelOptions, hyp_settings: settings, run: RunDirectory | None = None,
                 max_reruns: int = MAX_RERUNS, seed_value: int | None = None,
-                cap_real_time: bool = True) -> MachineResult:
+                cap_real_time: bool = True, shrink_seconds: float | None = None) -> MachineResult:
     """Explore one machine against the adapter; see the module docstring. With `seed_value`,
     Hypothesis draws its examples from that seed (`hypothesis.seed`): the same seed, settings and
     adapter explore the same examples; it overrides `derandomize`. With `cap_real_time` (a run
     whose example count the user did not set), a machine with REAL_TIME_SHARE > 1 runs that share of
-    the examples against an adapter whose ``real_time`` attribute is true (its advance sleeps)."""
+    the examples against an adapter whose ``real_time`` attribute is true (its advance sleeps).
+    Shrinking a failure stops after `shrink_seconds` (default: REAL_TIME_SHRINK_S on a real-time
+    adapter, whose every shrink step sleeps on the broker's clock; Hypothesis' own 300 s otherwise);
+    the finding then says it was cut and carries the smallest counterexample found until then."""
     stable_imports()
     result = MachineResult(base.area)
     probe = adapter_factory()
@@ -207,6 +215,8 @@ def run_machine(base: type[ConformanceMachine], adapter_factory: Callable[[], Ad
         hyp_settings = settings(hyp_settings,
                                 max_examples=max(1, hyp_settings.max_examples // base.REAL_TIME_SHARE))
     quiet = settings(hyp_settings, verbosity=Verbosity.quiet)
+    if shrink_seconds is None and getattr(probe, "real_time", False):
+        shrink_seconds = REAL_TIME_SHRINK_S
     started = time.perf_counter()
     try:
         for _ in range(max_reruns + 1):
@@ -218,7 +228,8 @@ def run_machine(base: type[ConformanceMachine], adapter_factory: Callable[[], Ad
             t0 = time.perf_counter()
             found: tuple[Violation, list[Step]] | None = None
             try:
-                run_state_machine_as_test(cls, settings=quiet)
+                with shrink_budget(shrink_seconds):
+                    run_state_machine_as_test(cls, settings=quiet)
             except Violation as violation:
                 found = violation, list(context.current.d.steps) if context.current is not None else []
             except Inconclusive as exc:
@@ -239,17 +250,23 @@ def run_machine(base: type[ConformanceMachine], adapter_factory: Callable[[], Ad
                 break
             failed, steps = found
             seconds = time.perf_counter() - t0
+            cut = (shrink_seconds is not None and context.first_violation_at is not None
+                   and time.perf_counter() - context.first_violation_at >= shrink_seconds)
             shrunk = shrink(steps, claimed, adapter_factory)
             shown = (shrunk.field, shrunk.expected, shrunk.actual) if shrunk.what is not None else None
             flaky = shrunk.what is None and bool(failed.field) and not reproduces(
                 shrunk.steps, claimed, adapter_factory, FLAKY_REPLAYS - 1)
             message = shrunk.message or failed.message
+            if cut:
+                message = (f"shrinking cut after {shrink_seconds:g} s (the smallest counterexample found "
+                           f"until then): {message}")
             if flaky:
                 message = (f"flaky: did not fail again in {FLAKY_REPLAYS} replays of its {len(shrunk.steps)} "
                            f"steps (found after {seconds:.1f} s): {message}")
             result.findings.append(Finding(base.area, failed.check, failed.rules, message, shrunk.steps,
                                            seconds, flaky=flaky, field=failed.field,
-                                           expected=failed.expected, actual=failed.actual, shown=shown))
+                                           expected=failed.expected, actual=failed.actual, shown=shown,
+                                           shrink_cut=cut))
             disabled.add(failed.check)
     finally:
         if history is not None:
@@ -257,6 +274,24 @@ def run_machine(base: type[ConformanceMachine], adapter_factory: Callable[[], Ad
             history.close()
     result.seconds = time.perf_counter() - started
     return result
+
+
+@contextlib.contextmanager
+def shrink_budget(seconds: float | None) -> Iterator[None]:
+    """Bound Hypothesis' shrinking of one failure to `seconds` (None: its own default). Hypothesis
+    keeps the bound in a module constant it documents as monkeypatchable
+    (hypothesis.internal.conjecture.engine.MAX_SHRINKING_SECONDS, read when shrinking starts)."""
+    from hypothesis.internal.conjecture import engine
+
+    if seconds is None or not hasattr(engine, "MAX_SHRINKING_SECONDS"):
+        yield
+        return
+    before = engine.MAX_SHRINKING_SECONDS
+    engine.MAX_SHRINKING_SECONDS = seconds  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        engine.MAX_SHRINKING_SECONDS = before
 
 
 def _close_quietly(context: RunContext) -> None:
@@ -374,6 +409,7 @@ class AreaJob:
     start_ns: int = 0
     max_reruns: int = MAX_RERUNS
     seed: int | None = None
+    shrink_seconds: float | None = None
 
 
 def run_area_job(job: AreaJob) -> tuple[MachineResult, str | None]:
@@ -399,7 +435,8 @@ def run_area_job(job: AreaJob) -> tuple[MachineResult, str | None]:
         hyp = suite_settings.get(job.settings_name, **overrides)
         result = run_machine(MACHINES[job.area], lambda: adapter, claimed, hyp, run,
                              max_reruns=job.max_reruns, seed_value=job.seed,
-                             cap_real_time="max_examples" not in job.overrides)
+                             cap_real_time="max_examples" not in job.overrides,
+                             shrink_seconds=job.shrink_seconds)
         result.adapter_name = str(getattr(adapter, "name", "") or job.adapter)
         result.server_version = str(getattr(adapter, "server_version", "") or "")
         return result, None

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from mqconform.commands._common import adapter_options, add_adapter_arguments, add_shrink_argument, fail
+from mqconform.progress import Heartbeat
 
 DEFAULT_ADAPTER = "nats"
 DEFAULT_MASTER = "local[2]"
@@ -171,27 +172,41 @@ def _dispatch(tasks: list[Any], engine: str, master: str) -> list[Any]:
     from mqconform.conformance.campaign import run_task
 
     done: dict[int, Any] = {}
+    started = time.perf_counter()
+    tracker: Any = None  # Spark's status tracker, once there is a session
+
+    def describe() -> str:
+        running = f", {_active_tasks(tracker)} running on Spark" if tracker is not None else ""
+        elapsed = time.perf_counter() - started
+        return f"matrix: {len(done)} of {len(tasks)} tasks done{running}, {elapsed:.0f} s"
 
     def report(index: int, result: Any) -> None:
         done[index] = result
         state = ("n/a" if result.result.needs is not None else "UNKNOWN" if result.result.unknown else
                  f"{len(result.result.findings)} violation(s)" if result.result.findings else "ok")
-        print(f"  [{len(done)}/{len(tasks)}] {result.release} {result.area}: {state} "
-              f"({result.seconds:.1f} s on {result.host})", flush=True)
+        heartbeat.say(f"  [{len(done)}/{len(tasks)}] {result.release} {result.area}: {state} "
+                      f"({result.seconds:.1f} s on {result.host})")
 
     if engine == "python":
-        for index, task in enumerate(tasks):
-            report(index, run_task(task))
+        with Heartbeat(describe) as heartbeat:
+            for index, task in enumerate(tasks):
+                report(index, run_task(task))
         return [done[i] for i in range(len(tasks))]
     from mqconform.reports.spark_session import get_session
 
     sc = get_session(master, app="mqconform-matrix").sparkContext
-    with ThreadPoolExecutor(max_workers=min(len(tasks), 64)) as pool:
+    tracker = sc.statusTracker()
+    with ThreadPoolExecutor(max_workers=min(len(tasks), 64)) as pool, Heartbeat(describe) as heartbeat:
         futures = {pool.submit(lambda t: sc.parallelize([t], 1).map(run_task).collect()[0], task): index
                    for index, task in enumerate(tasks)}
         for future in as_completed(futures):
             report(futures[future], future.result())
     return [done[i] for i in range(len(tasks))]
+
+
+def _active_tasks(tracker: Any) -> int:
+    stages = (tracker.getStageInfo(i) for i in tracker.getActiveStageIds())
+    return sum(stage.numActiveTasks for stage in stages if stage is not None)
 
 
 def _finish_release(path: Path, release: Any, results: list[Any], areas: list[str], args: argparse.Namespace,

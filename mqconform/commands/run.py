@@ -22,6 +22,7 @@ from mqconform.commands._common import adapter_options, add_adapter_arguments, a
 from mqconform.conformance.rules import failure_rules
 from mqconform.conformance.runner import MAX_RERUNS
 from mqconform.history import RunDirectory, new_run_id
+from mqconform.progress import AreaProgress, Heartbeat
 
 if TYPE_CHECKING:
     from mqconform.conformance.verdict import Judge
@@ -141,12 +142,14 @@ def run(args: argparse.Namespace) -> int:
 
     def sequential() -> Iterator[tuple[str, MachineResult, str | None]]:
         for area in areas:
-            print(f"  {area:<11} ", end="", flush=True)
+            progress = AreaProgress(area)
             try:
-                yield area, run_machine(MACHINES[area], lambda: adapter, claimed, hyp, run_dir,
-                                        max_reruns=args.max_findings - 1, seed_value=seed,
-                                        cap_real_time=not args.max_examples,
-                                        shrink_seconds=args.shrink_seconds), None
+                with Heartbeat(progress.describe):
+                    result = run_machine(MACHINES[area], lambda: adapter, claimed, hyp, run_dir,
+                                         max_reruns=args.max_findings - 1, seed_value=seed,
+                                         cap_real_time=not args.max_examples,
+                                         shrink_seconds=args.shrink_seconds, progress=progress)
+                yield area, result, None
             except (Exception, BaseExceptionGroup) as exc:  # a fault: never a traceback, never a pass
                 reason = f"area {area}: {fault_reason(exc)}"
                 yield area, MachineResult(area, unknown=reason), reason
@@ -169,7 +172,7 @@ def run(args: argparse.Namespace) -> int:
 
     t0 = time.perf_counter()
     try:
-        for _area, result, fault in (parallel() if workers > 1 else sequential()):
+        for area_name, result, fault in (parallel() if workers > 1 else sequential()):
             if fault is not None:
                 aborted = fault
             results.append(result)
@@ -179,10 +182,10 @@ def run(args: argparse.Namespace) -> int:
                      f"{len(result.findings)} violation(s)" if result.findings else "ok")
             elapsed = result.seconds if workers > 1 else time.perf_counter() - t0
             if result.needs is not None:
-                print(f"{result.needs.describe()}", flush=True)
+                print(f"  {area_name:<11} {result.needs.describe()}", flush=True)
             else:
-                print(f"{state:<15} {result.examples:>5} examples {result.steps:>7} records "
-                      f"{elapsed:6.1f} s", flush=True)
+                print(f"  {area_name:<11} {state:<15} {result.examples:>5} examples "
+                      f"{result.steps:>7} records {elapsed:6.1f} s", flush=True)
             t0 = time.perf_counter()
             for finding in result.findings:
                 label = judge.label(finding)
@@ -303,21 +306,27 @@ def _parallel(jobs: list[Any], workers: int) -> Iterator[tuple[str, Any, str | N
     runnable = [job for job in jobs if isinstance(job, AreaJob)]
     if not runnable:
         for job in jobs:
-            print(f"  {job.machine:<11} ", end="", flush=True)
             yield job.machine, job, None
         return
     pool = ProcessPoolExecutor(max_workers=min(workers, len(runnable)),
                                mp_context=multiprocessing.get_context("spawn"))
     try:
         futures = {id(job): pool.submit(run_area_job, job) for job in runnable}
+        started = time.perf_counter()
+
+        def describe() -> str:
+            done = sum(future.done() for future in futures.values())
+            return (f"{done} of {len(futures)} areas done in {workers} workers, "
+                    f"{time.perf_counter() - started:.0f} s")
+
         for job in jobs:
             area = job.area if isinstance(job, AreaJob) else job.machine
-            print(f"  {area:<11} ", end="", flush=True)
             if not isinstance(job, AreaJob):
                 yield area, job, None
                 continue
             try:
-                result, fault = futures[id(job)].result()
+                with Heartbeat(describe):
+                    result, fault = futures[id(job)].result()
             except Exception as exc:  # the worker process died (BrokenProcessPool) or could not start
                 fault = f"area {area}: the worker process failed: {type(exc).__name__}: {exc}".rstrip(": ")
                 result = MachineResult(area, unknown=fault)

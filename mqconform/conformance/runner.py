@@ -26,6 +26,7 @@ from hypothesis.stateful import run_state_machine_as_test
 
 from mqconform.adapters.contract import EXTRA_CAPABILITIES, Adapter
 from mqconform.history import RunDirectory
+from mqconform.progress import AreaProgress
 from mqconform.reference_model.options import ModelOptions
 from mqconform.text import first_line
 
@@ -193,7 +194,8 @@ def machine_class(base: type[ConformanceMachine], context: RunContext) -> type[C
 def run_machine(base: type[ConformanceMachine], adapter_factory: Callable[[], Adapter],
                 claimed: ModelOptions, hyp_settings: settings, run: RunDirectory | None = None,
                 max_reruns: int = MAX_RERUNS, seed_value: int | None = None,
-                cap_real_time: bool = True, shrink_seconds: float | None = None) -> MachineResult:
+                cap_real_time: bool = True, shrink_seconds: float | None = None,
+                progress: AreaProgress | None = None) -> MachineResult:
     """Explore one machine against the adapter; see the module docstring. With `seed_value`,
     Hypothesis draws its examples from that seed (`hypothesis.seed`): the same seed, settings and
     adapter explore the same examples; it overrides `derandomize`. With `cap_real_time` (a run
@@ -222,6 +224,8 @@ def run_machine(base: type[ConformanceMachine], adapter_factory: Callable[[], Ad
         for _ in range(max_reruns + 1):
             context = RunContext(adapter_factory, claimed, history, frozenset(disabled))
             context.checked = result.checked
+            if progress is not None:
+                progress.context = context
             cls = machine_class(base, context)
             if seed_value is not None:
                 cls = seed(seed_value)(cls)
@@ -244,6 +248,8 @@ def run_machine(base: type[ConformanceMachine], adapter_factory: Callable[[], Ad
                 result.unknown = f"the adapter raised {type(exc).__name__}: {first_line(exc)}"
             finally:
                 result.examples += context.examples
+                if progress is not None:
+                    progress.examples, progress.context = result.examples, None
                 _close_quietly(context)
                 context.current = None
             if found is None:
@@ -268,6 +274,8 @@ def run_machine(base: type[ConformanceMachine], adapter_factory: Callable[[], Ad
                                            expected=failed.expected, actual=failed.actual, shown=shown,
                                            shrink_cut=cut))
             disabled.add(failed.check)
+            if progress is not None:
+                progress.findings = len(result.findings)
     finally:
         if history is not None:
             result.steps = history.index

@@ -69,7 +69,6 @@ class _Options:
         from mqconform.adapters.registry import AdapterLoadError, load_adapter, load_class
         from mqconform.commands._common import parse_options
         from mqconform.conformance import settings as suite_settings
-        from mqconform.conformance.registry import MACHINES
         from mqconform.history import new_run_id
         from mqconform.reference_model.errors import ModelMisuse
         from mqconform.reference_model.profiles import profile as load_profile
@@ -95,26 +94,27 @@ class _Options:
         except DeviationError as exc:
             raise pytest.UsageError(f"mqconform: deviation registry: {exc}") from None
         self.strict = bool(get("mqconform_strict"))
-        areas = get("mqconform_areas")
-        self.areas = list(MACHINES) if not areas else [a.strip() for a in areas.split(",") if a.strip()]
-        unknown = [a for a in self.areas if a not in MACHINES]
-        if unknown:
-            raise pytest.UsageError(f"mqconform: unknown area {unknown[0]!r} (known: {', '.join(MACHINES)})")
-        self.settings: str = get("mqconform_settings") or suite_settings.default_profile()
-        if self.settings not in suite_settings.PROFILES:
-            raise pytest.UsageError(f"mqconform: unknown settings profile {self.settings!r}")
-        self.max_examples: int | None = get("mqconform_max_examples")
-        from mqconform.conformance.runner import MAX_RERUNS
+        from mqconform.conformance.plan import RunPlan
 
-        findings = get("mqconform_max_findings")
-        if findings is not None and findings < 1:
-            raise pytest.UsageError("mqconform: --mqconform-max-findings must be at least 1")
-        self.max_reruns = (findings - 1) if findings is not None else MAX_RERUNS
-        derandomized = bool(suite_settings.PROFILES[self.settings].get("derandomize"))
+        settings_name = get("mqconform_settings") or suite_settings.default_profile()
         seed = get("mqconform_seed")
-        if seed is None and not derandomized:
+        profile = suite_settings.PROFILES.get(settings_name)
+        if seed is None and profile is not None and not profile.get("derandomize"):
+            # one seed for the session, shared by the xdist workers through the environment
             seed = int(os.environ.setdefault(_SEED_ENV, str(random.getrandbits(32))))
-        self.seed: int | None = seed
+        try:
+            #: the plan every area of the session runs (validated once, as `mqconform run` does)
+            self.plan = RunPlan.build(self.adapter, self.adapter_options, profile=self.profile,
+                                      settings_name=settings_name, areas=get("mqconform_areas"),
+                                      max_examples=get("mqconform_max_examples"),
+                                      max_findings=get("mqconform_max_findings"), seed=seed,
+                                      draw_seed=False)
+        except ValueError as exc:
+            raise pytest.UsageError(f"mqconform: {exc}") from None
+        self.areas = list(self.plan.areas)
+        self.settings: str = self.plan.settings_name
+        self.max_examples: int | None = self.plan.max_examples
+        self.seed: int | None = self.plan.seed
         self.run_id = os.environ.setdefault(_RUN_ENV, new_run_id())
         out = get("mqconform_out")
         default = Path(config.invocation_params.dir) / "mqconform-runs" / f"pytest-{self.run_id}"
@@ -205,7 +205,8 @@ class AreaItem(_Item):
         self.user_properties.append(("rules", ",".join(self.rule_ids)))
 
     def runtest(self) -> None:
-        from mqconform.conformance.runner import AreaJob, run_area_job, write_counterexample
+        from mqconform.conformance.execution import AreaJob, run_area_job
+        from mqconform.conformance.runner import write_counterexample
         from mqconform.conformance.verdict import Judge, judge
         from mqconform.history import RunDirectory
 
@@ -221,10 +222,7 @@ class AreaItem(_Item):
         self.user_properties.append(("run_directory", str(path)))
         if options.seed is not None:
             self.user_properties.append(("seed", str(options.seed)))
-        overrides = {"max_examples": options.max_examples} if options.max_examples else {}
-        job = AreaJob(self.name, options.adapter, options.adapter_options, options.profile, options.settings,
-                      overrides, str(path), run.run_id, run.start_ns, max_reruns=options.max_reruns,
-                      seed=options.seed)
+        job = AreaJob(options.plan, self.name, str(path), run.run_id, run.start_ns)
         result, fault = run_area_job(job)
         for index, finding in enumerate(result.findings, start=1):
             write_counterexample(run, finding, options.adapter, options.adapter_options, options.profile,

@@ -21,9 +21,9 @@ from typing import Any
 import attrs
 
 from mqconform.adapters.contract import Adapter
-from mqconform.conformance import settings as suite_settings
-from mqconform.conformance.registry import MACHINES
-from mqconform.conformance.runner import Finding, MachineResult, run_machine, scenario_text
+from mqconform.conformance.execution import shutdown
+from mqconform.conformance.plan import RunPlan
+from mqconform.conformance.runner import Finding, MachineResult, scenario_text
 from mqconform.reference_model.profiles import profile as load_profile
 
 __all__ = ["CheckReport", "check_adapter"]
@@ -49,25 +49,16 @@ def check_adapter(factory: Callable[[], Adapter], *, profile: str | None = None,
     suite settings profile (dev, ci, thorough), `max_examples` overrides its example budget, `seed`
     fixes Hypothesis' draws (None: a fresh seed each call). One adapter instance serves every example,
     as the contract says. Raises ValueError for an unknown area or profile."""
+    plan = RunPlan.build("", profile=profile, settings_name=settings, areas=list(areas) if areas is not None
+                         else None, max_examples=max_examples, seed=seed, draw_seed=False)
     adapter = factory()
     claimed = load_profile(profile or str(getattr(adapter, "profile", "")))
-    chosen = list(areas) if areas is not None else list(MACHINES)
-    unknown = [a for a in chosen if a not in MACHINES]
-    if unknown:
-        raise ValueError(f"unknown area(s) {', '.join(unknown)} (known: {', '.join(MACHINES)})")
-    overrides: dict[str, Any] = {"database": None}
-    if max_examples is not None:
-        overrides["max_examples"] = max_examples
-    hyp = suite_settings.get(settings, **overrides)
     results: list[MachineResult] = []
     try:
-        for area in chosen:
-            results.append(run_machine(MACHINES[area], lambda: adapter, claimed, hyp, None,
-                                       seed_value=seed, cap_real_time=max_examples is None))
+        for area in plan.areas:
+            results.append(plan.explore(area, lambda: adapter, claimed, None))
     finally:
-        shutdown = getattr(adapter, "shutdown", None)
-        if callable(shutdown):
-            shutdown()
+        shutdown(adapter)
     problems = [_describe(result, claimed.name, adapter) for result in results
                 if result.findings or result.unknown]
     if problems:

@@ -9,6 +9,7 @@ numbers come from the YAML nodes (``yaml.compose``), so they point at the offend
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -249,8 +250,19 @@ def _order(path: Path) -> tuple[int, str]:
 
 
 def load_catalogue(directory: Path | None = None) -> Catalogue:
-    """Load and check every ``*.yaml`` rule file in `directory` (default: this package's folder)."""
-    folder = Path(__file__).resolve().parent if directory is None else Path(directory)
+    """Load and check every ``*.yaml`` rule file in `directory` (default: this package's folder, read
+    once per process: a run asks for it from several layers)."""
+    if directory is None:
+        return _shipped_catalogue()
+    return _load_folder(Path(directory))
+
+
+@functools.cache
+def _shipped_catalogue() -> Catalogue:
+    return _load_folder(Path(__file__).resolve().parent)
+
+
+def _load_folder(folder: Path) -> Catalogue:
     paths = sorted(folder.glob("*.yaml"), key=_order)
     if not paths:
         raise SpecError(f"{folder}:1: no *.yaml rule files")

@@ -17,7 +17,6 @@ some release, 2 usage or configuration error (one line, e.g. a release that cann
 from __future__ import annotations
 
 import argparse
-import random
 import sys
 import time
 from pathlib import Path
@@ -58,43 +57,34 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from mqconform.adapters.deviations import DeviationError
     from mqconform.adapters.registry import AdapterLoadError, load_adapter
-    from mqconform.conformance import settings as suite_settings
     from mqconform.conformance.campaign import CampaignTask
-    from mqconform.conformance.registry import MACHINES
-    from mqconform.conformance.runner import MAX_RERUNS
+    from mqconform.conformance.plan import RunPlan
+    from mqconform.conformance.verdict import load_deviations
     from mqconform.history import new_run_id
     from mqconform.reference_model.errors import ModelMisuse
     from mqconform.reference_model.profiles import profile as load_profile
     from mqconform.releases import ReleaseError, binary, resolve
 
-    settings_name = args.settings or suite_settings.default_profile()
-    max_findings = args.max_findings if args.max_findings is not None else MAX_RERUNS + 1
-    if max_findings < 1:
-        return fail("--max-findings must be at least 1")
     if args.engine == "python" and args.master:
         return fail("--master needs --engine spark")
     try:
         options = adapter_options(args)
         if "url" in options or "server_bin" in options:
             return fail("matrix: the tasks start each release's own server; drop --url / -o server_bin")
+        plan = RunPlan.build(args.adapter, options, profile=args.profile, settings_name=args.settings,
+                             areas=args.areas, max_examples=args.max_examples,
+                             max_findings=args.max_findings, seed=args.seed,
+                             shrink_seconds=args.shrink_seconds)
         releases = resolve(args.adapter, args.versions)
-        areas = list(MACHINES) if not args.areas else [a.strip() for a in args.areas.split(",") if a.strip()]
-        unknown = [a for a in areas if a not in MACHINES]
-        if unknown:
-            return fail(f"unknown area {unknown[0]!r} (known: {', '.join(MACHINES)})")
-        if settings_name not in suite_settings.PROFILES:
-            return fail(f"unknown settings profile {settings_name!r}")
         # every release on this machine first: a release that cannot be had stops the campaign here
         binaries = {release.version: binary(release) for release in releases}
         # the probe runs the newest release (an adapter may not run the oldest: its tasks say why)
         adapter = load_adapter(args.adapter, **options, server_bin=str(list(binaries.values())[-1]))
         claimed = load_profile(args.profile or adapter.profile)
-        from mqconform.adapters.deviations import DeviationError
-        from mqconform.commands.run import _load_deviations
-
         try:  # loaded once, before any task: the one every release is judged with
-            registry = _load_deviations(args.deviations)
+            registry = load_deviations(args.deviations)
         except DeviationError as exc:
             return fail(f"deviation registry: {exc}")
     except ReleaseError as exc:
@@ -102,9 +92,10 @@ def run(args: argparse.Namespace) -> int:
     except (AdapterLoadError, ModelMisuse, ValueError, TypeError) as exc:
         return fail(str(exc))
 
-    overrides: dict[str, Any] = {"max_examples": args.max_examples} if args.max_examples else {}
-    hyp = suite_settings.get(settings_name, **overrides)
-    seed = args.seed if args.seed is not None else (None if hyp.derandomize else random.getrandbits(32))
+    hyp = plan.hypothesis()
+    seed = plan.seed
+    settings_name = plan.settings_name
+    areas = list(plan.areas)
     campaign = "matrix-" + new_run_id()
     out = args.out if args.out is not None else Path("mqconform-runs") / campaign
     try:
@@ -112,8 +103,7 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         return fail(f"cannot write the campaign directory {out}: {exc.strerror or exc}")
     run_ids = {release.version: new_run_id() for release in releases}
-    tasks = [CampaignTask(args.adapter, release, area, run_ids[release.version], settings_name, options,
-                          args.profile, overrides, max_findings - 1, seed, args.shrink_seconds)
+    tasks = [CampaignTask(plan, release, area, run_ids[release.version])
              for release in releases for area in areas]
     master = args.master or DEFAULT_MASTER
     seed_text = f"seed {seed}" if seed is not None else "seed derandomized"
@@ -215,9 +205,8 @@ def _finish_release(path: Path, release: Any, results: list[Any], areas: list[st
     """Write the release's run directory from its tasks' results, as `mqconform run` would have
     (`adapter`: the campaign's probe, for its name and profile: a task's release may be one the
     adapter cannot run, whose tasks say why)."""
-    from mqconform.commands.run import record_outcomes
     from mqconform.conformance.campaign import unpack
-    from mqconform.conformance.rules import failure_rules
+    from mqconform.conformance.execution import area_lines, record_outcomes
     from mqconform.conformance.runner import write_counterexample
     from mqconform.history import RunDirectory
 
@@ -236,6 +225,11 @@ def _finish_release(path: Path, release: Any, results: list[Any], areas: list[st
     order = {area: n for n, area in enumerate(areas)}
     machine_results = []
     faults = []
+
+    def replay(finding: Any) -> str:
+        return (f"mqconform scenario {path / (finding.scenario_path or '')} --adapter {args.adapter} "
+                f"-o server_bin={server_bin}")
+
     for task in sorted(results, key=lambda r: order.get(r.area, 0)):
         unpack(task.files, path)
         result = task.result
@@ -244,21 +238,7 @@ def _finish_release(path: Path, release: Any, results: list[Any], areas: list[st
             faults.append(task.fault)
         for index, finding in enumerate(result.findings, start=1):
             write_counterexample(run_dir, finding, args.adapter, run_options, claimed, index)
-        state = ("UNKNOWN" if result.unknown else
-                 f"{len(result.findings)} violation(s)" if result.findings else "ok")
-        if result.needs is not None:
-            print(f"  {task.area:<11} {result.needs.describe()}")
-        else:
-            print(f"  {task.area:<11} {state:<15} {result.examples:>5} examples {result.steps:>7} records "
-                  f"{result.seconds:6.1f} s")
-        for finding in result.findings:
-            label = judge.label(finding)
-            print(f"      {label} {finding.check} [{failure_rules(finding.rules, claimed)}] "
-                  f"{len(finding.steps)} steps: {finding.message[:160]}")
-            print(f"           replay: mqconform scenario {path / (finding.scenario_path or '')} "
-                  f"--adapter {args.adapter} -o server_bin={server_bin}")
-        if result.unknown:
-            print(f"      UNKNOWN: {result.unknown[:200]}")
+        print("\n".join(area_lines(task.area, result, result.seconds, judge, claimed, replay)))
     code, _counts = record_outcomes(
         run_dir, machine_results, areas, claimed, judge, server_version=server_version, aborted=None,
         faults=faults,
@@ -268,9 +248,7 @@ def _finish_release(path: Path, release: Any, results: list[Any], areas: list[st
 
 
 def _report(run_dirs: list[Path], out: Path, args: argparse.Namespace) -> int:
-    from mqconform.commands import report
+    from mqconform.commands.report import build_report
 
     master = (args.master or DEFAULT_MASTER) if args.engine == "spark" else None
-    report_args = argparse.Namespace(inputs=run_dirs, engine=args.engine, master=master,
-                                     out=out / "report", ignore_bad=False, store=out / "store")
-    return int(report.run(report_args))
+    return build_report(run_dirs, engine=args.engine, master=master, out=out / "report", store=out / "store")

@@ -55,15 +55,24 @@ def _expand(inputs: list[Path]) -> list[Path]:
     return expanded
 
 
-def _pipeline(args: argparse.Namespace) -> Any:
+def _pipeline(inputs: list[Path], **options: Any) -> Any:
     """The PipelineResult of the history stage (the one loader: :func:`reports.pipeline.check_runs`)."""
     from mqconform.reports.pipeline import check_runs
 
-    return check_runs(_expand(args.inputs), engine=args.engine, master=args.master,
-                      ignore_bad=args.ignore_bad, store=getattr(args, "store", None))
+    return check_runs(inputs, **options)
 
 
 def run(args: argparse.Namespace) -> int:
+    return build_report(args.inputs, engine=args.engine, master=args.master, out=args.out,
+                        ignore_bad=bool(getattr(args, "ignore_bad", False)),
+                        store=getattr(args, "store", None))
+
+
+def build_report(inputs: list[Path], *, engine: str, master: str | None, out: Path,
+                 ignore_bad: bool = False, store: Path | None = None) -> int:
+    """Check the run directories (or store) in `inputs` and write the report into `out`; prints the
+    verdict and returns the exit code (as `mqconform report`). `mqconform run`, `matrix` and `soak`
+    call it for the report at their end."""
     from mqconform.reports.html import write_html
     from mqconform.reports.jsonout import write_json
     from mqconform.reports.junit import write_junit
@@ -72,14 +81,13 @@ def run(args: argparse.Namespace) -> int:
     from mqconform.reports.versions import write_versions
     from mqconform.spec import SpecError, load_catalogue
 
-    args.ignore_bad = bool(getattr(args, "ignore_bad", False))
-    for path in args.inputs:
+    for path in inputs:
         if not Path(path).exists():
             return fail(f"report: {path}: no such run directory or store")
     from mqconform.reports.store import BadHistory
 
     try:
-        result = _pipeline(args)
+        result = _pipeline(_expand(inputs), engine=engine, master=master, ignore_bad=ignore_bad, store=store)
     except KeyboardInterrupt:
         raise
     except BadHistory as exc:
@@ -88,18 +96,18 @@ def run(args: argparse.Namespace) -> int:
         if _spark_failure(exc):
             from mqconform.reports.spark_session import jvm_log
 
-            return fail(f"report: Spark could not start (master {args.master or 'local[*]'}): "
+            return fail(f"report: Spark could not start (master {master or 'local[*]'}): "
                         f"{type(exc).__name__}: {first_line(exc, 200)} (JVM log: {jvm_log()})", 3)
         return fail(f"report: {one_line(exc, 300)}")
     if not any(run.status == "complete" for run in result.runs):
         more = f" ({len(result.bad)} excluded as bad input)" if result.bad else ""
-        return fail(f"report: no usable run in {', '.join(str(p) for p in args.inputs)}{more}")
+        return fail(f"report: no usable run in {', '.join(str(p) for p in inputs)}{more}")
     try:
         catalogue = load_catalogue()
     except SpecError as exc:
         return fail(f"report: the spec catalogue is broken: {exc}")
     matrix = build_matrix(result, [rule.id for rule in catalogue])
-    out = Path(args.out)
+    out = Path(out)
     try:
         out.mkdir(parents=True, exist_ok=True)
         index = write_html(matrix, catalogue, out)

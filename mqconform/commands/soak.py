@@ -260,10 +260,8 @@ def _pipeline_checks(out: Path, args: argparse.Namespace, durable: bool) -> int 
 
 
 def _report(out: Path, args: argparse.Namespace) -> None:
-    from mqconform.commands import report
+    from mqconform.commands.report import build_report
 
-    report_args = argparse.Namespace(inputs=[out], engine=args.engine, master=args.master,
-                                     out=out / "report", ignore_bad=False)
-    if int(report.run(report_args)) not in (0, 1):
+    if build_report([out], engine=args.engine, master=args.master, out=out / "report") not in (0, 1):
         print("mqconform: the report could not be built (see above); the run directory is complete",
               file=sys.stderr)

@@ -14,7 +14,6 @@ and the area's rules are unknown.
 
 from __future__ import annotations
 
-import contextlib
 import io
 import shutil
 import socket
@@ -29,24 +28,18 @@ import attrs
 from mqconform.history import RunDirectory
 from mqconform.releases import Release
 
+from .plan import RunPlan
 from .runner import MachineResult
 
 
 @attrs.frozen
 class CampaignTask:
-    """Everything a task needs, by name and value (it is pickled to a Spark worker)."""
+    """One area of the campaign's plan against one release (pickled to a Spark worker)."""
 
-    adapter: str
+    plan: RunPlan
     release: Release
     area: str
     run_id: str
-    settings_name: str
-    adapter_options: dict[str, Any] = attrs.field(factory=dict)
-    profile: str | None = None  # None: the one the adapter claims
-    overrides: dict[str, Any] = attrs.field(factory=dict)
-    max_reruns: int = 0
-    seed: int | None = None
-    shrink_seconds: float | None = None
 
 
 @attrs.frozen
@@ -70,9 +63,8 @@ def run_task(task: CampaignTask) -> TaskResult:
     from mqconform.reference_model.profiles import profile as load_profile
     from mqconform.releases import ReleaseError, binary
 
-    from . import settings as suite_settings
-    from .registry import MACHINES
-    from .runner import database, fault_reason, run_machine
+    from .execution import shutdown
+    from .runner import database, fault_reason
 
     started = time.perf_counter()
     scratch = Path(tempfile.mkdtemp(prefix="mqc-task-"))
@@ -81,19 +73,16 @@ def run_task(task: CampaignTask) -> TaskResult:
     fault: str | None = None
     try:
         try:
-            options = {**task.adapter_options, "server_bin": str(binary(task.release))}
-            adapter = load_adapter(task.adapter, **options)
+            plan = task.plan
+            options = {**plan.adapter_options, "server_bin": str(binary(task.release))}
+            adapter = load_adapter(plan.adapter, **options)
             adapter.open("mqc-probe")
             adapter.close()
             server_version = str(getattr(adapter, "server_version", "") or "")
-            claimed = load_profile(task.profile or adapter.profile)
+            claimed = load_profile(plan.profile or adapter.profile)
             (scratch / "history").mkdir()
             run = RunDirectory.attach(scratch, adapter.name, claimed.name, task.run_id, time.monotonic_ns())
-            hyp = suite_settings.get(task.settings_name, database=database(scratch), **task.overrides)
-            result = run_machine(MACHINES[task.area], lambda: adapter, claimed, hyp, run,
-                                 max_reruns=task.max_reruns, seed_value=task.seed,
-                                 cap_real_time="max_examples" not in task.overrides,
-                                 shrink_seconds=task.shrink_seconds)
+            result = plan.explore(task.area, lambda: adapter, claimed, run, database=database(scratch))
         except ReleaseError as exc:
             fault = f"area {task.area}: release {task.release.version}: {exc}"
             result = MachineResult(task.area, unknown=fault)
@@ -104,10 +93,7 @@ def run_task(task: CampaignTask) -> TaskResult:
             fault = f"area {task.area}: {fault_reason(exc)}"
             result = MachineResult(task.area, unknown=fault)
         finally:
-            shutdown = getattr(adapter, "shutdown", None)
-            if callable(shutdown):
-                with contextlib.suppress(Exception):
-                    shutdown()
+            shutdown(adapter)
         return TaskResult(task.release.version, task.area, result, fault, server_version, _pack(scratch),
                           socket.gethostname(), time.perf_counter() - started)
     finally:

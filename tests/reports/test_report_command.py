@@ -141,7 +141,7 @@ class SparkStartError(RuntimeError):
 def test_spark_that_cannot_start_is_exit_3(runs: dict[str, Path], tmp_path: Path, error: Exception,
                                            monkeypatch: pytest.MonkeyPatch,
                                            capsys: pytest.CaptureFixture[str]) -> None:
-    def broken(args: object) -> None:
+    def broken(*args: object, **kwargs: object) -> None:
         raise error
 
     monkeypatch.setattr(report_command, "_pipeline", broken)

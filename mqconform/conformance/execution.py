@@ -1,0 +1,242 @@
+"""Carrying out a run plan: areas one after the other or in worker processes, counterexamples,
+outcomes and the run directory. The commands (`run`, `matrix`), the pytest plugin and the campaign
+tasks use these pieces and only parse options and print the text they return.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from mqconform.history import RunDirectory
+from mqconform.progress import AreaProgress
+
+from .plan import RunPlan
+from .runner import Finding, MachineResult, database, fault_reason
+from .verdict import Judge
+
+#: how a caller watches a block of work: given a `describe()` for its status, a context manager
+#: around the work (the commands pass mqconform.progress.Heartbeat; the default shows nothing)
+Watch = Callable[[Callable[[], str]], AbstractContextManager[Any]]
+
+
+def _unwatched(describe: Callable[[], str]) -> AbstractContextManager[Any]:
+    return contextlib.nullcontext()
+
+
+@attrs.frozen
+class AreaJob:
+    """One area of a plan to run in a process of its own (`mqconform run -n N`, the pytest plugin):
+    everything is by name, so the process builds its own adapter, profile and settings."""
+
+    plan: RunPlan
+    area: str
+    run_path: str | None = None
+    run_id: str | None = None
+    start_ns: int = 0
+
+
+def run_area_job(job: AreaJob) -> tuple[MachineResult, str | None]:
+    """Load the adapter, run `job.area` on it (histories into the run directory another process
+    created), shut the adapter down. Returns the result and, when an exception stopped the area (a
+    fault), its one-line reason."""
+    from mqconform.adapters.registry import load_adapter
+    from mqconform.reference_model.profiles import profile as load_profile
+
+    plan = job.plan
+    adapter: Any = None
+    try:
+        adapter = load_adapter(plan.adapter, **plan.adapter_options)
+        claimed = load_profile(plan.profile or adapter.profile)
+        run = None
+        db = None
+        if job.run_path is not None:
+            run = RunDirectory.attach(Path(job.run_path), adapter.name, claimed.name, job.run_id or "",
+                                      job.start_ns)
+            db = database(Path(job.run_path))
+        result = plan.explore(job.area, lambda: adapter, claimed, run, database=db)
+        result.adapter_name = str(getattr(adapter, "name", "") or plan.adapter)
+        result.server_version = str(getattr(adapter, "server_version", "") or "")
+        return result, None
+    except (Exception, BaseExceptionGroup) as exc:  # a fault: never a traceback, never a pass
+        reason = f"area {job.area}: {fault_reason(exc)}"
+        return MachineResult(job.area, unknown=reason), reason
+    finally:
+        shutdown(adapter)
+
+
+def shutdown(adapter: Any) -> None:
+    """Stop what the adapter started (its embedded server), best effort."""
+    with contextlib.suppress(Exception):
+        stop = getattr(adapter, "shutdown", None)
+        if callable(stop):
+            stop()
+
+
+def run_areas(plan: RunPlan, adapter: Any, claimed: Any, run_dir: RunDirectory, workers: int,
+              watch: Watch = _unwatched) -> Iterator[tuple[str, MachineResult, str | None]]:
+    """Explore the plan's areas on `adapter` (the probe) one after the other, or in `workers`
+    spawned processes that each build their own adapter (the probe is then shut down). Yields
+    (area, result, fault) in area order; stops after a fault (the implementation stopped answering)."""
+    if workers > 1:
+        yield from _parallel(plan, adapter, claimed, run_dir, workers, watch)
+        return
+    db = database(run_dir.path)
+    for area in plan.areas:
+        progress = AreaProgress(area)
+        try:
+            with watch(progress.describe):
+                result = plan.explore(area, lambda: adapter, claimed, run_dir, database=db, progress=progress)
+            yield area, result, None
+        except (Exception, BaseExceptionGroup) as exc:  # a fault: never a traceback, never a pass
+            reason = f"area {area}: {fault_reason(exc)}"
+            yield area, MachineResult(area, unknown=reason), reason
+            return
+
+
+def _parallel(plan: RunPlan, adapter: Any, claimed: Any, run_dir: RunDirectory, workers: int,
+              watch: Watch) -> Iterator[tuple[str, MachineResult, str | None]]:
+    """Spawned, not forked: this process holds the probe adapter's sockets, threads and possibly an
+    embedded server. An area that cannot run is known from the probe's capabilities: no worker for
+    it. After a fault the jobs not yet started are cancelled and later results dropped, as -n 1
+    stops at the fault."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    from mqconform.adapters.contract import EXTRA_CAPABILITIES
+
+    from .registry import MACHINES
+    from .runner import not_run
+
+    profile_caps = frozenset(claimed.features) | EXTRA_CAPABILITIES
+    jobs: list[AreaJob | MachineResult] = []
+    for area in plan.areas:
+        why = not_run(MACHINES[area], profile_caps, frozenset(adapter.capabilities))
+        jobs.append(MachineResult(area, needs=why) if why is not None else
+                    AreaJob(plan, area, str(run_dir.path), run_dir.run_id, run_dir.start_ns))
+    shutdown(adapter)  # the workers build their own
+    runnable = [job for job in jobs if isinstance(job, AreaJob)]
+    if not runnable:
+        for job in jobs:
+            assert isinstance(job, MachineResult)
+            yield job.machine, job, None
+        return
+    pool = ProcessPoolExecutor(max_workers=min(workers, len(runnable)),
+                               mp_context=multiprocessing.get_context("spawn"))
+    try:
+        futures = {id(job): pool.submit(run_area_job, job) for job in runnable}
+        started = time.perf_counter()
+
+        def describe() -> str:
+            done = sum(future.done() for future in futures.values())
+            return (f"{done} of {len(futures)} areas done in {workers} workers, "
+                    f"{time.perf_counter() - started:.0f} s")
+
+        for job in jobs:
+            if isinstance(job, MachineResult):
+                yield job.machine, job, None
+                continue
+            try:
+                with watch(describe):
+                    result, fault = futures[id(job)].result()
+            except Exception as exc:  # the worker process died (BrokenProcessPool) or could not start
+                cause = f"{type(exc).__name__}: {exc}".rstrip(": ")
+                fault = f"area {job.area}: the worker process failed: {cause}"
+                result = MachineResult(job.area, unknown=fault)
+            yield job.area, result, fault
+            if fault is not None:
+                break
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def area_lines(area: str, result: MachineResult, seconds: float, judge: Judge, claimed: str,
+               replay: Callable[[Finding], str]) -> list[str]:
+    """What a run prints for one area: its state, then each finding with its replay command."""
+    from .rules import failure_rules
+
+    if result.needs is not None:
+        return [f"  {area:<11} {result.needs.describe()}"]
+    state = ("UNKNOWN" if result.unknown else
+             f"{len(result.findings)} violation(s)" if result.findings else "ok")
+    lines = [f"  {area:<11} {state:<15} {result.examples:>5} examples {result.steps:>7} records "
+             f"{seconds:6.1f} s"]
+    for finding in result.findings:
+        rules = failure_rules(finding.rules, claimed)
+        lines.append(f"      {judge.label(finding)} {finding.check} [{rules}] "
+                     f"{len(finding.steps)} steps: {finding.message[:160]}")
+        lines.append(f"           replay: {replay(finding)}")
+    if result.unknown:
+        lines.append(f"      UNKNOWN: {result.unknown[:200]}")
+    return lines
+
+
+def record_outcomes(run_dir: RunDirectory, results: list[MachineResult], areas: list[str], claimed: str,
+                    judge: Judge, *, server_version: str, aborted: str | None,
+                    say: Callable[[str], None] = print, **extra: Any) -> tuple[int, dict[str, int]]:
+    """Turn the areas' MachineResults (their counterexamples already written) into the run's outcome
+    records through the one verdict (mqconform.conformance.verdict), `say` the deviations and the
+    `rules:` line, and finish the run directory (run.json with the exit code, the implementation's
+    version and `extra`). Returns (exit code, outcome counts). Shared by `mqconform run` and
+    `mqconform matrix` (one run directory per release)."""
+    from .verdict import judge as take_verdict
+
+    not_covered = {r.machine: r.needs for r in results if r.needs is not None}
+    verdict = take_verdict(results, claimed, judge, areas)
+    outcomes, known = verdict.outcomes, verdict.by_rule
+    findings = {r: f for res in results for f in res.findings for r in f.rules}
+    na_why = _not_covered_reasons(not_covered, claimed)
+    for rule, state in sorted(outcomes.items()):
+        finding = findings.get(rule)
+        message = (known[rule].describe() if rule in known else
+                   verdict.unknown_why.get(rule) if state == "unknown" else finding.message if finding else
+                   na_why.get(rule) if state == "not_applicable" else None)
+        run_dir.outcome(finding.machine if finding else _area_of(rule), rule, state,  # type: ignore[arg-type]
+                        examples=sum(r.examples for r in results),
+                        counterexample=finding.scenario_path if finding else None,
+                        message=message)
+    for rule, deviation in sorted(known.items()):
+        say(f"  DEVIATION {rule}: {deviation.describe()} [{deviation.location}]")
+    counts = verdict.counts()
+    deviations = f"{counts['deviation']} known deviation(s), " if counts["deviation"] else ""
+    say(f"rules: {counts['pass']} pass, {counts['fail']} fail, {deviations}{counts['unknown']} unknown, "
+        f"{counts['not_applicable']} not applicable; rules covered: {verdict.coverage(claimed)}")
+    exit_code = verdict.exit_code(aborted=aborted is not None)
+    # the implementation's version is a column of the compliance matrix (reports/matrix.py)
+    run_dir.meta["versions"]["implementation"] = server_version
+    # aborted: the outcomes are what was recorded; the run did not cover every area
+    run_dir.finish(exit_code, complete=aborted is None, outcomes=counts, strict=judge.strict,
+                   not_run={area: why.as_json() for area, why in not_covered.items()},
+                   server_version=server_version,
+                   deviations={rule: d.location for rule, d in sorted(known.items())}, aborted=aborted,
+                   **extra)
+    return exit_code, counts
+
+
+def _not_covered_reasons(not_covered: dict[str, Any], profile: str) -> dict[str, str]:
+    """rule -> why it is not applicable, for the rules of the areas that did not run: the rule is
+    not in the claimed profile (spec/ or the profile's capabilities say so), or it applies but the
+    adapter lacks a capability the area needs."""
+    from mqconform.spec import load_catalogue
+
+    from .rules import rules_for
+
+    applies = {rule.id for rule in load_catalogue().for_profile(profile)}
+    why: dict[str, str] = {}
+    for area, reason in not_covered.items():
+        for rules in rules_for(area).values():
+            for rule in rules:
+                text = (reason.reason() if rule in applies else
+                        f"not in the claimed profile (the rule does not apply to {profile})")
+                why.setdefault(rule, f"area {area} not run: {text}")
+    return why
+
+
+def _area_of(rule: str) -> str:
+    return rule.split("-", 1)[0].lower()

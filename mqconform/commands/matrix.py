@@ -1,8 +1,9 @@
 """`mqconform matrix`: the suite over many releases of one implementation (a version campaign).
 
 One task per (release, area) (:mod:`mqconform.conformance.campaign`): on Spark (each task a
-one-partition job ``sc.parallelize([task], 1).map(run_task)``, local[2] by default, ``--master URL``
-for a cluster) or in this process one after the other (``--engine python``); each task starts its
+one-partition job ``sc.parallelize([task], 1).map(run_task)``; local mode with ``--slots`` task
+slots, by default 3 per core for a broker whose tasks sleep on its clock; ``--master URL`` for a
+cluster) or in this process one after the other (``--engine python``); each task starts its
 own server of its release. The driver writes one ordinary run directory per release
 (``<out>/<adapter>-<release>``: the tasks' histories, the counterexamples, the outcomes as
 `mqconform run` records them), ingests them into the history store (``<out>/store``) and builds
@@ -26,7 +27,9 @@ from mqconform.commands._common import adapter_options, add_adapter_arguments, a
 from mqconform.progress import Heartbeat
 
 DEFAULT_ADAPTER = "nats"
-DEFAULT_MASTER = "local[2]"
+#: task slots per core of this machine when the adapter's areas wait on a real clock (most of a
+#: task's time is a sleep on the broker's clock, so a core serves several); one per core otherwise
+WAITING_SLOTS_PER_CORE = 3
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -47,7 +50,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--engine", choices=("spark", "python"), default="spark",
                         help="spark: one Spark task per (release, area) and the report on Spark; "
                              "python: the same tasks one after the other in this process")
-    parser.add_argument("--master", help=f"Spark master URL (default: {DEFAULT_MASTER})")
+    parser.add_argument("--master", help="Spark master URL (default: local[N] with N --slots)")
+    parser.add_argument("--slots", type=int, metavar="N",
+                        help="tasks at once in local mode (default: 3 per core for a broker, whose "
+                             "tasks mostly sleep on its clock; 1 per core for an in-process adapter)")
     parser.add_argument("--seed", type=int, metavar="N", help="Hypothesis seed (as mqconform run)")
     parser.add_argument("--strict", action="store_true",
                         help="registered known deviations count as failures")
@@ -69,6 +75,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.engine == "python" and args.master:
         return fail("--master needs --engine spark")
+    if args.slots is not None and (args.slots < 1 or args.master):
+        return fail("--slots must be at least 1, and applies to local mode only (not with --master)")
     try:
         options = adapter_options(args)
         if "url" in options or "server_bin" in options:
@@ -105,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
     run_ids = {release.version: new_run_id() for release in releases}
     tasks = [CampaignTask(plan, release, area, run_ids[release.version])
              for release in releases for area in areas]
-    master = args.master or DEFAULT_MASTER
+    master = args.master or local_master(args.slots, bool(getattr(adapter, "real_time", False)))
     seed_text = f"seed {seed}" if seed is not None else "seed derandomized"
     where = f"Spark {master}" if args.engine == "spark" else "in this process"
     print(f"mqconform matrix {campaign}: adapter {adapter.name}, {len(releases)} release(s) x "
@@ -128,6 +136,11 @@ def run(args: argparse.Namespace) -> int:
                         f"{first_line(exc, 200)} (JVM log: {jvm_log()})", 3)
         raise
     wall = time.perf_counter() - t0
+    spent = sum(float(r.seconds) for r in results)
+    print(f"matrix: {spent:.0f} s of task time in {wall:.0f} s wall; by area: "
+          + ", ".join(f"{area} {seconds:.0f} s" for area, seconds in time_by(results, "area")))
+    print("matrix: by release: " + ", ".join(f"{release} {seconds:.0f} s"
+                                             for release, seconds in time_by(results, "release")))
     by_release: dict[str, list[Any]] = {}
     for result in results:
         by_release.setdefault(result.release, []).append(result)
@@ -194,6 +207,23 @@ def _dispatch(tasks: list[Any], engine: str, master: str) -> list[Any]:
     return [done[i] for i in range(len(tasks))]
 
 
+def local_master(slots: int | None, waits_on_clock: bool) -> str:
+    """Spark local mode with `slots` task slots (default: WAITING_SLOTS_PER_CORE per core for an
+    adapter whose tasks sleep on a real clock, one per core otherwise)."""
+    import os
+
+    cores = os.cpu_count() or 1
+    return f"local[{slots or cores * (WAITING_SLOTS_PER_CORE if waits_on_clock else 1)}]"
+
+
+def time_by(results: list[Any], key: str) -> list[tuple[str, float]]:
+    """Task seconds summed by `key` ("area" or "release"), largest first."""
+    totals: dict[str, float] = {}
+    for result in results:
+        totals[getattr(result, key)] = totals.get(getattr(result, key), 0.0) + float(result.seconds)
+    return sorted(totals.items(), key=lambda item: -item[1])
+
+
 def _active_tasks(tracker: Any) -> int:
     stages = (tracker.getStageInfo(i) for i in tracker.getActiveStageIds())
     return sum(stage.numActiveTasks for stage in stages if stage is not None)
@@ -250,5 +280,5 @@ def _finish_release(path: Path, release: Any, results: list[Any], areas: list[st
 def _report(run_dirs: list[Path], out: Path, args: argparse.Namespace) -> int:
     from mqconform.commands.report import build_report
 
-    master = (args.master or DEFAULT_MASTER) if args.engine == "spark" else None
+    master = (args.master or local_master(None, False)) if args.engine == "spark" else None
     return build_report(run_dirs, engine=args.engine, master=master, out=out / "report", store=out / "store")

@@ -65,6 +65,7 @@ def test_a_spark_matrix_and_an_in_process_one_give_the_same_outcomes(tmp_path: P
     (["--adapter", "redis", "--versions", "5.0"], "redis: no release '5.0' (known: 6.2, 7.0, 9.1)"),
     (["--adapter", "redis", "--versions", "7.0", "--areas", "nope"], "unknown area 'nope'"),
     (["--adapter", "redis", "--versions", "7.0", "--url", "redis://x"], "drop --url"),
+    (["--adapter", "redis", "--versions", "7.0", "--slots", "0"], "--slots must be at least 1"),
 ])
 def test_bad_input_is_one_line_and_exit_2(args: list[str], message: str, capsys) -> None:  # type: ignore[no-untyped-def]
     assert main(["matrix", *args, "--engine", "python"]) == 2
@@ -151,3 +152,20 @@ def test_a_maven_release_is_fetched_once_and_a_refused_one_is_one_line(
     assert releases.binary(release) == launcher and len(calls) == 1  # cached: mvn is not asked again
     with pytest.raises(releases.ReleaseError, match="Unable to find artifact"):
         releases.binary(releases.line("artemis").release("2.19.0"))
+
+
+def test_tasks_that_wait_on_a_broker_clock_get_more_slots_than_cores(monkeypatch: pytest.MonkeyPatch) -> None:
+    from mqconform.commands.matrix import WAITING_SLOTS_PER_CORE, local_master, time_by
+
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    assert local_master(None, waits_on_clock=True) == f"local[{2 * WAITING_SLOTS_PER_CORE}]"
+    assert local_master(None, waits_on_clock=False) == "local[2]"
+    assert local_master(5, waits_on_clock=True) == "local[5]"
+
+    class Task:
+        def __init__(self, release: str, area: str, seconds: float) -> None:
+            self.release, self.area, self.seconds = release, area, seconds
+
+    tasks = [Task("2.10", "expiry", 30), Task("2.11", "expiry", 20), Task("2.10", "ring", 5)]
+    assert time_by(tasks, "area") == [("expiry", 50.0), ("ring", 5.0)]
+    assert time_by(tasks, "release") == [("2.10", 35.0), ("2.11", 20.0)]

@@ -32,6 +32,14 @@ from mqconform.reference_model.config import AddressConfig, ConsumerConfig, Mess
 
 from .contract import Result
 
+#: the seed areas that describe other products than the queueing brokers: a broker adapter claiming a
+#: seed profile (artemis, hornetq) sets them aside from its coverage (verdict.Coverage), each with why
+OTHER_PRODUCTS_AREAS: Mapping[str, str] = {
+    "throttle": "the MDB throttle of WebSphere on z/OS (seed 001), not a broker feature",
+    "admission": "RocketMQ's broker fast failure (seed 002): the rocketmq adapter's area",
+    "storage": "Stratus VOS queue files (seed 000), not a broker feature",
+}
+
 #: how long after a TTL runs out (since the real send) the broker has surely expired the message
 TTL_MARGIN_S = 0.05
 

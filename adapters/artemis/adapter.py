@@ -69,7 +69,7 @@ from mqconform.reference_model.config import (
 )
 from mqconform.text import one_line
 
-from .._base import BrokerAdapter, NotObservable, Refused, Unsupported, physical_prefix
+from .._base import OTHER_PRODUCTS_AREAS, BrokerAdapter, NotObservable, Refused, Unsupported, physical_prefix
 from .._urls import parse_endpoint, redact
 from ..contract import AdapterError, Result
 from .management import Jolokia, ManagementError
@@ -174,6 +174,8 @@ class ArtemisAdapter(BrokerAdapter):
 
     name = "artemis"
     profile = "artemis"
+    #: seed areas of other products: set aside from the coverage figure (verdict.Coverage)
+    absent_areas: ClassVar[Mapping[str, str]] = OTHER_PRODUCTS_AREAS
     UNSUPPORTED: ClassVar[Mapping[str, str]] = {
         "commit": "transactions (AMQP transactions are not driven by this adapter)",
         "rollback": "transactions (AMQP transactions are not driven by this adapter)",

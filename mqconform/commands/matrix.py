@@ -238,6 +238,7 @@ def _finish_release(path: Path, release: Any, results: list[Any], areas: list[st
     from mqconform.conformance.campaign import unpack
     from mqconform.conformance.execution import area_lines, record_outcomes
     from mqconform.conformance.runner import write_counterexample
+    from mqconform.conformance.verdict import absent_areas
     from mqconform.history import RunDirectory
 
     run_options = {**options, "server_bin": server_bin}
@@ -271,7 +272,7 @@ def _finish_release(path: Path, release: Any, results: list[Any], areas: list[st
         print("\n".join(area_lines(task.area, result, result.seconds, judge, claimed, replay)))
     code, _counts = record_outcomes(
         run_dir, machine_results, areas, claimed, judge, server_version=server_version, aborted=None,
-        faults=faults,
+        set_aside=absent_areas(adapter), faults=faults,
         campaign={"id": campaign, "release": release.version, "source": release.source,
                   "engine": args.engine, "hosts": sorted({r.host for r in results})})
     return code

@@ -71,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     from mqconform.conformance.execution import area_lines, record_outcomes, run_areas, shutdown
     from mqconform.conformance.plan import RunPlan
     from mqconform.conformance.runner import write_counterexample
-    from mqconform.conformance.verdict import Judge, load_deviations
+    from mqconform.conformance.verdict import Judge, absent_areas, load_deviations
     from mqconform.reference_model.errors import ModelMisuse
     from mqconform.reference_model.profiles import profile as load_profile
 
@@ -137,7 +137,8 @@ def run(args: argparse.Namespace) -> int:
         shutdown(adapter)
 
     exit_code, counts = record_outcomes(run_dir, results, list(plan.areas), claimed.name, judge,
-                                        server_version=server_version, aborted=aborted)
+                                        server_version=server_version, aborted=aborted,
+                                        set_aside=absent_areas(adapter))
     if exit_code == 3:
         reason = aborted or next((r.unknown for r in results if r.unknown), "")
         print(f"mqconform: {args.adapter}: the implementation did not answer ({reason[:300]}); "

@@ -95,7 +95,7 @@ def _coverage(args: argparse.Namespace, catalogue: Any) -> int:
                 why += f"; spec: {unchecked}"
             print(f"{row.rule:<15} {'covered' if row.coverable else 'not covered'}"
                   f"{'' if row.coverable else ': ' + why}")
-        print(f"{args.adapter} ({profile_name}): rules coverable {_figure(rows, profile_name)}")
+        print(f"{args.adapter} ({profile_name}): rules coverable {_figure(rows, profile_name, adapter)}")
         return 0
     print("| adapter | profile | rules coverable | not covered: capability the adapter lacks (rules) |")
     print("|---|---|---|---|")
@@ -108,16 +108,17 @@ def _coverage(args: argparse.Namespace, catalogue: Any) -> int:
                 reasons.setdefault(row.reason(), []).append(row.rule)
         missing = "; ".join(f"{why}: {_ids(rules)}" for why, rules in
                             sorted(reasons.items(), key=lambda kv: -len(kv[1])))
-        print(f"| {label} | {profile_name} | {_figure(rows, profile_name)} | {missing} |")
+        print(f"| {label} | {profile_name} | {_figure(rows, profile_name, adapter)} | {missing} |")
     return 0
 
 
-def _figure(rows: list[Any], profile_name: str) -> str:
+def _figure(rows: list[Any], profile_name: str, adapter: Any) -> str:
     """``N of M (P %)``: the coverable rules of the profile, counted by the function that counts a
-    run's covered rules (mqconform.conformance.verdict.coverage), over the same rules."""
-    from mqconform.conformance.verdict import coverage
+    run's covered rules (mqconform.conformance.verdict.coverage), over the same rules, the areas the
+    adapter's product does not have set aside as a run sets them aside."""
+    from mqconform.conformance.verdict import absent_areas, coverage
 
-    return str(coverage((r.rule for r in rows if r.coverable), profile_name))
+    return str(coverage((r.rule for r in rows if r.coverable), profile_name, absent_areas(adapter)))
 
 
 def _ids(rules: list[str]) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
@@ -179,12 +179,14 @@ def area_lines(area: str, result: MachineResult, seconds: float, judge: Judge, c
 
 def record_outcomes(run_dir: RunDirectory, results: list[MachineResult], areas: list[str], claimed: str,
                     judge: Judge, *, server_version: str, aborted: str | None,
-                    say: Callable[[str], None] = print, **extra: Any) -> tuple[int, dict[str, int]]:
+                    say: Callable[[str], None] = print, set_aside: Mapping[str, str] | None = None,
+                    **extra: Any) -> tuple[int, dict[str, int]]:
     """Turn the areas' MachineResults (their counterexamples already written) into the run's outcome
     records through the one verdict (mqconform.conformance.verdict), `say` the deviations and the
     `rules:` line, and finish the run directory (run.json with the exit code, the implementation's
     version and `extra`). Returns (exit code, outcome counts). Shared by `mqconform run` and
-    `mqconform matrix` (one run directory per release)."""
+    `mqconform matrix` (one run directory per release). `set_aside`: the areas the implementation's
+    product does not have (verdict.absent_areas), left out of the coverage figure and named in it."""
     from .verdict import judge as take_verdict
 
     not_covered = {r.machine: r.needs for r in results if r.needs is not None}
@@ -206,7 +208,7 @@ def record_outcomes(run_dir: RunDirectory, results: list[MachineResult], areas: 
     counts = verdict.counts()
     deviations = f"{counts['deviation']} known deviation(s), " if counts["deviation"] else ""
     say(f"rules: {counts['pass']} pass, {counts['fail']} fail, {deviations}{counts['unknown']} unknown, "
-        f"{counts['not_applicable']} not applicable; rules covered: {verdict.coverage(claimed)}")
+        f"{counts['not_applicable']} not applicable; rules covered: {verdict.coverage(claimed, set_aside)}")
     exit_code = verdict.exit_code(aborted=aborted is not None)
     # the implementation's version is a column of the compliance matrix (reports/matrix.py)
     run_dir.meta["versions"]["implementation"] = server_version
@@ -215,7 +217,7 @@ def record_outcomes(run_dir: RunDirectory, results: list[MachineResult], areas: 
                    not_run={area: why.as_json() for area, why in not_covered.items()},
                    server_version=server_version,
                    deviations={rule: d.location for rule, d in sorted(known.items())}, aborted=aborted,
-                   **extra)
+                   set_aside=dict(set_aside or {}), **extra)
     return exit_code, counts
 
 

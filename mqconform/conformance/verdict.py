@@ -6,7 +6,7 @@ never a deviation in one and a failure in another.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 import attrs
@@ -48,28 +48,51 @@ class Judge:
 
 @attrs.frozen
 class Coverage:
-    """Rules of the profile with a verdict (pass, fail or deviation), of the rules of the profile."""
+    """Rules of the profile with a verdict (pass, fail or deviation), of the rules of the profile an
+    implementation can evidence: the rules of areas its product does not have at all (an adapter's
+    ``absent_areas``: e.g. the WebSphere MDB throttle on an Artemis broker) are set aside, and said so."""
 
     covered: int
     total: int
+    #: area -> why the implementation's product has nothing there, for the areas set aside
+    set_aside: dict[str, str] = attrs.field(factory=dict)
+    set_aside_rules: int = 0
 
     def __str__(self) -> str:
         percent = f" ({100 * self.covered // self.total} %)" if self.total else ""
-        return f"{self.covered} of {self.total}{percent}"
+        if not self.set_aside_rules:
+            return f"{self.covered} of {self.total}{percent}"
+        return (f"{self.covered} of {self.total}{percent}; {self.set_aside_rules} rule(s) set aside: "
+                f"{', '.join(self.set_aside)} (absent from the implementation's product)")
 
 
-def profile_rules(profile: str) -> set[str]:
-    """The ids of the catalogue's rules that apply to `profile` (the coverage denominator)."""
+def profile_rules(profile: str, without_areas: Iterable[str] = ()) -> set[str]:
+    """The ids of the catalogue's rules that apply to `profile` (the coverage denominator), without
+    those of `without_areas`."""
     from mqconform.spec import load_catalogue
 
-    return {rule.id for rule in load_catalogue().for_profile(profile)}
+    skip = set(without_areas)
+    return {rule.id for rule in load_catalogue().for_profile(profile) if rule.area not in skip}
 
 
-def coverage(covered: Iterable[str], profile: str) -> Coverage:
+def absent_areas(adapter: object) -> dict[str, str]:
+    """An adapter's ``absent_areas`` (area -> why its product has nothing there); {} without one."""
+    value = getattr(adapter, "absent_areas", None) or {}
+    return {str(area): str(why) for area, why in dict(value).items()}
+
+
+def coverage(covered: Iterable[str], profile: str, set_aside: Mapping[str, str] | None = None) -> Coverage:
     """How many of the rules that apply to `profile` are among `covered` (`mqconform run`: the rules
-    with a verdict; `mqconform spec --coverage`: the rules a run can reach)."""
-    applicable = profile_rules(profile)
-    return Coverage(len(set(covered) & applicable), len(applicable))
+    with a verdict; `mqconform spec --coverage`: the rules a run can reach), the rules of the
+    `set_aside` areas left out of both."""
+    from mqconform.spec import load_catalogue
+
+    aside = dict(set_aside or {})
+    rules = load_catalogue().for_profile(profile)
+    applicable = {rule.id for rule in rules if rule.area not in aside}
+    dropped_areas = {rule.area for rule in rules if rule.area in aside}
+    return Coverage(len(set(covered) & applicable), len(applicable),
+                    {a: w for a, w in aside.items() if a in dropped_areas}, len(rules) - len(applicable))
 
 
 def covered_rules(outcomes: dict[str, str]) -> set[str]:
@@ -101,8 +124,8 @@ class Verdict:
         states = ("pass", "fail", "deviation", "unknown", "not_applicable")
         return {s: sum(1 for v in self.outcomes.values() if v == s) for s in states}
 
-    def coverage(self, profile: str) -> Coverage:
-        return coverage(covered_rules(self.outcomes), profile)
+    def coverage(self, profile: str, set_aside: Mapping[str, str] | None = None) -> Coverage:
+        return coverage(covered_rules(self.outcomes), profile, set_aside)
 
     def exit_code(self, aborted: bool = False) -> int:
         """0 every applicable rule holds, 1 a rule fails, 3 a rule is unknown or the run stopped."""

@@ -140,3 +140,14 @@ def test_readme_figures_are_what_the_command_prints(capsys: pytest.CaptureFixtur
     text = README.read_text(encoding="utf-8")
     block = text.split("<!-- figures: begin -->\n", 1)[1].split("<!-- figures: end -->", 1)[0]
     assert block == printed, "README figures are stale: paste `mqconform spec --figures` between the markers"
+
+
+def test_areas_of_other_products_are_set_aside_and_named() -> None:
+    """An adapter whose product has no throttle, fast failure or queue files (``absent_areas``) is
+    not measured against them: its figure leaves their rules out and names the areas."""
+    everything = coverage([], "artemis")
+    aside = coverage([], "artemis", {"throttle": "another product's", "ordering": "not in the profile"})
+    throttle = sum(1 for rule in load_catalogue().for_profile("artemis") if rule.area == "throttle")
+    assert throttle > 0 and aside.total == everything.total - throttle
+    assert aside.set_aside == {"throttle": "another product's"} and aside.set_aside_rules == throttle
+    assert "set aside: throttle" in str(aside) and "set aside" not in str(everything)

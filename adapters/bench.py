@@ -1,7 +1,7 @@
 """Adapter overhead: round trips per second through an adapter next to the raw client loop, and the
 state machines' steps per second against the broker.
 
-Each adapter module offers ``raw_roundtrip_loop(n, url=...) -> float`` (send, receive, ack with the
+Each adapter's module offers ``raw_roundtrip_loop(n, url=...) -> float`` (send, receive, ack with the
 broker's own client, strictly sequential); the same loop through the adapter contract gives the
 overhead ratio (raw / adapter; the goal is <= 1.3). Both loops use the same broker: an adapter that
 started an embedded one (nats) hands its URL to the raw loop. An adapter that cannot be loaded or
@@ -10,7 +10,6 @@ reached is skipped with a one-line note on stderr. Figures are printed, never as
 
 from __future__ import annotations
 
-import importlib
 import sys
 import tempfile
 import time
@@ -23,7 +22,7 @@ from mqconform.text import first_line
 
 from ._base import simple_consumer
 from .contract import Adapter, AdapterError
-from .registry import AdapterLoadError, load_adapter, resolve
+from .registry import AdapterLoadError, load_adapter
 
 #: machines whose steps per second are measured (every broker adapter can run them)
 MACHINE_AREAS = ("delivery", "ring")
@@ -97,9 +96,9 @@ def _steps_per_second(adapter: Adapter, max_examples: int) -> dict[str, float]:
 
 def bench_adapter(name: str, n: int, max_examples: int = 10, **options: Any) -> dict[str, float]:
     """The figures of one adapter (AdapterLoadError / AdapterError when it cannot be used)."""
-    module = importlib.import_module(resolve(name).partition(":")[0])
-    raw_loop = getattr(module, "raw_roundtrip_loop", None)
     adapter = load_adapter(name, **options)
+    module = sys.modules[type(adapter).__module__]  # the adapter's own module, not its room's package
+    raw_loop = getattr(module, "raw_roundtrip_loop", None)
     figures: dict[str, float] = {}
     try:
         adapter.open(f"mqc-bench-{int(time.time())}")

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import Phase, settings
 
 from mqconform.adapters.contract import Result, contract_violation
-from mqconform.adapters.rabbitmq import CAPABILITIES, RabbitMQAdapter, raw_roundtrip_loop, redact
+from mqconform.adapters.rabbitmq.adapter import CAPABILITIES, RabbitMQAdapter, raw_roundtrip_loop, redact
 from mqconform.adapters.reference import ReferenceAdapter
 from mqconform.conformance import settings as suite_settings
 from mqconform.conformance.machines.delivery import DeliveryMachine

@@ -2,7 +2,7 @@
 
 ``url=`` or ``$MQCONFORM_REDIS_URL`` (default ``redis://127.0.0.1:6379/0``); ``server_bin=PATH``
 starts a private server from that ``redis-server`` or ``valkey-server`` binary instead
-(:mod:`.redis_server`; `mqconform matrix` uses it), stopped by :meth:`RedisAdapter.shutdown`.
+(:mod:`.server`; `mqconform matrix` uses it), stopped by :meth:`RedisAdapter.shutdown`.
 
 Capabilities follow the server (:func:`capabilities_for`): consumer groups with XGROUP
 CREATECONSUMER need Redis 6.2; ``counter:added`` (XINFO STREAM ``entries-added``) needs 7.0. Valkey
@@ -55,11 +55,11 @@ import redis
 from mqconform.reference_model.config import ConsumerConfig, Message, QueueConfig
 from mqconform.text import one_line
 
-from ._base import BrokerAdapter, Refused, Unsupported
-from ._urls import redact
-from .bench import roundtrip_rate
-from .contract import AdapterError, Result
-from .redis_server import RedisServer
+from .._base import BrokerAdapter, Refused, Unsupported
+from .._urls import redact
+from ..bench import roundtrip_rate
+from ..contract import AdapterError, Result
+from .server import RedisServer
 
 URL_ENV = "MQCONFORM_REDIS_URL"
 DEFAULT_URL = "redis://127.0.0.1:6379/0"

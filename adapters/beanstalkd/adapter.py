@@ -1,6 +1,6 @@
 """The `beanstalkd` adapter: beanstalkd work queues through greenstalk, claiming `beanstalkd`.
 
-By default the adapter starts its own ``beanstalkd`` on a free loopback port (:mod:`.beanstalkd_server`,
+By default the adapter starts its own ``beanstalkd`` on a free loopback port (:mod:`.server`,
 jobs in memory only; ``server_bin=PATH`` names the binary) and stops it in :meth:`shutdown`.
 ``url=beanstalk://host:port`` (``--url``) or ``$MQCONFORM_BEANSTALKD_URL`` uses a running server instead.
 
@@ -64,11 +64,11 @@ import greenstalk
 from mqconform.reference_model.config import ConsumerConfig, Message, QueueConfig
 from mqconform.text import one_line
 
-from ._base import BrokerAdapter, Refused, Unsupported, physical_prefix
-from ._urls import parse_endpoint, redact
-from .beanstalkd_server import BeanstalkdServer, find_binary
-from .bench import roundtrip_rate
-from .contract import AdapterError, Result
+from .._base import BrokerAdapter, Refused, Unsupported, physical_prefix
+from .._urls import parse_endpoint, redact
+from ..bench import roundtrip_rate
+from ..contract import AdapterError, Result
+from .server import BeanstalkdServer, find_binary
 
 URL_ENV = "MQCONFORM_BEANSTALKD_URL"
 DEFAULT_PORT = 11300

@@ -16,8 +16,8 @@ import os
 import shutil
 from pathlib import Path
 
-from ._process import ServerProcess
-from .contract import AdapterError
+from .._process import ServerProcess
+from ..contract import AdapterError
 
 HOME_ENV = "MQCONFORM_ACTIVEMQ_HOME"
 DEFAULT_HOME = "/usr/share/activemq"

@@ -1,6 +1,6 @@
 """The `mqtt` adapter: Mosquitto through paho-mqtt (MQTT 5), claiming the `mosquitto` profile.
 
-By default it runs its own mosquitto processes (:mod:`.mosquitto_server`), one per queue limit,
+By default it runs its own mosquitto processes (:mod:`.server`), one per queue limit,
 because ``max_queued_messages`` is a broker-wide setting; ``url=`` or ``$MQCONFORM_MQTT_URL``
 (``mqtt://[user:password@]host:port``) uses a running broker instead, whose limit the adapter
 cannot know, so ring queues are then not offered.
@@ -62,11 +62,11 @@ from paho.mqtt.reasoncodes import ReasonCode
 from mqconform.reference_model.config import ConsumerConfig, Message, QueueConfig
 from mqconform.text import one_line
 
-from ._base import BrokerAdapter, Refused, Unsupported, physical_prefix
-from ._urls import parse_endpoint
-from .bench import roundtrip_rate
-from .contract import AdapterError, Result
-from .mosquitto_server import MosquittoPool
+from .._base import BrokerAdapter, Refused, Unsupported, physical_prefix
+from .._urls import parse_endpoint
+from ..bench import roundtrip_rate
+from ..contract import AdapterError, Result
+from .server import MosquittoPool
 
 URL_ENV = "MQCONFORM_MQTT_URL"
 SESSION_EXPIRY_S = 3600

@@ -1,6 +1,6 @@
 """The `activemq` adapter: ActiveMQ Classic 5.17 over STOMP 1.2 (stomp.py), claiming `activemq-classic`.
 
-By default it uses its own broker (:mod:`.activemq_server`, started once per process and reused);
+By default it uses its own broker (:mod:`.server`, started once per process and reused);
 ``url=`` or ``$MQCONFORM_ACTIVEMQ_URL`` (``stomp://[user:password@]host:port``) uses a running one.
 The client socket has TCP_NODELAY (without it and the connector's ``transport.tcpNoDelay`` a
 sequential loop runs at ~22 round trips/s).
@@ -58,11 +58,11 @@ from stomp.exception import ConnectFailedException, NotConnectedException, Stomp
 from mqconform.reference_model.config import ConsumerConfig, Message, QueueConfig
 from mqconform.text import one_line
 
-from ._base import BrokerAdapter, Refused, Unsupported, physical_prefix
-from ._urls import parse_endpoint, redact
-from .activemq_server import ActiveMQProcess, shared_broker
-from .bench import roundtrip_rate
-from .contract import AdapterError, Result
+from .._base import BrokerAdapter, Refused, Unsupported, physical_prefix
+from .._urls import parse_endpoint, redact
+from ..bench import roundtrip_rate
+from ..contract import AdapterError, Result
+from .server import ActiveMQProcess, shared_broker
 
 URL_ENV = "MQCONFORM_ACTIVEMQ_URL"
 ID_HEADER = "mqc-id"

@@ -62,7 +62,7 @@ from paho.mqtt.reasoncodes import ReasonCode
 from mqconform.reference_model.config import ConsumerConfig, Message, QueueConfig
 from mqconform.text import one_line
 
-from .._base import BrokerAdapter, Refused, Unsupported, physical_prefix
+from .._base import BrokerAdapter, Refused, Unsupported, operation, physical_prefix
 from .._urls import parse_endpoint
 from ..bench import roundtrip_rate
 from ..contract import AdapterError, Result
@@ -317,80 +317,75 @@ class MqttAdapter(BrokerAdapter):
         return kept
 
     # ------------------------------------------------------------------ declarations
-    def declare_queue(self, config: QueueConfig) -> Result:
-        def run() -> None:
-            self._check_new_queue(config, one_per_address=False)
-            if config.ring_size > 0 and self.url:
-                raise Unsupported("ring sizes on an external broker (its limit is its own config)")
-            address = config.address_name
-            port = self._port(config.ring_size)
-            for other in self.addresses.get(address, []):
-                if self.queues[other].port != port:
-                    raise Unsupported("queues with different ring sizes on one address")
-            queue = _Queue(config.name, address, port, f"{self.prefix}-q-{config.name}",
-                           f"{self.prefix}/{address}", subscribed=config.ring_size != 0)
-            link = self._session(queue, clean_start=True)
-            try:
-                if queue.subscribed:
-                    link.subscribe(queue.topic, qos=1)
-                self._offline(queue, link)
-            except BaseException:
-                link.close()
-                raise
-            self.addresses.setdefault(address, []).append(config.name)
-            self.queues[config.name] = queue
-        return self._do("declare_queue", run)
+    @operation
+    def declare_queue(self, config: QueueConfig) -> None:
+        self._check_new_queue(config, one_per_address=False)
+        if config.ring_size > 0 and self.url:
+            raise Unsupported("ring sizes on an external broker (its limit is its own config)")
+        address = config.address_name
+        port = self._port(config.ring_size)
+        for other in self.addresses.get(address, []):
+            if self.queues[other].port != port:
+                raise Unsupported("queues with different ring sizes on one address")
+        queue = _Queue(config.name, address, port, f"{self.prefix}-q-{config.name}",
+                       f"{self.prefix}/{address}", subscribed=config.ring_size != 0)
+        link = self._session(queue, clean_start=True)
+        try:
+            if queue.subscribed:
+                link.subscribe(queue.topic, qos=1)
+            self._offline(queue, link)
+        except BaseException:
+            link.close()
+            raise
+        self.addresses.setdefault(address, []).append(config.name)
+        self.queues[config.name] = queue
 
-    def open_consumer(self, config: ConsumerConfig) -> Result:
-        def run() -> None:
-            self._check_new_consumer(config)
-            self._require_pull(config)
-            if config.max_unacked is not None:
-                raise Unsupported(self._why("max_unacked"))
-            self.consumers[config.name] = _Consumer(config.name, config.queue)
-        return self._do("open_consumer", run)
+    @operation
+    def open_consumer(self, config: ConsumerConfig) -> None:
+        self._check_new_consumer(config)
+        self._require_pull(config)
+        if config.max_unacked is not None:
+            raise Unsupported(self._why("max_unacked"))
+        self.consumers[config.name] = _Consumer(config.name, config.queue)
 
     # ------------------------------------------------------------------ messages
-    def send(self, to: str, message: Message) -> Result:
-        def run() -> str:
-            names = self._route(to, message)
-            if not names:
-                return "accepted"
-            queue = self.queues[names[0]]
-            self._publisher(queue.port).publish(queue.topic, _payload(message))
-            for name in names:
-                self.queues[name].dirty = True
-            return "accepted"  # a full session drops silently; the publisher still gets PUBACK
-        return self._do("send", run)
+    @operation
+    def send(self, to: str, message: Message) -> str:
+        names = self._route(to, message)
+        if not names:
+            return "accepted"
+        queue = self.queues[names[0]]
+        self._publisher(queue.port).publish(queue.topic, _payload(message))
+        for name in names:
+            self.queues[name].dirty = True
+        return "accepted"  # a full session drops silently; the publisher still gets PUBACK
 
     def _held(self, queue: str) -> set[str]:
         return {m for c in self.consumers.values() if c.queue == queue for m in c.held}
 
-    def receive(self, consumer: str) -> Result:
-        def run() -> str | None:
-            state = self._consumer(consumer)
-            queue = self._queue(state.queue)
-            stored = self._sync(queue) if queue.dirty else queue.stored
-            held = self._held(queue.name)
-            for msg_id in stored:
-                if msg_id not in held:
-                    state.held.append(msg_id)
-                    return msg_id
-            return None
-        return self._do("receive", run)
+    @operation
+    def receive(self, consumer: str) -> str | None:
+        state = self._consumer(consumer)
+        queue = self._queue(state.queue)
+        stored = self._sync(queue) if queue.dirty else queue.stored
+        held = self._held(queue.name)
+        for msg_id in stored:
+            if msg_id not in held:
+                state.held.append(msg_id)
+                return msg_id
+        return None
 
-    def ack(self, consumer: str, msg_id: str, tx: bool = False) -> Result:
-        def run() -> str:
-            self._no_tx(tx)
-            state = self._consumer(consumer)
-            if msg_id not in state.held:
-                return "failed"
-            queue = self._queue(state.queue)
-            before = set(queue.stored)
-            kept = self._sync(queue, frozenset({msg_id}))
-            state.held.remove(msg_id)
-            return "ok" if msg_id in before and msg_id not in kept else "failed"
-        return self._do("ack", run)
+    @operation
+    def ack(self, consumer: str, msg_id: str, tx: bool = False) -> str:
+        self._no_tx(tx)
+        state = self._consumer(consumer)
+        if msg_id not in state.held:
+            return "failed"
+        queue = self._queue(state.queue)
+        before = set(queue.stored)
+        kept = self._sync(queue, frozenset({msg_id}))
+        state.held.remove(msg_id)
+        return "ok" if msg_id in before and msg_id not in kept else "failed"
 
 
 def raw_roundtrip_loop(n: int, url: str | None = None, **_: Any) -> float:

@@ -76,7 +76,7 @@ from pika.adapters.blocking_connection import BlockingChannel, BlockingConnectio
 from mqconform.reference_model.config import ConsumerConfig, Message, QueueConfig
 from mqconform.text import one_line
 
-from .._base import BrokerAdapter, NotObservable, Refused, Unsupported, lowest_ttl
+from .._base import BrokerAdapter, NotObservable, Refused, Unsupported, lowest_ttl, operation
 from .._urls import redact
 from ..bench import roundtrip_rate
 from ..contract import AdapterError, Result
@@ -352,52 +352,50 @@ class RabbitMQAdapter(BrokerAdapter):
             args["x-single-active-consumer"] = True  # DELIVERY-26
         return args
 
-    def declare_queue(self, config: QueueConfig) -> Result:
-        def run() -> None:
-            self._check_new_queue(config, one_per_address=False)
-            address = config.address_name
-            if address not in self.addresses:
-                self._create_address(address)
-            physical = f"{self.prefix}.q.{config.name}"
-            joined = self._exists("queue", physical)
-            ctl = self._control()
-            ctl.queue_declare(physical, durable=self.queue_type == "quorum",
-                              arguments=self._arguments(config))
-            if not joined:
-                self.physical_queues.append(physical)
-            ctl.queue_bind(physical, self._exchange(address))
-            self.addresses[address].append(config.name)
-            limit = _limit(config) if self.queue_type == "quorum" else -1
-            self.queues[config.name] = _Queue(config.name, physical, address, config.ring_size, limit,
-                                              config.dead_letter, config.overflow or self.overflow,
-                                              config.max_length_bytes, config.single_active_consumer,
-                                              config.message_ttl_ms)
-        return self._do("declare_queue", run)
+    @operation
+    def declare_queue(self, config: QueueConfig) -> None:
+        self._check_new_queue(config, one_per_address=False)
+        address = config.address_name
+        if address not in self.addresses:
+            self._create_address(address)
+        physical = f"{self.prefix}.q.{config.name}"
+        joined = self._exists("queue", physical)
+        ctl = self._control()
+        ctl.queue_declare(physical, durable=self.queue_type == "quorum",
+                          arguments=self._arguments(config))
+        if not joined:
+            self.physical_queues.append(physical)
+        ctl.queue_bind(physical, self._exchange(address))
+        self.addresses[address].append(config.name)
+        limit = _limit(config) if self.queue_type == "quorum" else -1
+        self.queues[config.name] = _Queue(config.name, physical, address, config.ring_size, limit,
+                                          config.dead_letter, config.overflow or self.overflow,
+                                          config.max_length_bytes, config.single_active_consumer,
+                                          config.message_ttl_ms)
 
-    def open_consumer(self, config: ConsumerConfig) -> Result:
-        def run() -> None:
-            queue: _Queue = self._check_new_consumer(config)
-            pull = config.window_bytes == 0 or config.window_messages == 0
-            if pull and config.max_unacked is not None:
-                raise Unsupported("max_unacked with pull consumers (basic.get has no cap)")
-            if not pull and (config.window_bytes != -1 or config.max_unacked is None
-                             or config.window_messages is not None):
-                raise Unsupported("byte/message windows (only basic.get or basic.qos prefetch)")
-            if pull and queue.single_active:
-                raise Unsupported("basic.get on a single active consumer queue (quorum: 405)")
-            if not pull and config.max_unacked is not None and config.max_unacked < 1:
-                raise Unsupported("max_unacked below 1 (prefetch 0 means unlimited)")
-            channel = self._connection().channel()
-            arguments = {"x-priority": config.priority} if config.priority else None  # DELIVERY-25
-            consumer = _Consumer(config.name, queue.name, channel, None if pull else config.max_unacked,
-                                 arguments=arguments)
-            self.consumers[config.name] = consumer
-            if not pull:
-                channel.basic_qos(prefetch_count=config.max_unacked or 0)
-                channel.basic_consume(queue.physical, self._on_delivery(consumer), auto_ack=False,
-                                      arguments=arguments)
-                self._settle([queue.name])
-        return self._do("open_consumer", run)
+    @operation
+    def open_consumer(self, config: ConsumerConfig) -> None:
+        queue: _Queue = self._check_new_consumer(config)
+        pull = config.window_bytes == 0 or config.window_messages == 0
+        if pull and config.max_unacked is not None:
+            raise Unsupported("max_unacked with pull consumers (basic.get has no cap)")
+        if not pull and (config.window_bytes != -1 or config.max_unacked is None
+                         or config.window_messages is not None):
+            raise Unsupported("byte/message windows (only basic.get or basic.qos prefetch)")
+        if pull and queue.single_active:
+            raise Unsupported("basic.get on a single active consumer queue (quorum: 405)")
+        if not pull and config.max_unacked is not None and config.max_unacked < 1:
+            raise Unsupported("max_unacked below 1 (prefetch 0 means unlimited)")
+        channel = self._connection().channel()
+        arguments = {"x-priority": config.priority} if config.priority else None  # DELIVERY-25
+        consumer = _Consumer(config.name, queue.name, channel, None if pull else config.max_unacked,
+                             arguments=arguments)
+        self.consumers[config.name] = consumer
+        if not pull:
+            channel.basic_qos(prefetch_count=config.max_unacked or 0)
+            channel.basic_consume(queue.physical, self._on_delivery(consumer), auto_ack=False,
+                                  arguments=arguments)
+            self._settle([queue.name])
 
     @staticmethod
     def _on_delivery(consumer: _Consumer) -> Callable[..., None]:
@@ -452,80 +450,76 @@ class RabbitMQAdapter(BrokerAdapter):
             time.sleep(0.001)
 
     # ------------------------------------------------------------------ messages
-    def send(self, to: str, message: Message) -> Result:
-        def run() -> str:
-            names = self._route(to, message)
-            props = pika.BasicProperties(message_id=message.id, delivery_mode=2,
-                                         priority=max(0, min(message.priority, 9)),
-                                         # EXPIRY-2: the per-message TTL, ms as a string
-                                         expiration=None if message.ttl_ms is None else str(message.ttl_ms))
-            self._note_expiry(names, message)
-            try:
-                self._control().basic_publish(self._exchange(to), "", bytes(max(message.size, 0)), props)
-                outcome = "accepted"
-            except pex.NackError:
-                outcome = "failed"
-            for name in names if outcome == "accepted" else []:  # confirmed: enqueued by now
-                self._note_ttl(lowest_ttl(self.queues[name].message_ttl_ms, message.ttl_ms))
-            self._settle(names)
-            return outcome
-        return self._do("send", run)
+    @operation
+    def send(self, to: str, message: Message) -> str:
+        names = self._route(to, message)
+        props = pika.BasicProperties(message_id=message.id, delivery_mode=2,
+                                     priority=max(0, min(message.priority, 9)),
+                                     # EXPIRY-2: the per-message TTL, ms as a string
+                                     expiration=None if message.ttl_ms is None else str(message.ttl_ms))
+        self._note_expiry(names, message)
+        try:
+            self._control().basic_publish(self._exchange(to), "", bytes(max(message.size, 0)), props)
+            outcome = "accepted"
+        except pex.NackError:
+            outcome = "failed"
+        for name in names if outcome == "accepted" else []:  # confirmed: enqueued by now
+            self._note_ttl(lowest_ttl(self.queues[name].message_ttl_ms, message.ttl_ms))
+        self._settle(names)
+        return outcome
 
-    def receive(self, consumer: str) -> Result:
-        def run() -> str | None:
-            state = self._consumer(consumer)
-            if state.prefetch is not None:
-                self._pump()
-                if not state.buffer:
-                    return None
-                msg_id, held = state.buffer.popleft()
-            else:
-                method, props, _body = state.channel.basic_get(self._queue(state.queue).physical,
-                                                               auto_ack=False)
-                if method is None:
-                    return None
-                msg_id, held = _message_id(props), _held(method, props)
-            state.received[msg_id] = held
-            return msg_id
-        return self._do("receive", run)
+    @operation
+    def receive(self, consumer: str) -> str | None:
+        state = self._consumer(consumer)
+        if state.prefetch is not None:
+            self._pump()
+            if not state.buffer:
+                return None
+            msg_id, held = state.buffer.popleft()
+        else:
+            method, props, _body = state.channel.basic_get(self._queue(state.queue).physical,
+                                                           auto_ack=False)
+            if method is None:
+                return None
+            msg_id, held = _message_id(props), _held(method, props)
+        state.received[msg_id] = held
+        return msg_id
 
-    def ack(self, consumer: str, msg_id: str, tx: bool = False) -> Result:
-        def run() -> str:
-            self._no_tx(tx)
-            state = self._consumer(consumer)
-            held = state.received.pop(msg_id, None)
-            if held is None:
-                return self._not_held(state, msg_id, lambda ch, tag: ch.basic_ack(tag))
-            state.channel.basic_ack(held.tag)
-            state.settled[msg_id] = held.tag
-            self._settle([state.queue], via=state.channel)
-            return "ok"
-        return self._do("ack", run)
+    @operation
+    def ack(self, consumer: str, msg_id: str, tx: bool = False) -> str:
+        self._no_tx(tx)
+        state = self._consumer(consumer)
+        held = state.received.pop(msg_id, None)
+        if held is None:
+            return self._not_held(state, msg_id, lambda ch, tag: ch.basic_ack(tag))
+        state.channel.basic_ack(held.tag)
+        state.settled[msg_id] = held.tag
+        self._settle([state.queue], via=state.channel)
+        return "ok"
 
-    def nack(self, consumer: str, msg_id: str, requeue: bool = True, multiple: bool = False) -> Result:
+    @operation
+    def nack(self, consumer: str, msg_id: str, requeue: bool = True, multiple: bool = False) -> str:
         """basic.nack(tag, multiple, requeue) (REDELIVERY-24/25): with multiple, every message this
         consumer received up to `msg_id` (delivery tags are per channel, in delivery order)."""
-        def run() -> str:
-            state = self._consumer(consumer)
-            held = state.received.get(msg_id)
-            if held is None:
-                return self._not_held(state, msg_id, lambda ch, tag: ch.basic_nack(
-                    tag, multiple=multiple, requeue=requeue))
-            ids = list(state.received)
-            settled = ids[:ids.index(msg_id) + 1] if multiple else [msg_id]
-            returned = [state.received[i] for i in settled]
-            expect: Expectation
-            if requeue:
-                expect = self._expect_after_return(state, returned)
-            else:
-                expect = self._expect_after_reject(state, returned)
-            for i in settled:
-                state.settled[i] = state.received.pop(i).tag
-            state.channel.basic_nack(held.tag, multiple=multiple, requeue=requeue)
-            # the queue itself too: a reject frees prefetch room the broker fills from the queue
-            self._settle([state.queue], expect, via=state.channel)
-            return "ok"
-        return self._do("nack", run)
+        state = self._consumer(consumer)
+        held = state.received.get(msg_id)
+        if held is None:
+            return self._not_held(state, msg_id, lambda ch, tag: ch.basic_nack(
+                tag, multiple=multiple, requeue=requeue))
+        ids = list(state.received)
+        settled = ids[:ids.index(msg_id) + 1] if multiple else [msg_id]
+        returned = [state.received[i] for i in settled]
+        expect: Expectation
+        if requeue:
+            expect = self._expect_after_return(state, returned)
+        else:
+            expect = self._expect_after_reject(state, returned)
+        for i in settled:
+            state.settled[i] = state.received.pop(i).tag
+        state.channel.basic_nack(held.tag, multiple=multiple, requeue=requeue)
+        # the queue itself too: a reject frees prefetch room the broker fills from the queue
+        self._settle([state.queue], expect, via=state.channel)
+        return "ok"
 
     def _not_held(self, state: _Consumer, msg_id: str,
                   send: Callable[[BlockingChannel, int], None]) -> str:
@@ -570,16 +564,15 @@ class RabbitMQAdapter(BrokerAdapter):
                 expect[name] = self._ready(self.queues[name]) + self._pushed(name) + len(rejected)
         return expect
 
-    def close_consumer(self, consumer: str) -> Result:
-        def run() -> None:
-            state = self._consumer(consumer)
-            returned = list(state.received.values()) + [h for _, h in state.buffer]
-            expect = self._expect_after_return(state, returned)
-            del self.consumers[consumer]
-            if state.channel.is_open:
-                _close_channel(state.channel)
-            self._settle([], expect)
-        return self._do("close_consumer", run)
+    @operation
+    def close_consumer(self, consumer: str) -> None:
+        state = self._consumer(consumer)
+        returned = list(state.received.values()) + [h for _, h in state.buffer]
+        expect = self._expect_after_return(state, returned)
+        del self.consumers[consumer]
+        if state.channel.is_open:
+            _close_channel(state.channel)
+        self._settle([], expect)
 
     def _pushed(self, queue: str) -> int:
         """Messages held by the queue's prefetch consumers."""
@@ -625,48 +618,44 @@ class RabbitMQAdapter(BrokerAdapter):
             alternatives.append(expect)
         return alternatives
 
-    def purge(self, queue: str) -> Result:
+    @operation
+    def purge(self, queue: str) -> int:
         """queue.purge (RING-29): removes the ready messages only; purge-ok carries their number."""
-        def run() -> int:
-            state = self._queue(queue)
-            self._pump()
-            return int(self._control().queue_purge(state.physical).method.message_count)
-        return self._do("purge", run)
+        state = self._queue(queue)
+        self._pump()
+        return int(self._control().queue_purge(state.physical).method.message_count)
 
     # ------------------------------------------------------------------ observation
-    def counters(self, queue: str) -> Result:
-        def run() -> dict[str, int]:
-            state = self._queue(queue)
-            self._pump()
-            ready = self._ready(state)
-            delivering = sum(c.held() for c in self.consumers.values() if c.queue == queue)
-            return {"message_count": ready + delivering, "pending_count": ready,
-                    "delivering_count": delivering}
-        return self._do("counters", run)
+    @operation
+    def counters(self, queue: str) -> dict[str, int]:
+        state = self._queue(queue)
+        self._pump()
+        ready = self._ready(state)
+        delivering = sum(c.held() for c in self.consumers.values() if c.queue == queue)
+        return {"message_count": ready + delivering, "pending_count": ready,
+                "delivering_count": delivering}
 
-    def message_info(self, queue: str, msg_id: str) -> Result:
+    @operation
+    def message_info(self, queue: str, msg_id: str) -> dict[str, object]:
         """DELIVERY-23: what the consumer holding `msg_id` saw of its delivery (only held messages)."""
-        def run() -> dict[str, object]:
-            self._queue(queue)
-            for consumer in self.consumers.values():
-                held = consumer.received.get(msg_id) if consumer.queue == queue else None
-                if held is not None:
-                    return {"redelivered": held.redelivered, "dead_letter_reason": held.reason}
-            raise Unsupported(f"the delivery of {msg_id!r}, which the adapter does not hold")
-        return self._do("message_info", run)
+        self._queue(queue)
+        for consumer in self.consumers.values():
+            held = consumer.received.get(msg_id) if consumer.queue == queue else None
+            if held is not None:
+                return {"redelivered": held.redelivered, "dead_letter_reason": held.reason}
+        raise Unsupported(f"the delivery of {msg_id!r}, which the adapter does not hold")
 
-    def delivery_count(self, queue: str, msg_id: str) -> Result:
-        def run() -> int:
-            if self.queue_type != "quorum":
-                raise Unsupported("delivery counts (classic queues only set the redelivered flag)")
-            self._queue(queue)
-            for consumer in self.consumers.values():
-                if consumer.queue == queue and msg_id in consumer.received:
-                    return consumer.received[msg_id].returns + 1
-            # x-delivery-count travels on deliveries only: a message the adapter does not hold (never
-            # received, or already settled) has no count it could read now
-            raise NotObservable(f"the delivery count of {msg_id!r}, which the adapter does not hold")
-        return self._do("delivery_count", run)
+    @operation
+    def delivery_count(self, queue: str, msg_id: str) -> int:
+        if self.queue_type != "quorum":
+            raise Unsupported("delivery counts (classic queues only set the redelivered flag)")
+        self._queue(queue)
+        for consumer in self.consumers.values():
+            if consumer.queue == queue and msg_id in consumer.received:
+                return consumer.received[msg_id].returns + 1
+        # x-delivery-count travels on deliveries only: a message the adapter does not hold (never
+        # received, or already settled) has no count it could read now
+        raise NotObservable(f"the delivery count of {msg_id!r}, which the adapter does not hold")
 
 
 def _limit(config: QueueConfig) -> int:

@@ -14,7 +14,8 @@
   the adapter's ``UNSUPPORTED`` table (defaults in :data:`UNSUPPORTED_DEFAULTS`); ``advance`` sleeps
   when the adapter has the ``advance_time`` capability, and ``call`` (the flow-control components)
   is unsupported for every broker.
-- :func:`simple_consumer` picks the consumer mode an adapter offers (bench and soak loops).
+- :func:`simple_consumer` picks the consumer mode an adapter offers (bench and soak loops);
+  :func:`roundtrip_rate` times a loop (each adapter's ``raw_roundtrip_loop``, the bench).
 - ``shared_namespace``: :func:`physical_prefix` builds the per-open prefix (the namespace alone when
   instances share it, else namespace + random token).
 
@@ -84,6 +85,19 @@ def simple_consumer(capabilities: frozenset[str], name: str, queue: str) -> Cons
     if "consumer_prefetch" in capabilities:
         return ConsumerConfig(name, queue, window_bytes=-1, max_unacked=1)
     return ConsumerConfig(name, queue)
+
+
+def roundtrip_rate(n: int, step: Callable[[int], object], limit_s: float = 60.0) -> float:
+    """Call step(0), step(1), ... n times or until `limit_s` passes; the calls per second."""
+    deadline = time.monotonic() + limit_s
+    done = 0
+    t0 = time.perf_counter()
+    for i in range(n):
+        if time.monotonic() > deadline:
+            break
+        step(i)
+        done += 1
+    return done / (time.perf_counter() - t0)
 
 
 P = ParamSpec("P")

@@ -58,9 +58,8 @@ from stomp.exception import ConnectFailedException, NotConnectedException, Stomp
 from mqconform.reference_model.config import ConsumerConfig, Message, QueueConfig
 from mqconform.text import one_line
 
-from .._base import BrokerAdapter, Refused, Unsupported, operation, physical_prefix
+from .._base import BrokerAdapter, Refused, Unsupported, operation, physical_prefix, roundtrip_rate
 from .._urls import parse_endpoint, redact
-from ..bench import roundtrip_rate
 from ..contract import AdapterError, Result
 from .server import ActiveMQProcess, shared_broker
 

@@ -62,9 +62,8 @@ from paho.mqtt.reasoncodes import ReasonCode
 from mqconform.reference_model.config import ConsumerConfig, Message, QueueConfig
 from mqconform.text import one_line
 
-from .._base import BrokerAdapter, Refused, Unsupported, operation, physical_prefix
+from .._base import BrokerAdapter, Refused, Unsupported, operation, physical_prefix, roundtrip_rate
 from .._urls import parse_endpoint
-from ..bench import roundtrip_rate
 from ..contract import AdapterError, Result
 from .server import MosquittoPool
 

@@ -76,9 +76,8 @@ from pika.adapters.blocking_connection import BlockingChannel, BlockingConnectio
 from mqconform.reference_model.config import ConsumerConfig, Message, QueueConfig
 from mqconform.text import one_line
 
-from .._base import BrokerAdapter, NotObservable, Refused, Unsupported, lowest_ttl, operation
+from .._base import BrokerAdapter, NotObservable, Refused, Unsupported, lowest_ttl, operation, roundtrip_rate
 from .._urls import redact
-from ..bench import roundtrip_rate
 from ..contract import AdapterError, Result
 
 __all__ = ["CAPABILITIES", "RabbitMQAdapter", "connect", "raw_roundtrip_loop", "redact"]

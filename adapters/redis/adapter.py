@@ -55,9 +55,8 @@ import redis
 from mqconform.reference_model.config import ConsumerConfig, Message, QueueConfig
 from mqconform.text import one_line
 
-from .._base import BrokerAdapter, Refused, Unsupported, operation
+from .._base import BrokerAdapter, Refused, Unsupported, operation, roundtrip_rate
 from .._urls import redact
-from ..bench import roundtrip_rate
 from ..contract import AdapterError, Result
 from .server import RedisServer
 

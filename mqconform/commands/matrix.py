@@ -88,8 +88,8 @@ def run(args: argparse.Namespace) -> int:
         # the probe runs the newest release (an adapter may not run the oldest: its tasks say why)
         adapter = load_adapter(args.adapter, **options, server_bin=str(list(binaries.values())[-1]))
         claimed = load_profile(args.profile or adapter.profile)
-        from mqconform.adapters.deviations import DeviationError
         from mqconform.commands.run import _load_deviations
+        from mqconform.conformance.deviations import DeviationError
 
         try:  # loaded once, before any task: the one every release is judged with
             registry = _load_deviations(args.deviations)

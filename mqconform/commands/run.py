@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mqconform.adapters.contract import AdapterError
-from mqconform.adapters.deviations import DeviationError, Registry
 from mqconform.adapters.registry import AdapterLoadError, load_adapter
 from mqconform.commands._common import adapter_options, add_adapter_arguments, fail
+from mqconform.conformance.deviations import DeviationError, Registry
 from mqconform.conformance.rules import failure_rules
 from mqconform.conformance.runner import MAX_RERUNS
 from mqconform.history import RunDirectory, new_run_id
@@ -56,7 +56,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "derandomized `ci` settings)")
     parser.add_argument("--deviations", type=Path, action="append", metavar="FILE",
                         help="another known-deviation registry file (repeatable; added to the shipped "
-                             "adapters/deviations.yaml)")
+                             "mqconform/conformance/deviations.yaml)")
 
 
 def _prepare_out(out: Path | None, run_id: str) -> Path:

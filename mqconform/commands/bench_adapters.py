@@ -1,5 +1,5 @@
-"""Adapter overhead: round trips per second through an adapter next to the raw client loop, and the
-state machines' steps per second against the broker.
+"""`mqconform bench adapters`: round trips per second through an adapter next to its raw client loop,
+and the state machines' steps per second against the broker.
 
 Each adapter's module offers ``raw_roundtrip_loop(n, url=...) -> float`` (send, receive, ack with the
 broker's own client, strictly sequential); the same loop through the adapter contract gives the
@@ -17,29 +17,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from mqconform.adapters._base import roundtrip_rate, simple_consumer
+from mqconform.adapters.contract import Adapter, AdapterError
+from mqconform.adapters.registry import AdapterLoadError, load_adapter
 from mqconform.reference_model.config import Message, QueueConfig
 from mqconform.text import first_line
-
-from ._base import simple_consumer
-from .contract import Adapter, AdapterError
-from .registry import AdapterLoadError, load_adapter
 
 #: machines whose steps per second are measured (every broker adapter can run them)
 MACHINE_AREAS = ("delivery", "ring")
 WARMUP = 20
-
-
-def roundtrip_rate(n: int, step: Callable[[int], object], limit_s: float = 60.0) -> float:
-    """Call step(0), step(1), ... n times or until `limit_s` passes; the calls per second."""
-    deadline = time.monotonic() + limit_s
-    done = 0
-    t0 = time.perf_counter()
-    for i in range(n):
-        if time.monotonic() > deadline:
-            break
-        step(i)
-        done += 1
-    return done / (time.perf_counter() - t0)
 
 
 def _roundtrips(adapter: Adapter, n: int) -> float:

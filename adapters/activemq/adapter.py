@@ -5,39 +5,8 @@ By default it uses its own broker (:mod:`.server`, started once per process and 
 The client socket has TCP_NODELAY (without it and the connector's ``transport.tcpNoDelay`` a
 sequential loop runs at ~22 round trips/s).
 
-Mapping (physical names ``/queue/mqc.<namespace>.<token>.<queue>``, unique per open):
-
-- a queue is an ActiveMQ queue; one queue per address (several would need virtual topics).
-- a consumer is a STOMP subscription, ``ack:client-individual``, ``activemq.prefetchSize`` = its
-  ``max_unacked`` (the ``consumer_prefetch`` mode: the broker pushes up to that many unacknowledged
-  messages), with ``activemq.priority`` = its ``priority`` when not 0 (DELIVERY-25: the broker keeps
-  its consumer list sorted by priority) and, on a queue declared ``single_active_consumer``,
-  ``activemq.exclusive:true`` (DELIVERY-26: only the exclusive owner is dispatched; the books follow
-  Queue#addSubscription / #removeSubscription to know whose prefetch to wait for, and a subscription
-  that is not the owner answers None at once when nothing was pushed to it). ``receive`` takes the
-  next MESSAGE frame pushed to it; it waits for one (bounded by ``dispatch_timeout``) only while the
-  adapter's books say the queue holds a message the subscription may still get (sent - acked -
-  nacked - held by consumers, prefetch not full), otherwise it answers None at once. What it
-  returns always comes from the broker.
-- sends, ACK, NACK and UNSUBSCRIBE carry a ``receipt`` and wait for it; an ERROR frame for the
-  receipt is ``fail``, no receipt in time ``info``. Messages are sent ``persistent:true``.
-- ``nack`` is STOMP NACK, a poison ack: the message goes to the dead-letter queue at once
-  (profile nack_action=dead_letter; the adapter's own broker uses ``DLQ.<queue>`` per queue).
-- ``close_consumer`` is UNSUBSCRIBE: the broker returns the subscription's unacknowledged and
-  prefetched messages to the queue, dispatched ahead of the others (profile return_placement head).
-- ``close`` unsubscribes, drains what its queues (and their DLQs) still hold with ``ack:auto``, and
-  disconnects; empty queues are garbage-collected by the broker (``gcInactiveDestinations``).
-
-``shared_namespace=true`` (for ``mqconform soak``, where each thread has its own adapter): the prefix
-is ``mqc.<namespace>`` with no random token, so every instance opened on one namespace addresses the
-same queues. The books of one instance cannot say whether another sent, so ``receive`` with an empty
-buffer waits ``shared_wait`` (default 0.05 s) for a frame instead, and ``close()`` leaves the queues'
-messages in place (the soak drains them).
-
-Not offered: ring queues (no count bound in Classic), counters and delivery counts (STOMP shows
-only ``redelivered``), browse, pull consumers (STOMP prefetch 0 is not supported), transactions,
-selectors, paging, dead-letter addresses, scheduling (see the report: the broker's scheduler fires
-on its own clock, not the suite's) and time.
+How each operation maps to STOMP, ``shared_namespace``, and what is not offered and why:
+docs/adapters/activemq.md.
 """
 
 from __future__ import annotations
@@ -148,7 +117,7 @@ class ActiveMQAdapter(BrokerAdapter):
                  activemq_home: str | None = None, shared_namespace: bool = False,
                  shared_wait: float = 0.05, persistent: bool = False) -> None:
         self.url = url or os.environ.get(URL_ENV) or None
-        #: issue 10: a private broker with a KahaDB store that the adapter may restart (RESTART-1/2)
+        #: a private broker with a KahaDB store that the adapter may restart (RESTART-1/2)
         self.persistent = bool(persistent) and self.url is None
         self.shared_namespace = bool(shared_namespace)
         self.shared_wait = float(shared_wait)

@@ -4,49 +4,8 @@ By default the adapter starts its own ``beanstalkd`` on a free loopback port (:m
 jobs in memory only; ``server_bin=PATH`` names the binary) and stops it in :meth:`shutdown`.
 ``url=beanstalk://host:port`` (``--url``) or ``$MQCONFORM_BEANSTALKD_URL`` uses a running server instead.
 
-Mapping (doc/protocol.txt of beanstalkd 1.12; every tube is named ``<namespace>-<token>.<queue>``):
-
-- a queue is a tube; its address is the name senders use (one queue per address: a job lives in one
-  tube). The adapter keeps one producer connection per tube (``use``), so the tube exists while the
-  example runs, and one admin connection for ``stats-tube``, ``stats-job`` and deletes by id.
-- a consumer is a connection of its own that watches its tube and ignores ``default``; ``receive`` is
-  ``reserve-with-timeout 0`` (``TIMED_OUT`` = nothing ready); only pull consumers (window 0), and no
-  cap on reserved jobs (beanstalkd has none: ``max_unacked`` is not offered).
-- ``send`` is ``put <pri> 0 <ttr> <bytes>``: the body is the message id and padding up to its size;
-  the model's priority p (0-9, higher = more urgent, DELIVERY-3) is beanstalkd priority ``9 - p``
-  (0 is beanstalkd's most urgent); the time-to-run is TTR_S (an hour: no job times out in an example;
-  ``ttr_s=N`` changes it, for the adapter tests of the ``timeouts`` counter only).
-- ``ack`` is ``delete`` on the consumer's connection; ``nack`` is ``release <id> <pri> 0`` (the job's
-  own priority: it goes back to the tube's ready heap, ordered by priority then job id,
-  ``job_pri_less``: the model's sorted placement).
-- ``nack(delay_ms=d)`` is ``release <id> <pri> d/1000``, whole seconds only (REDELIVERY-37: the job is
-  delayed, counted in current-jobs-delayed, held by nobody, and joins the ready heap when due). The
-  machines draw a delay of an hour, which never runs out in an example; their timed examples' 300 ms
-  delays come with ``ack_wait``, which is not offered.
-- ``nack(requeue=False)`` is ``bury <id> <pri>``: the job leaves the ready/reserved life cycle for the
-  tube's buried list (the dead-letter list; ``kick`` would bring it back, which the model has no
-  operation for).
-- A nack of a job this consumer does not hold is sent too (beanstalkd answers NOT_FOUND: ``failed``),
-  but an ack of one answers ``failed`` without a command (a ``delete`` of a ready job by id succeeds
-  in beanstalkd: it is no acknowledgement), so ``invalid_ack`` is not offered.
-- ``close_consumer`` closes the connection; beanstalkd gives its reserved jobs back
-  (``enqueue_reserved_jobs`` on the hang-up, asynchronously: the adapter waits until ``stats-job``
-  shows none of them reserved).
-- counters from ``stats-tube``: ``pending_count`` = current-jobs-ready, ``delivering_count`` =
-  current-jobs-reserved, ``scheduled_count`` = current-jobs-delayed, ``message_count`` = their sum,
-  ``paged_count`` 0, ``added`` = total-jobs. Not ``killed``: the model counts a reject and a delete by
-  id as killed, beanstalkd has no cumulative count of either (current-jobs-buried falls with a kick).
-- ``delivery_count`` is ``stats-job`` ``reserves`` (never undone: a close or release keeps it); None
-  for a job that is gone or buried (out of the queue).
-- ``delete_message`` is ``delete <id>`` on the admin connection (DELIVERY-31..33): beanstalkd deletes a
-  ready or delayed job (and a buried one), never one another connection reserved (``NOT_FOUND``); a
-  buried job is on the dead-letter list, not in the queue, so its delete answers False without a command.
-
-Not offered: ring / length limits (beanstalkd has none), delayed puts (``scheduling``: the machine
-schedules 10-30 ms ahead, beanstalkd delays are whole seconds), time-to-run redelivery (``ack_wait``:
-TTR is whole seconds, at least 1, with a one-second safety margin, and per job, not per consumer; the
-machines wait 300 ms), transactions, browsing, selectors, paging, push windows. ``advance(ms)`` sleeps
-(nothing mapped runs out within an example).
+How each operation maps to the protocol (tubes, reserve, release, bury, stats), and what is not
+offered and why: docs/adapters/beanstalkd.md.
 """
 
 from __future__ import annotations

@@ -3,44 +3,10 @@
 By default it runs its own mosquitto processes (:mod:`.server`), one per queue limit,
 because ``max_queued_messages`` is a broker-wide setting; ``url=`` or ``$MQCONFORM_MQTT_URL``
 (``mqtt://[user:password@]host:port``) uses a running broker instead, whose limit the adapter
-cannot know, so ring queues are then not offered.
+cannot know, so ring queues are then not offered. A queue is a persistent session, offline between
+operations; a *sync* connects it, collects its stored messages up to a sentinel and disconnects.
 
-Mapping (every client id and topic starts with a per-open prefix: namespace + random token):
-
-- a queue is a persistent session: client id ``<prefix>-q-<queue>``, session expiry 1 h, one QoS 1
-  subscription to the topic of its address (``<prefix>/<address>``). Several queues on one address
-  are several sessions on that topic (each gets a copy).
-- ring_size R >= 1 is ``max_queued_messages R`` on a broker with ``max_inflight_messages 0``; -1 is a
-  broker without limit. Between operations a session is **offline** (disconnected), and for an
-  offline client Mosquitto admits a QoS 1 message only while in-flight + queued < R and otherwise
-  drops the newest silently, the publisher still getting PUBACK (``db__ready_for_queue``, adjust 0
-  offline). That is exactly the profile's bound: stored (pending + delivering) messages, drop
-  newest, silent. Online the limit would be ``R + inflight maximum``, so the adapter never leaves a
-  session online across an operation: each disconnect is a DISCONNECT with will (reason 0x04)
-  whose will message, seen by the adapter's publisher, proves the broker has processed it.
-- a *sync* of a session connects it (the broker resends its in-flight messages with DUP=1 in
-  their original order, then the queued ones, all in flight since there is no in-flight cap),
-  publishes a sentinel to the topic, collects everything up to the sentinel, PUBACKs the sentinel
-  and the messages being acknowledged, and disconnects (offline again). Its list is the session's
-  stored messages, in delivery order.
-- a consumer is a pull consumer on a queue (``window_bytes 0``, no ``max_unacked``): ``receive``
-  syncs when something was sent since the last sync and gives the first stored message no consumer
-  holds; ``ack`` is a PUBACK of that message in a sync; ``close_consumer`` releases what it holds:
-  the messages stay in the session (QoS 1 in flight) and come back with DUP=1 on the next
-  connect, in original order, ahead of newer ones (profile: return_placement head). It only forgets
-  the consumer (the shared base's close_consumer).
-
-- ring_size 0 cannot be a Mosquitto limit (``max_queued_messages 0`` means none), so it is a
-  session *without* a subscription: Mosquitto routes nothing to it and every send is dropped
-  silently with a PUBACK, which is exactly a zero-capacity drop-newest queue.
-
-No ``shared_namespace`` (so no ``mqconform soak``): every ack is a sync that reads the whole session
-back, so with a concurrent producer's backlog of ~1,200 messages a consumer managed ~2 acks/s.
-
-Not offered: nack (MQTT has none),
-counters (Mosquitto shows no per-client queue depth), browse, delivery counts (only the DUP flag),
-push windows and ``max_unacked`` (the in-flight cap is not used: see above), scheduling, paging,
-transactions, selectors, dead letters, time.
+How each operation maps to sessions and syncs, and what is not offered and why: docs/adapters/mqtt.md.
 """
 
 from __future__ import annotations

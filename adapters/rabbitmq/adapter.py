@@ -2,60 +2,10 @@
 
 Claims profile `rabbitmq-classic`, or `rabbitmq-quorum` with ``queue_type="quorum"``. The broker is
 ``url=``, else ``$MQCONFORM_RABBITMQ_URL``, else ``amqp://guest:guest@127.0.0.1:5672/%2F`` (the
-password never appears in an error or a report).
+password never appears in an error or a report). Physical names start with ``<namespace>-<token>``
+and close() deletes them; ``shared_namespace=true`` (``mqconform soak``) shares them between instances.
 
-Mapping (every physical name starts with ``<namespace>-<random token>``, so concurrent runs and
-xdist workers never share a queue or an exchange; close() deletes them):
-
-- an address is a fanout exchange; a queue is a queue bound to its address's exchange (several
-  queues on one address each get a copy). ``ring_size >= 0`` -> ``x-max-length``,
-  ``max_length_bytes >= 0`` -> ``x-max-length-bytes`` (RING-27), with ``x-overflow`` = the queue's
-  ``overflow`` (RING-28: ``drop-head``, ``reject-publish`` or ``reject-publish-dlx``), else the
-  ``overflow`` option (``drop-head`` by default, what both profiles say). ``dead_letter`` ->
-  ``x-dead-letter-exchange`` (the address's exchange). ``message_ttl_ms`` -> ``x-message-ttl`` and a
-  message's ``ttl_ms`` -> its ``expiration`` property (EXPIRY-1/2; both run on the broker's clock while
-  ``advance`` sleeps, so a scenario keeps its advances clear of an expiry by some tens of ms).
-  Quorum only: ``max_delivery_attempts >= 0``
-  -> ``x-delivery-limit`` (the broker drops or dead-letters a message returned more than that many
-  times: at most limit + 1 deliveries, the profile's ``gt``; 0 dead-letters at the first return); a
-  scenario that names no limit gets the profile's default, none (REDELIVERY-26).
-- ``send`` publishes on a channel in confirm mode, so the answer is definite: ``basic.ack`` ->
-  "accepted", ``basic.nack`` (reject-publish) -> "failed".
-- consumers, one channel each: ``consumer_pull`` (window 0): ``receive`` is ``basic.get``;
-  ``consumer_prefetch`` (window -1 with ``max_unacked``): ``basic.qos prefetch_count = max_unacked``
-  and ``basic.consume`` (with ``x-priority`` = the consumer's ``priority`` when not 0, DELIVERY-25;
-  a queue declared ``single_active_consumer`` gets ``x-single-active-consumer``, DELIVERY-26, and
-  takes no pull consumers); ``receive`` takes the next delivered message from the client-side buffer.
-  After every operation that can make the broker push (open, send, ack, nack, close) the adapter
-  settles: it reads the queue's ready count and flushes the consumer channels with a round trip
-  until the queue is empty or every prefetch consumer holds ``max_unacked`` messages, so the buffer
-  is what the broker has pushed (bounded by ``settle_timeout``).
-- ``ack`` = ``basic.ack``, ``nack`` = ``basic.nack`` with the step's ``requeue`` (default true;
-  false dead-letters, REDELIVERY-24) and ``multiple`` (REDELIVERY-25), ``close_consumer`` = channel
-  close (the broker requeues everything the consumer holds, each message once: not pika's
-  ``BlockingChannel.close``, which rejects undispatched deliveries one by one first; see
-  ``_close_channel``).
-- counters: ``pending_count`` = the ready messages of a passive ``queue.declare`` (exact and
-  immediate for both queue types); ``delivering_count`` = the messages the adapter holds unacked
-  (received or buffered; exact because the suite is the only client of its queues);
-  ``message_count`` = their sum (RabbitMQ's own "messages" = ready + unacknowledged).
-- ``delivery_count`` (quorum only, REDELIVERY-1/2): the header ``x-delivery-count`` counts returns
-  and is absent on the first delivery, so a held message's count is ``x-delivery-count + 1``
-  (deliveries so far, as the model counts). Only messages the adapter holds can be answered; for any
-  other the answer is ``not observable`` (that one observation is not counted, the run goes on).
-
-``shared_namespace=true`` (for ``mqconform soak``, where each thread has its own adapter): the prefix
-is the namespace itself, with no random token, so every instance opened on one namespace addresses
-the same exchanges and queues; declaring one that exists (a passive declare finds it) joins it, and
-``close()`` deletes only what this instance created. ``delivering_count`` then counts only what this
-instance holds.
-
-Not offered (capabilities it lacks, not errors): browsing and pending order (no non-destructive
-read), scheduling (no delayed-message plugin in Debian's 3.10.8), redelivery delay, byte windows,
-``max_unacked`` with pull consumers (``basic.get`` has no cap), transactions, selectors, paging,
-address limits, ``added``/``acknowledged``/``replaced``/``killed`` (only the management plugin has
-rates; nothing exact), delivery counts on classic queues (only the ``redelivered`` flag).
-``advance(ms)`` sleeps. Implements the adapter side of DELIVERY-1..8, RING-1/3/4/5, REDELIVERY-1/2/5/6.
+How each operation maps to AMQP, and what is not offered and why: docs/adapters/rabbitmq.md.
 """
 
 from __future__ import annotations
@@ -91,7 +41,7 @@ _COMMON = frozenset({
     "queues", "ring", "priorities", "nack", "dead_letter", "consumer_pull", "consumer_prefetch",
     "independent_consumers",
     "advance_time", "counter:message_count", "counter:pending_count", "counter:delivering_count",
-    # issue 14: x-max-length-bytes, basic.nack requeue=false and multiple, x-overflow per queue
+    # x-max-length-bytes, basic.nack requeue=false and multiple, x-overflow per queue
     "max_length_bytes", "nack_reject", "nack_multiple",
     # DELIVERY-22: an ack/nack of a delivery the consumer does not hold reaches the broker
     "invalid_ack",
@@ -673,7 +623,7 @@ def _close_channel(channel: BlockingChannel) -> None:
     meanwhile). On a quorum queue each such reject is a return of its own (x-delivery-count + 1,
     delivery-limit check, to the tail without a limit: rabbit_fifo v3.10.8 L976-1005) and the message
     can even reach the same consumer again before the cancel lands and be rejected once more, so the
-    broker counts more returns than the close it stands for (issue 13). The underlying channel's
+    broker counts more returns than the close it stands for. The underlying channel's
     close sends basic.cancel without rejecting and ignores deliveries once closing.
     """
     channel._impl.close()

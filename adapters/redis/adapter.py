@@ -3,43 +3,10 @@
 ``url=`` or ``$MQCONFORM_REDIS_URL`` (default ``redis://127.0.0.1:6379/0``); ``server_bin=PATH``
 starts a private server from that ``redis-server`` or ``valkey-server`` binary instead
 (:mod:`.server`; `mqconform matrix` uses it), stopped by :meth:`RedisAdapter.shutdown`.
+Capabilities follow the server version (:func:`capabilities_for`; Valkey too).
 
-Capabilities follow the server (:func:`capabilities_for`): consumer groups with XGROUP
-CREATECONSUMER need Redis 6.2; ``counter:added`` (XINFO STREAM ``entries-added``) needs 7.0. Valkey
-answers INFO with ``valkey_version`` beside a Redis-compatible ``redis_version``: the adapter's
-``server_version`` is then ``valkey-<version>``, its capabilities follow the compatible version.
-
-Mapping (every key starts with ``<namespace>:<random token>:``, so concurrent runs never share one):
-
-- a queue is the stream key ``<prefix>:<queue>`` with one consumer group; its address is the name
-  senders use (one queue per address: several groups on one stream would each get every message,
-  and an acknowledgement deletes the entry for all of them). ``ring_size >= 0`` adds
-  ``MAXLEN = ring_size`` (exact trimming) to every XADD.
-- a consumer is a group consumer (``<name>#<incarnation>``); ``receive`` is ``XREADGROUP COUNT 1 >``
-  (no BLOCK unless ``block_ms`` is given: an XADD is visible at once) and gives the ``id`` field.
-- ``ack`` is XACK and, when XACK removed the entry from the PEL, XDEL of the entry (one Lua script):
-  as in the model, an acknowledged message leaves the queue, so MAXLEN counts only stored
-  (pending + delivering) messages. ``close_consumer`` only forgets the consumer: its entries stay in
-  the PEL (the profile's close_returns=False): nothing comes back by itself.
-- counters, all from the server: ``message_count`` = XLEN; ``pending_count`` = entries after the
-  group's last-delivered-id (XRANGE); ``delivering_count`` = XLEN - pending, i.e. PEL entries whose
-  entry still exists (MAXLEN leaves PEL records of trimmed entries behind; they hold no message);
-  ``added`` = XINFO STREAM entries-added; ``scheduled_count`` and ``paged_count`` are 0 (Redis has
-  neither).
-- ``delete_message`` is XDEL of the message's entry (DELIVERY-32/35; a PEL record of it stays until
-  XACK, so the holder's ack still answers ok).
-- ``delivery_count`` is the XPENDING delivery counter (0 for an entry not yet delivered, None for
-  one no longer in the stream); ``browse`` and ``pending_ids`` list the ids after the group's
-  last-delivered-id, which is the order ``>`` reads deliver them in.
-
-``shared_namespace=true`` (for ``mqconform soak``, where each thread has its own adapter): the prefix
-is the namespace itself, with no random token, so every instance opened on one namespace addresses
-the same keys; declaring a queue whose group exists joins it, and ``close()`` deletes only the keys
-this instance created.
-
-Not offered: nack (Redis has none), redelivery delay, dead letters, ``max_unacked`` (no in-flight
-cap), scheduling, transactions, selectors, paging. ``advance(ms)`` sleeps (nothing in Redis
-streams depends on time).
+How each operation maps to streams and groups, ``shared_namespace``, and what is not offered and
+why: docs/adapters/redis.md.
 """
 
 from __future__ import annotations

@@ -1,57 +1,13 @@
 """The known-deviation registry: broker bugs the suite knows, each scoped to the finding it explains.
 
-An adapter passes the suite under the profile it claims, or each bug of its broker is listed in
-``deviations.yaml`` (next to this module). An entry does not excuse rule ids: it explains one kind of
-finding, named by the failing **check**, the **shape** of the counterexample that leads to it (a
-step-shape predicate over the claimed model's replay of the counterexample, :data:`SHAPES`) and,
-optionally, the **observed** relation of the implementation's value to the model's and the **field**
-compared. Only a finding that matches all of them, for the adapter, server version and profile of the
-entry, is reported as ``deviation``; every other finding of the same check still fails, and the
-exploration of the area goes on after it. The verdict is taken in one place,
-:mod:`mqconform.conformance.verdict`, for ``mqconform run``, ``mqconform matrix`` and the pytest
-plugin alike.
+``deviations.yaml`` (next to this module) lists them. An entry explains one kind of finding: the
+failing **check**, the **shape** of the counterexample (a step-shape predicate over the claimed
+model's replay of it, :data:`SHAPES`) and, optionally, the **observed** relation and the compared
+**field**, for the adapter, server version range and profile of the entry. Only a finding that matches
+all of them is a ``deviation``; the verdict is taken in :mod:`mqconform.conformance.verdict`.
 
-Entry keys (required unless marked optional):
-
-``rules``
-    the spec rules the bug breaks, as the check shows them: each must be a rule the check evidences
-    and must apply to every profile of the entry (an entry naming a rule outside its profile is an
-    error: the check could never fail that rule there).
-``adapter``
-    the adapter's ``name``.
-``profiles`` (optional)
-    the profiles the deviation is from; default: the profile the adapter's class claims (an
-    adapter that claims its profile per instance, like ``rabbitmq``, must name it).
-``versions``
-    ``"*"``, or comma-separated clauses such as ``">=2.9, <2.12"`` on the server version the adapter
-    reports as ``server_version``.
-``measured``
-    how the range was established: ``fails`` (releases replayed that show the bug, all inside the
-    range), ``holds`` (releases replayed that do not, all outside it) and ``unmeasured`` (text) when
-    an end of the range was not measured: a ``>=X`` end is measured when release X itself (``3.11``
-    is 3.11.0) is in ``fails``, a ``<Y`` end when Y is in ``holds``, a ``<=Y`` end when Y is in
-    ``fails``; ``"*"`` and an open end are never measured. A range with an unmeasured end and no
-    ``unmeasured`` text is an error.
-``check``
-    the failing check's name (a key of :mod:`mqconform.conformance.rules`' tables, e.g.
-    ``counters.pending_count``).
-``area`` (optional)
-    the area (machine) the finding comes from.
-``shape``
-    a name from :data:`SHAPES`: what the counterexample does for the bug to show.
-``observed`` (optional)
-    ``higher`` / ``lower`` (the implementation's number against the model's), ``extra-delivery``
-    (the model delivers nothing, the implementation a message) or ``later-delivery`` (a receive gets
-    a message sent later than the one the model delivers: ids ``m<N>`` in send order).
-``field`` (optional)
-    the compared field (a counter or stream-state field, e.g. ``num_redelivered``).
-``scenario`` (optional)
-    the regression scenario (a path from the repository root) showing the bug.
-``reason``, ``source``
-    one sentence on what the broker does instead; an http(s) link to the upstream evidence.
-
-Loading checks every key and value like the spec catalogue does: a problem is a
-:class:`DeviationError` whose message starts ``<file>:<line>:``.
+The keys and how a version range counts as measured: docs/deviations.md. Loading checks every key
+and value; a problem is a :class:`DeviationError` whose message starts ``<file>:<line>:``.
 """
 
 from __future__ import annotations

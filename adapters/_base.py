@@ -2,8 +2,9 @@
 
 :class:`BrokerAdapter` is a base class; each adapter module keeps its real mapping to its broker.
 
-- ``_do(op, fn)`` runs one operation: ``ok(value)``; ``fail`` for :class:`Unsupported` (``unsupported:
-  <what>``) and :class:`Refused` (refused before reaching the broker: unknown name, misuse); any other
+- ``@operation`` on a method that returns an operation's value (or ``_do(op, fn)``) runs one
+  operation: ``ok(value)``; ``fail`` for :class:`Unsupported` (``unsupported: <what>``) and
+  :class:`Refused` (refused before reaching the broker: unknown name, misuse); any other
   exception goes to the adapter's ``_classify(op, exc)``, which maps its client's errors to ``fail``
   (the broker refused) or ``info`` (outcome unknown: timeout, lost connection). An error it does not
   classify is a bug and propagates. ``_invoke(fn)`` runs ``fn`` (the nats adapter runs a coroutine).
@@ -13,7 +14,8 @@
   the adapter's ``UNSUPPORTED`` table (defaults in :data:`UNSUPPORTED_DEFAULTS`); ``advance`` sleeps
   when the adapter has the ``advance_time`` capability, and ``call`` (the flow-control components)
   is unsupported for every broker.
-- :func:`simple_consumer` picks the consumer mode an adapter offers (bench and soak loops).
+- :func:`simple_consumer` picks the consumer mode an adapter offers (bench and soak loops);
+  :func:`roundtrip_rate` times a loop (each adapter's ``raw_roundtrip_loop``, the bench).
 - ``shared_namespace``: :func:`physical_prefix` builds the per-open prefix (the namespace alone when
   instances share it, else namespace + random token).
 
@@ -23,10 +25,11 @@ refused, a feature the broker lacks is unsupported.
 
 from __future__ import annotations
 
+import functools
 import time
 import uuid
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Concatenate, ParamSpec, TypeVar, overload
 
 from mqconform.reference_model.config import AddressConfig, ConsumerConfig, Message, QueueConfig
 
@@ -90,6 +93,47 @@ def simple_consumer(capabilities: frozenset[str], name: str, queue: str) -> Cons
     if "consumer_prefetch" in capabilities:
         return ConsumerConfig(name, queue, window_bytes=-1, max_unacked=1)
     return ConsumerConfig(name, queue)
+
+
+def roundtrip_rate(n: int, step: Callable[[int], object], limit_s: float = 60.0) -> float:
+    """Call step(0), step(1), ... n times or until `limit_s` passes; the calls per second."""
+    deadline = time.monotonic() + limit_s
+    done = 0
+    t0 = time.perf_counter()
+    for i in range(n):
+        if time.monotonic() > deadline:
+            break
+        step(i)
+        done += 1
+    return done / (time.perf_counter() - t0)
+
+
+P = ParamSpec("P")
+B = TypeVar("B", bound="BrokerAdapter")
+#: the body of one operation: a method returning the operation's value (or raising)
+Body = Callable[Concatenate[B, P], object]
+#: the operation as callers see it: the same arguments, a Result
+Operation = Callable[Concatenate[B, P], Result]
+
+
+@overload
+def operation(body: Body[B, P], /) -> Operation[B, P]: ...
+@overload
+def operation(*, name: str) -> Callable[[Body[B, P]], Operation[B, P]]: ...
+
+
+def operation(body: Body[B, P] | None = None, /, *, name: str | None = None) -> Any:
+    """Make a method that returns an operation's value into one that returns its Result, through
+    ``self._do(op, ...)``: ``@operation`` (op is the method's name) or ``@operation(name="op")``.
+    The body returns the value (``ok``) or raises (see :meth:`BrokerAdapter._do`)."""
+    def wrap(body: Body[B, P]) -> Operation[B, P]:
+        op = name or body.__name__
+
+        @functools.wraps(body, assigned=("__module__", "__name__", "__qualname__", "__doc__"))
+        def run(self: B, *args: P.args, **kwargs: P.kwargs) -> Result:
+            return self._do(op, lambda: body(self, *args, **kwargs))
+        return run
+    return wrap if body is None else wrap(body)
 
 
 class BrokerAdapter:
@@ -227,20 +271,18 @@ class BrokerAdapter:
         """Make address `name` exist (default: only in the adapter's books)."""
         self.addresses[name] = []
 
-    def declare_address(self, config: AddressConfig) -> Result:
-        def run() -> None:
-            if config.full_policy != "PAGE" or config.max_size_bytes >= 0 or config.max_size_messages >= 0:
-                raise Unsupported(self._why("address_limits"))
-            if config.name in self.addresses:
-                raise Refused(f"address {config.name!r} already exists")
-            self._create_address(config.name)
-        return self._do("declare_address", run)
+    @operation
+    def declare_address(self, config: AddressConfig) -> None:
+        if config.full_policy != "PAGE" or config.max_size_bytes >= 0 or config.max_size_messages >= 0:
+            raise Unsupported(self._why("address_limits"))
+        if config.name in self.addresses:
+            raise Refused(f"address {config.name!r} already exists")
+        self._create_address(config.name)
 
-    def close_consumer(self, consumer: str) -> Result:
+    @operation
+    def close_consumer(self, consumer: str) -> None:
         """Forget the consumer (brokers whose consumers hold nothing on the broker's side)."""
-        def run() -> None:
-            self._forget_consumer(consumer)
-        return self._do("close_consumer", run)
+        self._forget_consumer(consumer)
 
     # ------------------------------------------------------------------ what brokers rarely offer
     def nack(self, consumer: str, msg_id: str) -> Result:

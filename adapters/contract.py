@@ -63,9 +63,9 @@ EXTRA_CAPABILITIES = frozenset(
      # DELIVERY-23: message_info(queue, msg_id) of a held message answers its delivery's
      # redelivered flag / the reason it was dead-lettered for (expect key `message`)
      "redelivered_flag", "dead_letter_reason",
-     # issue 10: RESTART-5, the queue in JetStream's terms
+     # RESTART-5, the queue in JetStream's terms
      "stream_state"}
-    # issue 14 operations an adapter offers only with the capability, as methods of their own:
+    # operations an adapter offers only with the capability, as methods of their own:
     # in_progress(consumer, msg_id) with `ack_wait`, purge(queue) -> int with `purge`, and
     # nack(..., delay_ms=) with `nack_delay` (see mqconform.conformance.driver)
     | {f"counter:{name}" for name in COUNTERS}

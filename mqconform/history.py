@@ -26,8 +26,8 @@ from typing import IO, Any, Literal
 SCHEMA_VERSION = 1
 RecordType = Literal["invoke", "ok", "fail", "info"]
 #: `deviation`: the rule failed only through findings that a registered known deviation of this
-#: adapter explains (adapters/deviations.yaml, matched per finding by mqconform.conformance.verdict);
-#: `mqconform run --strict` reports it as `fail`.
+#: adapter explains (mqconform/conformance/deviations.yaml, matched per finding by
+#: mqconform.conformance.verdict); `mqconform run --strict` reports it as `fail`.
 Outcome = Literal["pass", "fail", "deviation", "not_applicable", "unknown"]
 
 #: The fields of one history record, in order; `v` is the schema version.

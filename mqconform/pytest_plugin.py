@@ -86,7 +86,7 @@ class _Options:
             load_profile(self.profile)
         except (AdapterLoadError, ModelMisuse, ValueError) as exc:
             raise pytest.UsageError(f"mqconform: {exc}") from None
-        from mqconform.adapters.deviations import DeviationError
+        from mqconform.conformance.deviations import DeviationError
         from mqconform.conformance.verdict import load_deviations
 
         try:

@@ -28,7 +28,7 @@ FEATURES = frozenset(
 )
 #: features only ActiveMQ Artemis has among the profiles (HornetQ has cumulative core acks too).
 ARTEMIS_ONLY = frozenset({"page_limits", "last_value", "non_destructive", "cumulative_ack", "retroactive"})
-#: features of the brokers' own vocabulary (issue 14) that no profile has unless it names them:
+#: features of the brokers' own vocabulary that no profile has unless it names them:
 #: queue byte limits (RING-27), nack requeue=false (REDELIVERY-24), nack multiple (REDELIVERY-25),
 #: the profile's default delivery limit may be "none" (REDELIVERY-26).
 BROKER_FEATURES = frozenset({"max_length_bytes", "nack_reject", "nack_multiple",
@@ -48,10 +48,10 @@ BROKER_FEATURES = frozenset({"max_length_bytes", "nack_reject", "nack_multiple",
                              "max_per_subject"})
 #: EXPIRY-1..7: message expiry as Artemis has it (expiry-delay, message expiration, expiry-address)
 EXPIRY_FEATURES = frozenset({"message_ttl", "per_message_ttl", "expiry_address"})
-#: issue 10: a restart of the implementation as a step (RESTART-1..4): only profiles whose sources say
+#: a restart of the implementation as a step (RESTART-1..4): only profiles whose sources say
 #: what survives it have it (JetStream file store, ActiveMQ Classic KahaDB).
 RESTART_FEATURE = "restart"
-#: issue 10/14: DELIVERY-27..29, the durable consumer's counters and sequence pairs (JetStream's
+#: DELIVERY-27..29, the durable consumer's counters and sequence pairs (JetStream's
 #: ConsumerInfo) as an observation; other brokers show only the queue counters (DELIVERY-1)
 CONSUMER_STATE_FEATURE = "consumer_state"
 BROKER_FEATURES = BROKER_FEATURES | {RESTART_FEATURE, CONSUMER_STATE_FEATURE}
@@ -90,8 +90,8 @@ class ModelOptions:
     #: DELIVERY-24 under "cursor": does a new consumer send the rotation back to the first consumer,
     #: as a closing one does? True (Artemis 2.40): QueueConsumersImpl#add gives the UpdatableIterator a
     #: new ArrayResettableIterator (cursor 0), which the dispatch loop takes at its next reset()
-    #: (QueueImpl#deliver calls consumers.reset() first); observed on Artemis 2.40.0 (issue 20). False
-    #: keeps the cursor where it was (the model before issue 20; HornetQ unverified).
+    #: (QueueImpl#deliver calls consumers.reset() first); observed on Artemis 2.40.0. False
+    #: keeps the cursor where it was (the model before that observation; HornetQ unverified).
     cursor_restarts_on_add: bool = False
     #: DELIVERY-26: which waiting consumer of a single_active_consumer queue becomes active when the
     #: active one goes: "registration" (the earliest registered: rabbit_fifo's waiting list) or
@@ -238,8 +238,8 @@ class ModelOptions:
     #: DELIVERY-31: the counter a delete by id bumps. "acknowledged" (Artemis 2.40.0: QueueControl
     #: #removeMessage(long) -> QueueImpl#deleteReference acks the pending ref with AckReason.NORMAL, L2132;
     #: a scheduled one ScheduledDeliveryHandlerImpl#removeReferenceWithID acks NORMAL too, L178; only
-    #: removeMessages(filter) -> deleteMatchingReferences kills; observed by the artemis adapter, issue
-    #: 20) or "killed" (JetStream, Redis, beanstalkd: the model before issue 20).
+    #: removeMessages(filter) -> deleteMatchingReferences kills; observed by the artemis adapter) or
+    #: "killed" (JetStream, Redis, beanstalkd: the model before that observation).
     delete_counts: Literal["killed", "acknowledged"] = "killed"
     #: DELIVERY-23: a delivery's redelivered flag: delivery count > 1 (Artemis JMSRedelivered,
     #: JetStream num_delivered > 1) or "delivered before, ever" (RabbitMQ classic: a message once

@@ -563,7 +563,7 @@ def _return_cuts(codes: Codes, c: Any, op: _Ops) -> Any:
     ret = c.select(["ek", "q", "index"]).filter(pc.or_(op.f("close"), op.f("rollback")))
     per_g = _agg(pa.table({"gk": codes.gk(ret["ek"], ret["q"]), "index": ret["index"]}), ["gk"],
                  {"cut": ("index", "min")})
-    # a soak's broker stop/start, or a machine's restart step (issue 10)
+    # a soak's broker stop/start, or a machine's restart step
     stops = pc.or_(pc.or_(op.f("stop"), op.f("start")), op.f("restart"))
     nemesis = _agg(c.select(["ek", "index"]).filter(stops), ["ek"],
                    {"cut": ("index", "min")})

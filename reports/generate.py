@@ -50,7 +50,7 @@ FAULTS = {
                   "delivered before A",
     "redelivered": "not a fault: a nacked message is delivered again after later-sent ones (only first "
                    "deliveries are ordered)",
-    "restarted": "not a fault: after a restart step (issue 10) later first deliveries are out of send "
+    "restarted": "not a fault: after a restart step later first deliveries are out of send "
                  "order (the order check stops at a restart, as at a broker stop/start)",
     "corrupt": "a truncated JSON line in a history file",
     "version": "a history record with an unknown schema version",

@@ -201,7 +201,7 @@ def run(args: argparse.Namespace) -> int:
     elif args.target == "suite":
         figures = bench_suite()
     elif args.target == "adapters":
-        from mqconform.adapters.bench import bench_adapters
+        from .bench_adapters import bench_adapters
 
         figures = bench_adapters([a for a in args.adapters.split(",") if a], args.n)
     else:

@@ -63,9 +63,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from mqconform.adapters.deviations import DeviationError
     from mqconform.adapters.registry import AdapterLoadError, load_adapter
     from mqconform.conformance.campaign import CampaignTask
+    from mqconform.conformance.deviations import DeviationError
     from mqconform.conformance.plan import RunPlan
     from mqconform.conformance.verdict import load_deviations
     from mqconform.history import new_run_id

@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from mqconform.adapters.contract import AdapterError
-from mqconform.adapters.deviations import DeviationError
 from mqconform.adapters.registry import AdapterLoadError, load_adapter
 from mqconform.commands._common import adapter_options, add_adapter_arguments, add_shrink_argument, fail
+from mqconform.conformance.deviations import DeviationError
 from mqconform.conformance.runner import MAX_RERUNS
 from mqconform.history import RunDirectory, new_run_id
 from mqconform.progress import Heartbeat
@@ -52,7 +52,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "derandomized `ci` settings)")
     parser.add_argument("--deviations", type=Path, action="append", metavar="FILE",
                         help="another known-deviation registry file (repeatable; added to the shipped "
-                             "adapters/deviations.yaml)")
+                             "mqconform/conformance/deviations.yaml)")
 
 
 def _prepare_out(out: Path | None, run_id: str) -> Path:

@@ -145,8 +145,8 @@ def figures(catalogue: Any) -> str:
     lines = [f"The catalogue (`spec/`) has **{sum(areas.values())} rules** in {len(areas)} areas: "
              + ", ".join(f"{area} {count}" for area, count in sorted(areas.items())) + ".", ""]
     entries = load_deviations().deviations
-    lines += [f"The registry (`adapters/deviations.yaml`) has **{len(entries)} known deviations** of "
-              f"{len({d.source for d in entries})} upstream bugs:", "",
+    lines += [f"The registry (`mqconform/conformance/deviations.yaml`) has **{len(entries)} known "
+              f"deviations** of {len({d.source for d in entries})} upstream bugs:", "",
               "| adapter | profiles | versions | rules | check | counterexample shape | source |",
               "|---|---|---|---|---|---|---|"]
     for d in entries:

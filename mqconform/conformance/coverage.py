@@ -43,7 +43,7 @@ CHECK_NEEDS: dict[str, tuple[str, ...]] = {
     "nack.result": ("nack",),
     "set_ring_size.accepted": ("set_ring_size",),
     "paging.flag": ("paging_flag",),
-    # issue 10: the restart step (mqconform/conformance/restart.py) and the stream state it compares
+    # the restart step (mqconform/conformance/restart.py) and the stream state it compares
     **{check: ("restart",) for check in ("restart.counters", "restart.delivery_count", "restart.reopen",
                                          "restart.kill.counters", "restart.kill.delivery_count")},
     "restart.stream_state": ("restart", "stream_state"),
@@ -55,7 +55,7 @@ CHECK_NEEDS: dict[str, tuple[str, ...]] = {
     # queue_machine.ack_invalid (DELIVERY-22)
     "ack.invalid": ("invalid_ack",),
     "ack.failed_no_effect": ("invalid_ack",),
-    # ring.py, issue 14: OVERFLOW_POLICY = any `overflow:<policy>` of the claimed profile's policies
+    # ring.py: OVERFLOW_POLICY = any `overflow:<policy>` of the claimed profile's policies
     "send.overflow": (OVERFLOW_POLICY,),
     "send.refuse_new": (OVERFLOW_POLICY,),
     "purge.result": ("purge",),

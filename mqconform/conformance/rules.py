@@ -43,7 +43,7 @@ _COMMON = {
     "ack.refused_no_effect": ("DELIVERY-8",),
     "nack.result": ("DELIVERY-8",),
     "nack.accepted": ("DELIVERY-8",),
-    # issue 10/14: the queue as a JetStream stream and durable consumer, after every step
+    # the queue as a JetStream stream and durable consumer, after every step
     # (stream_state.py, gated by consumer_state / stream_state)
     "consumer_state.counts": ("DELIVERY-27",),
     "consumer_state.delivered": ("DELIVERY-28",),
@@ -53,7 +53,7 @@ _COMMON = {
     "purge.result": ("RING-29",),
     # REDELIVERY-28: queue_machine.nack_later (a delayed -NAK and the receive after it)
     "nack.delay": ("REDELIVERY-28",),
-    # issue 10/13: DELIVERY-15 (queue_machine.received, check_one_place), DELIVERY-21 (the final
+    # DELIVERY-15 (queue_machine.received, check_one_place), DELIVERY-21 (the final
     # drain, queue_machine.drain), SCHED-13 (queue_machine.send_with_delivery_time)
     "delivery.one_place": ("DELIVERY-15",),
     "pending.one_place": ("DELIVERY-15",),
@@ -203,7 +203,7 @@ TABLES: dict[str, dict[str, tuple[str, ...]]] = {
         "storage.blocks_used": ("STORAGE-5",),
         "storage.last_message": ("STORAGE-13",),
     },
-    # issue 10: the restart step (mqconform/conformance/restart.py), mixed into queue machines
+    # the restart step (mqconform/conformance/restart.py), mixed into queue machines
     "restart": {
         "restart.accepted": ("RESTART-1",),
         "restart.counters": ("RESTART-1", "RESTART-2", "RESTART-3"),
@@ -297,7 +297,7 @@ for _area, _extra in _PROFILE_RULES.items():
     for _check, _ids in _extra.items():
         TABLES[_area][_check] = tuple(dict.fromkeys(TABLES[_area].get(_check, ()) + _ids))
 
-#: issue 10: the areas whose machines mix in the restart step (mqconform/conformance/restart.py)
+#: the areas whose machines mix in the restart step (mqconform/conformance/restart.py)
 RESTART_AREAS = ("delivery", "redelivery")
 for _area in RESTART_AREAS:
     TABLES[_area].update(TABLES["restart"])

@@ -157,7 +157,7 @@ STABLE_IMPORTS = (
     "mqconform.commands.soak", "mqconform.commands.bench", "mqconform.commands.spec",
     "mqconform.commands.matrix",
     "mqconform.conformance.registry", "mqconform.conformance.rules", "mqconform.conformance.replay",
-    "mqconform.scenario", "mqconform.spec", "mqconform.adapters.registry", "mqconform.adapters.deviations",
+    "mqconform.scenario", "mqconform.spec", "mqconform.adapters.registry", "mqconform.conformance.deviations",
     "mqconform.adapters.reference",
 )
 STABLE_PACKAGES = ("mqconform.conformance", "mqconform.reference_model", "mqconform.scenario",

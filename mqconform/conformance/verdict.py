@@ -11,8 +11,7 @@ from pathlib import Path
 
 import attrs
 
-from mqconform.adapters.deviations import DEFAULT_PATH, Deviation, Registry, load_registry
-
+from .deviations import DEFAULT_PATH, Deviation, Registry, load_registry
 from .runner import Finding, MachineResult, merge_outcomes
 
 #: the outcomes that are a verdict on a rule: a check that names it ran to the end, or failed

@@ -62,7 +62,7 @@ OPS: Final[Mapping[str, Op]] = {
                  "redelivery_multiplier": _f("num", 1.0), "max_redelivery_delay_ms": _f("int?"),
                  "dead_letter": _f("str?"), "non_destructive": _f("bool", False),
                  "last_value_key": _f("str?"),
-                 # issue 14: the broker's own overflow policy and byte bound (RING-27, RING-28)
+                 # the broker's own overflow policy and byte bound (RING-27, RING-28)
                  "overflow": _f(OVERFLOW_POLICIES), "max_length_bytes": _f("int", -1),
                  # EXPIRY-1 (x-message-ttl, max_age, expiry-delay), EXPIRY-6 (Artemis expiry-address)
                  "message_ttl_ms": _f("int?"), "expiry_address": _f("str?"),
@@ -74,7 +74,7 @@ OPS: Final[Mapping[str, Op]] = {
     "consumer": Op({"name": _req("str"), "queue": _req("str"), "window_bytes": _f("int", 1048576),
                     "window_messages": _f("int?"), "max_unacked": _f("int?"), "selector": _f("str?"),
                     "browser": _f("bool", False), "cumulative_ack": _f("bool", False),
-                    # issue 14: REDELIVERY-27 (JetStream AckWait on the logical clock)
+                    # REDELIVERY-27 (JetStream AckWait on the logical clock)
                     "ack_wait_ms": _f("int?"),
                     # REDELIVERY-32..35: JetStream consumer BackOff (ms per delivery)
                     "backoff_ms": _f("list?"),
@@ -90,7 +90,7 @@ OPS: Final[Mapping[str, Op]] = {
     "receive": Op(scalar="str"),
     "ack": Op({"consumer": _req("str"), "id": _req("id"), "tx": _f("bool", False)}),
     "nack": Op({"consumer": _req("str"), "id": _req("id"),
-                # issue 14: REDELIVERY-24 (requeue=false), REDELIVERY-25 (multiple)
+                # REDELIVERY-24 (requeue=false), REDELIVERY-25 (multiple)
                 "requeue": _f("bool", True), "multiple": _f("bool", False),
                 # REDELIVERY-28 (-NAK with a delay)
                 "delay_ms": _f("int", 0)}),
@@ -100,7 +100,7 @@ OPS: Final[Mapping[str, Op]] = {
     "browse": Op(scalar="str"),
     "set_ring_size": Op({"queue": _req("str"), "size": _req("int")}),
     "advance": Op(scalar="int"),
-    # issue 14: REDELIVERY-27 (+WPI restarts the ack wait)
+    # REDELIVERY-27 (+WPI restarts the ack wait)
     "in_progress": Op({"consumer": _req("str"), "id": _req("id")}),
     # RING-29: purge a queue (the result is the number of messages removed)
     "purge": Op(scalar="str"),
@@ -108,7 +108,7 @@ OPS: Final[Mapping[str, Op]] = {
     "set_subject_limit": Op({"queue": _req("str"), "limit": _req("int")}),
     # DELIVERY-31..33: delete one message by id (the result is whether one was deleted)
     "delete": Op({"queue": _req("str"), "id": _req("id")}),
-    # issue 10: RESTART-1..4, the implementation restarts (SIGTERM or SIGKILL) on its own store
+    # RESTART-1..4, the implementation restarts (SIGTERM or SIGKILL) on its own store
     "restart": Op(scalar=("graceful", "kill")),
     "throttle": Op({"name": _req("str"), "max_sessions": _req("int"), "low_equals_high": _f("bool", False),
                     "block_rule": _f(("gt", "ge"), "gt"),
@@ -170,10 +170,10 @@ EXPECT_ENTRIES: Final[Mapping[str, tuple[Mapping[str, Field], str | None]]] = {
     "queue": ({"name": _f("str"), **{c: _f("int") for c in QUEUE_COUNTERS}, "pending": _f("list"),
                "paging": _f("bool")}, "queue"),
     "delivery_count": ({"queue": _f("str"), "id": _req("id"), "count": _req("int?")}, "queue"),
-    # issue 14, DELIVERY-23: what a consumer holding the message sees of its delivery
+    # DELIVERY-23: what a consumer holding the message sees of its delivery
     "message": ({"queue": _f("str"), "id": _req("id"), "redelivered": _f("bool"),
                  "dead_letter_reason": _f("str?")}, "queue"),
-    # issue 10/14, DELIVERY-27..30: the queue as a JetStream stream and its durable consumer
+    # DELIVERY-27..30: the queue as a JetStream stream and its durable consumer
     "consumer_state": ({"queue": _f("str"), **{k: _f("int") for k in CONSUMER_STATE_KEYS}}, "queue"),
     "stream_state": ({"queue": _f("str"), **{k: _f("int") for k in STREAM_STATE_KEYS}}, "queue"),
     "throttle": ({"name": _f("str"), "in_flight": _f("int"), "blocked": _f("bool"), "blocks": _f("int"),

@@ -282,10 +282,10 @@ QUEUE_MUTANTS: tuple[Mutant, ...] = (
            _broker(_BlockLosesMessage)),
     Mutant("copy-per-queue", "paging", "a copy per queue instead of one per address",
            _broker(_CopyPerQueueBroker)),
-    # several consumers per queue, invalid acks, deep redelivery, long queues (issue 9)
+    # several consumers per queue, invalid acks, deep redelivery, long queues
     Mutant("close-returns-all-consumers", "delivery", "a consumer close returns every consumer's messages",
            _broker(_CloseReturnsAll)),
-    # issue 10/13: DELIVERY-15 (pending.one_place) and DELIVERY-21 (drain.accounted)
+    # DELIVERY-15 (pending.one_place) and DELIVERY-21 (drain.accounted)
     Mutant("pending-lists-delivering", "delivery", "the pending order lists the messages consumers hold "
            "too", _broker(_PendingListsDelivering)),
     Mutant("close-drops-prefetched", "delivery", "a consumer close drops the messages in its buffer "

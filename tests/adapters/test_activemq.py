@@ -12,7 +12,7 @@ import pytest
 import stomp
 from hypothesis import Phase, settings
 
-from mqconform.adapters.activemq import CAPABILITIES, ActiveMQAdapter, _Listener, raw_roundtrip_loop
+from mqconform.adapters.activemq.adapter import CAPABILITIES, ActiveMQAdapter, _Listener, raw_roundtrip_loop
 from mqconform.adapters.contract import Result, contract_violation
 from mqconform.adapters.reference import ReferenceAdapter
 from mqconform.conformance.machines.delivery import DeliveryMachine

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from mqconform.adapters.activemq import CAPABILITIES, ActiveMQAdapter
+from mqconform.adapters.activemq.adapter import CAPABILITIES, ActiveMQAdapter
 from mqconform.adapters.reference import ReferenceAdapter
 from mqconform.reference_model.config import ConsumerConfig, Message, QueueConfig
 from mqconform.scenario.loader import load

@@ -11,13 +11,13 @@ import greenstalk
 import pytest
 from hypothesis import Phase, settings
 
-from mqconform.adapters.beanstalkd import (
+from mqconform.adapters.beanstalkd.adapter import (
     CAPABILITIES,
     BeanstalkdAdapter,
     beanstalk_priority,
     raw_roundtrip_loop,
 )
-from mqconform.adapters.beanstalkd_server import BeanstalkdServer, find_binary
+from mqconform.adapters.beanstalkd.server import BeanstalkdServer, find_binary
 from mqconform.adapters.contract import AdapterError, Result, contract_violation
 from mqconform.adapters.reference import ReferenceAdapter
 from mqconform.conformance.machines.delivery import DeliveryMachine

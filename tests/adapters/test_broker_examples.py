@@ -1,4 +1,4 @@
-"""The cases transcribed from the brokers' own test suites (spec/examples/brokers/, issue 14) hold on
+"""The cases transcribed from the brokers' own test suites (spec/examples/brokers/) hold on
 the model under the file's profile and on the real broker the profile names. No skips: a missing
 broker is a failure (RabbitMQ on 127.0.0.1:5672, Redis on 127.0.0.1:6379, JetStream from the embedded
 nats-server, ActiveMQ Classic and beanstalkd the adapter's own server)."""

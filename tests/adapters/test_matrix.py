@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from mqconform import releases
-from mqconform.adapters.redis import RedisAdapter, capabilities_for
+from mqconform.adapters.redis.adapter import RedisAdapter, capabilities_for
 from mqconform.cli import main
 
 NATS_RELEASES = "2.10.25,2.15.1"

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import Phase, settings
 
 from mqconform.adapters.contract import Result, contract_violation
-from mqconform.adapters.mqtt import CAPABILITIES, MqttAdapter, _Link, raw_roundtrip_loop
+from mqconform.adapters.mqtt.adapter import CAPABILITIES, MqttAdapter, _Link, raw_roundtrip_loop
 from mqconform.adapters.reference import ReferenceAdapter
 from mqconform.conformance.machines.delivery import DeliveryMachine
 from mqconform.conformance.machines.ring import RingMachine

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import Phase, settings
 
 from mqconform.adapters.contract import Result, contract_violation
-from mqconform.adapters.rabbitmq import CAPABILITIES, RabbitMQAdapter, raw_roundtrip_loop, redact
+from mqconform.adapters.rabbitmq.adapter import CAPABILITIES, RabbitMQAdapter, raw_roundtrip_loop, redact
 from mqconform.adapters.reference import ReferenceAdapter
 from mqconform.conformance import settings as suite_settings
 from mqconform.conformance.machines.delivery import DeliveryMachine
@@ -314,7 +314,7 @@ def test_quorum_duplicate_credit_bug_is_found_exactly_where_it_exists(namespace:
     scenario; a broker before 3.11 breaks it at the last receive, a later one holds it."""
     from pathlib import Path
 
-    from mqconform.adapters.deviations import load_registry, parse_version
+    from mqconform.conformance.deviations import load_registry, parse_version
     from mqconform.scenario.loader import load
     from mqconform.scenario.runner import run_scenario
 
@@ -429,7 +429,7 @@ def test_quorum_closes_then_nack_at_the_limit_is_5609_before_3_11(namespace: str
     fewer ready right after the nack, which the registry lists for the counters that show it."""
     from pathlib import Path
 
-    from mqconform.adapters.deviations import load_registry, parse_version
+    from mqconform.conformance.deviations import load_registry, parse_version
     from mqconform.scenario.loader import load
     from mqconform.scenario.runner import run_scenario
 

@@ -15,7 +15,7 @@ import pytest
 import redis
 
 from mqconform.adapters.contract import AdapterError, Result, contract_violation
-from mqconform.adapters.redis import CAPABILITIES, GROUP, RedisAdapter, raw_roundtrip_loop
+from mqconform.adapters.redis.adapter import CAPABILITIES, GROUP, RedisAdapter, raw_roundtrip_loop
 from mqconform.adapters.reference import ReferenceAdapter
 from mqconform.reference_model.config import ConsumerConfig, Message, QueueConfig
 from tests.adapters.conftest import assert_same_names_do_not_meet, assert_unreachable

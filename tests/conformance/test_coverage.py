@@ -8,7 +8,7 @@ import attrs
 import pytest
 from hypothesis import Phase, settings
 
-from mqconform.adapters.rabbitmq import CAPABILITIES as RABBIT
+from mqconform.adapters.rabbitmq.adapter import CAPABILITIES as RABBIT
 from mqconform.adapters.reference import ReferenceAdapter
 from mqconform.cli import main
 from mqconform.conformance import settings as suite_settings

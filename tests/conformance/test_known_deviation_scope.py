@@ -1,10 +1,10 @@
 """A registered deviation explains only the finding it names, and exploration goes on after it.
 
 The adapters (tests/buggy_quorum.py) are the model under rabbitmq-quorum named ``rabbitmq`` at
-server version 3.10.8, where adapters/deviations.yaml registers rabbitmq-server#5609 through the
-pending and delivering counts: one has a made-up bug of its own (after *any* nack one ready message
-is shown as delivering), another shows it only after a nack at the delivery limit (the shape of
-#5609), a third has that and an unrelated delivery-count bug. No broker is needed."""
+server version 3.10.8, where mqconform/conformance/deviations.yaml registers rabbitmq-server#5609
+through the pending and delivering counts: one has a made-up bug of its own (after *any* nack one
+ready message is shown as delivering), another shows it only after a nack at the delivery limit (the
+shape of #5609), a third has that and an unrelated delivery-count bug. No broker is needed."""
 
 from __future__ import annotations
 
@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 from hypothesis import Phase, settings
 
-from mqconform.adapters.deviations import load_registry
 from mqconform.adapters.reference import ReferenceAdapter
 from mqconform.cli import main
 from mqconform.conformance import settings as suite_settings
+from mqconform.conformance.deviations import load_registry
 from mqconform.conformance.registry import MACHINES
 from mqconform.conformance.runner import run_machine
 from mqconform.conformance.verdict import Judge, Verdict, judge

@@ -1,4 +1,4 @@
-"""The brokers' vocabulary in the model (issue 14): dead-lettering what the length limit drops,
+"""The brokers' vocabulary in the model: dead-lettering what the length limit drops,
 overflow policies per queue, byte bounds, nack forms, delivery-limit defaults."""
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ def test_artemis_deletes_listed_messages_only() -> None:
     assert b.delete_message("q", "m3") is True
     assert b.pending_ids("q") == ["m2", "m4"]
     c = b.counters("q")
-    # removeMessage(id) acks NORMAL (QueueImpl#deleteReference; delete_counts, issue 20)
+    # removeMessage(id) acks NORMAL (QueueImpl#deleteReference; delete_counts)
     assert (c.message_count, c.delivering_count, c.acknowledged, c.killed) == (3, 1, 1, 0)
     assert b.ack("c", "m1") == "ok"
     killing = Broker(profile("artemis").evolve(delete_counts="killed"))

@@ -309,7 +309,7 @@ def test_rabbitmq_requeue_reaches_a_consumer_with_room_before_drop_head() -> Non
 @rules("RING-14")
 def test_classic_requeue_drops_the_head_before_a_consumer_with_room_is_served() -> None:
     # rabbit_amqqueue_process v3.10.8 requeue_and_run: requeue (m1 back at the head), maybe_drop_head
-    # (2 ready > 1: m1 dropped), then run_message_queue (m2 delivered); issue 13's counterexample
+    # (2 ready > 1: m1 dropped), then run_message_queue (m2 delivered); a counterexample a real broker gave
     b = make("rabbitmq-classic", ring_size=1)
     b.open_consumer(ConsumerConfig("c", "q", window_bytes=-1, max_unacked=1))
     send(b, "m1")

@@ -1,4 +1,4 @@
-"""The restart step in the model (issue 10): what survives a graceful restart or a SIGKILL, per
+"""The restart step in the model: what survives a graceful restart or a SIGKILL, per
 profile (RESTART-1..4), through the broker, the world's `call("restart")`, the driver and scenarios."""
 
 from __future__ import annotations

@@ -210,7 +210,7 @@ def _overtakes(rows: list[dict[str, Any]]) -> dict[str, int]:
     sends, receives, drops = _facts(rows)
     why = {"reorder": 0, "priority": 0, "scheduled": 0, "concurrent": 0, "redelivered": 0, "restarted": 0,
            "drops": drops}
-    # a restart step (issue 10) ends the first-delivery order, as a broker stop/start does
+    # a restart step ends the first-delivery order, as a broker stop/start does
     restarts = {}
     for r in rows:
         if r["f"] == "restart":

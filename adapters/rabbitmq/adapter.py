@@ -2,60 +2,10 @@
 
 Claims profile `rabbitmq-classic`, or `rabbitmq-quorum` with ``queue_type="quorum"``. The broker is
 ``url=``, else ``$MQCONFORM_RABBITMQ_URL``, else ``amqp://guest:guest@127.0.0.1:5672/%2F`` (the
-password never appears in an error or a report).
+password never appears in an error or a report). Physical names start with ``<namespace>-<token>``
+and close() deletes them; ``shared_namespace=true`` (``mqconform soak``) shares them between instances.
 
-Mapping (every physical name starts with ``<namespace>-<random token>``, so concurrent runs and
-xdist workers never share a queue or an exchange; close() deletes them):
-
-- an address is a fanout exchange; a queue is a queue bound to its address's exchange (several
-  queues on one address each get a copy). ``ring_size >= 0`` -> ``x-max-length``,
-  ``max_length_bytes >= 0`` -> ``x-max-length-bytes`` (RING-27), with ``x-overflow`` = the queue's
-  ``overflow`` (RING-28: ``drop-head``, ``reject-publish`` or ``reject-publish-dlx``), else the
-  ``overflow`` option (``drop-head`` by default, what both profiles say). ``dead_letter`` ->
-  ``x-dead-letter-exchange`` (the address's exchange). ``message_ttl_ms`` -> ``x-message-ttl`` and a
-  message's ``ttl_ms`` -> its ``expiration`` property (EXPIRY-1/2; both run on the broker's clock while
-  ``advance`` sleeps, so a scenario keeps its advances clear of an expiry by some tens of ms).
-  Quorum only: ``max_delivery_attempts >= 0``
-  -> ``x-delivery-limit`` (the broker drops or dead-letters a message returned more than that many
-  times: at most limit + 1 deliveries, the profile's ``gt``; 0 dead-letters at the first return); a
-  scenario that names no limit gets the profile's default, none (REDELIVERY-26).
-- ``send`` publishes on a channel in confirm mode, so the answer is definite: ``basic.ack`` ->
-  "accepted", ``basic.nack`` (reject-publish) -> "failed".
-- consumers, one channel each: ``consumer_pull`` (window 0): ``receive`` is ``basic.get``;
-  ``consumer_prefetch`` (window -1 with ``max_unacked``): ``basic.qos prefetch_count = max_unacked``
-  and ``basic.consume`` (with ``x-priority`` = the consumer's ``priority`` when not 0, DELIVERY-25;
-  a queue declared ``single_active_consumer`` gets ``x-single-active-consumer``, DELIVERY-26, and
-  takes no pull consumers); ``receive`` takes the next delivered message from the client-side buffer.
-  After every operation that can make the broker push (open, send, ack, nack, close) the adapter
-  settles: it reads the queue's ready count and flushes the consumer channels with a round trip
-  until the queue is empty or every prefetch consumer holds ``max_unacked`` messages, so the buffer
-  is what the broker has pushed (bounded by ``settle_timeout``).
-- ``ack`` = ``basic.ack``, ``nack`` = ``basic.nack`` with the step's ``requeue`` (default true;
-  false dead-letters, REDELIVERY-24) and ``multiple`` (REDELIVERY-25), ``close_consumer`` = channel
-  close (the broker requeues everything the consumer holds, each message once: not pika's
-  ``BlockingChannel.close``, which rejects undispatched deliveries one by one first; see
-  ``_close_channel``).
-- counters: ``pending_count`` = the ready messages of a passive ``queue.declare`` (exact and
-  immediate for both queue types); ``delivering_count`` = the messages the adapter holds unacked
-  (received or buffered; exact because the suite is the only client of its queues);
-  ``message_count`` = their sum (RabbitMQ's own "messages" = ready + unacknowledged).
-- ``delivery_count`` (quorum only, REDELIVERY-1/2): the header ``x-delivery-count`` counts returns
-  and is absent on the first delivery, so a held message's count is ``x-delivery-count + 1``
-  (deliveries so far, as the model counts). Only messages the adapter holds can be answered; for any
-  other the answer is ``not observable`` (that one observation is not counted, the run goes on).
-
-``shared_namespace=true`` (for ``mqconform soak``, where each thread has its own adapter): the prefix
-is the namespace itself, with no random token, so every instance opened on one namespace addresses
-the same exchanges and queues; declaring one that exists (a passive declare finds it) joins it, and
-``close()`` deletes only what this instance created. ``delivering_count`` then counts only what this
-instance holds.
-
-Not offered (capabilities it lacks, not errors): browsing and pending order (no non-destructive
-read), scheduling (no delayed-message plugin in Debian's 3.10.8), redelivery delay, byte windows,
-``max_unacked`` with pull consumers (``basic.get`` has no cap), transactions, selectors, paging,
-address limits, ``added``/``acknowledged``/``replaced``/``killed`` (only the management plugin has
-rates; nothing exact), delivery counts on classic queues (only the ``redelivered`` flag).
-``advance(ms)`` sleeps. Implements the adapter side of DELIVERY-1..8, RING-1/3/4/5, REDELIVERY-1/2/5/6.
+How each operation maps to AMQP, and what is not offered and why: docs/adapters/rabbitmq.md.
 """
 
 from __future__ import annotations
@@ -76,10 +26,9 @@ from pika.adapters.blocking_connection import BlockingChannel, BlockingConnectio
 from mqconform.reference_model.config import ConsumerConfig, Message, QueueConfig
 from mqconform.text import one_line
 
-from ._base import BrokerAdapter, NotObservable, Refused, Unsupported, lowest_ttl
-from ._urls import redact
-from .bench import roundtrip_rate
-from .contract import AdapterError, Result
+from .._base import BrokerAdapter, NotObservable, Refused, Unsupported, lowest_ttl, operation, roundtrip_rate
+from .._urls import redact
+from ..contract import AdapterError, Result
 
 __all__ = ["CAPABILITIES", "RabbitMQAdapter", "connect", "raw_roundtrip_loop", "redact"]
 
@@ -92,7 +41,7 @@ _COMMON = frozenset({
     "queues", "ring", "priorities", "nack", "dead_letter", "consumer_pull", "consumer_prefetch",
     "independent_consumers",
     "advance_time", "counter:message_count", "counter:pending_count", "counter:delivering_count",
-    # issue 14: x-max-length-bytes, basic.nack requeue=false and multiple, x-overflow per queue
+    # x-max-length-bytes, basic.nack requeue=false and multiple, x-overflow per queue
     "max_length_bytes", "nack_reject", "nack_multiple",
     # DELIVERY-22: an ack/nack of a delivery the consumer does not hold reaches the broker
     "invalid_ack",
@@ -352,52 +301,50 @@ class RabbitMQAdapter(BrokerAdapter):
             args["x-single-active-consumer"] = True  # DELIVERY-26
         return args
 
-    def declare_queue(self, config: QueueConfig) -> Result:
-        def run() -> None:
-            self._check_new_queue(config, one_per_address=False)
-            address = config.address_name
-            if address not in self.addresses:
-                self._create_address(address)
-            physical = f"{self.prefix}.q.{config.name}"
-            joined = self._exists("queue", physical)
-            ctl = self._control()
-            ctl.queue_declare(physical, durable=self.queue_type == "quorum",
-                              arguments=self._arguments(config))
-            if not joined:
-                self.physical_queues.append(physical)
-            ctl.queue_bind(physical, self._exchange(address))
-            self.addresses[address].append(config.name)
-            limit = _limit(config) if self.queue_type == "quorum" else -1
-            self.queues[config.name] = _Queue(config.name, physical, address, config.ring_size, limit,
-                                              config.dead_letter, config.overflow or self.overflow,
-                                              config.max_length_bytes, config.single_active_consumer,
-                                              config.message_ttl_ms)
-        return self._do("declare_queue", run)
+    @operation
+    def declare_queue(self, config: QueueConfig) -> None:
+        self._check_new_queue(config, one_per_address=False)
+        address = config.address_name
+        if address not in self.addresses:
+            self._create_address(address)
+        physical = f"{self.prefix}.q.{config.name}"
+        joined = self._exists("queue", physical)
+        ctl = self._control()
+        ctl.queue_declare(physical, durable=self.queue_type == "quorum",
+                          arguments=self._arguments(config))
+        if not joined:
+            self.physical_queues.append(physical)
+        ctl.queue_bind(physical, self._exchange(address))
+        self.addresses[address].append(config.name)
+        limit = _limit(config) if self.queue_type == "quorum" else -1
+        self.queues[config.name] = _Queue(config.name, physical, address, config.ring_size, limit,
+                                          config.dead_letter, config.overflow or self.overflow,
+                                          config.max_length_bytes, config.single_active_consumer,
+                                          config.message_ttl_ms)
 
-    def open_consumer(self, config: ConsumerConfig) -> Result:
-        def run() -> None:
-            queue: _Queue = self._check_new_consumer(config)
-            pull = config.window_bytes == 0 or config.window_messages == 0
-            if pull and config.max_unacked is not None:
-                raise Unsupported("max_unacked with pull consumers (basic.get has no cap)")
-            if not pull and (config.window_bytes != -1 or config.max_unacked is None
-                             or config.window_messages is not None):
-                raise Unsupported("byte/message windows (only basic.get or basic.qos prefetch)")
-            if pull and queue.single_active:
-                raise Unsupported("basic.get on a single active consumer queue (quorum: 405)")
-            if not pull and config.max_unacked is not None and config.max_unacked < 1:
-                raise Unsupported("max_unacked below 1 (prefetch 0 means unlimited)")
-            channel = self._connection().channel()
-            arguments = {"x-priority": config.priority} if config.priority else None  # DELIVERY-25
-            consumer = _Consumer(config.name, queue.name, channel, None if pull else config.max_unacked,
-                                 arguments=arguments)
-            self.consumers[config.name] = consumer
-            if not pull:
-                channel.basic_qos(prefetch_count=config.max_unacked or 0)
-                channel.basic_consume(queue.physical, self._on_delivery(consumer), auto_ack=False,
-                                      arguments=arguments)
-                self._settle([queue.name])
-        return self._do("open_consumer", run)
+    @operation
+    def open_consumer(self, config: ConsumerConfig) -> None:
+        queue: _Queue = self._check_new_consumer(config)
+        pull = config.window_bytes == 0 or config.window_messages == 0
+        if pull and config.max_unacked is not None:
+            raise Unsupported("max_unacked with pull consumers (basic.get has no cap)")
+        if not pull and (config.window_bytes != -1 or config.max_unacked is None
+                         or config.window_messages is not None):
+            raise Unsupported("byte/message windows (only basic.get or basic.qos prefetch)")
+        if pull and queue.single_active:
+            raise Unsupported("basic.get on a single active consumer queue (quorum: 405)")
+        if not pull and config.max_unacked is not None and config.max_unacked < 1:
+            raise Unsupported("max_unacked below 1 (prefetch 0 means unlimited)")
+        channel = self._connection().channel()
+        arguments = {"x-priority": config.priority} if config.priority else None  # DELIVERY-25
+        consumer = _Consumer(config.name, queue.name, channel, None if pull else config.max_unacked,
+                             arguments=arguments)
+        self.consumers[config.name] = consumer
+        if not pull:
+            channel.basic_qos(prefetch_count=config.max_unacked or 0)
+            channel.basic_consume(queue.physical, self._on_delivery(consumer), auto_ack=False,
+                                  arguments=arguments)
+            self._settle([queue.name])
 
     @staticmethod
     def _on_delivery(consumer: _Consumer) -> Callable[..., None]:
@@ -452,80 +399,76 @@ class RabbitMQAdapter(BrokerAdapter):
             time.sleep(0.001)
 
     # ------------------------------------------------------------------ messages
-    def send(self, to: str, message: Message) -> Result:
-        def run() -> str:
-            names = self._route(to, message)
-            props = pika.BasicProperties(message_id=message.id, delivery_mode=2,
-                                         priority=max(0, min(message.priority, 9)),
-                                         # EXPIRY-2: the per-message TTL, ms as a string
-                                         expiration=None if message.ttl_ms is None else str(message.ttl_ms))
-            self._note_expiry(names, message)
-            try:
-                self._control().basic_publish(self._exchange(to), "", bytes(max(message.size, 0)), props)
-                outcome = "accepted"
-            except pex.NackError:
-                outcome = "failed"
-            for name in names if outcome == "accepted" else []:  # confirmed: enqueued by now
-                self._note_ttl(lowest_ttl(self.queues[name].message_ttl_ms, message.ttl_ms))
-            self._settle(names)
-            return outcome
-        return self._do("send", run)
+    @operation
+    def send(self, to: str, message: Message) -> str:
+        names = self._route(to, message)
+        props = pika.BasicProperties(message_id=message.id, delivery_mode=2,
+                                     priority=max(0, min(message.priority, 9)),
+                                     # EXPIRY-2: the per-message TTL, ms as a string
+                                     expiration=None if message.ttl_ms is None else str(message.ttl_ms))
+        self._note_expiry(names, message)
+        try:
+            self._control().basic_publish(self._exchange(to), "", bytes(max(message.size, 0)), props)
+            outcome = "accepted"
+        except pex.NackError:
+            outcome = "failed"
+        for name in names if outcome == "accepted" else []:  # confirmed: enqueued by now
+            self._note_ttl(lowest_ttl(self.queues[name].message_ttl_ms, message.ttl_ms))
+        self._settle(names)
+        return outcome
 
-    def receive(self, consumer: str) -> Result:
-        def run() -> str | None:
-            state = self._consumer(consumer)
-            if state.prefetch is not None:
-                self._pump()
-                if not state.buffer:
-                    return None
-                msg_id, held = state.buffer.popleft()
-            else:
-                method, props, _body = state.channel.basic_get(self._queue(state.queue).physical,
-                                                               auto_ack=False)
-                if method is None:
-                    return None
-                msg_id, held = _message_id(props), _held(method, props)
-            state.received[msg_id] = held
-            return msg_id
-        return self._do("receive", run)
+    @operation
+    def receive(self, consumer: str) -> str | None:
+        state = self._consumer(consumer)
+        if state.prefetch is not None:
+            self._pump()
+            if not state.buffer:
+                return None
+            msg_id, held = state.buffer.popleft()
+        else:
+            method, props, _body = state.channel.basic_get(self._queue(state.queue).physical,
+                                                           auto_ack=False)
+            if method is None:
+                return None
+            msg_id, held = _message_id(props), _held(method, props)
+        state.received[msg_id] = held
+        return msg_id
 
-    def ack(self, consumer: str, msg_id: str, tx: bool = False) -> Result:
-        def run() -> str:
-            self._no_tx(tx)
-            state = self._consumer(consumer)
-            held = state.received.pop(msg_id, None)
-            if held is None:
-                return self._not_held(state, msg_id, lambda ch, tag: ch.basic_ack(tag))
-            state.channel.basic_ack(held.tag)
-            state.settled[msg_id] = held.tag
-            self._settle([state.queue], via=state.channel)
-            return "ok"
-        return self._do("ack", run)
+    @operation
+    def ack(self, consumer: str, msg_id: str, tx: bool = False) -> str:
+        self._no_tx(tx)
+        state = self._consumer(consumer)
+        held = state.received.pop(msg_id, None)
+        if held is None:
+            return self._not_held(state, msg_id, lambda ch, tag: ch.basic_ack(tag))
+        state.channel.basic_ack(held.tag)
+        state.settled[msg_id] = held.tag
+        self._settle([state.queue], via=state.channel)
+        return "ok"
 
-    def nack(self, consumer: str, msg_id: str, requeue: bool = True, multiple: bool = False) -> Result:
+    @operation
+    def nack(self, consumer: str, msg_id: str, requeue: bool = True, multiple: bool = False) -> str:
         """basic.nack(tag, multiple, requeue) (REDELIVERY-24/25): with multiple, every message this
         consumer received up to `msg_id` (delivery tags are per channel, in delivery order)."""
-        def run() -> str:
-            state = self._consumer(consumer)
-            held = state.received.get(msg_id)
-            if held is None:
-                return self._not_held(state, msg_id, lambda ch, tag: ch.basic_nack(
-                    tag, multiple=multiple, requeue=requeue))
-            ids = list(state.received)
-            settled = ids[:ids.index(msg_id) + 1] if multiple else [msg_id]
-            returned = [state.received[i] for i in settled]
-            expect: Expectation
-            if requeue:
-                expect = self._expect_after_return(state, returned)
-            else:
-                expect = self._expect_after_reject(state, returned)
-            for i in settled:
-                state.settled[i] = state.received.pop(i).tag
-            state.channel.basic_nack(held.tag, multiple=multiple, requeue=requeue)
-            # the queue itself too: a reject frees prefetch room the broker fills from the queue
-            self._settle([state.queue], expect, via=state.channel)
-            return "ok"
-        return self._do("nack", run)
+        state = self._consumer(consumer)
+        held = state.received.get(msg_id)
+        if held is None:
+            return self._not_held(state, msg_id, lambda ch, tag: ch.basic_nack(
+                tag, multiple=multiple, requeue=requeue))
+        ids = list(state.received)
+        settled = ids[:ids.index(msg_id) + 1] if multiple else [msg_id]
+        returned = [state.received[i] for i in settled]
+        expect: Expectation
+        if requeue:
+            expect = self._expect_after_return(state, returned)
+        else:
+            expect = self._expect_after_reject(state, returned)
+        for i in settled:
+            state.settled[i] = state.received.pop(i).tag
+        state.channel.basic_nack(held.tag, multiple=multiple, requeue=requeue)
+        # the queue itself too: a reject frees prefetch room the broker fills from the queue
+        self._settle([state.queue], expect, via=state.channel)
+        return "ok"
 
     def _not_held(self, state: _Consumer, msg_id: str,
                   send: Callable[[BlockingChannel, int], None]) -> str:
@@ -570,16 +513,15 @@ class RabbitMQAdapter(BrokerAdapter):
                 expect[name] = self._ready(self.queues[name]) + self._pushed(name) + len(rejected)
         return expect
 
-    def close_consumer(self, consumer: str) -> Result:
-        def run() -> None:
-            state = self._consumer(consumer)
-            returned = list(state.received.values()) + [h for _, h in state.buffer]
-            expect = self._expect_after_return(state, returned)
-            del self.consumers[consumer]
-            if state.channel.is_open:
-                _close_channel(state.channel)
-            self._settle([], expect)
-        return self._do("close_consumer", run)
+    @operation
+    def close_consumer(self, consumer: str) -> None:
+        state = self._consumer(consumer)
+        returned = list(state.received.values()) + [h for _, h in state.buffer]
+        expect = self._expect_after_return(state, returned)
+        del self.consumers[consumer]
+        if state.channel.is_open:
+            _close_channel(state.channel)
+        self._settle([], expect)
 
     def _pushed(self, queue: str) -> int:
         """Messages held by the queue's prefetch consumers."""
@@ -625,48 +567,44 @@ class RabbitMQAdapter(BrokerAdapter):
             alternatives.append(expect)
         return alternatives
 
-    def purge(self, queue: str) -> Result:
+    @operation
+    def purge(self, queue: str) -> int:
         """queue.purge (RING-29): removes the ready messages only; purge-ok carries their number."""
-        def run() -> int:
-            state = self._queue(queue)
-            self._pump()
-            return int(self._control().queue_purge(state.physical).method.message_count)
-        return self._do("purge", run)
+        state = self._queue(queue)
+        self._pump()
+        return int(self._control().queue_purge(state.physical).method.message_count)
 
     # ------------------------------------------------------------------ observation
-    def counters(self, queue: str) -> Result:
-        def run() -> dict[str, int]:
-            state = self._queue(queue)
-            self._pump()
-            ready = self._ready(state)
-            delivering = sum(c.held() for c in self.consumers.values() if c.queue == queue)
-            return {"message_count": ready + delivering, "pending_count": ready,
-                    "delivering_count": delivering}
-        return self._do("counters", run)
+    @operation
+    def counters(self, queue: str) -> dict[str, int]:
+        state = self._queue(queue)
+        self._pump()
+        ready = self._ready(state)
+        delivering = sum(c.held() for c in self.consumers.values() if c.queue == queue)
+        return {"message_count": ready + delivering, "pending_count": ready,
+                "delivering_count": delivering}
 
-    def message_info(self, queue: str, msg_id: str) -> Result:
+    @operation
+    def message_info(self, queue: str, msg_id: str) -> dict[str, object]:
         """DELIVERY-23: what the consumer holding `msg_id` saw of its delivery (only held messages)."""
-        def run() -> dict[str, object]:
-            self._queue(queue)
-            for consumer in self.consumers.values():
-                held = consumer.received.get(msg_id) if consumer.queue == queue else None
-                if held is not None:
-                    return {"redelivered": held.redelivered, "dead_letter_reason": held.reason}
-            raise Unsupported(f"the delivery of {msg_id!r}, which the adapter does not hold")
-        return self._do("message_info", run)
+        self._queue(queue)
+        for consumer in self.consumers.values():
+            held = consumer.received.get(msg_id) if consumer.queue == queue else None
+            if held is not None:
+                return {"redelivered": held.redelivered, "dead_letter_reason": held.reason}
+        raise Unsupported(f"the delivery of {msg_id!r}, which the adapter does not hold")
 
-    def delivery_count(self, queue: str, msg_id: str) -> Result:
-        def run() -> int:
-            if self.queue_type != "quorum":
-                raise Unsupported("delivery counts (classic queues only set the redelivered flag)")
-            self._queue(queue)
-            for consumer in self.consumers.values():
-                if consumer.queue == queue and msg_id in consumer.received:
-                    return consumer.received[msg_id].returns + 1
-            # x-delivery-count travels on deliveries only: a message the adapter does not hold (never
-            # received, or already settled) has no count it could read now
-            raise NotObservable(f"the delivery count of {msg_id!r}, which the adapter does not hold")
-        return self._do("delivery_count", run)
+    @operation
+    def delivery_count(self, queue: str, msg_id: str) -> int:
+        if self.queue_type != "quorum":
+            raise Unsupported("delivery counts (classic queues only set the redelivered flag)")
+        self._queue(queue)
+        for consumer in self.consumers.values():
+            if consumer.queue == queue and msg_id in consumer.received:
+                return consumer.received[msg_id].returns + 1
+        # x-delivery-count travels on deliveries only: a message the adapter does not hold (never
+        # received, or already settled) has no count it could read now
+        raise NotObservable(f"the delivery count of {msg_id!r}, which the adapter does not hold")
 
 
 def _limit(config: QueueConfig) -> int:
@@ -685,7 +623,7 @@ def _close_channel(channel: BlockingChannel) -> None:
     meanwhile). On a quorum queue each such reject is a return of its own (x-delivery-count + 1,
     delivery-limit check, to the tail without a limit: rabbit_fifo v3.10.8 L976-1005) and the message
     can even reach the same consumer again before the cancel lands and be rejected once more, so the
-    broker counts more returns than the close it stands for (issue 13). The underlying channel's
+    broker counts more returns than the close it stands for. The underlying channel's
     close sends basic.cancel without rejecting and ignores deliveries once closing.
     """
     channel._impl.close()

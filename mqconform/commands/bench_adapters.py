@@ -1,7 +1,7 @@
-"""Adapter overhead: round trips per second through an adapter next to the raw client loop, and the
-state machines' steps per second against the broker.
+"""`mqconform bench adapters`: round trips per second through an adapter next to its raw client loop,
+and the state machines' steps per second against the broker.
 
-Each adapter module offers ``raw_roundtrip_loop(n, url=...) -> float`` (send, receive, ack with the
+Each adapter's module offers ``raw_roundtrip_loop(n, url=...) -> float`` (send, receive, ack with the
 broker's own client, strictly sequential); the same loop through the adapter contract gives the
 overhead ratio (raw / adapter; the goal is <= 1.3). Both loops use the same broker: an adapter that
 started an embedded one (nats) hands its URL to the raw loop. An adapter that cannot be loaded or
@@ -10,7 +10,6 @@ reached is skipped with a one-line note on stderr. Figures are printed, never as
 
 from __future__ import annotations
 
-import importlib
 import sys
 import tempfile
 import time
@@ -18,29 +17,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from mqconform.adapters._base import roundtrip_rate, simple_consumer
+from mqconform.adapters.contract import Adapter, AdapterError
+from mqconform.adapters.registry import AdapterLoadError, load_adapter
 from mqconform.reference_model.config import Message, QueueConfig
 from mqconform.text import first_line
-
-from ._base import simple_consumer
-from .contract import Adapter, AdapterError
-from .registry import AdapterLoadError, load_adapter, resolve
 
 #: machines whose steps per second are measured (every broker adapter can run them)
 MACHINE_AREAS = ("delivery", "ring")
 WARMUP = 20
-
-
-def roundtrip_rate(n: int, step: Callable[[int], object], limit_s: float = 60.0) -> float:
-    """Call step(0), step(1), ... n times or until `limit_s` passes; the calls per second."""
-    deadline = time.monotonic() + limit_s
-    done = 0
-    t0 = time.perf_counter()
-    for i in range(n):
-        if time.monotonic() > deadline:
-            break
-        step(i)
-        done += 1
-    return done / (time.perf_counter() - t0)
 
 
 def _roundtrips(adapter: Adapter, n: int) -> float:
@@ -97,9 +82,9 @@ def _steps_per_second(adapter: Adapter, max_examples: int) -> dict[str, float]:
 
 def bench_adapter(name: str, n: int, max_examples: int = 10, **options: Any) -> dict[str, float]:
     """The figures of one adapter (AdapterLoadError / AdapterError when it cannot be used)."""
-    module = importlib.import_module(resolve(name).partition(":")[0])
-    raw_loop = getattr(module, "raw_roundtrip_loop", None)
     adapter = load_adapter(name, **options)
+    module = sys.modules[type(adapter).__module__]  # the adapter's own module, not its room's package
+    raw_loop = getattr(module, "raw_roundtrip_loop", None)
     figures: dict[str, float] = {}
     try:
         adapter.open(f"mqc-bench-{int(time.time())}")

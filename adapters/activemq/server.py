@@ -16,8 +16,8 @@ import os
 import shutil
 from pathlib import Path
 
-from ._process import ServerProcess
-from .contract import AdapterError
+from .._process import ServerProcess
+from ..contract import AdapterError
 
 HOME_ENV = "MQCONFORM_ACTIVEMQ_HOME"
 DEFAULT_HOME = "/usr/share/activemq"
@@ -90,7 +90,7 @@ class ActiveMQProcess(ServerProcess):
         super().__init__()
         self.home = find_home(home)
         self.heap_mb = heap_mb
-        #: issue 10 (RESTART-1): KahaDB in the private directory, so a restart keeps the messages
+        #: RESTART-1: KahaDB in the private directory, so a restart keeps the messages
         self.persistent = persistent
 
     @property

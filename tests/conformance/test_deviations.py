@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from mqconform.adapters.deviations import (
+from mqconform.conformance.deviations import (
     DEFAULT_PATH,
     OBSERVED,
     DeviationError,
@@ -157,7 +157,7 @@ def test_an_expiry_by_a_messages_own_ttl_is_not_the_max_age_shape() -> None:
     """In the 2.11 scenario the first advance expires m1 by its own TTL (ttl_ms 1000): not a max_age
     expiry; the second expires m2 by the queue's TTL after that: the 2.11 shape, and not 2.10's only
     by the release range."""
-    from mqconform.adapters.deviations import SHAPES
+    from mqconform.conformance.deviations import SHAPES
 
     steps = _steps("tests/adapters/scenarios/nats-2.11-max-age-late-after-ttl.yaml", 5)
     first, both = model_trace(steps[:4], "jetstream"), model_trace(steps, "jetstream")

@@ -1,46 +1,12 @@
 """The `mqtt` adapter: Mosquitto through paho-mqtt (MQTT 5), claiming the `mosquitto` profile.
 
-By default it runs its own mosquitto processes (:mod:`.mosquitto_server`), one per queue limit,
+By default it runs its own mosquitto processes (:mod:`.server`), one per queue limit,
 because ``max_queued_messages`` is a broker-wide setting; ``url=`` or ``$MQCONFORM_MQTT_URL``
 (``mqtt://[user:password@]host:port``) uses a running broker instead, whose limit the adapter
-cannot know, so ring queues are then not offered.
+cannot know, so ring queues are then not offered. A queue is a persistent session, offline between
+operations; a *sync* connects it, collects its stored messages up to a sentinel and disconnects.
 
-Mapping (every client id and topic starts with a per-open prefix: namespace + random token):
-
-- a queue is a persistent session: client id ``<prefix>-q-<queue>``, session expiry 1 h, one QoS 1
-  subscription to the topic of its address (``<prefix>/<address>``). Several queues on one address
-  are several sessions on that topic (each gets a copy).
-- ring_size R >= 1 is ``max_queued_messages R`` on a broker with ``max_inflight_messages 0``; -1 is a
-  broker without limit. Between operations a session is **offline** (disconnected), and for an
-  offline client Mosquitto admits a QoS 1 message only while in-flight + queued < R and otherwise
-  drops the newest silently, the publisher still getting PUBACK (``db__ready_for_queue``, adjust 0
-  offline). That is exactly the profile's bound: stored (pending + delivering) messages, drop
-  newest, silent. Online the limit would be ``R + inflight maximum``, so the adapter never leaves a
-  session online across an operation: each disconnect is a DISCONNECT with will (reason 0x04)
-  whose will message, seen by the adapter's publisher, proves the broker has processed it.
-- a *sync* of a session connects it (the broker resends its in-flight messages with DUP=1 in
-  their original order, then the queued ones, all in flight since there is no in-flight cap),
-  publishes a sentinel to the topic, collects everything up to the sentinel, PUBACKs the sentinel
-  and the messages being acknowledged, and disconnects (offline again). Its list is the session's
-  stored messages, in delivery order.
-- a consumer is a pull consumer on a queue (``window_bytes 0``, no ``max_unacked``): ``receive``
-  syncs when something was sent since the last sync and gives the first stored message no consumer
-  holds; ``ack`` is a PUBACK of that message in a sync; ``close_consumer`` releases what it holds:
-  the messages stay in the session (QoS 1 in flight) and come back with DUP=1 on the next
-  connect, in original order, ahead of newer ones (profile: return_placement head). It only forgets
-  the consumer (the shared base's close_consumer).
-
-- ring_size 0 cannot be a Mosquitto limit (``max_queued_messages 0`` means none), so it is a
-  session *without* a subscription: Mosquitto routes nothing to it and every send is dropped
-  silently with a PUBACK, which is exactly a zero-capacity drop-newest queue.
-
-No ``shared_namespace`` (so no ``mqconform soak``): every ack is a sync that reads the whole session
-back, so with a concurrent producer's backlog of ~1,200 messages a consumer managed ~2 acks/s.
-
-Not offered: nack (MQTT has none),
-counters (Mosquitto shows no per-client queue depth), browse, delivery counts (only the DUP flag),
-push windows and ``max_unacked`` (the in-flight cap is not used: see above), scheduling, paging,
-transactions, selectors, dead letters, time.
+How each operation maps to sessions and syncs, and what is not offered and why: docs/adapters/mqtt.md.
 """
 
 from __future__ import annotations
@@ -62,11 +28,10 @@ from paho.mqtt.reasoncodes import ReasonCode
 from mqconform.reference_model.config import ConsumerConfig, Message, QueueConfig
 from mqconform.text import one_line
 
-from ._base import BrokerAdapter, Refused, Unsupported, physical_prefix
-from ._urls import parse_endpoint
-from .bench import roundtrip_rate
-from .contract import AdapterError, Result
-from .mosquitto_server import MosquittoPool
+from .._base import BrokerAdapter, Refused, Unsupported, operation, physical_prefix, roundtrip_rate
+from .._urls import parse_endpoint
+from ..contract import AdapterError, Result
+from .server import MosquittoPool
 
 URL_ENV = "MQCONFORM_MQTT_URL"
 SESSION_EXPIRY_S = 3600
@@ -317,80 +282,75 @@ class MqttAdapter(BrokerAdapter):
         return kept
 
     # ------------------------------------------------------------------ declarations
-    def declare_queue(self, config: QueueConfig) -> Result:
-        def run() -> None:
-            self._check_new_queue(config, one_per_address=False)
-            if config.ring_size > 0 and self.url:
-                raise Unsupported("ring sizes on an external broker (its limit is its own config)")
-            address = config.address_name
-            port = self._port(config.ring_size)
-            for other in self.addresses.get(address, []):
-                if self.queues[other].port != port:
-                    raise Unsupported("queues with different ring sizes on one address")
-            queue = _Queue(config.name, address, port, f"{self.prefix}-q-{config.name}",
-                           f"{self.prefix}/{address}", subscribed=config.ring_size != 0)
-            link = self._session(queue, clean_start=True)
-            try:
-                if queue.subscribed:
-                    link.subscribe(queue.topic, qos=1)
-                self._offline(queue, link)
-            except BaseException:
-                link.close()
-                raise
-            self.addresses.setdefault(address, []).append(config.name)
-            self.queues[config.name] = queue
-        return self._do("declare_queue", run)
+    @operation
+    def declare_queue(self, config: QueueConfig) -> None:
+        self._check_new_queue(config, one_per_address=False)
+        if config.ring_size > 0 and self.url:
+            raise Unsupported("ring sizes on an external broker (its limit is its own config)")
+        address = config.address_name
+        port = self._port(config.ring_size)
+        for other in self.addresses.get(address, []):
+            if self.queues[other].port != port:
+                raise Unsupported("queues with different ring sizes on one address")
+        queue = _Queue(config.name, address, port, f"{self.prefix}-q-{config.name}",
+                       f"{self.prefix}/{address}", subscribed=config.ring_size != 0)
+        link = self._session(queue, clean_start=True)
+        try:
+            if queue.subscribed:
+                link.subscribe(queue.topic, qos=1)
+            self._offline(queue, link)
+        except BaseException:
+            link.close()
+            raise
+        self.addresses.setdefault(address, []).append(config.name)
+        self.queues[config.name] = queue
 
-    def open_consumer(self, config: ConsumerConfig) -> Result:
-        def run() -> None:
-            self._check_new_consumer(config)
-            self._require_pull(config)
-            if config.max_unacked is not None:
-                raise Unsupported(self._why("max_unacked"))
-            self.consumers[config.name] = _Consumer(config.name, config.queue)
-        return self._do("open_consumer", run)
+    @operation
+    def open_consumer(self, config: ConsumerConfig) -> None:
+        self._check_new_consumer(config)
+        self._require_pull(config)
+        if config.max_unacked is not None:
+            raise Unsupported(self._why("max_unacked"))
+        self.consumers[config.name] = _Consumer(config.name, config.queue)
 
     # ------------------------------------------------------------------ messages
-    def send(self, to: str, message: Message) -> Result:
-        def run() -> str:
-            names = self._route(to, message)
-            if not names:
-                return "accepted"
-            queue = self.queues[names[0]]
-            self._publisher(queue.port).publish(queue.topic, _payload(message))
-            for name in names:
-                self.queues[name].dirty = True
-            return "accepted"  # a full session drops silently; the publisher still gets PUBACK
-        return self._do("send", run)
+    @operation
+    def send(self, to: str, message: Message) -> str:
+        names = self._route(to, message)
+        if not names:
+            return "accepted"
+        queue = self.queues[names[0]]
+        self._publisher(queue.port).publish(queue.topic, _payload(message))
+        for name in names:
+            self.queues[name].dirty = True
+        return "accepted"  # a full session drops silently; the publisher still gets PUBACK
 
     def _held(self, queue: str) -> set[str]:
         return {m for c in self.consumers.values() if c.queue == queue for m in c.held}
 
-    def receive(self, consumer: str) -> Result:
-        def run() -> str | None:
-            state = self._consumer(consumer)
-            queue = self._queue(state.queue)
-            stored = self._sync(queue) if queue.dirty else queue.stored
-            held = self._held(queue.name)
-            for msg_id in stored:
-                if msg_id not in held:
-                    state.held.append(msg_id)
-                    return msg_id
-            return None
-        return self._do("receive", run)
+    @operation
+    def receive(self, consumer: str) -> str | None:
+        state = self._consumer(consumer)
+        queue = self._queue(state.queue)
+        stored = self._sync(queue) if queue.dirty else queue.stored
+        held = self._held(queue.name)
+        for msg_id in stored:
+            if msg_id not in held:
+                state.held.append(msg_id)
+                return msg_id
+        return None
 
-    def ack(self, consumer: str, msg_id: str, tx: bool = False) -> Result:
-        def run() -> str:
-            self._no_tx(tx)
-            state = self._consumer(consumer)
-            if msg_id not in state.held:
-                return "failed"
-            queue = self._queue(state.queue)
-            before = set(queue.stored)
-            kept = self._sync(queue, frozenset({msg_id}))
-            state.held.remove(msg_id)
-            return "ok" if msg_id in before and msg_id not in kept else "failed"
-        return self._do("ack", run)
+    @operation
+    def ack(self, consumer: str, msg_id: str, tx: bool = False) -> str:
+        self._no_tx(tx)
+        state = self._consumer(consumer)
+        if msg_id not in state.held:
+            return "failed"
+        queue = self._queue(state.queue)
+        before = set(queue.stored)
+        kept = self._sync(queue, frozenset({msg_id}))
+        state.held.remove(msg_id)
+        return "ok" if msg_id in before and msg_id not in kept else "failed"
 
 
 def raw_roundtrip_loop(n: int, url: str | None = None, **_: Any) -> float:

@@ -15,8 +15,8 @@ import os
 import shutil
 from pathlib import Path
 
-from ._process import ServerProcess, port_accepts
-from .contract import AdapterError
+from .._process import ServerProcess, port_accepts
+from ..contract import AdapterError
 
 __all__ = ["MosquittoPool", "MosquittoProcess", "config_text", "find_binary", "port_accepts"]
 

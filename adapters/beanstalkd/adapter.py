@@ -1,52 +1,11 @@
 """The `beanstalkd` adapter: beanstalkd work queues through greenstalk, claiming `beanstalkd`.
 
-By default the adapter starts its own ``beanstalkd`` on a free loopback port (:mod:`.beanstalkd_server`,
+By default the adapter starts its own ``beanstalkd`` on a free loopback port (:mod:`.server`,
 jobs in memory only; ``server_bin=PATH`` names the binary) and stops it in :meth:`shutdown`.
 ``url=beanstalk://host:port`` (``--url``) or ``$MQCONFORM_BEANSTALKD_URL`` uses a running server instead.
 
-Mapping (doc/protocol.txt of beanstalkd 1.12; every tube is named ``<namespace>-<token>.<queue>``):
-
-- a queue is a tube; its address is the name senders use (one queue per address: a job lives in one
-  tube). The adapter keeps one producer connection per tube (``use``), so the tube exists while the
-  example runs, and one admin connection for ``stats-tube``, ``stats-job`` and deletes by id.
-- a consumer is a connection of its own that watches its tube and ignores ``default``; ``receive`` is
-  ``reserve-with-timeout 0`` (``TIMED_OUT`` = nothing ready); only pull consumers (window 0), and no
-  cap on reserved jobs (beanstalkd has none: ``max_unacked`` is not offered).
-- ``send`` is ``put <pri> 0 <ttr> <bytes>``: the body is the message id and padding up to its size;
-  the model's priority p (0-9, higher = more urgent, DELIVERY-3) is beanstalkd priority ``9 - p``
-  (0 is beanstalkd's most urgent); the time-to-run is TTR_S (an hour: no job times out in an example;
-  ``ttr_s=N`` changes it, for the adapter tests of the ``timeouts`` counter only).
-- ``ack`` is ``delete`` on the consumer's connection; ``nack`` is ``release <id> <pri> 0`` (the job's
-  own priority: it goes back to the tube's ready heap, ordered by priority then job id,
-  ``job_pri_less``: the model's sorted placement).
-- ``nack(delay_ms=d)`` is ``release <id> <pri> d/1000``, whole seconds only (REDELIVERY-37: the job is
-  delayed, counted in current-jobs-delayed, held by nobody, and joins the ready heap when due). The
-  machines draw a delay of an hour, which never runs out in an example; their timed examples' 300 ms
-  delays come with ``ack_wait``, which is not offered.
-- ``nack(requeue=False)`` is ``bury <id> <pri>``: the job leaves the ready/reserved life cycle for the
-  tube's buried list (the dead-letter list; ``kick`` would bring it back, which the model has no
-  operation for).
-- A nack of a job this consumer does not hold is sent too (beanstalkd answers NOT_FOUND: ``failed``),
-  but an ack of one answers ``failed`` without a command (a ``delete`` of a ready job by id succeeds
-  in beanstalkd: it is no acknowledgement), so ``invalid_ack`` is not offered.
-- ``close_consumer`` closes the connection; beanstalkd gives its reserved jobs back
-  (``enqueue_reserved_jobs`` on the hang-up, asynchronously: the adapter waits until ``stats-job``
-  shows none of them reserved).
-- counters from ``stats-tube``: ``pending_count`` = current-jobs-ready, ``delivering_count`` =
-  current-jobs-reserved, ``scheduled_count`` = current-jobs-delayed, ``message_count`` = their sum,
-  ``paged_count`` 0, ``added`` = total-jobs. Not ``killed``: the model counts a reject and a delete by
-  id as killed, beanstalkd has no cumulative count of either (current-jobs-buried falls with a kick).
-- ``delivery_count`` is ``stats-job`` ``reserves`` (never undone: a close or release keeps it); None
-  for a job that is gone or buried (out of the queue).
-- ``delete_message`` is ``delete <id>`` on the admin connection (DELIVERY-31..33): beanstalkd deletes a
-  ready or delayed job (and a buried one), never one another connection reserved (``NOT_FOUND``); a
-  buried job is on the dead-letter list, not in the queue, so its delete answers False without a command.
-
-Not offered: ring / length limits (beanstalkd has none), delayed puts (``scheduling``: the machine
-schedules 10-30 ms ahead, beanstalkd delays are whole seconds), time-to-run redelivery (``ack_wait``:
-TTR is whole seconds, at least 1, with a one-second safety margin, and per job, not per consumer; the
-machines wait 300 ms), transactions, browsing, selectors, paging, push windows. ``advance(ms)`` sleeps
-(nothing mapped runs out within an example).
+How each operation maps to the protocol (tubes, reserve, release, bury, stats), and what is not
+offered and why: docs/adapters/beanstalkd.md.
 """
 
 from __future__ import annotations
@@ -64,11 +23,10 @@ import greenstalk
 from mqconform.reference_model.config import ConsumerConfig, Message, QueueConfig
 from mqconform.text import one_line
 
-from ._base import BrokerAdapter, Refused, Unsupported, physical_prefix
-from ._urls import parse_endpoint, redact
-from .beanstalkd_server import BeanstalkdServer, find_binary
-from .bench import roundtrip_rate
-from .contract import AdapterError, Result
+from .._base import BrokerAdapter, Refused, Unsupported, operation, physical_prefix, roundtrip_rate
+from .._urls import parse_endpoint, redact
+from ..contract import AdapterError, Result
+from .server import BeanstalkdServer, find_binary
 
 URL_ENV = "MQCONFORM_BEANSTALKD_URL"
 DEFAULT_PORT = 11300
@@ -222,116 +180,109 @@ class BeanstalkdAdapter(BrokerAdapter):
             self.url = None
 
     # ------------------------------------------------------------------ declarations
-    def declare_queue(self, config: QueueConfig) -> Result:
-        def run() -> None:
-            self._check_new_queue(config)
-            if config.ring_size >= 0:
-                raise Unsupported("ring (beanstalkd tubes have no length limit)")
-            tube = f"{self.prefix}.{config.name}"
-            producer = self._connect(self._address())
-            try:
-                producer.use(tube)
-            except BaseException:
-                _quietly_close(producer)
-                raise
-            self.addresses.setdefault(config.address_name, []).append(config.name)
-            self.queues[config.name] = _Queue(config.name, tube, producer)
-        return self._do("declare_queue", run)
+    @operation
+    def declare_queue(self, config: QueueConfig) -> None:
+        self._check_new_queue(config)
+        if config.ring_size >= 0:
+            raise Unsupported("ring (beanstalkd tubes have no length limit)")
+        tube = f"{self.prefix}.{config.name}"
+        producer = self._connect(self._address())
+        try:
+            producer.use(tube)
+        except BaseException:
+            _quietly_close(producer)
+            raise
+        self.addresses.setdefault(config.address_name, []).append(config.name)
+        self.queues[config.name] = _Queue(config.name, tube, producer)
 
-    def open_consumer(self, config: ConsumerConfig) -> Result:
-        def run() -> None:
-            queue: _Queue = self._check_new_consumer(config)
-            self._require_pull(config)
-            if config.max_unacked is not None:
-                raise Unsupported(self._why("max_unacked"))
-            client = self._connect(self._address())
-            try:
-                client.watch(queue.tube)
-                client.ignore("default")
-            except BaseException:
-                _quietly_close(client)
-                raise
-            self.consumers[config.name] = _Consumer(config.name, queue.name, client)
-        return self._do("open_consumer", run)
+    @operation
+    def open_consumer(self, config: ConsumerConfig) -> None:
+        queue: _Queue = self._check_new_consumer(config)
+        self._require_pull(config)
+        if config.max_unacked is not None:
+            raise Unsupported(self._why("max_unacked"))
+        client = self._connect(self._address())
+        try:
+            client.watch(queue.tube)
+            client.ignore("default")
+        except BaseException:
+            _quietly_close(client)
+            raise
+        self.consumers[config.name] = _Consumer(config.name, queue.name, client)
 
     # ------------------------------------------------------------------ messages
-    def send(self, to: str, message: Message) -> Result:
-        def run() -> str:
-            queue = self._single_route(to, message)
-            if queue is None:
-                return "accepted"
-            pri = beanstalk_priority(message.priority)
-            head = message.id.encode() + b"\n"
-            body = head + b"x" * max(message.size - len(head), 0)
-            job = int(queue.producer.put(body, priority=pri, delay=0, ttr=self.ttr_s))
-            queue.jobs[message.id] = job
-            queue.by_job[job] = (message.id, pri)
+    @operation
+    def send(self, to: str, message: Message) -> str:
+        queue = self._single_route(to, message)
+        if queue is None:
             return "accepted"
-        return self._do("send", run)
+        pri = beanstalk_priority(message.priority)
+        head = message.id.encode() + b"\n"
+        body = head + b"x" * max(message.size - len(head), 0)
+        job = int(queue.producer.put(body, priority=pri, delay=0, ttr=self.ttr_s))
+        queue.jobs[message.id] = job
+        queue.by_job[job] = (message.id, pri)
+        return "accepted"
 
-    def receive(self, consumer: str) -> Result:
-        def run() -> str | None:
-            state = self._consumer(consumer)
-            queue = self._queue(state.queue)
-            try:
-                job = state.client.reserve(timeout=0)
-            except greenstalk.TimedOutError:
-                return None
-            known = queue.by_job.get(job.id)
-            msg_id = known[0] if known is not None else bytes(job.body).split(b"\n", 1)[0].decode()
-            state.held[msg_id] = job.id
-            return msg_id
-        return self._do("receive", run)
+    @operation
+    def receive(self, consumer: str) -> str | None:
+        state = self._consumer(consumer)
+        queue = self._queue(state.queue)
+        try:
+            job = state.client.reserve(timeout=0)
+        except greenstalk.TimedOutError:
+            return None
+        known = queue.by_job.get(job.id)
+        msg_id = known[0] if known is not None else bytes(job.body).split(b"\n", 1)[0].decode()
+        state.held[msg_id] = job.id
+        return msg_id
 
-    def ack(self, consumer: str, msg_id: str, tx: bool = False) -> Result:
-        def run() -> str:
-            self._no_tx(tx)
-            state = self._consumer(consumer)
-            job = state.held.pop(msg_id, None)
-            if job is None:
-                return "failed"
-            try:
-                state.client.delete(job)
-            except greenstalk.NotFoundError:
-                return "failed"
-            return "ok"
-        return self._do("ack", run)
+    @operation
+    def ack(self, consumer: str, msg_id: str, tx: bool = False) -> str:
+        self._no_tx(tx)
+        state = self._consumer(consumer)
+        job = state.held.pop(msg_id, None)
+        if job is None:
+            return "failed"
+        try:
+            state.client.delete(job)
+        except greenstalk.NotFoundError:
+            return "failed"
+        return "ok"
 
+    @operation
     def nack(self, consumer: str, msg_id: str, requeue: bool = True, multiple: bool = False,
-             delay_ms: int = 0) -> Result:
+             delay_ms: int = 0) -> str:
         """release (requeue) or bury (requeue=False, REDELIVERY-24) of a job this consumer holds."""
-        def run() -> str:
-            if multiple:
-                raise Unsupported("nack multiple")
-            if delay_ms % 1000 or delay_ms < 0 or (delay_ms and not requeue):
-                raise Unsupported("nack delay_ms other than whole seconds (a release delay is seconds)")
-            state = self._consumer(consumer)
-            queue = self._queue(state.queue)
-            # a job this connection does not hold goes to the server too: release and bury act only
-            # on the reserving connection's jobs (prot.c remove_reserved_job), so NOT_FOUND -> failed
-            job = state.held.get(msg_id, queue.jobs.get(msg_id))
-            if job is None:
-                return "failed"  # never put: no job id to name
-            pri = queue.by_job[job][1]
-            try:
-                if requeue:
-                    state.client.release(greenstalk.Job(job, b""), priority=pri, delay=delay_ms // 1000)
-                else:
-                    state.client.bury(greenstalk.Job(job, b""), priority=pri)
-            except greenstalk.NotFoundError:
-                state.held.pop(msg_id, None)
-                return "failed"
-            del state.held[msg_id]
-            return "ok"
-        return self._do("nack", run)
+        if multiple:
+            raise Unsupported("nack multiple")
+        if delay_ms % 1000 or delay_ms < 0 or (delay_ms and not requeue):
+            raise Unsupported("nack delay_ms other than whole seconds (a release delay is seconds)")
+        state = self._consumer(consumer)
+        queue = self._queue(state.queue)
+        # a job this connection does not hold goes to the server too: release and bury act only
+        # on the reserving connection's jobs (prot.c remove_reserved_job), so NOT_FOUND -> failed
+        job = state.held.get(msg_id, queue.jobs.get(msg_id))
+        if job is None:
+            return "failed"  # never put: no job id to name
+        pri = queue.by_job[job][1]
+        try:
+            if requeue:
+                state.client.release(greenstalk.Job(job, b""), priority=pri, delay=delay_ms // 1000)
+            else:
+                state.client.bury(greenstalk.Job(job, b""), priority=pri)
+        except greenstalk.NotFoundError:
+            state.held.pop(msg_id, None)
+            return "failed"
+        del state.held[msg_id]
+        return "ok"
 
-    def close_consumer(self, consumer: str) -> Result:
+    @operation
+    def close_consumer(self, consumer: str) -> None:
         """Close the consumer's connection; beanstalkd releases what it reserved (on the hang-up)."""
-        def run() -> None:
-            state = self._forget_consumer(consumer)
-            _quietly_close(state.client)
-            self._await_released(self._admin(), list(state.held.values()))
-        return self._do("close_consumer", run)
+        state = self._forget_consumer(consumer)
+        _quietly_close(state.client)
+        self._await_released(self._admin(), list(state.held.values()))
 
     def _await_released(self, admin: Any, jobs: list[int]) -> None:
         """Wait until none of `jobs` is reserved any more (beanstalkd handles a hang-up
@@ -353,50 +304,47 @@ class BeanstalkdAdapter(BrokerAdapter):
                 raise TimeoutError(f"jobs {waiting} still reserved {RELEASE_WAIT_S:g} s after the close")
             time.sleep(0.002)
 
-    def delete_message(self, queue: str, msg_id: str) -> Result:
+    @operation(name="delete")
+    def delete_message(self, queue: str, msg_id: str) -> bool:
         """``delete <id>`` on the admin connection (DELIVERY-31..33): True when beanstalkd deleted the
         job (ready or delayed); False for a job reserved by a consumer (NOT_FOUND), gone, never sent,
         or buried (on the dead-letter list, outside the queue: no command)."""
-        def run() -> bool:
-            state = self._queue(queue)
-            job = state.jobs.get(msg_id)
-            if job is None:
+        state = self._queue(queue)
+        job = state.jobs.get(msg_id)
+        if job is None:
+            return False
+        admin = self._admin()
+        try:
+            if admin.stats_job(job).get("state") == "buried":
                 return False
-            admin = self._admin()
-            try:
-                if admin.stats_job(job).get("state") == "buried":
-                    return False
-                admin.delete(job)
-            except greenstalk.NotFoundError:
-                return False
-            return True
-        return self._do("delete", run)
+            admin.delete(job)
+        except greenstalk.NotFoundError:
+            return False
+        return True
 
     # ------------------------------------------------------------------ observation
-    def counters(self, queue: str) -> Result:
-        def run() -> dict[str, int]:
-            stats = self._admin().stats_tube(self._queue(queue).tube)
-            ready = int(stats["current-jobs-ready"])
-            reserved = int(stats["current-jobs-reserved"])
-            delayed = int(stats["current-jobs-delayed"])
-            return {"message_count": ready + reserved + delayed, "pending_count": ready,
-                    "delivering_count": reserved, "scheduled_count": delayed, "paged_count": 0,
-                    "added": int(stats["total-jobs"])}
-        return self._do("counters", run)
+    @operation
+    def counters(self, queue: str) -> dict[str, int]:
+        stats = self._admin().stats_tube(self._queue(queue).tube)
+        ready = int(stats["current-jobs-ready"])
+        reserved = int(stats["current-jobs-reserved"])
+        delayed = int(stats["current-jobs-delayed"])
+        return {"message_count": ready + reserved + delayed, "pending_count": ready,
+                "delivering_count": reserved, "scheduled_count": delayed, "paged_count": 0,
+                "added": int(stats["total-jobs"])}
 
-    def delivery_count(self, queue: str, msg_id: str) -> Result:
-        def run() -> int | None:
-            job = self._queue(queue).jobs.get(msg_id)
-            if job is None:
-                return None
-            try:
-                stats = self._admin().stats_job(job)
-            except greenstalk.NotFoundError:
-                return None
-            if stats.get("state") == "buried":
-                return None
-            return int(stats["reserves"])
-        return self._do("delivery_count", run)
+    @operation
+    def delivery_count(self, queue: str, msg_id: str) -> int | None:
+        job = self._queue(queue).jobs.get(msg_id)
+        if job is None:
+            return None
+        try:
+            stats = self._admin().stats_job(job)
+        except greenstalk.NotFoundError:
+            return None
+        if stats.get("state") == "buried":
+            return None
+        return int(stats["reserves"])
 
     def job_stats(self, queue: str, msg_id: str) -> dict[str, Any] | None:
         """``stats-job`` of a message's job (the per-job counters: reserves, timeouts, releases,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ._process import BinaryServer
+from .._process import BinaryServer
 
 __all__ = ["RedisServer"]
 

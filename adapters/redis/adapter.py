@@ -2,44 +2,11 @@
 
 ``url=`` or ``$MQCONFORM_REDIS_URL`` (default ``redis://127.0.0.1:6379/0``); ``server_bin=PATH``
 starts a private server from that ``redis-server`` or ``valkey-server`` binary instead
-(:mod:`.redis_server`; `mqconform matrix` uses it), stopped by :meth:`RedisAdapter.shutdown`.
+(:mod:`.server`; `mqconform matrix` uses it), stopped by :meth:`RedisAdapter.shutdown`.
+Capabilities follow the server version (:func:`capabilities_for`; Valkey too).
 
-Capabilities follow the server (:func:`capabilities_for`): consumer groups with XGROUP
-CREATECONSUMER need Redis 6.2; ``counter:added`` (XINFO STREAM ``entries-added``) needs 7.0. Valkey
-answers INFO with ``valkey_version`` beside a Redis-compatible ``redis_version``: the adapter's
-``server_version`` is then ``valkey-<version>``, its capabilities follow the compatible version.
-
-Mapping (every key starts with ``<namespace>:<random token>:``, so concurrent runs never share one):
-
-- a queue is the stream key ``<prefix>:<queue>`` with one consumer group; its address is the name
-  senders use (one queue per address: several groups on one stream would each get every message,
-  and an acknowledgement deletes the entry for all of them). ``ring_size >= 0`` adds
-  ``MAXLEN = ring_size`` (exact trimming) to every XADD.
-- a consumer is a group consumer (``<name>#<incarnation>``); ``receive`` is ``XREADGROUP COUNT 1 >``
-  (no BLOCK unless ``block_ms`` is given: an XADD is visible at once) and gives the ``id`` field.
-- ``ack`` is XACK and, when XACK removed the entry from the PEL, XDEL of the entry (one Lua script):
-  as in the model, an acknowledged message leaves the queue, so MAXLEN counts only stored
-  (pending + delivering) messages. ``close_consumer`` only forgets the consumer: its entries stay in
-  the PEL (the profile's close_returns=False): nothing comes back by itself.
-- counters, all from the server: ``message_count`` = XLEN; ``pending_count`` = entries after the
-  group's last-delivered-id (XRANGE); ``delivering_count`` = XLEN - pending, i.e. PEL entries whose
-  entry still exists (MAXLEN leaves PEL records of trimmed entries behind; they hold no message);
-  ``added`` = XINFO STREAM entries-added; ``scheduled_count`` and ``paged_count`` are 0 (Redis has
-  neither).
-- ``delete_message`` is XDEL of the message's entry (DELIVERY-32/35; a PEL record of it stays until
-  XACK, so the holder's ack still answers ok).
-- ``delivery_count`` is the XPENDING delivery counter (0 for an entry not yet delivered, None for
-  one no longer in the stream); ``browse`` and ``pending_ids`` list the ids after the group's
-  last-delivered-id, which is the order ``>`` reads deliver them in.
-
-``shared_namespace=true`` (for ``mqconform soak``, where each thread has its own adapter): the prefix
-is the namespace itself, with no random token, so every instance opened on one namespace addresses
-the same keys; declaring a queue whose group exists joins it, and ``close()`` deletes only the keys
-this instance created.
-
-Not offered: nack (Redis has none), redelivery delay, dead letters, ``max_unacked`` (no in-flight
-cap), scheduling, transactions, selectors, paging. ``advance(ms)`` sleeps (nothing in Redis
-streams depends on time).
+How each operation maps to streams and groups, ``shared_namespace``, and what is not offered and
+why: docs/adapters/redis.md.
 """
 
 from __future__ import annotations
@@ -55,11 +22,10 @@ import redis
 from mqconform.reference_model.config import ConsumerConfig, Message, QueueConfig
 from mqconform.text import one_line
 
-from ._base import BrokerAdapter, Refused, Unsupported
-from ._urls import redact
-from .bench import roundtrip_rate
-from .contract import AdapterError, Result
-from .redis_server import RedisServer
+from .._base import BrokerAdapter, Refused, Unsupported, operation, roundtrip_rate
+from .._urls import redact
+from ..contract import AdapterError, Result
+from .server import RedisServer
 
 URL_ENV = "MQCONFORM_REDIS_URL"
 DEFAULT_URL = "redis://127.0.0.1:6379/0"
@@ -213,90 +179,84 @@ class RedisAdapter(BrokerAdapter):
             self.server = None
 
     # ------------------------------------------------------------------ declarations
-    def declare_queue(self, config: QueueConfig) -> Result:
-        def run() -> None:
-            self._check_new_queue(config)
-            address = config.address_name
-            key = f"{self.prefix}:{config.name}"
-            self.keys.append(key)
-            try:
-                self._r().xgroup_create(key, GROUP, id="0", mkstream=True)
-            except redis.exceptions.ResponseError as exc:
-                if not (self.shared_namespace and "BUSYGROUP" in str(exc)):
-                    raise
-                self.keys.remove(key)  # another instance created it: join, leave its removal to it
-            self.addresses.setdefault(address, []).append(config.name)
-            self.queues[config.name] = _Queue(config.name, key, config.ring_size)
-        return self._do("declare_queue", run)
+    @operation
+    def declare_queue(self, config: QueueConfig) -> None:
+        self._check_new_queue(config)
+        address = config.address_name
+        key = f"{self.prefix}:{config.name}"
+        self.keys.append(key)
+        try:
+            self._r().xgroup_create(key, GROUP, id="0", mkstream=True)
+        except redis.exceptions.ResponseError as exc:
+            if not (self.shared_namespace and "BUSYGROUP" in str(exc)):
+                raise
+            self.keys.remove(key)  # another instance created it: join, leave its removal to it
+        self.addresses.setdefault(address, []).append(config.name)
+        self.queues[config.name] = _Queue(config.name, key, config.ring_size)
 
-    def open_consumer(self, config: ConsumerConfig) -> Result:
-        def run() -> None:
-            queue: _Queue = self._check_new_consumer(config)
-            self._require_pull(config)
-            if config.max_unacked is not None:
-                raise Unsupported(self._why("max_unacked"))
-            self._incarnation += 1
-            physical = f"{config.name}#{self._incarnation}"
-            self._r().xgroup_createconsumer(queue.key, GROUP, physical)
-            self.consumers[config.name] = _Consumer(config.name, queue.name, physical)
-        return self._do("open_consumer", run)
+    @operation
+    def open_consumer(self, config: ConsumerConfig) -> None:
+        queue: _Queue = self._check_new_consumer(config)
+        self._require_pull(config)
+        if config.max_unacked is not None:
+            raise Unsupported(self._why("max_unacked"))
+        self._incarnation += 1
+        physical = f"{config.name}#{self._incarnation}"
+        self._r().xgroup_createconsumer(queue.key, GROUP, physical)
+        self.consumers[config.name] = _Consumer(config.name, queue.name, physical)
 
     # ------------------------------------------------------------------ messages
-    def send(self, to: str, message: Message) -> Result:
-        def run() -> str:
-            queue = self._single_route(to, message)
-            if queue is None:
-                return "accepted"
-            fields = {"id": message.id, "body": "x" * max(message.size, 0)}
-            if queue.ring_size >= 0:
-                entry = self._r().xadd(queue.key, fields, maxlen=queue.ring_size, approximate=False)
-            else:
-                entry = self._r().xadd(queue.key, fields)
-            queue.entries[message.id] = str(entry)
+    @operation
+    def send(self, to: str, message: Message) -> str:
+        queue = self._single_route(to, message)
+        if queue is None:
             return "accepted"
-        return self._do("send", run)
+        fields = {"id": message.id, "body": "x" * max(message.size, 0)}
+        if queue.ring_size >= 0:
+            entry = self._r().xadd(queue.key, fields, maxlen=queue.ring_size, approximate=False)
+        else:
+            entry = self._r().xadd(queue.key, fields)
+        queue.entries[message.id] = str(entry)
+        return "accepted"
 
-    def receive(self, consumer: str) -> Result:
-        def run() -> str | None:
-            state = self._consumer(consumer)
-            queue = self._queue(state.queue)
-            reply = self._r().xreadgroup(GROUP, state.physical, {queue.key: ">"}, count=1,
-                                         block=self.block_ms)
-            if not reply:
-                return None
-            _key, entries = reply[0]
-            if not entries:
-                return None
-            entry_id, fields = entries[0]
-            msg_id = fields.get("id") if fields else None
-            if msg_id is None:
-                raise Refused(f"redis: receive: entry {entry_id} has no id field")
-            state.held[msg_id] = entry_id
-            return str(msg_id)
-        return self._do("receive", run)
+    @operation
+    def receive(self, consumer: str) -> str | None:
+        state = self._consumer(consumer)
+        queue = self._queue(state.queue)
+        reply = self._r().xreadgroup(GROUP, state.physical, {queue.key: ">"}, count=1,
+                                     block=self.block_ms)
+        if not reply:
+            return None
+        _key, entries = reply[0]
+        if not entries:
+            return None
+        entry_id, fields = entries[0]
+        msg_id = fields.get("id") if fields else None
+        if msg_id is None:
+            raise Refused(f"redis: receive: entry {entry_id} has no id field")
+        state.held[msg_id] = entry_id
+        return str(msg_id)
 
-    def ack(self, consumer: str, msg_id: str, tx: bool = False) -> Result:
-        def run() -> str:
-            self._no_tx(tx)
-            state = self._consumer(consumer)
-            entry = state.held.pop(msg_id, None)
-            if entry is None:
-                return "failed"
-            removed = self._ack(keys=[self._queue(state.queue).key], args=[GROUP, entry])
-            return "ok" if int(removed) == 1 else "failed"
-        return self._do("ack", run)
+    @operation
+    def ack(self, consumer: str, msg_id: str, tx: bool = False) -> str:
+        self._no_tx(tx)
+        state = self._consumer(consumer)
+        entry = state.held.pop(msg_id, None)
+        if entry is None:
+            return "failed"
+        removed = self._ack(keys=[self._queue(state.queue).key], args=[GROUP, entry])
+        return "ok" if int(removed) == 1 else "failed"
 
-    def delete_message(self, queue: str, msg_id: str) -> Result:
+    @operation(name="delete")
+    def delete_message(self, queue: str, msg_id: str) -> bool:
         """XDEL of the message's entry (DELIVERY-32/35): True when Redis deleted one. An entry in a
         PEL goes too; its PEL record stays until XACK (the holder's ack still answers 1, "ok").
         An id never sent has no entry: False without a command."""
-        def run() -> bool:
-            state = self._queue(queue)
-            entry = state.entries.get(msg_id)
-            if entry is None:
-                return False
-            return int(self._r().xdel(state.key, entry)) == 1
-        return self._do("delete", run)
+        state = self._queue(queue)
+        entry = state.entries.get(msg_id)
+        if entry is None:
+            return False
+        return int(self._r().xdel(state.key, entry)) == 1
 
     # ------------------------------------------------------------------ observation
     def _undelivered(self, key: str) -> tuple[int, list[tuple[str, dict[str, str]]], int]:
@@ -311,40 +271,37 @@ class RedisAdapter(BrokerAdapter):
         after = r.xrange(key, min=f"({last}", max="+")
         return int(length), after, int(stream.get("entries-added", 0))
 
-    def counters(self, queue: str) -> Result:
-        def run() -> dict[str, int]:
-            length, after, added = self._undelivered(self._queue(queue).key)
-            pending = len(after)
-            found = {"message_count": length, "pending_count": pending,
-                     "delivering_count": length - pending, "scheduled_count": 0, "paged_count": 0}
-            if "counter:added" in self.capabilities:
-                found["added"] = added
-            return found
-        return self._do("counters", run)
+    @operation
+    def counters(self, queue: str) -> dict[str, int]:
+        length, after, added = self._undelivered(self._queue(queue).key)
+        pending = len(after)
+        found = {"message_count": length, "pending_count": pending,
+                 "delivering_count": length - pending, "scheduled_count": 0, "paged_count": 0}
+        if "counter:added" in self.capabilities:
+            found["added"] = added
+        return found
 
-    def browse(self, queue: str) -> Result:
-        def run() -> list[str]:
-            _length, after, _added = self._undelivered(self._queue(queue).key)
-            return [fields.get("id", "") for _entry, fields in after]
-        return self._do("browse", run)
+    @operation
+    def browse(self, queue: str) -> list[str]:
+        _length, after, _added = self._undelivered(self._queue(queue).key)
+        return [fields.get("id", "") for _entry, fields in after]
 
     def pending_ids(self, queue: str) -> Result:
         return self.browse(queue)
 
-    def delivery_count(self, queue: str, msg_id: str) -> Result:
-        def run() -> int | None:
-            state = self._queue(queue)
-            entry = state.entries.get(msg_id)
-            if entry is None:
-                return None
-            pipe = self._r().pipeline(transaction=True)
-            pipe.xrange(state.key, min=entry, max=entry)
-            pipe.xpending_range(state.key, GROUP, min=entry, max=entry, count=1)
-            exists, pel = pipe.execute()
-            if not exists:
-                return None
-            return int(pel[0]["times_delivered"]) if pel else 0
-        return self._do("delivery_count", run)
+    @operation
+    def delivery_count(self, queue: str, msg_id: str) -> int | None:
+        state = self._queue(queue)
+        entry = state.entries.get(msg_id)
+        if entry is None:
+            return None
+        pipe = self._r().pipeline(transaction=True)
+        pipe.xrange(state.key, min=entry, max=entry)
+        pipe.xpending_range(state.key, GROUP, min=entry, max=entry, count=1)
+        exists, pel = pipe.execute()
+        if not exists:
+            return None
+        return int(pel[0]["times_delivered"]) if pel else 0
 
 
 def raw_roundtrip_loop(n: int, url: str | None = None, **_: Any) -> float:

@@ -12,8 +12,8 @@ import os
 import shutil
 from pathlib import Path
 
-from ._process import BinaryServer
-from .contract import AdapterError
+from .._process import BinaryServer
+from ..contract import AdapterError
 
 __all__ = ["BIN_ENV", "BeanstalkdServer", "find_binary"]
 

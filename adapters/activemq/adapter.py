@@ -1,43 +1,12 @@
 """The `activemq` adapter: ActiveMQ Classic 5.17 over STOMP 1.2 (stomp.py), claiming `activemq-classic`.
 
-By default it uses its own broker (:mod:`.activemq_server`, started once per process and reused);
+By default it uses its own broker (:mod:`.server`, started once per process and reused);
 ``url=`` or ``$MQCONFORM_ACTIVEMQ_URL`` (``stomp://[user:password@]host:port``) uses a running one.
 The client socket has TCP_NODELAY (without it and the connector's ``transport.tcpNoDelay`` a
 sequential loop runs at ~22 round trips/s).
 
-Mapping (physical names ``/queue/mqc.<namespace>.<token>.<queue>``, unique per open):
-
-- a queue is an ActiveMQ queue; one queue per address (several would need virtual topics).
-- a consumer is a STOMP subscription, ``ack:client-individual``, ``activemq.prefetchSize`` = its
-  ``max_unacked`` (the ``consumer_prefetch`` mode: the broker pushes up to that many unacknowledged
-  messages), with ``activemq.priority`` = its ``priority`` when not 0 (DELIVERY-25: the broker keeps
-  its consumer list sorted by priority) and, on a queue declared ``single_active_consumer``,
-  ``activemq.exclusive:true`` (DELIVERY-26: only the exclusive owner is dispatched; the books follow
-  Queue#addSubscription / #removeSubscription to know whose prefetch to wait for, and a subscription
-  that is not the owner answers None at once when nothing was pushed to it). ``receive`` takes the
-  next MESSAGE frame pushed to it; it waits for one (bounded by ``dispatch_timeout``) only while the
-  adapter's books say the queue holds a message the subscription may still get (sent - acked -
-  nacked - held by consumers, prefetch not full), otherwise it answers None at once. What it
-  returns always comes from the broker.
-- sends, ACK, NACK and UNSUBSCRIBE carry a ``receipt`` and wait for it; an ERROR frame for the
-  receipt is ``fail``, no receipt in time ``info``. Messages are sent ``persistent:true``.
-- ``nack`` is STOMP NACK, a poison ack: the message goes to the dead-letter queue at once
-  (profile nack_action=dead_letter; the adapter's own broker uses ``DLQ.<queue>`` per queue).
-- ``close_consumer`` is UNSUBSCRIBE: the broker returns the subscription's unacknowledged and
-  prefetched messages to the queue, dispatched ahead of the others (profile return_placement head).
-- ``close`` unsubscribes, drains what its queues (and their DLQs) still hold with ``ack:auto``, and
-  disconnects; empty queues are garbage-collected by the broker (``gcInactiveDestinations``).
-
-``shared_namespace=true`` (for ``mqconform soak``, where each thread has its own adapter): the prefix
-is ``mqc.<namespace>`` with no random token, so every instance opened on one namespace addresses the
-same queues. The books of one instance cannot say whether another sent, so ``receive`` with an empty
-buffer waits ``shared_wait`` (default 0.05 s) for a frame instead, and ``close()`` leaves the queues'
-messages in place (the soak drains them).
-
-Not offered: ring queues (no count bound in Classic), counters and delivery counts (STOMP shows
-only ``redelivered``), browse, pull consumers (STOMP prefetch 0 is not supported), transactions,
-selectors, paging, dead-letter addresses, scheduling (see the report: the broker's scheduler fires
-on its own clock, not the suite's) and time.
+How each operation maps to STOMP, ``shared_namespace``, and what is not offered and why:
+docs/adapters/activemq.md.
 """
 
 from __future__ import annotations
@@ -58,11 +27,10 @@ from stomp.exception import ConnectFailedException, NotConnectedException, Stomp
 from mqconform.reference_model.config import ConsumerConfig, Message, QueueConfig
 from mqconform.text import one_line
 
-from ._base import BrokerAdapter, Refused, Unsupported, physical_prefix
-from ._urls import parse_endpoint, redact
-from .activemq_server import ActiveMQProcess, shared_broker
-from .bench import roundtrip_rate
-from .contract import AdapterError, Result
+from .._base import BrokerAdapter, Refused, Unsupported, operation, physical_prefix, roundtrip_rate
+from .._urls import parse_endpoint, redact
+from ..contract import AdapterError, Result
+from .server import ActiveMQProcess, shared_broker
 
 URL_ENV = "MQCONFORM_ACTIVEMQ_URL"
 ID_HEADER = "mqc-id"
@@ -149,7 +117,7 @@ class ActiveMQAdapter(BrokerAdapter):
                  activemq_home: str | None = None, shared_namespace: bool = False,
                  shared_wait: float = 0.05, persistent: bool = False) -> None:
         self.url = url or os.environ.get(URL_ENV) or None
-        #: issue 10: a private broker with a KahaDB store that the adapter may restart (RESTART-1/2)
+        #: a private broker with a KahaDB store that the adapter may restart (RESTART-1/2)
         self.persistent = bool(persistent) and self.url is None
         self.shared_namespace = bool(shared_namespace)
         self.shared_wait = float(shared_wait)
@@ -306,89 +274,85 @@ class ActiveMQAdapter(BrokerAdapter):
         return self.conn
 
     # ------------------------------------------------------------------ declarations
-    def declare_queue(self, config: QueueConfig) -> Result:
-        def run() -> None:
-            self._check_new_queue(config)
-            if config.ring_size >= 0:
-                raise Unsupported("ring queues (ActiveMQ Classic has no queue count bound)")
-            address = config.address_name
-            self._connected()
-            self.addresses.setdefault(address, []).append(config.name)
-            self.queues[config.name] = _Queue(config.name, f"/queue/{self.prefix}.{config.name}",
-                                              exclusive=config.single_active_consumer)
-        return self._do("declare_queue", run)
+    @operation
+    def declare_queue(self, config: QueueConfig) -> None:
+        self._check_new_queue(config)
+        if config.ring_size >= 0:
+            raise Unsupported("ring queues (ActiveMQ Classic has no queue count bound)")
+        address = config.address_name
+        self._connected()
+        self.addresses.setdefault(address, []).append(config.name)
+        self.queues[config.name] = _Queue(config.name, f"/queue/{self.prefix}.{config.name}",
+                                          exclusive=config.single_active_consumer)
 
-    def open_consumer(self, config: ConsumerConfig) -> Result:
-        def run() -> None:
-            queue: _Queue = self._check_new_consumer(config)
-            if config.window_bytes != -1 or config.max_unacked is None or config.max_unacked < 1:
-                raise Unsupported("consumers other than prefetch (window_bytes -1, max_unacked >= 1)")
-            if not -128 <= config.priority <= 127:
-                raise Unsupported("consumer priority outside -128..127 (ConsumerInfo priority is a byte)")
-            self._subs += 1
-            sub = f"s{self._subs}"
-            receipt = self._receipt()
-            headers = {"activemq.prefetchSize": str(config.max_unacked), "receipt": receipt}
-            if config.priority:
-                headers["activemq.priority"] = str(config.priority)  # DELIVERY-25
-            if queue.exclusive:
-                headers["activemq.exclusive"] = "true"  # DELIVERY-26
-            self._connected().subscribe(queue.destination, id=sub, ack="client-individual",
-                                        headers=headers)
-            self._await(receipt, "subscribe")
-            self.consumers[config.name] = _Consumer(config.name, queue.name, sub, config.max_unacked,
-                                                    priority=config.priority)
-            if queue.exclusive:
-                current = self.consumers.get(queue.owner) if queue.owner else None
-                if current is None or config.priority == 127 or config.priority > current.priority:
-                    queue.owner = config.name
-            self._await_dispatch(queue.name)
-        return self._do("open_consumer", run)
+    @operation
+    def open_consumer(self, config: ConsumerConfig) -> None:
+        queue: _Queue = self._check_new_consumer(config)
+        if config.window_bytes != -1 or config.max_unacked is None or config.max_unacked < 1:
+            raise Unsupported("consumers other than prefetch (window_bytes -1, max_unacked >= 1)")
+        if not -128 <= config.priority <= 127:
+            raise Unsupported("consumer priority outside -128..127 (ConsumerInfo priority is a byte)")
+        self._subs += 1
+        sub = f"s{self._subs}"
+        receipt = self._receipt()
+        headers = {"activemq.prefetchSize": str(config.max_unacked), "receipt": receipt}
+        if config.priority:
+            headers["activemq.priority"] = str(config.priority)  # DELIVERY-25
+        if queue.exclusive:
+            headers["activemq.exclusive"] = "true"  # DELIVERY-26
+        self._connected().subscribe(queue.destination, id=sub, ack="client-individual",
+                                    headers=headers)
+        self._await(receipt, "subscribe")
+        self.consumers[config.name] = _Consumer(config.name, queue.name, sub, config.max_unacked,
+                                                priority=config.priority)
+        if queue.exclusive:
+            current = self.consumers.get(queue.owner) if queue.owner else None
+            if current is None or config.priority == 127 or config.priority > current.priority:
+                queue.owner = config.name
+        self._await_dispatch(queue.name)
 
     # ------------------------------------------------------------------ messages
-    def send(self, to: str, message: Message) -> Result:
-        def run() -> str:
-            queue = self._single_route(to, message)
-            if queue is None:
-                return "accepted"
-            receipt = self._receipt()
-            self._connected().send(queue.destination, "x" * max(message.size, 0),
-                                   headers={"persistent": "true", ID_HEADER: message.id, "receipt": receipt})
-            self._await(receipt, "send")
-            queue.count += 1
-            self._await_dispatch(queue.name)
+    @operation
+    def send(self, to: str, message: Message) -> str:
+        queue = self._single_route(to, message)
+        if queue is None:
             return "accepted"
-        return self._do("send", run)
+        receipt = self._receipt()
+        self._connected().send(queue.destination, "x" * max(message.size, 0),
+                               headers={"persistent": "true", ID_HEADER: message.id, "receipt": receipt})
+        self._await(receipt, "send")
+        queue.count += 1
+        self._await_dispatch(queue.name)
+        return "accepted"
 
     def _buffered(self, consumer: _Consumer) -> collections.deque[Any]:
         return self.listener.frames[consumer.sub_id]
 
-    def receive(self, consumer: str) -> Result:
-        def run() -> str | None:
-            state = self._consumer(consumer)
-            queue = self._queue(state.queue)
-            frames = self._buffered(state)
+    @operation
+    def receive(self, consumer: str) -> str | None:
+        state = self._consumer(consumer)
+        queue = self._queue(state.queue)
+        frames = self._buffered(state)
+        if not frames:
+            if len(state.held) >= state.prefetch:
+                return None  # prefetch full: the broker dispatches nothing more
+            # shared: other instances send too, so the books cannot say; wait briefly instead
+            if (self._unclaimed(queue) <= 0 or not self._may_get(state)) and not self.shared_namespace:
+                return None
+            self._connected()
+            wait = self.shared_wait if self.shared_namespace else self.dispatch_timeout
+            self.listener.wait_for(lambda: bool(frames), wait)
             if not frames:
-                if len(state.held) >= state.prefetch:
-                    return None  # prefetch full: the broker dispatches nothing more
-                # shared: other instances send too, so the books cannot say; wait briefly instead
-                if (self._unclaimed(queue) <= 0 or not self._may_get(state)) and not self.shared_namespace:
-                    return None
-                self._connected()
-                wait = self.shared_wait if self.shared_namespace else self.dispatch_timeout
-                self.listener.wait_for(lambda: bool(frames), wait)
-                if not frames:
-                    if not self.listener.connected:
-                        raise NotConnectedException("connection lost while waiting for a message")
-                    return None
-            with self.listener.cond:
-                frame = frames.popleft()
-            msg_id = frame.headers.get(ID_HEADER)
-            if msg_id is None:
-                raise Refused(f"activemq: receive: a message without an {ID_HEADER} header")
-            state.held[msg_id] = frame.headers.get("ack") or frame.headers["message-id"]
-            return str(msg_id)
-        return self._do("receive", run)
+                if not self.listener.connected:
+                    raise NotConnectedException("connection lost while waiting for a message")
+                return None
+        with self.listener.cond:
+            frame = frames.popleft()
+        msg_id = frame.headers.get(ID_HEADER)
+        if msg_id is None:
+            raise Refused(f"activemq: receive: a message without an {ID_HEADER} header")
+        state.held[msg_id] = frame.headers.get("ack") or frame.headers["message-id"]
+        return str(msg_id)
 
     def _settle(self, consumer: str, msg_id: str, verb: str) -> str:
         state = self._consumer(consumer)
@@ -406,29 +370,28 @@ class ActiveMQAdapter(BrokerAdapter):
         self._await_dispatch(queue.name)
         return "ok"
 
-    def ack(self, consumer: str, msg_id: str, tx: bool = False) -> Result:
-        def run() -> str:
-            self._no_tx(tx)
-            return self._settle(consumer, msg_id, "ack")
-        return self._do("ack", run)
+    @operation
+    def ack(self, consumer: str, msg_id: str, tx: bool = False) -> str:
+        self._no_tx(tx)
+        return self._settle(consumer, msg_id, "ack")
 
-    def nack(self, consumer: str, msg_id: str) -> Result:
-        return self._do("nack", lambda: self._settle(consumer, msg_id, "nack"))
+    @operation
+    def nack(self, consumer: str, msg_id: str) -> str:
+        return self._settle(consumer, msg_id, "nack")
 
-    def close_consumer(self, consumer: str) -> Result:
-        def run() -> None:
-            state = self._consumer(consumer)
-            receipt = self._receipt()
-            self._connected().unsubscribe(id=state.sub_id, headers={"receipt": receipt})
-            del self.consumers[consumer]
-            self._await(receipt, "unsubscribe")
-            with self.listener.cond:
-                self.listener.frames.pop(state.sub_id, None)
-            queue = self._queue(state.queue)
-            if queue.owner == consumer:
-                queue.owner = self._next_owner(queue)
-            self._await_dispatch(state.queue)
-        return self._do("close_consumer", run)
+    @operation
+    def close_consumer(self, consumer: str) -> None:
+        state = self._consumer(consumer)
+        receipt = self._receipt()
+        self._connected().unsubscribe(id=state.sub_id, headers={"receipt": receipt})
+        del self.consumers[consumer]
+        self._await(receipt, "unsubscribe")
+        with self.listener.cond:
+            self.listener.frames.pop(state.sub_id, None)
+        queue = self._queue(state.queue)
+        if queue.owner == consumer:
+            queue.owner = self._next_owner(queue)
+        self._await_dispatch(state.queue)
 
     def _next_owner(self, queue: _Queue) -> str | None:
         """DELIVERY-26: the books' next exclusive owner when the owner goes, as Queue#removeSubscription

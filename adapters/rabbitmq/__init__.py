@@ -1,0 +1,5 @@
+"""The `rabbitmq` adapter (:mod:`.adapter`)."""
+
+from .adapter import RabbitMQAdapter
+
+__all__ = ["RabbitMQAdapter"]

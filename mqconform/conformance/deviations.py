@@ -1,0 +1,544 @@
+"""The known-deviation registry: broker bugs the suite knows, each scoped to the finding it explains.
+
+``deviations.yaml`` (next to this module) lists them. An entry explains one kind of finding: the
+failing **check**, the **shape** of the counterexample (a step-shape predicate over the claimed
+model's replay of it, :data:`SHAPES`) and, optionally, the **observed** relation and the compared
+**field**, for the adapter, server version range and profile of the entry. Only a finding that matches
+all of them is a ``deviation``; the verdict is taken in :mod:`mqconform.conformance.verdict`.
+
+The keys and how a version range counts as measured: docs/deviations.md. Loading checks every key
+and value; a problem is a :class:`DeviationError` whose message starts ``<file>:<line>:``.
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Final
+
+import attrs
+import yaml
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+#: the registry shipped with the suite
+DEFAULT_PATH: Final = Path(__file__).resolve().parent / "deviations.yaml"
+
+_REQUIRED: Final = ("rules", "adapter", "versions", "measured", "check", "shape", "reason", "source")
+_OPTIONAL: Final = ("profiles", "area", "observed", "field", "scenario")
+_OPS: Final[Mapping[str, Callable[[Any, Any], bool]]] = {
+    ">=": operator.ge, "<=": operator.le, "==": operator.eq, "!=": operator.ne, ">": operator.gt,
+    "<": operator.lt}
+_CLAUSE: Final = re.compile(r"^(>=|<=|==|!=|>|<)?\s*(\d+(?:\.\d+){0,2})$")
+_ADAPTER: Final = re.compile(r"^[A-Za-z0-9_.:-]+$")
+_URL: Final = re.compile(r"^https?://\S+$")
+
+
+class DeviationError(ValueError):
+    """The registry file is malformed; the message is ``<file>:<line>: <problem>``."""
+
+
+def parse_version(text: str) -> tuple[int, ...] | None:
+    """``"2.9.10"`` -> (2, 9, 10); leading digits of each part only (``"7.0.15-rc1"`` works);
+    None when `text` has no version number."""
+    parts: list[int] = []
+    for part in text.strip().lstrip("v").split(".")[:3]:
+        match = re.match(r"\d+", part)
+        if match is None:
+            break
+        parts.append(int(match.group()))
+    return tuple(parts) if parts else None
+
+
+def _at(found: tuple[int, ...], width: int) -> tuple[int, ...]:
+    """`found` cut or padded to `width` parts (``"<2.12"`` compares major.minor only)."""
+    return found[:width] + (0,) * (width - len(found[:width]))
+
+
+@attrs.frozen
+class VersionRange:
+    """``*`` (any version, also an unknown one) or clauses that must all hold."""
+
+    text: str
+    clauses: tuple[tuple[str, tuple[int, ...]], ...]
+
+    @classmethod
+    def parse(cls, text: str) -> VersionRange:
+        """ValueError naming the bad clause."""
+        text = text.strip()
+        if text == "*":
+            return cls(text, ())
+        clauses = []
+        for raw in text.split(","):
+            match = _CLAUSE.match(raw.strip())
+            if match is None:
+                raise ValueError(f"bad version clause {raw.strip()!r} (expected e.g. '>=2.9', '<2.12', "
+                                 "'==7.0.15' or '*')")
+            clauses.append((match.group(1) or "==", tuple(int(p) for p in match.group(2).split("."))))
+        return cls(text, tuple(clauses))
+
+    def contains(self, version: str) -> bool:
+        """Does the server `version` fall in the range? An unknown version only matches ``*``."""
+        if not self.clauses:
+            return True
+        found = parse_version(version)
+        if found is None:
+            return False
+        return all(_OPS[op](_at(found, len(bound)), bound) for op, bound in self.clauses)
+
+    def unmeasured_ends(self, fails: Sequence[str], holds: Sequence[str]) -> list[str]:
+        """The ends of the range that `fails` / `holds` (releases replayed) do not pin down."""
+        def hit(bound: tuple[int, ...], versions: Sequence[str]) -> bool:
+            """Is the release the bound names (``2.11`` is 2.11.0) among `versions`?"""
+            return any((v := parse_version(text)) is not None and _at(v, 3) == _at(bound, 3)
+                       for text in versions)
+
+        lower = [b for op, b in self.clauses if op in (">=", ">", "==")]
+        upper = [(op, b) for op, b in self.clauses if op in ("<", "<=", "==")]
+        ends: list[str] = []
+        if not lower:
+            ends.append("lower end (open)")
+        elif not any(hit(b, fails) for op, b in self.clauses if op in (">=", "==")):
+            ends.append(f"lower end {'.'.join(map(str, lower[0]))}")
+        if not upper:
+            ends.append("upper end (open)")
+        elif not any(hit(b, holds if op == "<" else fails) for op, b in upper):
+            ends.append(f"upper end {'.'.join(map(str, upper[0][1]))}")
+        return ends
+
+
+@attrs.frozen
+class Measured:
+    """How a version range was established (see the module docstring, ``measured``)."""
+
+    fails: tuple[str, ...] = ()
+    holds: tuple[str, ...] = ()
+    unmeasured: str = ""
+
+
+# ------------------------------------------------------------------------------------- step shapes
+@attrs.frozen
+class TraceStep:
+    """One step of a counterexample and the claimed model's state right after it."""
+
+    op: str
+    args: Any
+    #: queue name -> the model's counters (mqconform.adapters.contract.COUNTERS) and ``pending`` ids
+    queues: Mapping[str, Mapping[str, Any]]
+    #: queue name -> the model's JetStream consumer state (only under profiles that have it)
+    consumer_state: Mapping[str, Mapping[str, int]]
+
+
+def model_trace(steps: Sequence[Any], profile: str) -> list[TraceStep] | None:
+    """Replay a finding's steps (driver.Step) on the model of `profile`; None when it rejects them."""
+    from mqconform.reference_model.profiles import profile as load_profile
+    from mqconform.scenario.annotate import ModelRejected, annotate
+
+    raw = [step.as_scenario() for step in steps]
+    try:
+        annotated = annotate([{k: v for k, v in s.items() if k != "expect"} for s in raw],
+                             load_profile(profile))
+    except (ModelRejected, ValueError, KeyError, TypeError):
+        return None
+    trace = []
+    for step in annotated:
+        op = next(k for k in step if k != "expect")
+        expect = step["expect"]
+        queues = {q["name"]: q for q in expect.get("queue", [])}
+        states = {c["queue"]: c for c in expect.get("consumer_state", [])}
+        trace.append(TraceStep(op, step[op], queues, states))
+    return trace
+
+
+def _rose(before: TraceStep | None, after: TraceStep, counter: str) -> list[str]:
+    """The queues whose model `counter` is higher after `after` than before it."""
+    return [q for q, c in after.queues.items()
+            if c.get(counter, 0) > (before.queues.get(q, {}).get(counter, 0) if before else 0)]
+
+
+def _pairs(trace: Sequence[TraceStep]) -> Iterable[tuple[TraceStep | None, TraceStep]]:
+    return zip([None, *trace[:-1]], trace, strict=True)
+
+
+def _nack_at_delivery_limit(trace: Sequence[TraceStep]) -> bool:
+    """At or before the failing step, a nack that asks for a requeue after which the model
+    dead-letters or drops the message instead: it reached its delivery limit (the model's ``killed``
+    count of the queue rises at the nack; a nack with ``requeue: false`` is not one)."""
+    return any(step.op == "nack" and isinstance(step.args, Mapping) and step.args.get("requeue", True)
+               and _rose(before, step, "killed") for before, step in _pairs(trace))
+
+
+def _sent_with_ttl(trace: Sequence[TraceStep]) -> set[str]:
+    """The ids of messages sent with their own TTL (``ttl_ms``: JetStream's Nats-TTL)."""
+    ids: set[str] = set()
+    for step in trace:
+        if step.op in ("send", "send_batch") and isinstance(step.args, Mapping) \
+                and step.args.get("ttl_ms") is not None:
+            ids.update(str(i) for i in step.args.get("ids", [step.args.get("id")]))
+    return ids
+
+
+def _expired_at(before: TraceStep | None, step: TraceStep) -> set[str]:
+    """The ids an advance took out of the queues' ready messages while their ``expired`` count rose."""
+    gone: set[str] = set()
+    for queue in _rose(before, step, "expired"):
+        was = set(map(str, before.queues.get(queue, {}).get("pending", []))) if before else set()
+        gone |= was - set(map(str, step.queues[queue].get("pending", [])))
+    return gone
+
+
+def _last_advance(trace: Sequence[TraceStep]) -> int | None:
+    return next((i for i in range(len(trace) - 1, -1, -1) if trace[i].op == "advance"), None)
+
+
+def _max_age_expiry_due(trace: Sequence[TraceStep]) -> bool:
+    """The last advance at or before the failing step is one at which the model expired a message
+    sent without a TTL of its own, so by the queue's message TTL (JetStream ``max_age``): the failing
+    step observes the queue before the implementation's next expiry check."""
+    index = _last_advance(trace)
+    if index is None:
+        return False
+    return bool(_expired_at(trace[index - 1] if index else None, trace[index]) - _sent_with_ttl(trace))
+
+
+def _max_age_expiry_after_ttl_expiry(trace: Sequence[TraceStep]) -> bool:
+    """As ``max-age-expiry-due``, and an earlier advance expired a message sent with a TTL of its own
+    (``ttl_ms``, JetStream's Nats-TTL)."""
+    index = _last_advance(trace)
+    if index is None or not _max_age_expiry_due(trace):
+        return False
+    with_ttl = _sent_with_ttl(trace)
+    return any(step.op == "advance" and _expired_at(before, step) & with_ttl
+               for before, step in list(_pairs(trace))[:index])
+
+
+def _restart_past_max_deliver(trace: Sequence[TraceStep]) -> bool:
+    """The failing step is a restart, and right before it the model's consumer state of a queue
+    counts more redelivered messages than messages pending acknowledgement: a redelivered message
+    reached its delivery limit (MaxDeliver) and is still stored."""
+    if len(trace) < 2 or trace[-1].op != "restart":
+        return False
+    return any(state.get("num_redelivered", 0) > state.get("num_ack_pending", 0)
+               for state in trace[-2].consumer_state.values())
+
+
+#: shape name -> a predicate over the model's trace of a counterexample (its docstring says what it
+#: accepts); a new bug that none describes needs a new one here, a few lines
+SHAPES: Final[Mapping[str, Callable[[Sequence[TraceStep]], bool]]] = {
+    "nack-at-delivery-limit": _nack_at_delivery_limit,
+    "max-age-expiry-due": _max_age_expiry_due,
+    "max-age-expiry-after-ttl-expiry": _max_age_expiry_after_ttl_expiry,
+    "restart-past-max-deliver": _restart_past_max_deliver,
+}
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _sequence(value: Any) -> int | None:
+    """The send order of a delivered id (``m7`` -> 7; the first of a batch's), else None."""
+    if isinstance(value, list | tuple):
+        value = next((v for v in value if v is not None), None)
+    match = re.fullmatch(r"[A-Za-z]*(\d+)", str(value)) if value is not None else None
+    return int(match.group(1)) if match else None
+
+
+def _later_delivery(want: Any, got: Any) -> bool:
+    first, other = _sequence(want), _sequence(got)
+    return first is not None and other is not None and other > first
+
+
+#: observed relation -> does it hold for (the model's value, the implementation's value)?
+OBSERVED: Final[Mapping[str, Callable[[Any, Any], bool]]] = {
+    "higher": lambda want, got: _number(want) and _number(got) and got > want,
+    "lower": lambda want, got: _number(want) and _number(got) and got < want,
+    "extra-delivery": lambda want, got: want is None and got is not None,
+    # a receive gets a later message than the model's (one the model delivers here went elsewhere)
+    "later-delivery": _later_delivery,
+}
+
+
+# ---------------------------------------------------------------------------------------- entries
+@attrs.frozen
+class Deviation:
+    """One registered broker bug, as one check shows it (see the module docstring)."""
+
+    rules: tuple[str, ...]
+    adapter: str
+    versions: VersionRange
+    check: str
+    shape: str
+    reason: str
+    source: str
+    measured: Measured = Measured()
+    profiles: frozenset[str] | None = None
+    area: str | None = None
+    observed: str | None = None
+    field: str | None = None
+    scenario: str | None = None
+    #: ``<file>:<line>`` of the entry
+    location: str = attrs.field(default="", eq=False)
+
+    def applies(self, adapter: str, version: str, profile: str, claimed: str) -> bool:
+        """Is the entry about `adapter` at server `version`, checked against `profile` (the adapter
+        claims `claimed`)?"""
+        profiles = self.profiles if self.profiles is not None else frozenset({claimed})
+        return self.adapter == adapter and profile in profiles and self.versions.contains(version)
+
+    def explains(self, finding: Any, profile: str, trace: Callable[[], Sequence[TraceStep] | None]) -> bool:
+        """Does the entry explain `finding` (runner.Finding) under `profile`: its check (and area), the
+        observed field and relation (of the check's difference or of the one the minimised
+        counterexample ends at), its rules, and the shape of its counterexample (`trace`: the model's
+        replay of it, computed on demand)?"""
+        if finding.check != self.check or (self.area is not None and finding.machine != self.area):
+            return False
+        # the difference the check saw, or the one the minimised counterexample shows at its end
+        seen = [(getattr(finding, "field", ""), getattr(finding, "expected", None),
+                 getattr(finding, "actual", None))]
+        if getattr(finding, "shown", None) is not None:
+            seen.append(finding.shown)
+        if not any((self.field is None or field == self.field)
+                   and (self.observed is None or OBSERVED[self.observed](want, got))
+                   for field, want, got in seen):
+            return False
+        if not set(self.rules) & set(finding.rules):
+            return False
+        steps = trace()
+        return steps is not None and len(steps) > 0 and SHAPES[self.shape](steps)
+
+    def describe(self) -> str:
+        return f"{self.reason} ({self.source})"
+
+
+@attrs.frozen
+class Registry:
+    """Every registered deviation, in file order."""
+
+    deviations: tuple[Deviation, ...] = ()
+
+    def __len__(self) -> int:
+        return len(self.deviations)
+
+    def find(self, finding: Any, adapter: str, version: str, profile: str, claimed: str) -> Deviation | None:
+        """The first entry that explains `finding` for `adapter` at `version` checked against
+        `profile` (claimed: `claimed`), else None (see Deviation.applies and .explains)."""
+        cache: list[list[TraceStep] | None] = []
+
+        def trace() -> list[TraceStep] | None:
+            if not cache:
+                cache.append(model_trace(finding.steps, profile))
+            return cache[0]
+
+        for deviation in self.deviations:
+            if deviation.applies(adapter, version, profile, claimed) and \
+                    deviation.explains(finding, profile, trace):
+                return deviation
+        return None
+
+    def for_adapter(self, adapter: str) -> tuple[Deviation, ...]:
+        return tuple(d for d in self.deviations if d.adapter == adapter)
+
+
+class _Loader:
+    """One YAML file being checked, with line numbers from its nodes."""
+
+    def __init__(self, path: Path) -> None:
+        self.name = path.name
+        self.text = path.read_text(encoding="utf-8")
+
+    def error(self, node: Node | None, problem: str) -> DeviationError:
+        line = node.start_mark.line + 1 if node is not None else 1
+        return DeviationError(f"{self.name}:{line}: {problem}")
+
+    def scalar(self, node: Node, key: str) -> str:
+        if not isinstance(node, ScalarNode) or not str(node.value).strip():
+            raise self.error(node, f"{key} must be a non-empty string")
+        return str(node.value).strip()
+
+    def names(self, node: Node, key: str, allow_empty: bool = False) -> list[tuple[Node, str]]:
+        """A list of strings (a YAML sequence), each with its node."""
+        if not isinstance(node, SequenceNode) or (not node.value and not allow_empty):
+            raise self.error(node, f"{key} must be a {'' if allow_empty else 'non-empty '}list")
+        return [(item, self.scalar(item, key)) for item in node.value]
+
+    def root(self) -> Node | None:
+        try:
+            return yaml.compose(self.text, Loader=yaml.SafeLoader)
+        except yaml.MarkedYAMLError as exc:
+            mark = exc.problem_mark or exc.context_mark
+            line = mark.line + 1 if mark is not None else 1
+            problem = exc.problem or exc.context
+            raise DeviationError(f"{self.name}:{line}: malformed YAML: {problem}") from None
+        except yaml.YAMLError as exc:
+            raise DeviationError(f"{self.name}:1: malformed YAML: {exc}") from None
+
+    def mapping(self, node: Node, allowed: tuple[str, ...], required: tuple[str, ...],
+                what: str) -> dict[str, Node]:
+        if not isinstance(node, MappingNode):
+            raise self.error(node, f"{what} must be a mapping with keys {', '.join(required)}")
+        found: dict[str, Node] = {}
+        for key_node, value_node in node.value:
+            key = key_node.value if isinstance(key_node, ScalarNode) else None
+            if key in found:
+                raise self.error(key_node, f"duplicate key {key!r} in {what}")
+            if key not in allowed:
+                raise self.error(key_node, f"unknown key {key!r} in {what} (allowed: {', '.join(allowed)})")
+            found[key] = value_node
+        for key in required:
+            if key not in found:
+                raise self.error(node, f"missing key {key!r} in {what}")
+        return found
+
+
+@attrs.frozen
+class _Context:
+    """What entries are checked against: the catalogue, the profiles and the check tables."""
+
+    catalogue: Any
+    profiles: tuple[str, ...]
+    #: check -> area -> the rule ids it can report there
+    checks: Mapping[str, Mapping[str, frozenset[str]]]
+
+    @classmethod
+    @functools.cache
+    def load(cls) -> _Context:
+        """Built once per process (the catalogue and the tables do not change while it runs)."""
+        from mqconform.conformance.restart import AFTER_RESTART, FOLLOW_UP_CHECKS
+        from mqconform.conformance.rules import TABLES
+        from mqconform.spec import PROFILES, load_catalogue
+
+        checks: dict[str, dict[str, frozenset[str]]] = {}
+        for area, table in TABLES.items():
+            for check, ids in table.items():
+                extra = AFTER_RESTART if check in FOLLOW_UP_CHECKS else ()
+                checks.setdefault(check, {})[area] = frozenset(ids) | frozenset(extra)
+        return cls(load_catalogue(), tuple(PROFILES), checks)
+
+
+def _claimed_profile(adapter: str) -> str | None:
+    """The profile the class of adapter `adapter` claims, when it says so at class level."""
+    from mqconform.adapters.registry import AdapterLoadError, load_class
+
+    try:
+        claimed = getattr(load_class(adapter), "profile", None)
+    except AdapterLoadError:
+        return None
+    return claimed if isinstance(claimed, str) and claimed else None
+
+
+def _measured(file: _Loader, node: Node, versions: VersionRange) -> Measured:
+    fields = file.mapping(node, ("fails", "holds", "unmeasured"), ("fails",), "measured")
+    fails = [v for _, v in file.names(fields["fails"], "measured.fails")]
+    holds = [v for _, v in file.names(fields["holds"], "measured.holds", allow_empty=True)] \
+        if "holds" in fields else []
+    for item, text in file.names(fields["fails"], "measured.fails"):
+        if parse_version(text) is None or not versions.contains(text):
+            raise file.error(item, f"measured.fails: {text} is not in the range {versions.text}")
+    if "holds" in fields:
+        for item, text in file.names(fields["holds"], "measured.holds", allow_empty=True):
+            if parse_version(text) is None or versions.contains(text):
+                raise file.error(item, f"measured.holds: {text} is in the range {versions.text}")
+    note = file.scalar(fields["unmeasured"], "measured.unmeasured") if "unmeasured" in fields else ""
+    ends = versions.unmeasured_ends(fails, holds)
+    if ends and not note:
+        raise file.error(node, f"versions {versions.text}: {' and '.join(ends)} not measured (replay the "
+                               "release there, or say why not in measured.unmeasured)")
+    return Measured(tuple(fails), tuple(holds), note)
+
+
+def _entry(file: _Loader, node: Node, context: _Context, seen: dict[tuple[Any, ...], str]) -> Deviation:
+    fields = file.mapping(node, _REQUIRED + _OPTIONAL, _REQUIRED, "deviation")
+    catalogue = context.catalogue
+    rules = file.names(fields["rules"], "rules")
+    for item, rule in rules:
+        if rule not in catalogue:
+            raise file.error(item, f"unknown rule id {rule!r} (not in the spec catalogue)")
+    adapter = file.scalar(fields["adapter"], "adapter")
+    if not _ADAPTER.match(adapter):
+        raise file.error(fields["adapter"], f"malformed adapter name {adapter!r}")
+    versions_text = file.scalar(fields["versions"], "versions")
+    try:
+        versions = VersionRange.parse(versions_text)
+    except ValueError as exc:
+        raise file.error(fields["versions"], str(exc)) from None
+    measured = _measured(file, fields["measured"], versions)
+    source = file.scalar(fields["source"], "source")
+    if not _URL.match(source):
+        raise file.error(fields["source"], f"source must be an http(s) link, not {source!r}")
+    chosen: frozenset[str] | None = None
+    if "profiles" in fields:
+        names = file.names(fields["profiles"], "profiles")
+        for item, name in names:
+            if name not in context.profiles:
+                raise file.error(item, f"unknown profile {name!r} (known: {', '.join(context.profiles)})")
+        chosen = frozenset(name for _, name in names)
+        profiles = sorted(chosen)
+    else:
+        claimed = _claimed_profile(adapter)
+        if claimed is None:
+            raise file.error(node, f"adapter {adapter!r} does not claim one profile by its class: name the "
+                                   "profiles the deviation is from (profiles: [...])")
+        profiles = [claimed]
+    for item, rule in rules:
+        outside = [p for p in profiles if not catalogue[rule].applies_to(p)]
+        if outside:
+            raise file.error(item, f"rule {rule} does not apply to {', '.join(outside)} (spec/: "
+                                   f"{', '.join(sorted(catalogue[rule].profiles or ()))}), so no run of "
+                                   "that profile can fail it")
+    check = file.scalar(fields["check"], "check")
+    areas = context.checks.get(check)
+    if areas is None:
+        raise file.error(fields["check"], f"unknown check {check!r} (not in mqconform.conformance.rules)")
+    area = file.scalar(fields["area"], "area") if "area" in fields else None
+    if area is not None and area not in areas:
+        raise file.error(fields["area"], f"check {check} is not made in area {area!r} "
+                                         f"(it is in: {', '.join(sorted(areas))})")
+    reported = areas[area] if area is not None else frozenset().union(*areas.values())
+    for item, rule in rules:
+        if rule not in reported:
+            where = f" in area {area}" if area else ""
+            raise file.error(item, f"check {check} does not report {rule}{where}")
+    shape = file.scalar(fields["shape"], "shape")
+    if shape not in SHAPES:
+        raise file.error(fields["shape"], f"unknown shape {shape!r} (known: {', '.join(SHAPES)})")
+    observed = file.scalar(fields["observed"], "observed") if "observed" in fields else None
+    if observed is not None and observed not in OBSERVED:
+        raise file.error(fields["observed"], f"unknown observed relation {observed!r} "
+                                             f"(known: {', '.join(OBSERVED)})")
+    field = file.scalar(fields["field"], "field") if "field" in fields else None
+    scenario = file.scalar(fields["scenario"], "scenario") if "scenario" in fields else None
+    location = f"{file.name}:{node.start_mark.line + 1}"
+    rule_ids = tuple(rule for _, rule in rules)
+    key = (rule_ids, adapter, versions.text, check, area, shape, observed, field, chosen)
+    if key in seen:
+        raise file.error(node, f"duplicate deviation {check} [{', '.join(rule_ids)}] for {adapter} "
+                               f"{versions.text} (first at {seen[key]})")
+    seen[key] = location
+    return Deviation(rule_ids, adapter, versions, check, shape, file.scalar(fields["reason"], "reason"),
+                     source, measured, chosen, area, observed, field, scenario, location)
+
+
+def load_registry(paths: Iterable[Path] | None = None) -> Registry:
+    """Load and check the registry files (default: the shipped ``deviations.yaml``)."""
+    context = _Context.load()
+    found: list[Deviation] = []
+    seen: dict[tuple[Any, ...], str] = {}
+    for path in (DEFAULT_PATH,) if paths is None else tuple(paths):
+        try:
+            file = _Loader(Path(path))
+        except OSError as exc:
+            raise DeviationError(f"{path}:1: cannot read: {exc.strerror or exc}") from None
+        root = file.root()
+        if root is None:
+            continue  # an empty file registers nothing
+        top = file.mapping(root, ("deviations",), ("deviations",), "file")
+        entries = top["deviations"]
+        if isinstance(entries, ScalarNode) and entries.tag.endswith(":null"):
+            continue
+        if not isinstance(entries, SequenceNode):
+            raise file.error(entries, "deviations must be a list of entries")
+        found.extend(_entry(file, item, context, seen) for item in entries.value)
+    return Registry(tuple(found))

@@ -37,6 +37,7 @@ CHECK_NEEDS: dict[str, tuple[str, ...]] = {
                                 "paged_count")),
     "ring.unacked_never_evicted": ("counter:delivering_count",),
     "ring.bound": ("ring", "counter:pending_count"),
+    "ring.pending_bound": ("ring", "counter:pending_count"),
     "pending.order": ("pending_order",),
     "delivery_count": ("delivery_count",),
     "browse.ids": ("browse",),
@@ -87,6 +88,11 @@ CHECK_NEEDS: dict[str, tuple[str, ...]] = {
     "receive.backoff_wpi": ("ack_wait", "advance_time", "backoff"),
     "receive.backoff_nak": ("ack_wait", "advance_time", "backoff", "nack", "nack_delay"),
     "in_progress.result": ("ack_wait", "advance_time"),
+    # machines/ring.py close_consumer and end_tx (REDELIVERY-4, 29, 30, RING-13)
+    "rollback.delivery_count": ("transactions", "delivery_count"),
+    "close.tx_kept": ("transactions",),
+    "close_session.counters": ("sessions",),
+    "close.ring_returns": ("ring",),
 }
 #: checks that can only fail (the `fail` answer of an operation): they never evidence a pass
 NEVER_EVIDENCE = "an operation refused"

@@ -479,10 +479,34 @@ class QueueMachine(ConformanceMachine):
         if consumer not in self.open_consumers:
             return
         self.held_at_close.extend((consumer, m) for m in self._held(consumer))
-        self.d.both("close", consumer)
+        self.close_consumer(consumer, which)
         self.open_consumers.discard(consumer)
         self.d.both("consumer", self.consumer_args[consumer])
         self.open_consumers.add(consumer)
+
+    def close_consumer(self, consumer: str, which: int) -> None:
+        """The close of close_and_reopen (the ring and redelivery machines also close sessions)."""
+        self.d.both("close", consumer)
+
+    def compare_counter(self, check: str, queue: str, *names: str) -> None:
+        """Compare counters of `queue` under `check` (those the adapter shows, in this state)."""
+        shown = [name for name in names if self.can(f"counter:{name}")]
+        if not shown:
+            return
+        observed = self.d.observe_if_observable("counters", queue)
+        if observed is not None:
+            for name in shown:
+                self.d.expect_equal(check, observed[0][name], observed[1].get(name),
+                                    f"queue {queue} {name}: ", field=name)
+
+    def compare_delivery_counts(self, check: str, queue: str, ids: list[str]) -> None:
+        """Compare the delivery counts of `ids` in `queue` under `check` (capability delivery_count)."""
+        if not self.can("delivery_count"):
+            return
+        for msg_id in ids:
+            observed = self.d.observe_if_observable("delivery_count", queue, msg_id)
+            if observed is not None:
+                self.d.expect_equal(check, observed[0], observed[1], f"delivery count of {msg_id}: ")
 
     # ------------------------------------------------------------------ invariants
     @invariant()

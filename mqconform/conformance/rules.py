@@ -6,6 +6,8 @@ checks never ran (missing capability) are not applicable.
 
 from __future__ import annotations
 
+import functools
+
 _COMMON = {
     "send.result": ("DELIVERY-2",),
     "send.accepted": ("DELIVERY-2",),
@@ -76,6 +78,8 @@ TABLES: dict[str, dict[str, tuple[str, ...]]] = {
         # a stored count below the model's after an add to a full ring: an unacked message was evicted
         "counters.message_count": ("RING-5", "DELIVERY-1"),
         "ring.bound": ("RING-3", "RING-4"),
+        # machines/ring.py check_pending_bound: pending <= ring size unless a nack or a shrink happened
+        "ring.pending_bound": ("RING-17",),
         "nack.result": ("RING-9",),
         "nack.accepted": ("RING-9",),
         "set_ring_size.accepted": ("RING-2", "RING-30"),
@@ -100,7 +104,7 @@ TABLES: dict[str, dict[str, tuple[str, ...]]] = {
         "rollback.accepted": ("REDELIVERY-8",),
         "commit.accepted": ("REDELIVERY-3",),
         "advance.accepted": ("REDELIVERY-7",),
-        "pending.order": ("REDELIVERY-10", "REDELIVERY-9"),
+        "pending.order": ("REDELIVERY-10", "REDELIVERY-9", "DELIVERY-13"),
         "ring.bound": ("RING-3",),
         # machines/redelivery.py limit_check: after redelivery rounds, the message's count and the
         # stored count (a message past the limit: dead-lettered, or kept by JetStream)
@@ -234,6 +238,20 @@ TABLES["expiry"] = {
 for _area in ("delivery", "ring", "redelivery"):
     TABLES[_area]["delete.result"] = ("DELIVERY-31", "DELIVERY-32", "DELIVERY-33")
 
+#: machines/ring.py (and the redelivery machine, its subclass): the counts after a rollback, a
+#: consumer close and a session close (close_consumer)
+for _area in ("ring", "redelivery"):
+    TABLES[_area].update({
+        # REDELIVERY-4: a rollback keeps the increment of the messages acked in the transaction only
+        "rollback.delivery_count": ("REDELIVERY-4", "REDELIVERY-3"),
+        # REDELIVERY-29: what the consumer acked in its open transaction stays delivering at a close
+        "close.tx_kept": ("REDELIVERY-29", "REDELIVERY-8"),
+        # REDELIVERY-30: a session close returns the consumer's messages, then rolls the tx back
+        "close_session.counters": ("REDELIVERY-30", "REDELIVERY-8"),
+        # RING-13: a close returns its messages to a full ring, the oldest returned ones replaced
+        "close.ring_returns": ("RING-13", "RING-7", "RING-8"),
+    })
+
 
 #: The broker-profile rules each check also evidences: under a broker's profile the model implements
 #: that broker's rule (spec/ names the profiles), so the same comparison fails when it is broken.
@@ -328,6 +346,15 @@ for _area in ("ring", "redelivery"):
         if _area == "redelivery" and _check.startswith("send."):
             continue  # the redelivery machine declares no overflow policy or byte bound
         TABLES[_area][_check] = tuple(dict.fromkeys(_ids + TABLES[_area].get(_generic, ())))
+
+
+@functools.cache
+def rule_applies(rule: str, profile: str) -> bool:
+    """Does spec rule `rule` apply to `profile`? (the catalogue loaded once: machines ask per example)"""
+    from mqconform.spec import load_catalogue
+
+    catalogue = load_catalogue()
+    return rule in catalogue and catalogue[rule].applies_to(profile)
 
 
 def rules_for(area: str) -> dict[str, tuple[str, ...]]:

@@ -20,6 +20,10 @@ or `send.subject_replaces` (RING-33); on such a queue an odd drawn ring size set
 limit instead (`set_subject_limit.counters`, RING-34).
 After each delivery the redelivered flag the implementation shows is compared (`delivery.redelivered`,
 DELIVERY-23).
+RING-17 (model-free, `ring.pending_bound`): whenever the counters are read, the pending count the
+implementation shows is at most the ring size, unless a nack (an individual cancel, RING-9) or a
+ring-size decrease (RING-2) happened since it last was; checked where the rule applies to the claimed
+profile and the queue evicts its head.
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ from mqconform.reference_model.profiles import PROFILES
 
 from ..consumers import MODE_INDEX, consumer_settings
 from ..queue_machine import BATCH, WHICH, QueueMachine
-from ..rules import rules_for
+from ..rules import rule_applies, rules_for
 
 
 class RingMachine(QueueMachine):
@@ -51,6 +55,11 @@ class RingMachine(QueueMachine):
         self.ring = ring
         self.d.both("queue", queue)
         self.send_check = self.vocabulary_check(queue)
+        # RING-17: the implementation's pending count stays within the ring, where the rule applies
+        self.pending_bound = (rule_applies("RING-17", self.options.name) and self.overflow == "drop_head"
+                              and self.options.bound_counts == "pending" and not self.subjects)
+        self.bound_excused = False
+        self.bound_seen = 0
         settings = consumer_settings(self.caps, mode)
         if settings is not None:
             self.declare_consumer("q", **settings)
@@ -58,7 +67,7 @@ class RingMachine(QueueMachine):
             for _ in range(queue["max_per_subject"] + 1):
                 self.send_subject = "s0"
                 self.do_send(100, 4)
-                self._compare_counter(self.send_check, "q", "message_count", "replaced")
+                self.compare_counter(self.send_check, "q", "message_count", "replaced")
         self.ready = True
 
     def queue_vocabulary(self, seed: int) -> dict[str, Any]:
@@ -126,7 +135,7 @@ class RingMachine(QueueMachine):
         if getattr(self, "subjects", False):  # RING-31..33: the subject comes from the size draw
             self.send_subject = f"s{size_index % 2}"
             super().send(size_index, priority)
-            self._compare_counter(self.send_check, "q", "message_count", "replaced")
+            self.compare_counter(self.send_check, "q", "message_count", "replaced")
             return
         if overflow != "drop_head" or opts.bound_counts != "pending":  # no ring.bound check
             super().send(size_index, priority)
@@ -134,7 +143,7 @@ class RingMachine(QueueMachine):
         before = self._pending()
         super().send(size_index, priority)
         if self.send_check != "send.result":  # the stored count after a send under the declaration
-            self._compare_counter(self.send_check, "q", "message_count")
+            self.compare_counter(self.send_check, "q", "message_count")
         after = self._pending()
         if before is None or after is None:
             return
@@ -149,7 +158,7 @@ class RingMachine(QueueMachine):
         queue's own subject) the stored and replaced counts after it under the send's check."""
         super().send_batch(count)
         if getattr(self, "subjects", False):
-            self._compare_counter(self.send_check, "q", "message_count", "replaced")
+            self.compare_counter(self.send_check, "q", "message_count", "replaced")
 
     @precondition(lambda self: self.ready and self.can("transactions") and self.any_unacked())
     @rule(which=WHICH, index=WHICH)
@@ -169,7 +178,36 @@ class RingMachine(QueueMachine):
             self.d.both("commit", consumer)
             self.acked.update((self.consumer_args[consumer]["queue"], m) for m in tx_acked)
         else:
+            held = [*self._held(consumer), *(r.id for r in self._broker().consumers[consumer].tx_acked)]
             self.d.both("rollback", consumer)
+            # REDELIVERY-4: what a rollback returned keeps the increment only where it was acked in
+            # the transaction (Session.recover acks the oldest into it first)
+            self.compare_delivery_counts("rollback.delivery_count", self.consumer_args[consumer]["queue"],
+                                         held)
+
+    def close_consumer(self, consumer: str, which: int) -> None:
+        """A consumer close, or with `sessions` (one `which` in four) its session's close, and the
+        counts after it: REDELIVERY-30 a session close (`close_session.counters`: the consumer's
+        unacknowledged messages back at once, counts undone, then the transaction rolled back with the
+        redelivery delay, counts kept); REDELIVERY-29 a close with messages acknowledged in the open
+        transaction (`close.tx_kept`: those stay delivering); RING-13 / RING-7 / RING-8 a close that
+        returns messages to a ring (`close.ring_returns`: the oldest returned ones are replaced)."""
+        queue = self.consumer_args[consumer]["queue"]
+        state = self._broker().consumers[consumer]
+        tx = [ref.id for ref in state.tx_acked]
+        held = [*state.received, *state.buffer, *tx]
+        counts = ("message_count", "pending_count", "delivering_count", "scheduled_count", "replaced")
+        if self.can("sessions") and which % 4 == 3:
+            self.d.both("close_session", consumer)
+            self.compare_counter("close_session.counters", queue, *counts)
+            self.compare_delivery_counts("close_session.counters", queue, held)
+            return
+        super().close_consumer(consumer, which)
+        if tx:
+            self.compare_counter("close.tx_kept", queue, *counts)
+            self.compare_delivery_counts("close.tx_kept", queue, tx)
+        if held and getattr(self, "ring", -1) >= 0:
+            self.compare_counter("close.ring_returns", queue, *counts)
 
     @precondition(lambda self: self.ready and self.can("nack") and self.any_unacked())
     @rule(which=WHICH, index=WHICH)
@@ -189,38 +227,57 @@ class RingMachine(QueueMachine):
             # the effect of the form: a rejected message leaves the queue, a multiple nack returns
             # every earlier delivery of the consumer
             if "requeue" in args:  # requeued instead, it would count again, or push out a head
-                self._compare_counter(check, self.consumer_args[target[0]]["queue"],
+                self.compare_counter(check, self.consumer_args[target[0]]["queue"],
                                       "message_count", "replaced")
             elif "multiple" in args:
-                self._compare_counter(check, self.consumer_args[target[0]]["queue"], "delivering_count")
+                self.compare_counter(check, self.consumer_args[target[0]]["queue"], "delivering_count")
 
     @precondition(lambda self: self.ready and self.can("set_ring_size"))
     @rule(size=st.integers(min_value=0, max_value=4))
     def set_ring_size(self, size: int) -> None:
         if getattr(self, "subjects", False) and size % 2 == 1:  # RING-34 instead (no new draw)
             self.d.both("set_subject_limit", {"queue": "q", "limit": (size + 1) // 2})
-            self._compare_counter("set_subject_limit.counters", "q", "message_count", "pending_count",
+            self.compare_counter("set_subject_limit.counters", "q", "message_count", "pending_count",
                                   "delivering_count", "replaced")
             return
         size = self.ring_size(size)
+        if self.ring < 0 or size < self.ring:  # RING-2: a decrease leaves pending above the new size
+            self.bound_excused = True
         self.ring = size
         args: dict[str, Any] = {"queue": "q", "size": size}
         self.d.both("set_ring_size", args)
         # RING-2 nothing is purged / RING-30 a live update that trims at once
-        self._compare_counter("set_ring_size.counters", "q", "message_count", "pending_count",
+        self.compare_counter("set_ring_size.counters", "q", "message_count", "pending_count",
                               "delivering_count", "replaced")
 
     # ------------------------------------------------------------------ observations
-    def _compare_counter(self, check: str, queue: str, *names: str) -> None:
-        """Compare counters of `queue` under `check` (those the adapter shows, in this state)."""
-        shown = [name for name in names if self.can(f"counter:{name}")]
-        if not shown:
+    def compare_counters(self, queue: str) -> dict[str, int] | None:
+        """As ConformanceMachine.compare_counters; on the ring queue also RING-17 on the counts shown."""
+        shown = super().compare_counters(queue)
+        if shown is not None and queue == "q" and getattr(self, "pending_bound", False):
+            self.check_pending_bound(shown)
+        return shown
+
+    def check_pending_bound(self, shown: dict[str, int]) -> None:
+        """RING-17: pending <= ring size, unless an individual cancel (a nack, RING-9) or a ring-size
+        decrease (RING-2) happened since the bound was last seen to hold (then the queue shrinks only
+        through consumption: the check waits until it holds again)."""
+        pending = shown.get("pending_count")
+        if pending is None or self.ring < 0:
             return
-        observed = self.d.observe_if_observable("counters", queue)
-        if observed is not None:
-            for name in shown:
-                self.d.expect_equal(check, observed[0][name], observed[1].get(name),
-                                    f"queue {queue} {name}: ", field=name)
+        steps = self.d.steps
+        if any(step.op == "nack" for step in steps[self.bound_seen:]):
+            self.bound_excused = True
+        self.bound_seen = len(steps)
+        if pending <= self.ring:
+            self.bound_excused = False
+            self.d.check("ring.pending_bound", True, str)
+            return
+        if not self.bound_excused:
+            self.d.check("ring.pending_bound", False,
+                         lambda: f"queue q shows {pending} pending on a ring of {self.ring}, with no nack or "
+                                 "ring-size decrease since the bound last held", field="pending_count",
+                         expected=f"<= {self.ring}", actual=pending)
 
     def received(self, consumer: str, expected: str | None, actual: str | None) -> None:
         """Also DELIVERY-23: the redelivered flag of the delivery the implementation shows."""

@@ -36,6 +36,7 @@ CHECK_NEEDS: dict[str, tuple[str, ...]] = {
                                ("message_count", "pending_count", "delivering_count", "scheduled_count",
                                 "paged_count")),
     "ring.unacked_never_evicted": ("counter:delivering_count",),
+    "window.dispatched": ("window_bytes", "counter:delivering_count"),
     "ring.bound": ("ring", "counter:pending_count"),
     "ring.pending_bound": ("ring", "counter:pending_count"),
     "pending.order": ("pending_order",),
@@ -44,6 +45,12 @@ CHECK_NEEDS: dict[str, tuple[str, ...]] = {
     "nack.result": ("nack",),
     "set_ring_size.accepted": ("set_ring_size",),
     "paging.flag": ("paging_flag",),
+    "paging.flag_shared": ("paging_flag",),
+    # machines/paging.py: the send check of the address's policy
+    "send.blocked": ("block_policy",),
+    "send.dropped": ("drop_policy",),
+    "send.failed_full": ("fail_policy",),
+    "send.page_full": ("paging", "page_limits"),
     # issue 10: the restart step (mqconform/conformance/restart.py) and the stream state it compares
     **{check: ("restart",) for check in ("restart.counters", "restart.delivery_count", "restart.reopen",
                                          "restart.kill.counters", "restart.kill.delivery_count")},

@@ -484,6 +484,15 @@ class QueueMachine(ConformanceMachine):
         self.d.both("consumer", self.consumer_args[consumer])
         self.open_consumers.add(consumer)
 
+    def _byte_window(self, queue: str) -> bool:
+        """REDELIVERY-11: an open consumer of `queue` dispatches by byte credit (capability
+        window_bytes; a window of n > 0 bytes, the default one included, and no message window)."""
+        if not self.can("window_bytes"):
+            return False
+        return any(self.consumer_args[c].get("window_bytes", 1) > 0
+                   and self.consumer_args[c].get("window_messages") is None
+                   for c in self.consumers_on(queue) if c in self.open_consumers)
+
     def close_consumer(self, consumer: str, which: int) -> None:
         """The close of close_and_reopen (the ring and redelivery machines also close sessions)."""
         self.d.both("close", consumer)
@@ -515,6 +524,11 @@ class QueueMachine(ConformanceMachine):
             return
         for queue in self.QUEUES:
             shown = self.compare_counters(queue)
+            if shown is not None and "delivering_count" in shown and self._byte_window(queue):
+                # REDELIVERY-11: what a byte window let the implementation dispatch (credit)
+                self.d.expect_equal("window.dispatched", self._broker().counters(queue).delivering_count,
+                                    shown["delivering_count"], f"queue {queue} delivering_count: ",
+                                    field="delivering_count")
             if shown is not None and "delivering_count" in shown and not self.options.evict_unacked:
                 held = sum(len(self._held(c)) for c in self.open_consumers
                            if self.consumer_args[c]["queue"] == queue)

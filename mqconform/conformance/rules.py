@@ -34,6 +34,8 @@ _COMMON = {
     "pending.order": ("DELIVERY-3",),
     "delivery_count": ("REDELIVERY-1", "REDELIVERY-2"),
     "ring.unacked_never_evicted": ("RING-5",),
+    # queue_machine.counters_agree: what a consumer's byte window let the broker dispatch
+    "window.dispatched": ("REDELIVERY-11",),
     "browse.ids": ("PAGING-12",),
     # DELIVERY-22: an ack the consumer cannot make is answered per broker (queue_machine.ack_invalid);
     # an inert refusal changes nothing (Artemis)
@@ -134,7 +136,9 @@ TABLES: dict[str, dict[str, tuple[str, ...]]] = {
         **_COMMON,
         "send.result": ("PAGING-3", "PAGING-4", "PAGING-5", "PAGING-6", "PAGING-7"),
         "receive.id": ("PAGING-10", "PAGING-7"),
-        "paging.flag": ("PAGING-6", "PAGING-7", "PAGING-8"),
+        "paging.flag": ("PAGING-6", "PAGING-7", "PAGING-8", "PAGING-28", "PAGING-1"),
+        # machines/paging.py: an address with two queues stays in page mode while one holds messages
+        "paging.flag_shared": ("PAGING-17", "PAGING-6", "PAGING-7", "PAGING-8", "PAGING-28", "PAGING-1"),
         "counters.paged_count": ("PAGING-2", "PAGING-9", "PAGING-10"),
         "counters.pending_count": ("PAGING-10", "PAGING-11"),
         "counters.message_count": ("PAGING-2", "DELIVERY-1"),
@@ -311,6 +315,12 @@ _PROFILE_RULES: dict[str, dict[str, tuple[str, ...]]] = {
         "browse.ids": ("PAGING-19",),
     },
 }
+#: machines/paging.py: a send compared under its address's policy (PAGING-26 BLOCK never pages,
+#: PAGING-27 DROP and FAIL discard before any queue, PAGING-13..16 page limits and page-full)
+for _check, _ids in {"send.blocked": ("PAGING-26",), "send.dropped": ("PAGING-27",),
+                     "send.failed_full": ("PAGING-27",),
+                     "send.page_full": ("PAGING-13", "PAGING-14", "PAGING-15", "PAGING-16")}.items():
+    TABLES["paging"][_check] = _ids + TABLES["paging"]["send.result"]
 for _area, _extra in _PROFILE_RULES.items():
     for _check, _ids in _extra.items():
         TABLES[_area][_check] = tuple(dict.fromkeys(TABLES[_area].get(_check, ()) + _ids))

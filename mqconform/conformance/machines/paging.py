@@ -1,4 +1,11 @@
-"""Paging and address-full policies: PAGE, DROP, BLOCK, FAIL; one copy per address; depage."""
+"""Paging and address-full policies: PAGE, DROP, BLOCK, FAIL; one copy per address; depage.
+
+Each send is compared under the check of its address's policy: `send.page_full` where the address
+has page limits (PAGING-13..16, capability page_limits: drawn where one queue leaves the
+second-consumer draw free), `send.blocked` under BLOCK (PAGING-26), `send.dropped` under DROP and
+`send.failed_full` under FAIL (PAGING-27), else `send.result`. The paging flag is compared after
+every step under `paging.flag`, or `paging.flag_shared` on an address with two queues (PAGING-17).
+"""
 
 from __future__ import annotations
 
@@ -33,6 +40,10 @@ class PagingMachine(QueueMachine):
                                       "full_policy": policy}
         if budget is not None:
             address["max_read_page_bytes"] = budget
+        self.send_check = {"BLOCK": "send.blocked", "DROP": "send.dropped",
+                           "FAIL": "send.failed_full"}.get(policy, "send.result")
+        if policy == "PAGE" and queues == 1 and second_consumer:  # a free draw: one queue has no second
+            address.update(self.page_limits(max_size, page_size))
         self.d.both("address", address)
         self.QUEUES = ("q1", "q2")[:queues]
         for queue in self.QUEUES:
@@ -43,6 +54,21 @@ class PagingMachine(QueueMachine):
             if queues == 2 and second_consumer:
                 self.declare_consumer("q2", **settings)
         self.ready = True
+
+    def page_limits(self, max_size: int, page_size: int) -> dict[str, object]:
+        """PAGING-13..16: page limits and a page-full policy the adapter honours, or none (then the
+        address pages without a limit). A byte limit of one page (PAGING-14) under the smaller
+        address limit, a message limit of 2 (PAGING-15) under the larger one."""
+        policies = [p for p in ("DROP", "FAIL") if self.can("page_limits", POLICY_FEATURE[p])]
+        if not policies:
+            return {}
+        self.send_check = "send.page_full"
+        limits: dict[str, object] = {"page_full_policy": policies[(page_size // 100) % len(policies)]}
+        if max_size == 200:
+            limits["page_limit_bytes"] = page_size
+        else:
+            limits["page_limit_messages"] = 2
+        return limits
 
     @precondition(lambda self: self.ready and self.can("browse"))
     @rule(which=st.integers(min_value=0, max_value=1))
@@ -55,4 +81,5 @@ class PagingMachine(QueueMachine):
         if self.ready and self.can("paging_flag"):
             observed = self.d.observe_if_observable("paging", "a")
             if observed is not None:
-                self.d.expect_equal("paging.flag", *observed, "address a paging: ")
+                check = "paging.flag_shared" if len(self.QUEUES) == 2 else "paging.flag"
+                self.d.expect_equal(check, *observed, "address a paging: ")

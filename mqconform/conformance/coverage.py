@@ -100,6 +100,9 @@ CHECK_NEEDS: dict[str, tuple[str, ...]] = {
     "close.tx_kept": ("transactions",),
     "close_session.counters": ("sessions",),
     "close.ring_returns": ("ring",),
+    "counters.non_destructive": ("non_destructive",),
+    "counters.last_value": ("last_value",),
+    "ack.cumulative": ("cumulative_ack",),
 }
 #: checks that can only fail (the `fail` answer of an operation): they never evidence a pass
 NEVER_EVIDENCE = "an operation refused"

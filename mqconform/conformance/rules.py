@@ -254,6 +254,11 @@ for _area in ("ring", "redelivery"):
         "close_session.counters": ("REDELIVERY-30", "REDELIVERY-8"),
         # RING-13: a close returns its messages to a full ring, the oldest returned ones replaced
         "close.ring_returns": ("RING-13", "RING-7", "RING-8"),
+        # machines/ring.py special_queue: the counts of a non-destructive or a last-value ring, and
+        # an ack of a consumer with cumulative acks (and the counts after it)
+        "counters.non_destructive": ("DELIVERY-12", "RING-12"),
+        "counters.last_value": ("RING-15",),
+        "ack.cumulative": ("DELIVERY-11", "DELIVERY-8"),
     })
 
 

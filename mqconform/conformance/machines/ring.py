@@ -39,6 +39,10 @@ from ..consumers import MODE_INDEX, consumer_settings
 from ..queue_machine import BATCH, WHICH, QueueMachine
 from ..rules import rule_applies, rules_for
 
+#: the set-up seeds ((ring + 5 x mode) % 7) of a non-destructive ring, a last-value ring and a first
+#: consumer with cumulative acks, where the adapter has the feature
+NON_DESTRUCTIVE_SEED, LAST_VALUE_SEED, CUMULATIVE_SEED = 3, 5, 6
+
 
 class RingMachine(QueueMachine):
     area = "ring"
@@ -51,6 +55,8 @@ class RingMachine(QueueMachine):
     def setup(self, ring: int, mode: int) -> None:
         queue: dict[str, Any] = {"name": "q", "ring_size": self.ring_size(ring)}
         queue.update(self.queue_vocabulary(ring + 5 * mode))
+        special = (ring + 5 * mode) % 7  # the set-up's own draws again: no new draw
+        queue.update(self.special_queue(special))
         ring = self.ring_size(ring)
         self.ring = ring
         self.d.both("queue", queue)
@@ -61,6 +67,8 @@ class RingMachine(QueueMachine):
         self.bound_excused = False
         self.bound_seen = 0
         settings = consumer_settings(self.caps, mode)
+        if settings is not None and special == CUMULATIVE_SEED and self.can("cumulative_ack"):
+            settings["cumulative_ack"] = True  # DELIVERY-11 (ack.cumulative)
         if settings is not None:
             self.declare_consumer("q", **settings)
         if self.subjects:  # RING-31..33: one subject filled to its limit, then one more
@@ -97,6 +105,26 @@ class RingMachine(QueueMachine):
             if self.overflow == "reject_new" and (seed // 6) % 2 == 1:
                 extra["discard_new_per_subject"] = True  # RING-32
         return extra
+
+    def special_queue(self, seed: int) -> dict[str, Any]:
+        """From `seed` (0..6), where the adapter has the feature: a non-destructive ring (DELIVERY-12,
+        RING-12: its counts after every step under `counters.non_destructive`) or a last-value ring
+        whose single sends carry one of three key values (RING-15: `counters.last_value`)."""
+        self.special_check: str | None = None
+        self.lv_key: str | None = None
+        if seed == NON_DESTRUCTIVE_SEED and self.can("non_destructive"):
+            self.special_check = "counters.non_destructive"
+            return {"non_destructive": True}
+        if seed == LAST_VALUE_SEED and self.can("last_value"):
+            self.special_check = "counters.last_value"
+            self.lv_key = "lvk"
+            return {"last_value_key": self.lv_key}
+        return {}
+
+    def message_properties(self) -> dict[str, str] | None:
+        """RING-15: a single send to a last-value ring carries one of three values of its key."""
+        key = getattr(self, "lv_key", None)
+        return {key: f"v{self.counter % 3}"} if key else None
 
     def vocabulary_check(self, queue: dict[str, Any]) -> str:
         """The check a send to `queue` is compared under: send.byte_bound where its byte bound binds
@@ -212,6 +240,8 @@ class RingMachine(QueueMachine):
     @precondition(lambda self: self.ready and self.can("nack") and self.any_unacked())
     @rule(which=WHICH, index=WHICH)
     def nack(self, which: int, index: int) -> None:
+        if self.nack_unmodelled():
+            return
         target = self._ack_target(which, index)
         if target is not None:
             args: dict[str, Any] = {"consumer": target[0], "id": target[1]}
@@ -256,6 +286,12 @@ class RingMachine(QueueMachine):
         shown = super().compare_counters(queue)
         if shown is not None and queue == "q" and getattr(self, "pending_bound", False):
             self.check_pending_bound(shown)
+        check = getattr(self, "special_check", None)
+        if shown is not None and queue == "q" and check is not None:  # DELIVERY-12, RING-12, RING-15
+            expected, actual = self.last_counters
+            for name in ("message_count", "pending_count", "delivering_count", "replaced"):
+                if name in actual:
+                    self.d.expect_equal(check, expected[name], actual[name], f"queue q {name}: ", field=name)
         return shown
 
     def check_pending_bound(self, shown: dict[str, int]) -> None:

@@ -103,6 +103,10 @@ CHECK_NEEDS: dict[str, tuple[str, ...]] = {
     "counters.non_destructive": ("non_destructive",),
     "counters.last_value": ("last_value",),
     "ack.cumulative": ("cumulative_ack",),
+    "advance.ring_due": ("ring",),
+    "send.scheduled_paged": ("scheduling", "counter:paged_count"),
+    "counters.ring_paged": ("ring", "paging"),
+    "expiry.to_address": ("expiry_address", "counter:message_count"),
 }
 #: checks that can only fail (the `fail` answer of an operation): they never evidence a pass
 NEVER_EVIDENCE = "an operation refused"

@@ -131,6 +131,8 @@ TABLES: dict[str, dict[str, tuple[str, ...]]] = {
         "counters.pending_count": ("SCHED-4", "SCHED-2"),
         "counters.replaced": ("SCHED-8", "RING-10"),
         "advance.accepted": ("SCHED-4",),
+        # machines/scheduling.py ring_due: a ring queue's counts after an advance
+        "advance.ring_due": ("SCHED-14", "SCHED-8", "RING-10"),
     },
     "paging": {
         **_COMMON,
@@ -144,6 +146,9 @@ TABLES: dict[str, dict[str, tuple[str, ...]]] = {
         "counters.message_count": ("PAGING-2", "DELIVERY-1"),
         "browse.ids": ("PAGING-12",),
         "pending.order": ("PAGING-10",),
+        # machines/paging.py: a paged send with a delivery time (SCHED-7); a ring queue's counts (RING-11)
+        "send.scheduled_paged": ("SCHED-7",),
+        "counters.ring_paged": ("RING-11", "RING-3"),
     },
     "throttle": {
         "throttle.accepted": ("THROTTLE-1",),
@@ -161,6 +166,9 @@ TABLES: dict[str, dict[str, tuple[str, ...]]] = {
         "throttle.in_flight_bound": ("THROTTLE-7",),
         "throttle.count_matches_work": ("THROTTLE-2", "THROTTLE-4"),
         "throttle.waiting_only_while_blocked": ("THROTTLE-5", "THROTTLE-10"),
+        # machines/throttle.py: the seed's worked example (high 2, low 1), and high 1 under ge
+        "throttle.high2_low1": ("THROTTLE-6",),
+        "throttle.one_at_a_time": ("THROTTLE-15",),
     },
     "admission": {
         "admission.accepted": ("ADMISSION-1",),
@@ -233,6 +241,8 @@ TABLES["expiry"] = {
     "expiry.counts": ("EXPIRY-1", "EXPIRY-2", "EXPIRY-3", "EXPIRY-4", "EXPIRY-5"),
     "counters.message_count": ("DELIVERY-1", "EXPIRY-7"),
     "counters.expired": ("EXPIRY-7",),
+    # machines/expiry.py: dlq as the queue's expiry address
+    "expiry.to_address": ("EXPIRY-6",),
     "nack.result": ("DELIVERY-8", "EXPIRY-4"),
 }
 

@@ -269,6 +269,9 @@ for _area in ("ring", "redelivery"):
         "counters.non_destructive": ("DELIVERY-12", "RING-12"),
         "counters.last_value": ("RING-15",),
         "ack.cumulative": ("DELIVERY-11", "DELIVERY-8"),
+        # machines/ring.py setup: a retroactive address (RING-16), a dead-letter queue (RING-26)
+        "queue.retroactive": ("RING-16",),
+        "counters.dead_lettered": ("RING-26",),
     })
 
 
@@ -353,7 +356,8 @@ for _area in RESTART_AREAS:
 _VOCABULARY: dict[str, tuple[str, tuple[str, ...]]] = {
     "send.overflow": ("send.result", ("RING-28",)),
     # RING-24: a JetStream discard-new stream (model overflow reject_new) refuses at max_msgs
-    "send.refuse_new": ("send.result", ("RING-28", "RING-24")),
+    # RING-22/23: RabbitMQ reject-publish, before (classic) or after the enqueue (quorum)
+    "send.refuse_new": ("send.result", ("RING-28", "RING-24", "RING-22", "RING-23")),
     "send.byte_bound": ("send.result", ("RING-27",)),
     # RING-31..33: a send to a queue with per-subject limits (JetStream max_msgs_per_subject) and the
     # stored and replaced counts after it; RING-32 with discard_new_per_subject, RING-33 discard new

@@ -280,13 +280,15 @@ for _area in ("ring", "redelivery"):
 #: merge_outcomes keeps only the rules that apply to the claimed profile.
 _PROFILE_RULES: dict[str, dict[str, tuple[str, ...]]] = {
     "delivery": {
+        # RING-1: a queue declared without a ring size is no ring: nothing is evicted from it
+        "counters.replaced": ("RING-1",),
         "receive.id": ("DELIVERY-14", "DELIVERY-16", "DELIVERY-17", "DELIVERY-18", "DELIVERY-19",
                        "DELIVERY-20", "DELIVERY-35"),
         "pending.order": ("DELIVERY-14",),
         # beanstalkd: a release with a delay (REDELIVERY-37, queue_machine.nack_later)
         "nack.delay": ("REDELIVERY-37",),
         # beanstalkd: stats-tube counters (DELIVERY-37), delete <id> (DELIVERY-36)
-        "counters.pending_count": ("DELIVERY-37",),
+        "counters.pending_count": ("DELIVERY-37", "RING-1"),
         "counters.delivering_count": ("DELIVERY-37",),
         "counters.scheduled_count": ("DELIVERY-37",),
         "counters.added": ("DELIVERY-37",),

@@ -43,10 +43,14 @@ applicable*, as for a missing capability.
 
 ``delivery-after-ack`` (DELIVERY-7). Per (G, msg): deliveries with an index after the first
 non-transactional ``ack`` ``ok`` of that id on that queue (redelivery only of unacknowledged messages).
-Not applicable when nothing was acknowledged outside a transaction.
+Not applicable when nothing was acknowledged outside a transaction. A queue declared non-destructive
+or last-value (:func:`shared_listing`) is left out: its delivered messages stay listed and each
+consumer walks the list (DELIVERY-12).
 
 ``counter-identity`` (DELIVERY-1). Per ``counters`` observation with all five fields:
 message_count == pending + delivering + scheduled + paged. Unknown when no observation has them.
+Observations of a non-destructive or last-value queue are counted but not checked (DELIVERY-12: a
+last-value queue leaves delivering out of messageCount).
 
 ``ring-bound`` (RING-17). Per ``counters`` observation of a queue whose ring size in effect is >= 0:
 pending_count <= ring size, unless a ``nack`` ``ok`` or a ``set_ring_size`` ``ok`` on that queue
@@ -81,7 +85,7 @@ only over the per-example and per-queue results and over the few declaration, dr
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -329,8 +333,9 @@ def compute_stats(table: Any, witnesses: Witnesses | None = None) -> Stats:
     codes.add_queues([*(r["target"] for r in routes), *(r["dq"] for r in routes),
                       *(row["queue"] for row, _ in drain_rows)])
     stats: Stats = {}
+    shared = [gk for key in shared_listing(decl_rows) if (gk := codes.gk_for(*key)) is not None]
     for part in _example_chunks(c):
-        _chunk_stats(stats, codes, part, routes, drain_rows, witnesses)
+        _chunk_stats(stats, codes, part, routes, drain_rows, witnesses, shared)
     for key, entry in stats.items():
         if key[3] == "delivery-after-ack":
             entry.setdefault("delivered_after_ack", 0)
@@ -364,8 +369,9 @@ def _example_chunks(c: Any) -> list[Any]:
 
 
 def _chunk_stats(stats: Stats, codes: Codes, c: Any, routes: list[dict[str, Any]], drain_rows: list[JsonRow],
-                 witnesses: Witnesses | None) -> None:
-    """Add the statistics of the whole examples in `c` (coded rows) to `stats`."""
+                 witnesses: Witnesses | None, shared: Sequence[int] = ()) -> None:
+    """Add the statistics of the whole examples in `c` (coded rows) to `stats`; `shared`: the
+    example-queue keys of the non-destructive and last-value queues (:func:`shared_listing`)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -451,7 +457,8 @@ def _chunk_stats(stats: Stats, codes: Codes, c: Any, routes: list[dict[str, Any]
     daa = dlv.filter(pc.or_(pc.greater(dlv["count"], 0), acked_first))
     _emit(stats, codes, _agg(pa.table({"rk": daa["rk"], "acked": _i8(pc.is_valid(daa["first_ack"]))}), ["rk"],
                              {"acked": ("acked", "sum")}), "delivery-after-ack")
-    cand = dlv.filter(pc.fill_null(pc.greater(dlv["last_recv"], dlv["first_ack"]), False))
+    cand = dlv.filter(pc.and_(pc.fill_null(pc.greater(dlv["last_recv"], dlv["first_ack"]), False),
+                              pc.invert(pc.is_in(dlv["gk"], pa.array(shared, pa.int64())))))
     if cand.num_rows:
         recvs = pa.table({"dk": d_dk, "index": d["index"]}).filter(d_recv)
         late = recvs.join(cand.select(["dk", "rk", "first_ack"]), "dk", join_type="inner")
@@ -470,6 +477,7 @@ def _chunk_stats(stats: Stats, codes: Codes, c: Any, routes: list[dict[str, Any]
     parts = [counters[c] for c in ("c_message", "c_pending", "c_delivering", "c_scheduled", "c_paged")]
     complete = pc.and_(pc.and_(pc.and_(pc.is_valid(parts[0]), pc.is_valid(parts[1])),
                                pc.and_(pc.is_valid(parts[2]), pc.is_valid(parts[3]))), pc.is_valid(parts[4]))
+    complete = pc.and_(complete, pc.invert(pc.is_in(counters["gk"], pa.array(shared, pa.int64()))))
     total = pc.add(pc.add(parts[1], parts[2]), pc.add(parts[3], parts[4]))
     broken = _i8(pc.and_(complete, pc.not_equal(parts[0], total)))
     _emit(stats, codes, _agg(pa.table({"rk": counters["rk"], "checked": _i8(complete), "broken": broken}),
@@ -718,6 +726,14 @@ def routing_table(decl_rows: list[tuple[dict[str, Any], dict[str, Any]]]) -> lis
         else:
             known["filt"] = max(known["filt"], filtered)
     return list(first.values())
+
+
+def shared_listing(decl_rows: list[tuple[dict[str, Any], dict[str, Any]]]) -> set[tuple[str, str, int, str]]:
+    """(E, queue) of every queue declared non-destructive or last-value: delivery-after-ack and
+    counter-identity do not apply to them (DELIVERY-12)."""
+    return {(row["run"], row["machine"], row["example"], value["name"]) for row, value in decl_rows
+            if isinstance(value.get("name"), str)
+            and (value.get("non_destructive") or value.get("last_value_key") is not None)}
 
 
 def drained_keys(drain_rows: list[tuple[dict[str, Any], dict[str, Any]]]) -> set[tuple[Any, ...]]:

@@ -109,12 +109,25 @@ def compute_stats(spark: Any, store: Path, exact: bool = False) -> Stats:
     df = load(spark, store).withColumn("queue", F.coalesce(F.col("queue"), F.lit(NULLQ)))
     decl_rows, drain_rows = _small(df)
     routes = cp.routing_table(decl_rows)
+    shared = cp.shared_listing(decl_rows)  # DELIVERY-12: the exact plan leaves them out
     simple = not cp.drained_keys(drain_rows) and all(r["target"] == r["dq"] and not r["filt"] for r in routes)
-    if not exact and simple:
+    if not exact and simple and not shared:
         stats = _fast_stats(spark, df, routes)
         if stats is not None:
             return stats
     return exact_stats(spark, df, decl_rows, drain_rows)
+
+
+def _shared_frame(spark: Any, df: Any, decl_rows: list[Any]) -> Any:
+    """(E, queue) of the non-destructive and last-value queues (cp.shared_listing), a small frame with
+    df's column types, or None when there are none."""
+    keys = sorted(cp.shared_listing(decl_rows))
+    if not keys:
+        return None
+    from pyspark.sql.types import StructField, StructType
+
+    schema = StructType([StructField(name, df.schema[name].dataType) for name in (*E, "queue")])
+    return spark.createDataFrame(keys, schema)
 
 
 def exact_stats(spark: Any, df: Any, decl_rows: list[Any], drain_rows: list[Any]) -> Stats:
@@ -171,6 +184,9 @@ def exact_stats(spark: Any, df: Any, decl_rows: list[Any], drain_rows: list[Any]
         F.sum(F.when(col("first_ack").isNotNull(), 1).otherwise(0)).alias("acked"),
         F.lit(0).alias("delivered_after_ack")), "delivery-after-ack", ["acked", "delivered_after_ack"])
     cand = dlv.filter(col("last_recv") > col("first_ack")).select(*E, "queue", "msg", "first_ack")
+    shared = _shared_frame(spark, df, decl_rows)
+    if shared is not None:  # DELIVERY-12: a delivered message stays listed on these queues
+        cand = cand.join(F.broadcast(shared), on=[*E, "queue"], how="left_anti")
     if cand.limit(1).count():  # a delivery after the first ack exists: count them exactly
         late = (df.filter(is_recv & ok & col("msg").isNotNull()).select(*E, "queue", "msg", "index")
                 .join(F.broadcast(cand), on=[*E, "queue", "msg"], how="inner")
@@ -178,7 +194,7 @@ def exact_stats(spark: Any, df: Any, decl_rows: list[Any], drain_rows: list[Any]
         emit(late.groupBy(*R).agg(F.count(F.lit(1)).alias("delivered_after_ack")), "delivery-after-ack",
              ["delivered_after_ack"])
 
-    per_q = _queue_counters(df)
+    per_q = _queue_counters(df, shared)
     _lost(spark, decl_rows, drain_rows, msgs, dlv, per_q, emit)
     frames.append(_long(per_q.groupBy(*R).agg(*[F.sum(n).alias(n) for n in COUNTER_SUMS]), "_counters",
                         list(COUNTER_SUMS)))
@@ -195,24 +211,31 @@ def exact_stats(spark: Any, df: Any, decl_rows: list[Any], drain_rows: list[Any]
     return stats
 
 
-def _queue_counters(df: Any) -> Any:
+def _queue_counters(df: Any, shared: Any = None) -> Any:
     """Per (example, queue), from its ``counters`` observations: the last one's message_count, replaced,
     killed and expired (``m``, ``r``, ``k``, ``x``: the lost check, DELIVERY-2, DELIVERY-15) and the counts
     of counter identity
-    (DELIVERY-1) and ring bound (RING-17). One aggregation, fixed-width buffers (a hash aggregation)."""
+    (DELIVERY-1) and ring bound (RING-17). One aggregation, fixed-width buffers (a hash aggregation).
+    `shared`: the (E, queue) frame of non-destructive and last-value queues, whose observations are
+    counted but not checked for the identity (DELIVERY-12)."""
     from pyspark.sql import functions as F
 
     col = F.col
     complete = F.lit(True)
     for part in ("c_message", "c_pending", "c_delivering", "c_scheduled", "c_paged"):
         complete = complete & col(part).isNotNull()
+    counted = df.filter(col("f") == "counters")
+    if shared is not None:
+        counted = counted.join(F.broadcast(shared.withColumn("_shared", F.lit(True))), on=[*E, "queue"],
+                               how="left")
+        complete = complete & ~F.coalesce(col("_shared"), F.lit(False))
     total = col("c_pending") + col("c_delivering") + col("c_scheduled") + col("c_paged")
     exempt_from = (df.filter(col("f").isin("nack", "set_ring_size") & (col("type") == "ok"))
                    .groupBy(*E, "queue").agg(F.min("index").alias("exempt_from")))
     in_ring = F.coalesce((col("bound") >= 0) & col("c_pending").isNotNull(), F.lit(False))
     exempt = in_ring & F.coalesce(col("index") > col("exempt_from"), F.lit(False))
     checked = in_ring & ~exempt
-    return (df.filter(col("f") == "counters").join(F.broadcast(exempt_from), on=[*E, "queue"], how="left")
+    return (counted.join(F.broadcast(exempt_from), on=[*E, "queue"], how="left")
             .groupBy(*E, "queue").agg(
                 *[F.max_by(part, "index").alias(name)
                   for name, part in (("m", "c_message"), ("r", "c_replaced"), ("k", "c_killed"),

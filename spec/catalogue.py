@@ -2,7 +2,9 @@
 
 A rule file has the top-level keys ``area``, ``title`` and ``rules``; each rule has ``id``,
 ``statement``, ``kind``, ``source``, ``profiles`` and optionally ``params``, ``notes`` and
-``unchecked`` (why no model code or test checks the rule yet: an explicit, reported gap, never a pass).
+``unchecked`` (why no model code or test checks the rule yet: an explicit, reported gap, never a pass)
+and ``unobservable`` (why no conformance check can evidence the rule: its subject cannot be observed
+from outside any adapter through the contract; the model's and scenario tests still check it).
 Every validation error is a :class:`SpecError` whose message starts ``<file>:<line>:``; line
 numbers come from the YAML nodes (``yaml.compose``), so they point at the offending key or value.
 """
@@ -37,7 +39,7 @@ AREAS: Final[Mapping[str, str]] = MappingProxyType({
 
 _TOP_REQUIRED: Final = ("area", "title", "rules")
 _RULE_REQUIRED: Final = ("id", "statement", "kind", "source", "profiles")
-_RULE_OPTIONAL: Final = ("params", "notes", "unchecked")
+_RULE_OPTIONAL: Final = ("params", "notes", "unchecked", "unobservable")
 _ID: Final = re.compile(r"^([A-Z]+)-([1-9][0-9]*)$")
 
 
@@ -63,6 +65,8 @@ class Rule:
     notes: str = ""
     #: why nothing checks this rule yet (empty: the rule has tests); reports list it as uncovered
     unchecked: str = ""
+    #: why no conformance check can evidence it from outside an adapter (empty: one can, or should)
+    unobservable: str = ""
     #: ``<file>:<line>`` of the rule's id, for reports and error messages.
     location: str = attrs.field(default="", eq=False)
 
@@ -202,6 +206,7 @@ def _rule(file: _File, node: Node, area: str, seen: dict[str, str]) -> Rule:
         params = raw
     notes = file.text(fields["notes"][1], "notes") if "notes" in fields else ""
     unchecked = file.text(fields["unchecked"][1], "unchecked") if "unchecked" in fields else ""
+    unobservable = file.text(fields["unobservable"][1], "unobservable") if "unobservable" in fields else ""
     return Rule(
         id=rule_id,
         area=area,
@@ -212,6 +217,7 @@ def _rule(file: _File, node: Node, area: str, seen: dict[str, str]) -> Rule:
         params=params,
         notes=notes,
         unchecked=unchecked,
+        unobservable=unobservable,
         location=location,
     )
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from mqconform.conformance.rules import all_rule_ids
+from mqconform.conformance.coverage import CHECK_NEEDS
+from mqconform.conformance.rules import TABLES, all_rule_ids
 from mqconform.spec import load_catalogue
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -66,3 +67,17 @@ def test_tests_name_only_known_rules() -> None:
             named.setdefault(rule, set()).update(places)
     unknown = {rule: sorted(places) for rule, places in named.items() if rule not in known}
     assert not unknown, f"tests name rules that are not in spec/: {unknown}"
+
+
+def test_every_rule_has_a_conformance_check_or_says_why_not() -> None:
+    """A rule of a profile that no conformance check evidences (model and scenario tests only) says in
+    spec/ why its subject cannot be observed from outside an adapter (`unobservable`); a rule marked so
+    that a check evidences is a stale mark."""
+    catalogue = load_catalogue()
+    evidenced = {rule for table in TABLES.values() for check, ids in table.items() for rule in ids
+                 if not (check.endswith(".accepted") and check not in CHECK_NEEDS)}  # coverage.py
+    silent = sorted(rule.id for rule in catalogue
+                    if rule.id not in evidenced and not rule.unobservable and not rule.unchecked)
+    assert not silent, f"rules without a conformance check or an `unobservable` reason: {', '.join(silent)}"
+    stale = sorted(rule.id for rule in catalogue if rule.unobservable and rule.id in evidenced)
+    assert not stale, f"rules marked unobservable in spec/ but evidenced by a check: {', '.join(stale)}"

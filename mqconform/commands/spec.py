@@ -89,7 +89,7 @@ def _coverage(args: argparse.Namespace, catalogue: Any) -> int:
         if args.area:
             rows = [r for r in rows if catalogue[r.rule].area == args.area]
         for row in rows:
-            why = row.reason()
+            why = _why(row, catalogue)
             unchecked = catalogue[row.rule].unchecked
             if not row.coverable and not row.lacking and unchecked:
                 why += f"; spec: {unchecked}"
@@ -105,11 +105,20 @@ def _coverage(args: argparse.Namespace, catalogue: Any) -> int:
         reasons: dict[str, list[str]] = {}
         for row in rows:
             if not row.coverable:
-                reasons.setdefault(row.reason(), []).append(row.rule)
+                reasons.setdefault(_why(row, catalogue, detail=False), []).append(row.rule)
         missing = "; ".join(f"{why}: {_ids(rules)}" for why, rules in
                             sorted(reasons.items(), key=lambda kv: -len(kv[1])))
         print(f"| {label} | {profile_name} | {_figure(rows, profile_name, adapter)} | {missing} |")
     return 0
+
+
+def _why(row: Any, catalogue: Any, detail: bool = True) -> str:
+    """Why a rule is not covered: the coverage's reason, or the spec's `unobservable` reason for a rule
+    that no check evidences because its subject cannot be observed through the contract."""
+    unobservable = catalogue[row.rule].unobservable
+    if row.coverable or row.lacking or not unobservable:
+        return str(row.reason())
+    return "not observable from outside an adapter" + (f": {unobservable}" if detail else "")
 
 
 def _figure(rows: list[Any], profile_name: str, adapter: Any) -> str:

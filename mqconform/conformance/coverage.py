@@ -36,13 +36,21 @@ CHECK_NEEDS: dict[str, tuple[str, ...]] = {
                                ("message_count", "pending_count", "delivering_count", "scheduled_count",
                                 "paged_count")),
     "ring.unacked_never_evicted": ("counter:delivering_count",),
+    "window.dispatched": ("window_bytes", "counter:delivering_count"),
     "ring.bound": ("ring", "counter:pending_count"),
+    "ring.pending_bound": ("ring", "counter:pending_count"),
     "pending.order": ("pending_order",),
     "delivery_count": ("delivery_count",),
     "browse.ids": ("browse",),
     "nack.result": ("nack",),
     "set_ring_size.accepted": ("set_ring_size",),
     "paging.flag": ("paging_flag",),
+    "paging.flag_shared": ("paging_flag",),
+    # machines/paging.py: the send check of the address's policy
+    "send.blocked": ("block_policy",),
+    "send.dropped": ("drop_policy",),
+    "send.failed_full": ("fail_policy",),
+    "send.page_full": ("paging", "page_limits"),
     # the restart step (mqconform/conformance/restart.py) and the stream state it compares
     **{check: ("restart",) for check in ("restart.counters", "restart.delivery_count", "restart.reopen",
                                          "restart.kill.counters", "restart.kill.delivery_count")},
@@ -87,6 +95,20 @@ CHECK_NEEDS: dict[str, tuple[str, ...]] = {
     "receive.backoff_wpi": ("ack_wait", "advance_time", "backoff"),
     "receive.backoff_nak": ("ack_wait", "advance_time", "backoff", "nack", "nack_delay"),
     "in_progress.result": ("ack_wait", "advance_time"),
+    # machines/ring.py close_consumer and end_tx (REDELIVERY-4, 29, 30, RING-13)
+    "rollback.delivery_count": ("transactions", "delivery_count"),
+    "close.tx_kept": ("transactions",),
+    "close_session.counters": ("sessions",),
+    "close.ring_returns": ("ring",),
+    "counters.non_destructive": ("non_destructive",),
+    "counters.last_value": ("last_value",),
+    "ack.cumulative": ("cumulative_ack",),
+    "advance.ring_due": ("ring",),
+    "send.scheduled_paged": ("scheduling", "counter:paged_count"),
+    "counters.ring_paged": ("ring", "paging"),
+    "expiry.to_address": ("expiry_address", "counter:message_count"),
+    "queue.retroactive": ("retroactive", "counter:message_count"),
+    "counters.dead_lettered": ("dead_letter", "counter:message_count"),
 }
 #: checks that can only fail (the `fail` answer of an operation): they never evidence a pass
 NEVER_EVIDENCE = "an operation refused"

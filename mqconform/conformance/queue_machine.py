@@ -140,6 +140,16 @@ class QueueMachine(ConformanceMachine):
         config = self._broker().queues[queue].config
         return bool(config.non_destructive or config.last_value_key is not None)
 
+    def nack_unmodelled(self) -> bool:
+        """True where the model has no nack (a non-destructive queue: QueueImpl#cancel resets every
+        iterator, not modelled): the machine sends none."""
+        return any(q.config.non_destructive for q in self._broker().queues.values())
+
+    def identity_holds(self, queue: str) -> bool:
+        """DELIVERY-12: a non-destructive queue counts a delivering message twice (pending and
+        delivering), a last-value queue leaves delivering out of messageCount: no identity there."""
+        return queue not in self._broker().queues or not self._shares_listing(queue)
+
     def unacked(self, consumer: str) -> list[str]:
         if consumer not in self.open_consumers:
             return []
@@ -169,9 +179,16 @@ class QueueMachine(ConformanceMachine):
         subject = getattr(self, "send_subject", None)  # RING-31: a queue with per-subject limits
         if subject is not None:
             args["subject"] = subject
+        properties = self.message_properties()
+        if properties:
+            args["properties"] = properties
         self.sent.add(msg_id)
         _, answer = self.d.both_values("send", args, compare=self.send_check)
         self.note_send(msg_id, answer)
+
+    def message_properties(self) -> dict[str, str] | None:
+        """The properties of the next single send (none here; a last-value ring gives its key)."""
+        return None
 
     def note_send(self, msg_id: str, answer: Any) -> None:
         """DELIVERY-21: remember a send the implementation accepted (it must come out again)."""
@@ -250,8 +267,9 @@ class QueueMachine(ConformanceMachine):
         if actual is not None:
             self.d.check("delivery.sent_only", actual in self.sent,
                          lambda: f"{consumer} received {actual!r}, which was never sent")
-            self.d.check("delivery.acked_not_redelivered", (queue, actual) not in self.acked,
-                         lambda: f"{consumer} received {actual!r} again after it was acknowledged")
+            if not self._shares_listing(queue):  # DELIVERY-12: each consumer walks the whole list
+                self.d.check("delivery.acked_not_redelivered", (queue, actual) not in self.acked,
+                             lambda: f"{consumer} received {actual!r} again after it was acknowledged")
             self.delivered.setdefault(queue, set()).add(actual)
             if not self._shares_listing(queue):
                 others = [c for c in self.consumers_on(queue) if c != consumer and c in self.open_consumers]
@@ -288,8 +306,13 @@ class QueueMachine(ConformanceMachine):
         if index == NACK_LATER_INDEX and self.can("nack", "nack_delay"):
             self.nack_later(consumer, msg_id)
             return
-        _, answer = self.d.both_values("ack", {"consumer": consumer, "id": msg_id}, compare="ack.result")
+        cumulative = bool(self.consumer_args[consumer].get("cumulative_ack"))
+        _, answer = self.d.both_values("ack", {"consumer": consumer, "id": msg_id},
+                                       compare="ack.cumulative" if cumulative else "ack.result")
         self._acked(consumer, msg_id, answer)
+        if cumulative:  # DELIVERY-11: every earlier delivery of the consumer is acknowledged too
+            self.compare_counter("ack.cumulative", self.consumer_args[consumer]["queue"], "delivering_count",
+                                 "acknowledged", "message_count")
 
     def delete(self, consumer: str, msg_id: str, which: int) -> None:
         """DELIVERY-31..33 (drawn within `ack`: no new rule, so adapters without delete explore as
@@ -405,7 +428,7 @@ class QueueMachine(ConformanceMachine):
         it (REFUSED_ACKS, a refusing profile) the adapter may refuse it itself, but the answer must
         be `failed` and nothing may change (checks ack.refused, ack.refused_no_effect): an adapter
         or implementation that accepts a second ack fails either way."""
-        if kind == "nack_acked" and not self.can("nack"):
+        if kind == "nack_acked" and (not self.can("nack") or self.nack_unmodelled()):
             kind = "second_ack"
         target = self._invalid_target(kind, which, index)
         if target is None:
@@ -479,10 +502,43 @@ class QueueMachine(ConformanceMachine):
         if consumer not in self.open_consumers:
             return
         self.held_at_close.extend((consumer, m) for m in self._held(consumer))
-        self.d.both("close", consumer)
+        self.close_consumer(consumer, which)
         self.open_consumers.discard(consumer)
         self.d.both("consumer", self.consumer_args[consumer])
         self.open_consumers.add(consumer)
+
+    def _byte_window(self, queue: str) -> bool:
+        """REDELIVERY-11: an open consumer of `queue` dispatches by byte credit (capability
+        window_bytes; a window of n > 0 bytes, the default one included, and no message window)."""
+        if not self.can("window_bytes"):
+            return False
+        return any(self.consumer_args[c].get("window_bytes", 1) > 0
+                   and self.consumer_args[c].get("window_messages") is None
+                   for c in self.consumers_on(queue) if c in self.open_consumers)
+
+    def close_consumer(self, consumer: str, which: int) -> None:
+        """The close of close_and_reopen (the ring and redelivery machines also close sessions)."""
+        self.d.both("close", consumer)
+
+    def compare_counter(self, check: str, queue: str, *names: str) -> None:
+        """Compare counters of `queue` under `check` (those the adapter shows, in this state)."""
+        shown = [name for name in names if self.can(f"counter:{name}")]
+        if not shown:
+            return
+        observed = self.d.observe_if_observable("counters", queue)
+        if observed is not None:
+            for name in shown:
+                self.d.expect_equal(check, observed[0][name], observed[1].get(name),
+                                    f"queue {queue} {name}: ", field=name)
+
+    def compare_delivery_counts(self, check: str, queue: str, ids: list[str]) -> None:
+        """Compare the delivery counts of `ids` in `queue` under `check` (capability delivery_count)."""
+        if not self.can("delivery_count"):
+            return
+        for msg_id in ids:
+            observed = self.d.observe_if_observable("delivery_count", queue, msg_id)
+            if observed is not None:
+                self.d.expect_equal(check, observed[0], observed[1], f"delivery count of {msg_id}: ")
 
     # ------------------------------------------------------------------ invariants
     @invariant()
@@ -491,6 +547,11 @@ class QueueMachine(ConformanceMachine):
             return
         for queue in self.QUEUES:
             shown = self.compare_counters(queue)
+            if shown is not None and "delivering_count" in shown and self._byte_window(queue):
+                # REDELIVERY-11: what a byte window let the implementation dispatch (credit)
+                self.d.expect_equal("window.dispatched", self._broker().counters(queue).delivering_count,
+                                    shown["delivering_count"], f"queue {queue} delivering_count: ",
+                                    field="delivering_count")
             if shown is not None and "delivering_count" in shown and not self.options.evict_unacked:
                 held = sum(len(self._held(c)) for c in self.open_consumers
                            if self.consumer_args[c]["queue"] == queue)

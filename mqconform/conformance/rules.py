@@ -6,6 +6,8 @@ checks never ran (missing capability) are not applicable.
 
 from __future__ import annotations
 
+import functools
+
 _COMMON = {
     "send.result": ("DELIVERY-2",),
     "send.accepted": ("DELIVERY-2",),
@@ -32,6 +34,8 @@ _COMMON = {
     "pending.order": ("DELIVERY-3",),
     "delivery_count": ("REDELIVERY-1", "REDELIVERY-2"),
     "ring.unacked_never_evicted": ("RING-5",),
+    # queue_machine.counters_agree: what a consumer's byte window let the broker dispatch
+    "window.dispatched": ("REDELIVERY-11",),
     "browse.ids": ("PAGING-12",),
     # DELIVERY-22: an ack the consumer cannot make is answered per broker (queue_machine.ack_invalid);
     # an inert refusal changes nothing (Artemis)
@@ -76,6 +80,8 @@ TABLES: dict[str, dict[str, tuple[str, ...]]] = {
         # a stored count below the model's after an add to a full ring: an unacked message was evicted
         "counters.message_count": ("RING-5", "DELIVERY-1"),
         "ring.bound": ("RING-3", "RING-4"),
+        # machines/ring.py check_pending_bound: pending <= ring size unless a nack or a shrink happened
+        "ring.pending_bound": ("RING-17",),
         "nack.result": ("RING-9",),
         "nack.accepted": ("RING-9",),
         "set_ring_size.accepted": ("RING-2", "RING-30"),
@@ -100,7 +106,7 @@ TABLES: dict[str, dict[str, tuple[str, ...]]] = {
         "rollback.accepted": ("REDELIVERY-8",),
         "commit.accepted": ("REDELIVERY-3",),
         "advance.accepted": ("REDELIVERY-7",),
-        "pending.order": ("REDELIVERY-10", "REDELIVERY-9"),
+        "pending.order": ("REDELIVERY-10", "REDELIVERY-9", "DELIVERY-13"),
         "ring.bound": ("RING-3",),
         # machines/redelivery.py limit_check: after redelivery rounds, the message's count and the
         # stored count (a message past the limit: dead-lettered, or kept by JetStream)
@@ -125,17 +131,24 @@ TABLES: dict[str, dict[str, tuple[str, ...]]] = {
         "counters.pending_count": ("SCHED-4", "SCHED-2"),
         "counters.replaced": ("SCHED-8", "RING-10"),
         "advance.accepted": ("SCHED-4",),
+        # machines/scheduling.py ring_due: a ring queue's counts after an advance
+        "advance.ring_due": ("SCHED-14", "SCHED-8", "RING-10"),
     },
     "paging": {
         **_COMMON,
         "send.result": ("PAGING-3", "PAGING-4", "PAGING-5", "PAGING-6", "PAGING-7"),
         "receive.id": ("PAGING-10", "PAGING-7"),
-        "paging.flag": ("PAGING-6", "PAGING-7", "PAGING-8"),
+        "paging.flag": ("PAGING-6", "PAGING-7", "PAGING-8", "PAGING-28", "PAGING-1"),
+        # machines/paging.py: an address with two queues stays in page mode while one holds messages
+        "paging.flag_shared": ("PAGING-17", "PAGING-6", "PAGING-7", "PAGING-8", "PAGING-28", "PAGING-1"),
         "counters.paged_count": ("PAGING-2", "PAGING-9", "PAGING-10"),
         "counters.pending_count": ("PAGING-10", "PAGING-11"),
         "counters.message_count": ("PAGING-2", "DELIVERY-1"),
         "browse.ids": ("PAGING-12",),
         "pending.order": ("PAGING-10",),
+        # machines/paging.py: a paged send with a delivery time (SCHED-7); a ring queue's counts (RING-11)
+        "send.scheduled_paged": ("SCHED-7",),
+        "counters.ring_paged": ("RING-11", "RING-3"),
     },
     "throttle": {
         "throttle.accepted": ("THROTTLE-1",),
@@ -153,6 +166,9 @@ TABLES: dict[str, dict[str, tuple[str, ...]]] = {
         "throttle.in_flight_bound": ("THROTTLE-7",),
         "throttle.count_matches_work": ("THROTTLE-2", "THROTTLE-4"),
         "throttle.waiting_only_while_blocked": ("THROTTLE-5", "THROTTLE-10"),
+        # machines/throttle.py: the seed's worked example (high 2, low 1), and high 1 under ge
+        "throttle.high2_low1": ("THROTTLE-6",),
+        "throttle.one_at_a_time": ("THROTTLE-15",),
     },
     "admission": {
         "admission.accepted": ("ADMISSION-1",),
@@ -225,6 +241,8 @@ TABLES["expiry"] = {
     "expiry.counts": ("EXPIRY-1", "EXPIRY-2", "EXPIRY-3", "EXPIRY-4", "EXPIRY-5"),
     "counters.message_count": ("DELIVERY-1", "EXPIRY-7"),
     "counters.expired": ("EXPIRY-7",),
+    # machines/expiry.py: dlq as the queue's expiry address
+    "expiry.to_address": ("EXPIRY-6",),
     "nack.result": ("DELIVERY-8", "EXPIRY-4"),
 }
 
@@ -234,19 +252,43 @@ TABLES["expiry"] = {
 for _area in ("delivery", "ring", "redelivery"):
     TABLES[_area]["delete.result"] = ("DELIVERY-31", "DELIVERY-32", "DELIVERY-33")
 
+#: machines/ring.py (and the redelivery machine, its subclass): the counts after a rollback, a
+#: consumer close and a session close (close_consumer)
+for _area in ("ring", "redelivery"):
+    TABLES[_area].update({
+        # REDELIVERY-4: a rollback keeps the increment of the messages acked in the transaction only
+        "rollback.delivery_count": ("REDELIVERY-4", "REDELIVERY-3"),
+        # REDELIVERY-29: what the consumer acked in its open transaction stays delivering at a close
+        "close.tx_kept": ("REDELIVERY-29", "REDELIVERY-8"),
+        # REDELIVERY-30: a session close returns the consumer's messages, then rolls the tx back
+        "close_session.counters": ("REDELIVERY-30", "REDELIVERY-8"),
+        # RING-13: a close returns its messages to a full ring, the oldest returned ones replaced
+        "close.ring_returns": ("RING-13", "RING-7", "RING-8"),
+        # machines/ring.py special_queue: the counts of a non-destructive or a last-value ring, and
+        # an ack of a consumer with cumulative acks (and the counts after it)
+        "counters.non_destructive": ("DELIVERY-12", "RING-12"),
+        "counters.last_value": ("RING-15",),
+        "ack.cumulative": ("DELIVERY-11", "DELIVERY-8"),
+        # machines/ring.py setup: a retroactive address (RING-16), a dead-letter queue (RING-26)
+        "queue.retroactive": ("RING-16",),
+        "counters.dead_lettered": ("RING-26",),
+    })
+
 
 #: The broker-profile rules each check also evidences: under a broker's profile the model implements
 #: that broker's rule (spec/ names the profiles), so the same comparison fails when it is broken.
 #: merge_outcomes keeps only the rules that apply to the claimed profile.
 _PROFILE_RULES: dict[str, dict[str, tuple[str, ...]]] = {
     "delivery": {
+        # RING-1: a queue declared without a ring size is no ring: nothing is evicted from it
+        "counters.replaced": ("RING-1",),
         "receive.id": ("DELIVERY-14", "DELIVERY-16", "DELIVERY-17", "DELIVERY-18", "DELIVERY-19",
                        "DELIVERY-20", "DELIVERY-35"),
         "pending.order": ("DELIVERY-14",),
         # beanstalkd: a release with a delay (REDELIVERY-37, queue_machine.nack_later)
         "nack.delay": ("REDELIVERY-37",),
         # beanstalkd: stats-tube counters (DELIVERY-37), delete <id> (DELIVERY-36)
-        "counters.pending_count": ("DELIVERY-37",),
+        "counters.pending_count": ("DELIVERY-37", "RING-1"),
         "counters.delivering_count": ("DELIVERY-37",),
         "counters.scheduled_count": ("DELIVERY-37",),
         "counters.added": ("DELIVERY-37",),
@@ -293,6 +335,12 @@ _PROFILE_RULES: dict[str, dict[str, tuple[str, ...]]] = {
         "browse.ids": ("PAGING-19",),
     },
 }
+#: machines/paging.py: a send compared under its address's policy (PAGING-26 BLOCK never pages,
+#: PAGING-27 DROP and FAIL discard before any queue, PAGING-13..16 page limits and page-full)
+for _check, _ids in {"send.blocked": ("PAGING-26",), "send.dropped": ("PAGING-27",),
+                     "send.failed_full": ("PAGING-27",),
+                     "send.page_full": ("PAGING-13", "PAGING-14", "PAGING-15", "PAGING-16")}.items():
+    TABLES["paging"][_check] = _ids + TABLES["paging"]["send.result"]
 for _area, _extra in _PROFILE_RULES.items():
     for _check, _ids in _extra.items():
         TABLES[_area][_check] = tuple(dict.fromkeys(TABLES[_area].get(_check, ()) + _ids))
@@ -310,7 +358,8 @@ for _area in RESTART_AREAS:
 _VOCABULARY: dict[str, tuple[str, tuple[str, ...]]] = {
     "send.overflow": ("send.result", ("RING-28",)),
     # RING-24: a JetStream discard-new stream (model overflow reject_new) refuses at max_msgs
-    "send.refuse_new": ("send.result", ("RING-28", "RING-24")),
+    # RING-22/23: RabbitMQ reject-publish, before (classic) or after the enqueue (quorum)
+    "send.refuse_new": ("send.result", ("RING-28", "RING-24", "RING-22", "RING-23")),
     "send.byte_bound": ("send.result", ("RING-27",)),
     # RING-31..33: a send to a queue with per-subject limits (JetStream max_msgs_per_subject) and the
     # stored and replaced counts after it; RING-32 with discard_new_per_subject, RING-33 discard new
@@ -328,6 +377,15 @@ for _area in ("ring", "redelivery"):
         if _area == "redelivery" and _check.startswith("send."):
             continue  # the redelivery machine declares no overflow policy or byte bound
         TABLES[_area][_check] = tuple(dict.fromkeys(_ids + TABLES[_area].get(_generic, ())))
+
+
+@functools.cache
+def rule_applies(rule: str, profile: str) -> bool:
+    """Does spec rule `rule` apply to `profile`? (the catalogue loaded once: machines ask per example)"""
+    from mqconform.spec import load_catalogue
+
+    catalogue = load_catalogue()
+    return rule in catalogue and catalogue[rule].applies_to(profile)
 
 
 def rules_for(area: str) -> dict[str, tuple[str, ...]]:

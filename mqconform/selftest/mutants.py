@@ -86,6 +86,20 @@ class _DropStillDelivers(Broker):
         return super()._route(address, message, unblocking)
 
 
+class _BlockPages(Broker):
+    """BLOCK pages the message instead of holding the producer (PAGING-26)."""
+
+    def _route(self, address: AddressState, message: Message, unblocking: bool = False) -> SendResult:
+        if address.config.full_policy != "BLOCK" or not address.full():
+            return super()._route(address, message, unblocking)
+        blocking = address.config
+        address.config = attrs.evolve(blocking, full_policy="PAGE")
+        try:
+            return super()._route(address, message, unblocking)
+        finally:
+            address.config = blocking
+
+
 class _BlockLosesMessage(Broker):
     """BLOCK: when memory frees up the blocked sends are released but never routed."""
 
@@ -282,6 +296,13 @@ QUEUE_MUTANTS: tuple[Mutant, ...] = (
            _broker(_BlockLosesMessage)),
     Mutant("copy-per-queue", "paging", "a copy per queue instead of one per address",
            _broker(_CopyPerQueueBroker)),
+    # the checks of the rules that had model tests only (ring.pending_bound, close.tx_kept, send.blocked)
+    Mutant("ring-return-over-bound", "ring", "messages a close or rollback returns to a full ring are "
+           "all kept, above the ring size", _options(return_over_bound="keep")),
+    Mutant("close-rolls-back-tx", "redelivery", "a consumer close also rolls back what it acknowledged "
+           "in its session's open transaction", _options(close_keeps_tx=False)),
+    Mutant("block-pages", "paging", "BLOCK pages the message instead of holding the producer",
+           _broker(_BlockPages)),
     # several consumers per queue, invalid acks, deep redelivery, long queues
     Mutant("close-returns-all-consumers", "delivery", "a consumer close returns every consumer's messages",
            _broker(_CloseReturnsAll)),

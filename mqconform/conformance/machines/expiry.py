@@ -6,7 +6,10 @@ adapter has per-message TTLs); time moves in steps of ADVANCE_MS. The TTLs sit a
 any multiple of ADVANCE_MS, so a real broker whose clock runs a little ahead of the model's (the
 adapter sleeps, and each operation takes its time) removes the same messages: after every advance the
 stored counts of q and dlq are compared (`expiry.counts`); consumers receive, ack, nack and close
-in between, so held, returned and requeued messages meet their expiry too.
+in between, so held, returned and requeued messages meet their expiry too. Where the adapter has
+`expiry_address`, a queue without a queue TTL (per-message TTLs only) sends what expires to dlx as its
+expiry address (EXPIRY-6: dlq's counts under `expiry.to_address`); with a queue TTL it has none, and
+an expired message is dropped.
 
 Against an adapter whose clock is real (``real_time``: it sleeps each advance) the examples are paced,
 as the redelivery machine's timed examples are: the set-up ends with an advance that lets the broker's
@@ -66,6 +69,9 @@ class ExpiryMachine(QueueMachine):
             queue["message_ttl_ms"] = QUEUE_TTL_MS
         if self.can("dead_letter"):
             queue["dead_letter"] = "dlx"
+        self.expiry_address = "message_ttl_ms" not in queue and self.can("expiry_address")
+        if self.expiry_address:  # EXPIRY-6
+            queue["expiry_address"] = "dlx"
         self.d.both("queue", queue)
         settings = consumer_settings(self.caps, mode)
         if settings is not None:
@@ -123,7 +129,9 @@ class ExpiryMachine(QueueMachine):
                 if self.can("counter:message_count"):
                     observed = self.d.observe_if_observable("counters", queue)
                     if observed is not None:
-                        self.d.expect_equal("expiry.counts", observed[0]["message_count"],
+                        to_address = self.expiry_address and queue == "dlq"
+                        check = "expiry.to_address" if to_address else "expiry.counts"
+                        self.d.expect_equal(check, observed[0]["message_count"],
                                             observed[1].get("message_count"),
                                             f"queue {queue} message_count: ", field="message_count")
 

@@ -1,4 +1,15 @@
-"""Paging and address-full policies: PAGE, DROP, BLOCK, FAIL; one copy per address; depage."""
+"""Paging and address-full policies: PAGE, DROP, BLOCK, FAIL; one copy per address; depage.
+
+Each send is compared under the check of its address's policy: `send.page_full` where the address
+has page limits (PAGING-13..16, capability page_limits: drawn where one queue leaves the
+second-consumer draw free), `send.blocked` under BLOCK (PAGING-26), `send.dropped` under DROP and
+`send.failed_full` under FAIL (PAGING-27), else `send.result`. The paging flag is compared after
+every step under `paging.flag`, or `paging.flag_shared` on an address with two queues (PAGING-17).
+Where the adapter has scheduling, one send in eight carries a delivery time no example reaches: paged,
+it counts as paged, not scheduled, until depaged (`send.scheduled_paged`, SCHED-7). Where it has
+rings, an unlimited PAGE address of one queue draws (page size 500) a ring of 2 on that queue, whose
+counts are compared after every step (`counters.ring_paged`, RING-11).
+"""
 
 from __future__ import annotations
 
@@ -6,9 +17,12 @@ from hypothesis import strategies as st
 from hypothesis.stateful import initialize, invariant, precondition, rule
 
 from ..consumers import MODE_INDEX, consumer_settings
-from ..queue_machine import QueueMachine
+from ..queue_machine import WHICH, QueueMachine
 from ..rules import rules_for
 
+#: SCHED-7: the size_index of a send that carries a delivery time, and that time (never reached)
+SCHEDULED_INDEX = 6
+FAR_DELIVERY_MS = 3_600_000
 POLICY_FEATURE = {"PAGE": "paging", "DROP": "drop_policy", "BLOCK": "block_policy", "FAIL": "fail_policy"}
 
 
@@ -33,16 +47,62 @@ class PagingMachine(QueueMachine):
                                       "full_policy": policy}
         if budget is not None:
             address["max_read_page_bytes"] = budget
+        self.send_check = {"BLOCK": "send.blocked", "DROP": "send.dropped",
+                           "FAIL": "send.failed_full"}.get(policy, "send.result")
+        free = policy == "PAGE" and queues == 1 and second_consumer  # one queue has no second consumer
+        if free and page_size == 200:
+            address.update(self.page_limits(max_size, page_size))
+        self.ring_queue = free and page_size == 500 and self.can("ring")  # RING-11
         self.d.both("address", address)
         self.QUEUES = ("q1", "q2")[:queues]
         for queue in self.QUEUES:
-            self.d.both("queue", {"name": queue, "address": "a"})
+            ring = {"ring_size": 2} if self.ring_queue else {}
+            self.d.both("queue", {"name": queue, "address": "a", **ring})
         settings = consumer_settings(self.caps, mode)
         if settings is not None:
             self.declare_consumer("q1", **settings)
             if queues == 2 and second_consumer:
                 self.declare_consumer("q2", **settings)
         self.ready = True
+
+    def page_limits(self, max_size: int, page_size: int) -> dict[str, object]:
+        """PAGING-13..16: page limits and a page-full policy the adapter honours, or none (then the
+        address pages without a limit). A byte limit of one page (PAGING-14) under the smaller
+        address limit, a message limit of 2 (PAGING-15) under the larger one."""
+        policies = [p for p in ("DROP", "FAIL") if self.can("page_limits", POLICY_FEATURE[p])]
+        if not policies:
+            return {}
+        self.send_check = "send.page_full"
+        limits: dict[str, object] = {"page_full_policy": policies[(page_size // 100) % len(policies)]}
+        if max_size == 200:
+            limits["page_limit_bytes"] = page_size
+        else:
+            limits["page_limit_messages"] = 2
+        return limits
+
+    @precondition(lambda self: self.ready)
+    @rule(size_index=WHICH, priority=st.sampled_from([4, 4, 0, 9, 5]))  # QueueMachine.send's draws
+    def send(self, size_index: int, priority: int) -> None:
+        """As QueueMachine.send; SCHED-7: where the adapter has scheduling, a send with a delivery time
+        no example reaches, and the paged and scheduled counts after it."""
+        if size_index != SCHEDULED_INDEX or not self.can("scheduling"):
+            super().send(size_index, priority)
+            return
+        self.do_send(100, 4, scheduled_at=FAR_DELIVERY_MS)
+        for queue in self.QUEUES:
+            self.compare_counter("send.scheduled_paged", queue, "paged_count", "scheduled_count",
+                                 "message_count")
+
+    def compare_counters(self, queue: str) -> dict[str, int] | None:
+        """As QueueMachine's; RING-11: a ring queue's counts under `counters.ring_paged` too."""
+        shown = super().compare_counters(queue)
+        if shown is not None and getattr(self, "ring_queue", False):
+            expected, actual = self.last_counters
+            for name in ("pending_count", "paged_count", "replaced", "message_count"):
+                if name in actual:
+                    self.d.expect_equal("counters.ring_paged", expected[name], actual[name],
+                                        f"ring queue {queue} {name}: ", field=name)
+        return shown
 
     @precondition(lambda self: self.ready and self.can("browse"))
     @rule(which=st.integers(min_value=0, max_value=1))
@@ -55,4 +115,5 @@ class PagingMachine(QueueMachine):
         if self.ready and self.can("paging_flag"):
             observed = self.d.observe_if_observable("paging", "a")
             if observed is not None:
-                self.d.expect_equal("paging.flag", *observed, "address a paging: ")
+                check = "paging.flag_shared" if len(self.QUEUES) == 2 else "paging.flag"
+                self.d.expect_equal(check, *observed, "address a paging: ")

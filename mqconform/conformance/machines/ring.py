@@ -20,6 +20,14 @@ or `send.subject_replaces` (RING-33); on such a queue an odd drawn ring size set
 limit instead (`set_subject_limit.counters`, RING-34).
 After each delivery the redelivered flag the implementation shows is compared (`delivery.redelivered`,
 DELIVERY-23).
+From the same seed, where the adapter has the feature: a retroactive address whose three messages
+sent before the queue exists reach it as copies of the last two (`queue.retroactive`, RING-16), or,
+where the profile dead-letters what the length limit drops, a dead-letter queue dlq whose counts are
+compared after every step (`counters.dead_lettered`, RING-26).
+RING-17 (model-free, `ring.pending_bound`): whenever the counters are read, the pending count the
+implementation shows is at most the ring size, unless a nack (an individual cancel, RING-9) or a
+ring-size decrease (RING-2) happened since it last was; checked where the rule applies to the claimed
+profile and the queue evicts its head.
 """
 
 from __future__ import annotations
@@ -33,7 +41,13 @@ from mqconform.reference_model.profiles import PROFILES
 
 from ..consumers import MODE_INDEX, consumer_settings
 from ..queue_machine import BATCH, WHICH, QueueMachine
-from ..rules import rules_for
+from ..rules import rule_applies, rules_for
+
+#: the set-up seeds ((ring + 5 x mode) % 7) of a non-destructive ring, a last-value ring and a first
+#: consumer with cumulative acks, where the adapter has the feature
+NON_DESTRUCTIVE_SEED, LAST_VALUE_SEED, CUMULATIVE_SEED = 3, 5, 6
+#: ... a retroactive address (RING-16), a dead-letter queue where the profile dead-letters drops (RING-26)
+RETROACTIVE_SEED, DEAD_LETTER_SEEDS = 1, (1, 2)
 
 
 class RingMachine(QueueMachine):
@@ -47,18 +61,42 @@ class RingMachine(QueueMachine):
     def setup(self, ring: int, mode: int) -> None:
         queue: dict[str, Any] = {"name": "q", "ring_size": self.ring_size(ring)}
         queue.update(self.queue_vocabulary(ring + 5 * mode))
+        special = (ring + 5 * mode) % 7  # the set-up's own draws again: no new draw
+        queue.update(self.special_queue(special))
         ring = self.ring_size(ring)
         self.ring = ring
+        retroactive = special == RETROACTIVE_SEED and self.can("retroactive")
+        if retroactive:  # RING-16: the address keeps its last messages for a queue created later
+            self.d.both("address", {"name": "q", "retroactive_message_count": 2})
+            for _ in range(3):
+                msg_id = self.next_id()
+                self.sent.add(msg_id)  # not `accepted`: no queue stores it, the copies are extra
+                self.d.both("send", {"to": self.ADDRESS, "id": msg_id, "size": 100}, compare="send.result")
+        elif special in DEAD_LETTER_SEEDS and self.options.dead_letter_dropped and self.can("dead_letter"):
+            self.d.both("address", {"name": "dlx"})  # RING-26: what the limit drops is dead-lettered
+            self.d.both("queue", {"name": "dlq", "address": "dlx"})
+            queue["dead_letter"] = "dlx"
+            self.QUEUES = ("q", "dlq")
+            self.drops_dead_lettered = True
         self.d.both("queue", queue)
+        if retroactive:
+            self.compare_counter("queue.retroactive", "q", "message_count", "pending_count", "replaced")
         self.send_check = self.vocabulary_check(queue)
+        # RING-17: the implementation's pending count stays within the ring, where the rule applies
+        self.pending_bound = (rule_applies("RING-17", self.options.name) and self.overflow == "drop_head"
+                              and self.options.bound_counts == "pending" and not self.subjects)
+        self.bound_excused = False
+        self.bound_seen = 0
         settings = consumer_settings(self.caps, mode)
+        if settings is not None and special == CUMULATIVE_SEED and self.can("cumulative_ack"):
+            settings["cumulative_ack"] = True  # DELIVERY-11 (ack.cumulative)
         if settings is not None:
             self.declare_consumer("q", **settings)
         if self.subjects:  # RING-31..33: one subject filled to its limit, then one more
             for _ in range(queue["max_per_subject"] + 1):
                 self.send_subject = "s0"
                 self.do_send(100, 4)
-                self._compare_counter(self.send_check, "q", "message_count", "replaced")
+                self.compare_counter(self.send_check, "q", "message_count", "replaced")
         self.ready = True
 
     def queue_vocabulary(self, seed: int) -> dict[str, Any]:
@@ -88,6 +126,26 @@ class RingMachine(QueueMachine):
             if self.overflow == "reject_new" and (seed // 6) % 2 == 1:
                 extra["discard_new_per_subject"] = True  # RING-32
         return extra
+
+    def special_queue(self, seed: int) -> dict[str, Any]:
+        """From `seed` (0..6), where the adapter has the feature: a non-destructive ring (DELIVERY-12,
+        RING-12: its counts after every step under `counters.non_destructive`) or a last-value ring
+        whose single sends carry one of three key values (RING-15: `counters.last_value`)."""
+        self.special_check: str | None = None
+        self.lv_key: str | None = None
+        if seed == NON_DESTRUCTIVE_SEED and self.can("non_destructive"):
+            self.special_check = "counters.non_destructive"
+            return {"non_destructive": True}
+        if seed == LAST_VALUE_SEED and self.can("last_value"):
+            self.special_check = "counters.last_value"
+            self.lv_key = "lvk"
+            return {"last_value_key": self.lv_key}
+        return {}
+
+    def message_properties(self) -> dict[str, str] | None:
+        """RING-15: a single send to a last-value ring carries one of three values of its key."""
+        key = getattr(self, "lv_key", None)
+        return {key: f"v{self.counter % 3}"} if key else None
 
     def vocabulary_check(self, queue: dict[str, Any]) -> str:
         """The check a send to `queue` is compared under: send.byte_bound where its byte bound binds
@@ -126,7 +184,7 @@ class RingMachine(QueueMachine):
         if getattr(self, "subjects", False):  # RING-31..33: the subject comes from the size draw
             self.send_subject = f"s{size_index % 2}"
             super().send(size_index, priority)
-            self._compare_counter(self.send_check, "q", "message_count", "replaced")
+            self.compare_counter(self.send_check, "q", "message_count", "replaced")
             return
         if overflow != "drop_head" or opts.bound_counts != "pending":  # no ring.bound check
             super().send(size_index, priority)
@@ -134,7 +192,7 @@ class RingMachine(QueueMachine):
         before = self._pending()
         super().send(size_index, priority)
         if self.send_check != "send.result":  # the stored count after a send under the declaration
-            self._compare_counter(self.send_check, "q", "message_count")
+            self.compare_counter(self.send_check, "q", "message_count")
         after = self._pending()
         if before is None or after is None:
             return
@@ -149,7 +207,7 @@ class RingMachine(QueueMachine):
         queue's own subject) the stored and replaced counts after it under the send's check."""
         super().send_batch(count)
         if getattr(self, "subjects", False):
-            self._compare_counter(self.send_check, "q", "message_count", "replaced")
+            self.compare_counter(self.send_check, "q", "message_count", "replaced")
 
     @precondition(lambda self: self.ready and self.can("transactions") and self.any_unacked())
     @rule(which=WHICH, index=WHICH)
@@ -169,11 +227,42 @@ class RingMachine(QueueMachine):
             self.d.both("commit", consumer)
             self.acked.update((self.consumer_args[consumer]["queue"], m) for m in tx_acked)
         else:
+            held = [*self._held(consumer), *(r.id for r in self._broker().consumers[consumer].tx_acked)]
             self.d.both("rollback", consumer)
+            # REDELIVERY-4: what a rollback returned keeps the increment only where it was acked in
+            # the transaction (Session.recover acks the oldest into it first)
+            self.compare_delivery_counts("rollback.delivery_count", self.consumer_args[consumer]["queue"],
+                                         held)
+
+    def close_consumer(self, consumer: str, which: int) -> None:
+        """A consumer close, or with `sessions` (one `which` in four) its session's close, and the
+        counts after it: REDELIVERY-30 a session close (`close_session.counters`: the consumer's
+        unacknowledged messages back at once, counts undone, then the transaction rolled back with the
+        redelivery delay, counts kept); REDELIVERY-29 a close with messages acknowledged in the open
+        transaction (`close.tx_kept`: those stay delivering); RING-13 / RING-7 / RING-8 a close that
+        returns messages to a ring (`close.ring_returns`: the oldest returned ones are replaced)."""
+        queue = self.consumer_args[consumer]["queue"]
+        state = self._broker().consumers[consumer]
+        tx = [ref.id for ref in state.tx_acked]
+        held = [*state.received, *state.buffer, *tx]
+        counts = ("message_count", "pending_count", "delivering_count", "scheduled_count", "replaced")
+        if self.can("sessions") and which % 4 == 3:
+            self.d.both("close_session", consumer)
+            self.compare_counter("close_session.counters", queue, *counts)
+            self.compare_delivery_counts("close_session.counters", queue, held)
+            return
+        super().close_consumer(consumer, which)
+        if tx:
+            self.compare_counter("close.tx_kept", queue, *counts)
+            self.compare_delivery_counts("close.tx_kept", queue, tx)
+        if held and getattr(self, "ring", -1) >= 0:
+            self.compare_counter("close.ring_returns", queue, *counts)
 
     @precondition(lambda self: self.ready and self.can("nack") and self.any_unacked())
     @rule(which=WHICH, index=WHICH)
     def nack(self, which: int, index: int) -> None:
+        if self.nack_unmodelled():
+            return
         target = self._ack_target(which, index)
         if target is not None:
             args: dict[str, Any] = {"consumer": target[0], "id": target[1]}
@@ -189,38 +278,69 @@ class RingMachine(QueueMachine):
             # the effect of the form: a rejected message leaves the queue, a multiple nack returns
             # every earlier delivery of the consumer
             if "requeue" in args:  # requeued instead, it would count again, or push out a head
-                self._compare_counter(check, self.consumer_args[target[0]]["queue"],
+                self.compare_counter(check, self.consumer_args[target[0]]["queue"],
                                       "message_count", "replaced")
             elif "multiple" in args:
-                self._compare_counter(check, self.consumer_args[target[0]]["queue"], "delivering_count")
+                self.compare_counter(check, self.consumer_args[target[0]]["queue"], "delivering_count")
 
     @precondition(lambda self: self.ready and self.can("set_ring_size"))
     @rule(size=st.integers(min_value=0, max_value=4))
     def set_ring_size(self, size: int) -> None:
         if getattr(self, "subjects", False) and size % 2 == 1:  # RING-34 instead (no new draw)
             self.d.both("set_subject_limit", {"queue": "q", "limit": (size + 1) // 2})
-            self._compare_counter("set_subject_limit.counters", "q", "message_count", "pending_count",
+            self.compare_counter("set_subject_limit.counters", "q", "message_count", "pending_count",
                                   "delivering_count", "replaced")
             return
         size = self.ring_size(size)
+        if self.ring < 0 or size < self.ring:  # RING-2: a decrease leaves pending above the new size
+            self.bound_excused = True
         self.ring = size
         args: dict[str, Any] = {"queue": "q", "size": size}
         self.d.both("set_ring_size", args)
         # RING-2 nothing is purged / RING-30 a live update that trims at once
-        self._compare_counter("set_ring_size.counters", "q", "message_count", "pending_count",
+        self.compare_counter("set_ring_size.counters", "q", "message_count", "pending_count",
                               "delivering_count", "replaced")
 
     # ------------------------------------------------------------------ observations
-    def _compare_counter(self, check: str, queue: str, *names: str) -> None:
-        """Compare counters of `queue` under `check` (those the adapter shows, in this state)."""
-        shown = [name for name in names if self.can(f"counter:{name}")]
-        if not shown:
+    def compare_counters(self, queue: str) -> dict[str, int] | None:
+        """As ConformanceMachine.compare_counters; on the ring queue also RING-17 on the counts shown."""
+        shown = super().compare_counters(queue)
+        if shown is not None and queue == "q" and getattr(self, "pending_bound", False):
+            self.check_pending_bound(shown)
+        if shown is not None and queue == "dlq" and getattr(self, "drops_dead_lettered", False):
+            expected, actual = self.last_counters  # RING-26: what the ring dropped was dead-lettered
+            if "message_count" in actual:
+                self.d.expect_equal("counters.dead_lettered", expected["message_count"],
+                                    actual["message_count"], "queue dlq message_count: ",
+                                    field="message_count")
+        check = getattr(self, "special_check", None)
+        if shown is not None and queue == "q" and check is not None:  # DELIVERY-12, RING-12, RING-15
+            expected, actual = self.last_counters
+            for name in ("message_count", "pending_count", "delivering_count", "replaced"):
+                if name in actual:
+                    self.d.expect_equal(check, expected[name], actual[name], f"queue q {name}: ", field=name)
+        return shown
+
+    def check_pending_bound(self, shown: dict[str, int]) -> None:
+        """RING-17: pending <= ring size, unless an individual cancel (a nack, RING-9) or a ring-size
+        decrease (RING-2) happened since the bound was last seen to hold (then the queue shrinks only
+        through consumption: the check waits until it holds again)."""
+        pending = shown.get("pending_count")
+        if pending is None or self.ring < 0:
             return
-        observed = self.d.observe_if_observable("counters", queue)
-        if observed is not None:
-            for name in shown:
-                self.d.expect_equal(check, observed[0][name], observed[1].get(name),
-                                    f"queue {queue} {name}: ", field=name)
+        steps = self.d.steps
+        if any(step.op == "nack" for step in steps[self.bound_seen:]):
+            self.bound_excused = True
+        self.bound_seen = len(steps)
+        if pending <= self.ring:
+            self.bound_excused = False
+            self.d.check("ring.pending_bound", True, str)
+            return
+        if not self.bound_excused:
+            self.d.check("ring.pending_bound", False,
+                         lambda: f"queue q shows {pending} pending on a ring of {self.ring}, with no nack or "
+                                 "ring-size decrease since the bound last held", field="pending_count",
+                         expected=f"<= {self.ring}", actual=pending)
 
     def received(self, consumer: str, expected: str | None, actual: str | None) -> None:
         """Also DELIVERY-23: the redelivered flag of the delivery the implementation shows."""

@@ -4,6 +4,8 @@ The due boundary (SCHED-4, REDELIVERY-7): `probe_due` takes the queue's next due
 scheduler, a scheduled send or a delayed redelivery (a nack of a queue with a redelivery delay), and
 advances the clock to 1 ms before it, to it and to 1 ms after it, comparing what the implementation
 shows with the model after each: a message that fires 1 ms early or 1 ms late fails.
+On a ring queue the counts after every advance are compared under `advance.ring_due` (SCHED-14: a
+due message meets a full ring and is replaced at once, counts above the ring size are legal before).
 """
 
 from __future__ import annotations
@@ -29,7 +31,8 @@ class SchedulingMachine(QueueMachine):
                 delay=st.sampled_from(REDELIVERY_DELAYS_MS))
     def setup(self, ring: int, mode: int, consume: bool, delay: int) -> None:
         queue: dict[str, object] = {"name": "q"}
-        if ring >= 0 and self.can("ring"):
+        self.ring_queue = ring >= 0 and self.can("ring")
+        if self.ring_queue:
             queue["ring_size"] = ring
         if delay and self.can("redelivery_delay"):
             queue["redelivery_delay_ms"] = delay
@@ -53,6 +56,13 @@ class SchedulingMachine(QueueMachine):
     @rule(ms=st.sampled_from([1, 5, 10, 25]))
     def advance(self, ms: int) -> None:
         self.d.both("advance", ms)
+        self.ring_due()
+
+    def ring_due(self) -> None:
+        """SCHED-14: the counts of a ring queue after time moved (what fell due met the ring)."""
+        if self.ring_queue:
+            self.compare_counter("advance.ring_due", "q", "message_count", "scheduled_count", "pending_count",
+                                 "replaced")
 
     @precondition(lambda self: self.ready and self.can("nack") and self.any_unacked())
     @rule(which=WHICH, index=WHICH)
@@ -74,6 +84,7 @@ class SchedulingMachine(QueueMachine):
             step = target - self.now()
             if step > 0:
                 self.d.both("advance", step)
+                self.ring_due()
                 self.counters_agree()
 
     def _next_due(self) -> int | None:

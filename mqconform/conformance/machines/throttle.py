@@ -4,7 +4,9 @@ Besides comparing every answer with the model, the machine checks model-free inv
 the implementation shows: nothing queued while blocked (THROTTLE-3), release only at count <= low
 (THROTTLE-5), 0 <= in_flight <= high + 1 (gt) or high (ge) (THROTTLE-7), the count equals the work
 records reported queued and not completed (THROTTLE-2, THROTTLE-4), and no message is lost or
-invented on release (THROTTLE-8).
+invented on release (THROTTLE-8). The seed's worked example, high 2 and low 1 (THROTTLE-6), compares
+the count and the blocked flag under a check of its own (`throttle.high2_low1`), and with high 1 under
+the ge rule at most one work record is in process (`throttle.one_at_a_time`, THROTTLE-15).
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ class ThrottleMachine(FlowMachine):
         self.high = max_sessions
         self.low = max_sessions if low_equals_high else max_sessions // 2
         self.cap = self.high + 1 if block_rule == "gt" else self.high
+        self.worked_example = (self.high, self.low) == (2, 1)  # THROTTLE-6
+        self.one_at_a_time = self.high == 1 and block_rule == "ge"  # THROTTLE-15
         #: work records the model says are queued or executing, and messages left on the destination
         self.in_process: list[str] = []
         self.waiting: list[str] = []
@@ -101,6 +105,12 @@ class ThrottleMachine(FlowMachine):
             self.d.expect_equal("throttle.waiting", want["waiting"], got["waiting"],
                                 "messages waiting on the destination: ")
         in_flight = got["in_flight"]
+        if self.worked_example:
+            self.d.expect_equal("throttle.high2_low1", (want["in_flight"], want["blocked"]),
+                                (in_flight, got["blocked"]), "high 2, low 1: (in flight, blocked): ")
+        if self.one_at_a_time:
+            self.d.check("throttle.one_at_a_time", in_flight <= 1,
+                         lambda: f"high 1 under the ge rule, yet {in_flight} work records are in process")
         self.d.check("throttle.in_flight_bound", 0 <= in_flight <= self.cap,
                      lambda: f"in flight {in_flight} outside 0..{self.cap}")
         self.d.check("throttle.count_matches_work", in_flight == len(self.in_process),

@@ -2,7 +2,8 @@
 socket, claiming the `hornetq` profile; the paging area (PAGE, DROP, FAIL) on the real broker.
 
 It starts its own server (:mod:`.server`, once per process). Mapping (physical names
-``mqc-<namespace>-<token>-<name>``, new per open, so every address's paging store is created with the
+``mqc-<token>-<name>``, a random token per open and no namespace text, since the destination header
+is part of every message's size; new per open, so every address's paging store is created with the
 settings of its declaration):
 
 - an address is a core address setting (``max-size-bytes``, ``page-size-bytes``,
@@ -50,6 +51,7 @@ import itertools
 import socket
 import threading
 import time
+import uuid
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
@@ -60,7 +62,7 @@ from stomp.exception import ConnectFailedException, NotConnectedException, Stomp
 from mqconform.reference_model.config import AddressConfig, ConsumerConfig, Message, QueueConfig
 from mqconform.text import one_line
 
-from .._base import BrokerAdapter, Refused, Unsupported, physical_prefix
+from .._base import BrokerAdapter, Refused, Unsupported
 from ..contract import AdapterError, Result
 from .server import DEFAULT_VERSION, Control, ControlError, HornetQProcess, shared_server
 
@@ -155,7 +157,7 @@ class HornetQAdapter(BrokerAdapter):
     """HornetQ 2.4 (embedded) over STOMP and the launcher's control socket."""
 
     name = "hornetq"
-    profile = "hornetq"
+    profile = "hornetq-2.4"
     real_time = True
     UNSUPPORTED: ClassVar[Mapping[str, str]] = {
         "address_limits": "this address setting (max-size-messages, page limits, BLOCK over STOMP)",
@@ -237,7 +239,8 @@ class HornetQAdapter(BrokerAdapter):
             self.receiver, self.listener = self._connect()
         if self.sender is None or not self.sender.is_connected():
             self.sender, self.sender_listener = self._connect()
-        self.prefix = "mqc-" + physical_prefix(namespace, False)
+        # short names: the destination header is part of every message's memory estimate
+        self.prefix = f"mqc-{uuid.uuid4().hex[:10]}"
         self._reset()
         self.addresses_ = {}
         if self.fixed_bytes is None:
@@ -312,8 +315,7 @@ class HornetQAdapter(BrokerAdapter):
             if config.name in self.addresses:
                 raise Refused(f"address {config.name!r} already exists")
             if (config.full_policy == "BLOCK" or config.max_size_messages >= 0 or config.page_limit_bytes >= 0
-                    or config.page_limit_messages >= 0 or config.retroactive_message_count
-                    or config.max_read_page_bytes is not None or config.max_read_page_messages >= 0):
+                    or config.page_limit_messages >= 0 or config.retroactive_message_count):
                 raise Unsupported(self._why("address_limits"))
             self._create(config)
         return self._do("declare_address", run)

@@ -119,14 +119,20 @@ public class Launcher {
                 server.destroyQueue(new SimpleString(w[1]), null, false, true);
                 return "";
             case "counters": {
+                // the page subscription counter is updated once the page write completes (an I/O
+                // callback): read until two reads 5 ms apart agree
                 Queue q = queue(server, w[1]);
-                flush(q);
-                long count = q.getMessageCount();
-                long paged = q.getPageSubscription() == null ? 0 : q.getPageSubscription().getMessageCount();
-                int delivering = q.getDeliveringCount();
-                int scheduled = q.getScheduledCount();
-                return count + " " + delivering + " " + scheduled + " " + q.getMessagesAdded() + " "
-                    + paged + " " + inMemory(q, null).size();
+                String last = null;
+                for (int round = 0; round < 200; round++) {
+                    flush(q);
+                    String now = counters(q);
+                    if (now.equals(last)) {
+                        break;
+                    }
+                    last = now;
+                    Thread.sleep(5);
+                }
+                return last;
             }
             case "store": {
                 PagingStore store = server.getPagingManager().getPageStore(new SimpleString(w[1]));
@@ -166,6 +172,13 @@ public class Launcher {
             done.await(5, java.util.concurrent.TimeUnit.SECONDS);
             q.getMessageCount();
         }
+    }
+
+    static String counters(Queue q) {
+        long count = q.getMessageCount();
+        long paged = q.getPageSubscription() == null ? 0 : q.getPageSubscription().getMessageCount();
+        return count + " " + q.getDeliveringCount() + " " + q.getScheduledCount() + " " + q.getMessagesAdded()
+            + " " + paged + " " + inMemory(q, null).size();
     }
 
     static Queue queue(HornetQServer server, String name) throws Exception {

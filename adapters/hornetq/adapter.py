@@ -29,10 +29,14 @@ settings of its declaration):
   when the store was full (the broker pretends to page and discards it); an ERROR under FAIL is
   ``failed`` (HQ119...: address is full). The sender has its own connection, made again after an
   ERROR.
-- a consumer is a pull consumer (window 0): each receive that finds a message pending in memory is
-  a new SUBSCRIBE (ack ``client-individual``; the acceptor's ``stomp-consumer-credits`` is 1, so it
-  takes exactly one message) that lives until its message is acknowledged; ``ack`` is ACK then
-  UNSUBSCRIBE. ``close`` unsubscribes them (the broker returns the messages to the head).
+- a consumer is a pull consumer (window 0): a receive reads the queue's pending in-memory list
+  (QueueImpl#iterator, dispatch order) and, when it is not empty, makes a new SUBSCRIBE (ack
+  ``client-individual``) with the selector ``mqcid = '<the head's id>'``, which the broker dispatches
+  that one message to; it lives until the message is acknowledged: ``ack`` is ACK then UNSUBSCRIBE.
+  The selector matters: an ACK returns the subscription's credit (StompSession#acknowledge) and an
+  unfiltered subscription would take the next message before the UNSUBSCRIBE, and give it back, a
+  dispatch that also starts a depage (HornetQ counts dispatched messages out of the queue's memory).
+  ``close`` unsubscribes them (the broker returns the messages to the head).
 - counters from the server (QueueImpl): message_count (includes paged), delivering, scheduled,
   pending = the in-memory references (QueueImpl#iterator), paged = the rest, added. The paging flag
   is PagingStoreImpl#isPaging after a synchronous page cleanup (PageCursorProvider#cleanup), so
@@ -450,15 +454,23 @@ class HornetQAdapter(BrokerAdapter):
             state = self._consumer(consumer)
             queue = self.queues[state.queue]
             deadline = time.monotonic() + DISPATCH_WAIT_S
-            while self._counts(queue)["pending_count"] <= 0:
-                # depaging runs on the page executor: wait while the queue has paged messages and room
+            while True:
+                pending = self._ctl("list", queue.physical, ID_HEADER)
+                if pending:
+                    break
+                # depaging runs on the page executor: wait while the queue still has paged messages
                 if self._counts(queue)["paged_count"] <= 0 or time.monotonic() > deadline:
                     return None
                 time.sleep(0.01)
+            head = pending[0]
+            if "'" in head:
+                raise Unsupported("message ids with a quote (the pull selector names the id)")
             sub = f"s{next(self._ids)}"
             receipt = self._receipt()
+            # a selector on the head's id: the subscription can take no other message, so the credit
+            # its ACK returns dispatches nothing before the UNSUBSCRIBE
             self.receiver.subscribe(destination=queue.physical, id=sub, ack="client-individual",
-                                    headers={"receipt": receipt})
+                                    headers={"receipt": receipt, "selector": f"{ID_HEADER} = '{head}'"})
             error = self._await(self.listener, receipt, "subscribe")
             if error is not None:
                 raise Refused(f"hornetq: subscribe refused: {error}")

@@ -77,12 +77,40 @@ def test_fetch_is_cached_and_sizes_are_exact_estimates(hornetq: HornetQAdapter, 
         hornetq.close()
 
 
-def test_an_unserved_release_or_blocking_policy_is_refused() -> None:
+def test_an_unserved_release_or_blocking_policy_is_refused(hornetq: HornetQAdapter, namespace: str) -> None:
     with pytest.raises(AdapterError, match="not served"):
         fetch("2.4.11.Final")
+    hornetq.open(namespace)
+    try:
+        answer = hornetq.declare_address(AddressConfig("a", max_size_bytes=300, full_policy="BLOCK"))
+        assert answer.error is not None and answer.error.startswith("unsupported:")
+    finally:
+        hornetq.close()
 
 
-@pytest.mark.rules("PAGING-1", "PAGING-3", "PAGING-6", "PAGING-7", "PAGING-27")
+def test_block_does_not_hold_a_stomp_producer(hornetq: HornetQAdapter, namespace: str) -> None:
+    """Why BLOCK is not claimed (docs/findings/hornetq-2.4-paging.md): a STOMP send takes no producer
+    credits, so a BLOCK address far over max-size-bytes still receipts and routes every send."""
+    hornetq.open(namespace)
+    try:
+        address, queue = f"{hornetq.prefix}-b", f"{hornetq.prefix}-bq"
+        hornetq._ctl("settings", address, 5000, 2000, "BLOCK")
+        hornetq._ctl("queue", address, queue)
+        for _ in range(6):
+            receipt = hornetq._receipt()
+            hornetq.sender.send(destination=address, body="y" * 1500,
+                                headers={"content-length": "1500", "receipt": receipt, "persistent": "true"})
+            assert hornetq._await(hornetq.sender_listener, receipt, "send") is None
+        size, paging = (int(x) for x in hornetq._ctl("store", address)[:2])
+        assert size > 3 * 5000 and not paging
+        assert hornetq._ctl("counters", queue)[0] == "6"
+        hornetq._ctl("destroy", queue)
+        hornetq._ctl("unsettings", address)
+    finally:
+        hornetq.close()
+
+
+@pytest.mark.rules("PAGING-1", "PAGING-3", "PAGING-6", "PAGING-7", "PAGING-27", "PAGING-28")
 @pytest.mark.parametrize(("policy", "answer"), [("PAGE", "paged"), ("DROP", "dropped"), ("FAIL", "failed")])
 def test_full_policies_on_the_broker(both: Both, policy: str, answer: str) -> None:
     both("declare_address", AddressConfig("a", max_size_bytes=300, page_size_bytes=200, full_policy=policy))

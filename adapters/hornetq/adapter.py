@@ -38,7 +38,8 @@ settings of its declaration):
   dispatch that also starts a depage (HornetQ counts dispatched messages out of the queue's memory).
   ``close`` unsubscribes them (the broker returns the messages to the head).
 - counters from the server (QueueImpl): message_count (includes paged), delivering, scheduled,
-  pending = the in-memory references (QueueImpl#iterator), paged = the rest, added. The paging flag
+  pending = the in-memory references (QueueImpl#iterator), paged = the rest (``added`` is read but
+  not claimed: it over-counts a delivering depaged message, see the findings). The paging flag
   is PagingStoreImpl#isPaging after a synchronous page cleanup (PageCursorProvider#cleanup), so
   leaving page mode is observed when the model says (PAGING-8), not whenever the cleanup thread ran.
 
@@ -85,7 +86,9 @@ DISPATCH_WAIT_S = 5.0
 CAPABILITIES = frozenset({
     "queues", "paging", "drop_policy", "fail_policy", "paging_flag", "consumer_pull",
     "counter:message_count", "counter:pending_count", "counter:delivering_count",
-    "counter:scheduled_count", "counter:paged_count", "counter:added", "pending_order",
+    "counter:scheduled_count", "counter:paged_count", "pending_order",
+    # not counter:added: MessagesAdded counts a depaged message twice while it is delivering
+    # (docs/findings/hornetq-2.4-paging.md, finding 4)
 })
 
 

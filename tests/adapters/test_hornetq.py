@@ -19,7 +19,8 @@ from mqconform.reference_model.config import AddressConfig, ConsumerConfig, Mess
 
 pytestmark = pytest.mark.broker("hornetq")
 
-COUNTERS = ("message_count", "pending_count", "delivering_count", "paged_count", "added")
+#: the counters the adapter claims (not added: docs/findings/hornetq-2.4-paging.md, finding 4)
+COUNTERS = ("message_count", "pending_count", "delivering_count", "paged_count")
 
 
 @pytest.fixture(scope="module")
@@ -147,7 +148,7 @@ def test_seed_003_one_slow_queue_keeps_the_address_paging(both: Both) -> None:
         both("ack", "cf", msg)
     assert both.counters("fast")["message_count"] == 0
     assert both.counters("slow") == {"message_count": 4, "pending_count": 3, "delivering_count": 0,
-                                     "paged_count": 1, "added": 4}
+                                     "paged_count": 1}
     assert both.paging("a")  # the slow queue pins the page
     both("open_consumer", ConsumerConfig("cs", "slow", window_bytes=0))
     for msg in ("m1", "m2", "m3", "m4"):

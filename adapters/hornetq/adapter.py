@@ -36,7 +36,8 @@ settings of its declaration):
   The selector matters: an ACK returns the subscription's credit (StompSession#acknowledge) and an
   unfiltered subscription would take the next message before the UNSUBSCRIBE, and give it back, a
   dispatch that also starts a depage (HornetQ counts dispatched messages out of the queue's memory).
-  ``close`` unsubscribes them (the broker returns the messages to the head).
+  ``close`` unsubscribes them (the broker returns the messages to the head). Each queue has its own
+  STOMP connection (StompSession keys held messages by message id, one for every queue's copy).
 - counters from the server (QueueImpl): message_count (includes paged), delivering, scheduled,
   pending = the in-memory references (QueueImpl#iterator), paged = the rest (``added`` is read but
   not claimed: it over-counts a delivering depaged message, see the findings). The paging flag
@@ -179,8 +180,10 @@ class HornetQAdapter(BrokerAdapter):
         self.control: Control | None = None
         self.sender: Any = None
         self.sender_listener = _Listener()
-        self.receiver: Any = None
-        self.listener = _Listener()
+        #: one STOMP connection per logical queue: a STOMP session keys its unacknowledged messages by
+        #: message id (StompSession#messagesToAck), and the one copy of a message routed to two queues
+        #: has one id, so two subscriptions of one session holding it would share one ACK
+        self.receivers: dict[str, tuple[Any, _Listener]] = {}
         self.prefix = ""
         #: the fixed part of a message's memory estimate (everything but its headers), measured
         self.fixed_bytes: int | None = None
@@ -236,14 +239,13 @@ class HornetQAdapter(BrokerAdapter):
         if self.server is None or not self.server.running():
             self.server = shared_server(self.version)
             self.control = None
-            self.sender = self.receiver = None
+            self.sender = None
+            self.receivers = {}
         if self.control is None:
             try:
                 self.control = Control(self.server.control_port, self.timeout)
             except OSError as exc:
                 raise AdapterError(f"hornetq: no control socket: {one_line(exc)}") from None
-        if self.receiver is None or not self.receiver.is_connected():
-            self.receiver, self.listener = self._connect()
         if self.sender is None or not self.sender.is_connected():
             self.sender, self.sender_listener = self._connect()
         # short names: the destination header is part of every message's memory estimate
@@ -304,11 +306,12 @@ class HornetQAdapter(BrokerAdapter):
 
     def shutdown(self) -> None:
         self.close()
-        for conn in (self.sender, self.receiver):
+        for conn in (self.sender, *(c for c, _ in self.receivers.values())):
             if conn is not None:
                 with contextlib.suppress(Exception):
                     conn.disconnect()
-        self.sender = self.receiver = None
+        self.sender = None
+        self.receivers = {}
         if self.control is not None:
             self.control.close()
             self.control = None
@@ -472,14 +475,15 @@ class HornetQAdapter(BrokerAdapter):
             receipt = self._receipt()
             # a selector on the head's id: the subscription can take no other message, so the credit
             # its ACK returns dispatches nothing before the UNSUBSCRIBE
-            self.receiver.subscribe(destination=queue.physical, id=sub, ack="client-individual",
+            conn, listener = self._receiver(state.queue)
+            conn.subscribe(destination=queue.physical, id=sub, ack="client-individual",
                                     headers={"receipt": receipt, "selector": f"{ID_HEADER} = '{head}'"})
-            error = self._await(self.listener, receipt, "subscribe")
+            error = self._await(listener, receipt, "subscribe")
             if error is not None:
                 raise Refused(f"hornetq: subscribe refused: {error}")
-            frames = self.listener.frames[sub]
-            if not self.listener.wait_for(lambda: bool(frames), DISPATCH_WAIT_S):
-                self._unsubscribe(sub)
+            frames = listener.frames[sub]
+            if not listener.wait_for(lambda: bool(frames), DISPATCH_WAIT_S):
+                self._unsubscribe(state.queue, sub)
                 raise TimeoutError("a pending message was not dispatched")
             frame = frames.popleft()
             msg_id = frame.headers.get(ID_HEADER, "")
@@ -487,17 +491,26 @@ class HornetQAdapter(BrokerAdapter):
             return msg_id
         return self._do("receive", run)
 
-    def _unsubscribe(self, sub: str) -> None:
+    def _receiver(self, queue: str) -> tuple[Any, _Listener]:
+        """The STOMP connection of logical queue `queue` (made on first use, again after a loss)."""
+        entry = self.receivers.get(queue)
+        if entry is None or not entry[0].is_connected():
+            entry = self._connect()
+            self.receivers[queue] = entry
+        return entry
+
+    def _unsubscribe(self, queue: str, sub: str) -> None:
+        conn, listener = self._receiver(queue)
         receipt = self._receipt()
-        self.receiver.unsubscribe(id=sub, headers={"receipt": receipt})
-        self._await(self.listener, receipt, "unsubscribe")
-        self.listener.frames.pop(sub, None)
+        conn.unsubscribe(id=sub, headers={"receipt": receipt})
+        self._await(listener, receipt, "unsubscribe")
+        listener.frames.pop(sub, None)
 
     def _unsubscribe_all(self, consumer: _Consumer) -> None:
         """Unsubscribe the consumer's subscriptions, the latest first: each returns its message to
         the queue head (QueueImpl#addHead), so the earliest ends up first."""
         for sub, _ in reversed(list(consumer.held.values())):
-            self._unsubscribe(sub)
+            self._unsubscribe(consumer.queue, sub)
         consumer.held.clear()
 
     def ack(self, consumer: str, msg_id: str, tx: bool = False) -> Result:
@@ -509,11 +522,12 @@ class HornetQAdapter(BrokerAdapter):
                 return "failed"
             sub, ack_id = entry
             receipt = self._receipt()
-            self.receiver.ack(ack_id, receipt=receipt)
-            error = self._await(self.listener, receipt, "ack")
+            conn, listener = self._receiver(state.queue)
+            conn.ack(ack_id, receipt=receipt)
+            error = self._await(listener, receipt, "ack")
             # the returned credit may dispatch the next message to this subscription: unsubscribing
             # gives it back to the queue head (ServerConsumerImpl#close, cancelRefs)
-            self._unsubscribe(sub)
+            self._unsubscribe(state.queue, sub)
             return "failed" if error is not None else "ok"
         return self._do("ack", run)
 

@@ -156,3 +156,20 @@ def test_seed_003_one_slow_queue_keeps_the_address_paging(both: Both) -> None:
         both("ack", "cs", msg)
         both.counters("slow")
     assert not both.paging("a")  # every cursor completed the page: paging stops
+
+
+@pytest.mark.rules("DELIVERY-8", "PAGING-2")
+def test_one_copy_held_by_two_queues_is_acknowledged_on_one(both: Both) -> None:
+    """The one copy of a message routed to two queues has one message id: acknowledging it on one
+    queue leaves it delivering on the other (one STOMP session would key both by that id)."""
+    both("declare_queue", QueueConfig("q1", address="a"))
+    both("declare_queue", QueueConfig("q2", address="a"))
+    both("open_consumer", ConsumerConfig("c1", "q1", window_bytes=0))
+    both("open_consumer", ConsumerConfig("c2", "q2", window_bytes=0))
+    both("send", "a", Message("m1"))
+    assert both("receive", "c1") == "m1" and both("receive", "c2") == "m1"
+    assert both("ack", "c2", "m1") == "ok"
+    assert both.counters("q1") == {"message_count": 1, "pending_count": 0, "delivering_count": 1,
+                                   "paged_count": 0}
+    assert both("ack", "c1", "m1") == "ok"
+    assert both.counters("q1")["message_count"] == 0

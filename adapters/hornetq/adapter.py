@@ -1,5 +1,5 @@
 """The `hornetq` adapter: an embedded HornetQ 2.4 over STOMP 1.2 (stomp.py) plus the launcher's control
-socket, claiming the `hornetq` profile; the paging area (PAGE, DROP, FAIL) on the real broker.
+socket, claiming the `hornetq-2.4` profile; the paging area (PAGE, DROP, FAIL) on the real broker.
 
 It starts its own server (:mod:`.server`, once per process). Mapping (physical names
 ``mqc-<token>-<name>``, a random token per open and no namespace text, since the destination header
@@ -11,16 +11,18 @@ settings of its declaration):
 - sizes. HornetQ counts a message's memory estimate once per address plus
   ``MessageReferenceImpl#getMemoryEstimate`` (R, 48 bytes) per queue reference
   (ServerMessageImpl#incrementRefCount), and is full when the sum is *above* max-size-bytes
-  (PagingStoreImpl#isFull, #addSize). Every STOMP header is a string property, and its part of the
-  estimate is exact (TypedProperties#getMemoryOffset: 17 + 2 x (key + value characters)); the body is
-  left empty (the 512-byte buffer is not grown). So the adapter pads each message with a header until
-  its estimate is exactly ``UNIT`` x size (measured once per server on a calibration address) and sets
+  (PagingStoreImpl#isFull, #addSize). The estimate is fixed + the body buffer's capacity (a power of
+  two at least the encoded message, 512 minimum) + the properties; every STOMP header is a string
+  property, and its part is exact (TypedProperties#getMemoryOffset: 17 + 2 x (key + value
+  characters)). So the adapter picks a buffer capacity, fills the body to 3/4 of it and pads a header
+  until the estimate is exactly ``UNIT`` x size (the fixed part measured once per server on a
+  calibration address, then checked for the machines' sizes), and sets
   ``max-size-bytes`` = ``UNIT`` x max - 1: the address is full exactly when the model's sum of
   logical sizes reaches its max (PAGING-1), and a queue's depage budget (QueueImpl#needsDepage:
   its references' estimates below max-size-bytes) lands exactly too. The references' R bytes are
   extra: exact while (messages in memory) x (queues) x R < ``UNIT`` x the granularity of the sizes
-  (the paging machine: 2 x 2 x 48 < 20 x 50). A size whose estimate cannot be reached (below the
-  fixed part, ~1.1 kB / ``UNIT``) is refused.
+  (the paging machine: 2 x 2 x 48 < 30 x 50). A size whose estimate no buffer reaches is refused
+  (docs/adapters/hornetq.md lists them).
 - ``page-size-bytes`` = ``UNIT`` x page size, at most max-size-bytes - 1 (HornetQ refuses a PAGE
   store whose page size is not below max-size-bytes, PagingStoreImpl constructor); page files are not
   observable.
@@ -41,11 +43,11 @@ settings of its declaration):
 - counters from the server (QueueImpl): message_count (includes paged), delivering, scheduled,
   pending = the in-memory references (QueueImpl#iterator), paged = the rest (``added`` is read but
   not claimed: it over-counts a delivering depaged message, see the findings). The paging flag
-  is PagingStoreImpl#isPaging after a synchronous page cleanup (PageCursorProvider#cleanup), so
-  leaving page mode is observed when the model says (PAGING-8), not whenever the cleanup thread ran.
+  is PagingStoreImpl#isPaging after the cursor executors ran what was submitted
+  (PageCursorProvider#flushExecutors), so a page cleanup the acks scheduled has run (PAGING-8).
 
 Not offered: BLOCK (HornetQ 2.4 STOMP sends take no producer credits, so BLOCK never holds a STOMP
-producer: docs/findings/hornetq-stomp-block.md), push windows and prefetch, nack, transactions,
+producer: docs/findings/hornetq-2.4-paging.md), push windows and prefetch, nack, transactions,
 selectors, browse, scheduling, ring queues (none in HornetQ), time.
 """
 

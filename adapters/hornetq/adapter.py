@@ -17,11 +17,13 @@ settings of its declaration):
   characters)). So the adapter picks a buffer capacity, fills the body to 3/4 of it and pads a header
   until the estimate is exactly ``UNIT`` x size (the fixed part measured once per server on a
   calibration address, then checked for the machines' sizes), and sets
-  ``max-size-bytes`` = ``UNIT`` x max - 1: the address is full exactly when the model's sum of
-  logical sizes reaches its max (PAGING-1), and a queue's depage budget (QueueImpl#needsDepage:
-  its references' estimates below max-size-bytes) lands exactly too. The references' R bytes are
-  extra: exact while (messages in memory) x (queues) x R < ``UNIT`` x the granularity of the sizes
-  (the paging machine: 2 x 2 x 48 < 30 x 50). A size whose estimate no buffer reaches is refused
+  ``max-size-bytes`` = ``UNIT`` x max - ``SLACK`` (half of ``UNIT`` x ``STEP``): with sizes and
+  limits in multiples of ``STEP``, the address is full exactly when the model's sum of logical sizes
+  reaches its max (PAGING-1), and a queue's depage budget (QueueImpl#needsDepage: its references'
+  estimates below max-size-bytes) lands exactly too, as long as the references' 48 bytes each
+  ((messages in memory) x (queues) x 48) and HornetQ's negative drift of the address size (48 bytes
+  per depaged message acknowledged, finding 3) each stay below ``SLACK`` (1500 bytes: 31 depaged
+  acknowledgements per address). A size whose estimate no buffer reaches is refused
   (docs/adapters/hornetq.md lists them).
 - ``page-size-bytes`` = ``UNIT`` x page size, at most max-size-bytes - 1 (HornetQ refuses a PAGE
   store whose page size is not below max-size-bytes, PagingStoreImpl constructor); page files are not
@@ -75,7 +77,13 @@ from ..contract import AdapterError, Result
 from .server import DEFAULT_VERSION, Control, ControlError, HornetQProcess, shared_server
 
 #: broker bytes of memory estimate per logical byte of a message's size
-UNIT = 30
+UNIT = 60
+#: the sizes' granularity the limits are exact for (the machines' sizes and limits are multiples of it)
+STEP = 50
+#: max-size-bytes sits this far below UNIT x max: half a STEP, room for the 48-byte references on one
+#: side and for HornetQ's negative drift on the other (each depaged message acknowledged takes 48 bytes
+#: off the address size it never added: docs/findings/hornetq-2.4-paging.md, finding 3)
+SLACK = UNIT * STEP // 2
 #: the sizes the paging machine sends, checked at calibration
 CHECK_SIZES = (100, 250)
 #: bytes kept between a message's encoded size and a power of two (its buffer's capacity)
@@ -329,12 +337,15 @@ class HornetQAdapter(BrokerAdapter):
             if (config.full_policy == "BLOCK" or config.max_size_messages >= 0 or config.page_limit_bytes >= 0
                     or config.page_limit_messages >= 0 or config.retroactive_message_count):
                 raise Unsupported(self._why("address_limits"))
+            if config.max_size_bytes == 0:
+                raise Unsupported("max_size_bytes 0 (HornetQ's isFull treats 0 as no limit)")
             self._create(config)
         return self._do("declare_address", run)
 
     def _create(self, config: AddressConfig) -> _Address:
         address = _Address(config.name, self._physical(config.name), config)
-        max_bytes = UNIT * config.max_size_bytes - 1 if config.max_size_bytes >= 0 else -1
+        limit = config.max_size_bytes
+        max_bytes = UNIT * limit - SLACK if limit > 0 else limit
         page = UNIT * config.page_size_bytes
         if max_bytes > 0:
             page = min(page, max_bytes - 1)

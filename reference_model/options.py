@@ -13,7 +13,7 @@ BoundCounts = Literal["pending", "stored"]
 Overflow = Literal["drop_head", "reject_new", "drop_newest", "reject_new_dlx"]
 ReturnPlacement = Literal["sorted", "head", "tail", "returns", "returns_if_limited"]
 ReturnOverBound = Literal["drop_returning", "drop_head", "keep"]
-DepageRule = Literal["read_budget", "address_memory"]
+DepageRule = Literal["read_budget", "address_memory", "pending_budget"]
 InvalidAck = Literal["refused", "closes_channel", "by_sequence"]
 Rotation = Literal["cursor", "move_to_end", "active_queue", "service_queue"]
 
@@ -195,7 +195,8 @@ class ModelOptions:
     #: delayed, counted scheduled, held by nobody, and when due joins the queue as
     #: `scheduled_placement` says; its delivery count is kept).
     nack_delay_wait: Literal["delivering", "scheduled"] = "delivering"
-    #: PAGING-10 (Artemis read budget per queue) or HornetQ H1 (whole pages while address memory < max).
+    #: PAGING-10 (Artemis read budget per queue), HornetQ H1 (whole pages while address memory < max)
+    #: or PAGING-29 (HornetQ 2.4: per queue while its pending in-memory bytes < max-size-bytes).
     depage_rule: DepageRule = "read_budget"
     #: PAGING-12 / H2: browsers and selectors see paged messages (Artemis cursors) or only memory.
     paged_visible_to_browsers: bool = True

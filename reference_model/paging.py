@@ -1,7 +1,8 @@
 """Addresses: routing a send under the address-full policies, page files, depaging, unblocking.
 
 Implements PAGING-1..3 and 6..7 (routing, one copy per address, FAIL/DROP/BLOCK/PAGE, page mode),
-PAGING-8..11 (page cleanup, per-queue depage under the read budget), PAGING-13..16 page limits,
+PAGING-8..11 (page cleanup, per-queue depage under the read budget), PAGING-29 (HornetQ 2.4's
+budget), PAGING-13..16 page limits,
 PAGING-17..20 and 26..27 (HornetQ whole-page depage, BLOCK never pages) and RING-16 (the address keeps
 its retained messages). Static configuration advice (PAGING-21) is the separate :mod:`.paging_advice`.
 """
@@ -112,16 +113,23 @@ class PagingMixin(BrokerCore):
         self._check_page_release(address)  # PAGING-16: page cleanup
 
     def _depage(self, queue: QueueState, address: AddressState) -> bool:
-        """PAGING-10/11: move paged refs to the queue tail while the read budget allows."""
-        if not queue.paged or self.options.depage_rule != "read_budget":
+        """PAGING-10/11: move paged refs to the queue tail while the read budget allows; PAGING-29
+        (depage_rule pending_budget): while the queue's pending bytes are below max-size-bytes."""
+        rule = self.options.depage_rule
+        if not queue.paged or rule == "address_memory":
             return False
         cfg = address.config
         budget_bytes, budget_msgs = cfg.read_budget_bytes, cfg.max_read_page_messages
+        # PAGING-29: delivering messages left the queue's memory count (QueueImpl#refRemoved)
+        held = rule == "read_budget"
+        if rule == "pending_budget":
+            budget_bytes, budget_msgs = cfg.max_size_bytes, -1
         moved = False
         while queue.paged:
-            if budget_bytes > 0 and queue.pending.bytes + queue.delivering_bytes >= budget_bytes:
+            held_bytes, held_msgs = (queue.delivering_bytes, queue.delivering) if held else (0, 0)
+            if budget_bytes > 0 and queue.pending.bytes + held_bytes >= budget_bytes:
                 break
-            if budget_msgs > 0 and len(queue.pending) + queue.delivering >= budget_msgs:
+            if budget_msgs > 0 and len(queue.pending) + held_msgs >= budget_msgs:
                 break
             ref = queue.paged.popleft()
             self._enqueue_new(queue, ref)

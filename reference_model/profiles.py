@@ -64,6 +64,13 @@ HORNETQ = ModelOptions(
                       artemis_only=ARTEMIS_ONLY - {"cumulative_ack"}),
 )
 
+#: HornetQ 2.4 (page cursors since 2.3): each queue depages on its own while its pending in-memory
+#: bytes are below max-size-bytes, delivering messages not counted (PAGING-29, QueueImpl#needsDepage);
+#: the FAIL policy exists (PAGING-22). Browsing and selectors over paged messages are not settled for
+#: 2.4 (no adapter observes them): the 2.2 values are kept.
+HORNETQ_24 = HORNETQ.evolve(name="hornetq-2.4", depage_rule="pending_budget",
+                            features=HORNETQ.features | {"fail_policy"})
+
 #: RabbitMQ 3.10 classic queue: x-max-length counts ready messages only, drop-head enforced after a
 #: requeue, no priorities without x-max-priority, no delay, no delivery counter (redelivered flag).
 #: RING-14: a requeue puts the message back by seq_id (the head), drops heads over x-max-length, and
@@ -290,7 +297,7 @@ BEANSTALKD = ModelOptions(
 
 PROFILES: dict[str, ModelOptions] = {
     p.name: p
-    for p in (ARTEMIS, HORNETQ, RABBITMQ_CLASSIC, RABBITMQ_QUORUM, JETSTREAM, REDIS_STREAMS,
+    for p in (ARTEMIS, HORNETQ, HORNETQ_24, RABBITMQ_CLASSIC, RABBITMQ_QUORUM, JETSTREAM, REDIS_STREAMS,
               ACTIVEMQ_CLASSIC, MOSQUITTO, BEANSTALKD)
 }
 

@@ -24,7 +24,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 #: The implementations a rule may apply to (``profiles: all`` means every one of them).
 PROFILES: Final[tuple[str, ...]] = (
-    "artemis", "hornetq", "rabbitmq-classic", "rabbitmq-quorum", "jetstream", "redis-streams",
+    "artemis", "hornetq", "hornetq-2.4", "rabbitmq-classic", "rabbitmq-quorum", "jetstream", "redis-streams",
     "activemq-classic", "mosquitto", "beanstalkd",
 )
 #: What a rule constrains: a state that must never occur, something that must eventually happen,

@@ -330,8 +330,10 @@ _PROFILE_RULES: dict[str, dict[str, tuple[str, ...]]] = {
         "pending.order": ("SCHED-11", "SCHED-12"),
     },
     "paging": {
-        "receive.id": ("PAGING-18", "PAGING-20"),
-        "counters.paged_count": ("PAGING-18", "PAGING-20"),
+        "receive.id": ("PAGING-18", "PAGING-20", "PAGING-29"),
+        "counters.paged_count": ("PAGING-18", "PAGING-20", "PAGING-29"),
+        "counters.pending_count": ("PAGING-29",),
+        "pending.order": ("PAGING-29",),
         "browse.ids": ("PAGING-19",),
     },
 }

@@ -492,6 +492,21 @@ def test_hornetq_depages_whole_pages_only_when_memory_is_released() -> None:
     assert c.paged_count == 1 and c.pending_count == 2  # the whole first page (m3, m4) came in
 
 
+@rules("PAGING-29")
+def test_hornetq_24_depages_per_queue_while_its_pending_bytes_are_below_max_size() -> None:
+    b = Broker(profile("hornetq-2.4"))
+    b.declare_address(AddressConfig("a", max_size_bytes=200, page_size_bytes=100, max_read_page_bytes=1000))
+    b.declare_queue(QueueConfig("q", address="a"))
+    assert send(b, "m1", "m2", "m3", "m4", to="a") == ["accepted", "accepted", "paged", "paged"]
+    pull(b)
+    assert b.receive("c") == "m1"  # m1 left the queue's count at dispatch: m2 (100) < 200 depages m3
+    c = b.counters("q")
+    assert (c.pending_count, c.delivering_count, c.paged_count) == (2, 1, 1)  # not the read budget
+    assert b.pending_ids("q") == ["m2", "m3"]
+    assert b.receive("c") == "m2" and b.receive("c") == "m3"  # nothing acked, still depaging
+    assert b.counters("q").paged_count == 0 and b.receive("c") == "m4"
+
+
 @rules("PAGING-21")
 def test_page_size_below_the_ack_batch_size_deadlocks() -> None:
     assert ACK_BATCH_SIZE == 1048576

@@ -1,0 +1,211 @@
+// An embedded HornetQ 2.4 server for the mqconform `hornetq` adapter, run in source-file mode:
+//   java -cp '<cache>/lib/*' Launcher.java <data-dir> <stomp-port> <control-port>
+// One Netty acceptor on 127.0.0.1:<stomp-port> speaks STOMP only (stomp-consumer-credits=1: a STOMP
+// subscription holds at most one unacknowledged message). Management is a control socket on
+// 127.0.0.1:<control-port> (one client at a time), one command a line, one answer a line
+// ("ok ..." or "err <text>"):
+//   settings <address> <max-size-bytes> <page-size-bytes> <PAGE|BLOCK|FAIL|DROP>
+//   queue <address> <queue>             destroy <queue>             unsettings <address>
+//   counters <queue>    -> ok <messageCount> <delivering> <scheduled> <added> <paged> <inMemory>
+//   store <address>     -> ok <addressSize> <isPaging 0|1> <numberOfPages> <maxSize>
+//   list <queue> <prop> -> ok <value of property <prop> of each in-memory reference, in queue order>
+//   estimates <queue> -> ok <memoryEstimate:encodeSize:capacity of each in-memory message>
+//   refsize             -> ok <MessageReferenceImpl#getMemoryEstimate()>
+//   quit (ends this client's session)
+// Address settings are written before an address's paging store exists (the adapter's addresses are
+// new per example), so the store reads them at creation (PagingManagerImpl#getPageStore).
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.io.PrintWriter;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Set;
+
+import org.hornetq.api.core.SimpleString;
+import org.hornetq.api.core.TransportConfiguration;
+import org.hornetq.core.config.impl.ConfigurationImpl;
+import org.hornetq.core.paging.PagingStore;
+import org.hornetq.core.remoting.impl.netty.NettyAcceptorFactory;
+import org.hornetq.core.server.HornetQServer;
+import org.hornetq.core.server.HornetQServers;
+import org.hornetq.core.server.MessageReference;
+import org.hornetq.core.server.Queue;
+import org.hornetq.core.server.impl.MessageReferenceImpl;
+import org.hornetq.core.settings.impl.AddressFullMessagePolicy;
+import org.hornetq.core.settings.impl.AddressSettings;
+import org.hornetq.utils.LinkedListIterator;
+
+public class Launcher {
+    public static void main(String[] args) throws Exception {
+        String data = args[0];
+        int port = Integer.parseInt(args[1]);
+        ConfigurationImpl config = new ConfigurationImpl();
+        config.setPersistenceEnabled(true);
+        config.setSecurityEnabled(false);
+        config.setJMXManagementEnabled(false);
+        config.setJournalDirectory(data + "/journal");
+        config.setBindingsDirectory(data + "/bindings");
+        config.setPagingDirectory(data + "/paging");
+        config.setLargeMessagesDirectory(data + "/large");
+        config.setJournalSyncTransactional(false);
+        config.setJournalSyncNonTransactional(false);
+        config.setJournalFileSize(1024 * 1024);
+        config.setJournalMinFiles(2);
+        Map<String, Object> params = new HashMap<>();
+        params.put("host", "127.0.0.1");
+        params.put("port", port);
+        params.put("protocols", "STOMP");
+        params.put("stomp-consumer-credits", 1);
+        Set<TransportConfiguration> acceptors = new HashSet<>();
+        acceptors.add(new TransportConfiguration(NettyAcceptorFactory.class.getName(), params));
+        config.setAcceptorConfigurations(acceptors);
+        HornetQServer server = HornetQServers.newHornetQServer(config, true);
+        server.start();
+        System.out.println("HQMQC ready " + server.getVersion().getFullVersion());
+        System.out.flush();
+        ServerSocket control = new ServerSocket(Integer.parseInt(args[2]), 1, InetAddress.getByName("127.0.0.1"));
+        while (true) {
+            try (Socket client = control.accept()) {
+                client.setTcpNoDelay(true);
+                serve(server, client);
+            } catch (java.io.IOException e) {
+                // the client went away: wait for the next one
+            }
+        }
+    }
+
+    static void serve(HornetQServer server, Socket client) throws java.io.IOException {
+        BufferedReader in = new BufferedReader(new InputStreamReader(client.getInputStream(), StandardCharsets.UTF_8));
+        PrintWriter out = new PrintWriter(client.getOutputStream(), false, StandardCharsets.UTF_8);
+        String line;
+        while ((line = in.readLine()) != null) {
+            String[] w = line.trim().split(" ");
+            String answer;
+            if (w[0].equals("quit")) {
+                return;
+            }
+            try {
+                answer = "ok " + run(server, w);
+            } catch (Exception e) {
+                answer = "err " + String.valueOf(e).replace('\n', ' ');
+            }
+            out.print(answer + "\n");
+            out.flush();
+        }
+    }
+
+    static String run(HornetQServer server, String[] w) throws Exception {
+        switch (w[0]) {
+            case "settings": {
+                AddressSettings s = new AddressSettings();
+                s.setMaxSizeBytes(Long.parseLong(w[2]));
+                s.setPageSizeBytes(Long.parseLong(w[3]));
+                s.setAddressFullMessagePolicy(AddressFullMessagePolicy.valueOf(w[4]));
+                server.getAddressSettingsRepository().addMatch(w[1], s);
+                return "";
+            }
+            case "unsettings":
+                server.getAddressSettingsRepository().removeMatch(w[1]);
+                return "";
+            case "queue":
+                server.createQueue(new SimpleString(w[1]), new SimpleString(w[2]), null, true, false);
+                return "";
+            case "destroy":
+                server.destroyQueue(new SimpleString(w[1]), null, false, true);
+                return "";
+            case "counters": {
+                // the page subscription counter is updated once the page write completes (an I/O
+                // callback): read until two reads 5 ms apart agree
+                Queue q = queue(server, w[1]);
+                String last = null;
+                for (int round = 0; round < 200; round++) {
+                    flush(q);
+                    String now = counters(q);
+                    if (now.equals(last)) {
+                        break;
+                    }
+                    last = now;
+                    Thread.sleep(5);
+                }
+                return last;
+            }
+            case "store": {
+                PagingStore store = server.getPagingManager().getPageStore(new SimpleString(w[1]));
+                store.getCursorProvider().flushExecutors();
+                return store.getAddressSize() + " " + (store.isPaging() ? 1 : 0) + " "
+                    + store.getNumberOfPages() + " " + store.getMaxSize();
+            }
+            case "list":
+                flush(queue(server, w[1]));
+                return String.join(" ", inMemory(queue(server, w[1]), w[2]));
+            case "estimates": {
+                flush(queue(server, w[1]));
+                java.util.List<String> out = new java.util.ArrayList<>();
+                synchronized (queue(server, w[1])) {
+                    LinkedListIterator<MessageReference> it = queue(server, w[1]).iterator();
+                    while (it.hasNext()) {
+                        org.hornetq.core.server.ServerMessage m = it.next().getMessage();
+                        out.add(m.getMemoryEstimate() + ":" + m.getEncodeSize() + ":" + m.getBodyBuffer().capacity());
+                    }
+                    it.close();
+                }
+                return String.join(" ", out);
+            }
+            case "refsize":
+                return Integer.toString(MessageReferenceImpl.getMemoryEstimate());
+            default:
+                throw new IllegalArgumentException("unknown command " + w[0]);
+        }
+    }
+
+    /** Wait until the depage runner (page subscription executor) and then the queue's executor
+     * (getMessageCount flushes it) have run what was submitted before. */
+    static void flush(Queue q) throws Exception {
+        for (int round = 0; round < 2 && q.getPageSubscription() != null; round++) {
+            java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(1);
+            q.getPageSubscription().getExecutor().execute(done::countDown);
+            done.await(5, java.util.concurrent.TimeUnit.SECONDS);
+            q.getMessageCount();
+        }
+    }
+
+    static String counters(Queue q) {
+        long count = q.getMessageCount();
+        long paged = q.getPageSubscription() == null ? 0 : q.getPageSubscription().getMessageCount();
+        return count + " " + q.getDeliveringCount() + " " + q.getScheduledCount() + " " + q.getMessagesAdded()
+            + " " + paged + " " + inMemory(q, null).size();
+    }
+
+    static Queue queue(HornetQServer server, String name) throws Exception {
+        Queue q = server.locateQueue(new SimpleString(name));
+        if (q == null) {
+            throw new IllegalArgumentException("no queue " + name);
+        }
+        return q;
+    }
+
+    /** The pending in-memory references of a queue in queue order (QueueImpl#iterator), as values of
+     * property `prop` (or their message ids when null). */
+    static java.util.List<String> inMemory(Queue q, String prop) {
+        java.util.List<String> out = new java.util.ArrayList<>();
+        synchronized (q) {
+            LinkedListIterator<MessageReference> it = q.iterator();
+            try {
+                while (it.hasNext()) {
+                    MessageReference ref = it.next();
+                    Object v = prop == null ? ref.getMessage().getMessageID()
+                        : ref.getMessage().getObjectProperty(new SimpleString(prop));
+                    out.add(String.valueOf(v));
+                }
+            } finally {
+                it.close();
+            }
+        }
+        return out;
+    }
+}

@@ -1,0 +1,22 @@
+"""The `hornetq` adapter (:mod:`.adapter`) and its broker launcher (:mod:`.server`).
+
+``HornetQAdapter`` is imported on first use, so ``python -m mqconform.adapters.hornetq.server`` (the
+cache warm-up of scripts/setup.sh) needs neither stomp.py nor a second copy of the server module.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .adapter import HornetQAdapter
+
+__all__ = ["HornetQAdapter"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "HornetQAdapter":
+        from .adapter import HornetQAdapter
+
+        return HornetQAdapter
+    raise AttributeError(name)

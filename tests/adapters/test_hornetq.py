@@ -1,0 +1,192 @@
+"""The `hornetq` adapter against a real embedded HornetQ 2.4.9, started by the adapter itself: the jars
+fetched through Maven into the cache, one server per module. No skips: without mvn or java the fixture
+fails. Every step is applied to the broker and to the model under the adapter's profile
+(`hornetq-2.4`), and the broker's answers, counters and paging flag must equal the model's."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from mqconform.adapters.contract import AdapterError
+from mqconform.adapters.hornetq import HornetQAdapter
+from mqconform.adapters.hornetq.adapter import UNIT
+from mqconform.adapters.hornetq.server import fetch
+from mqconform.adapters.reference import ReferenceAdapter
+from mqconform.reference_model.config import AddressConfig, ConsumerConfig, Message, QueueConfig
+
+pytestmark = pytest.mark.broker("hornetq")
+
+#: the counters the adapter claims (not added: docs/findings/hornetq-2.4-paging.md, finding 4)
+COUNTERS = ("message_count", "pending_count", "delivering_count", "paged_count")
+
+
+@pytest.fixture(scope="module")
+def hornetq() -> Iterator[HornetQAdapter]:
+    adapter = HornetQAdapter()
+    yield adapter
+    adapter.shutdown()
+
+
+class Both:
+    """One adapter and the model side by side: every call goes to both and must answer the same."""
+
+    def __init__(self, adapter: HornetQAdapter, namespace: str) -> None:
+        self.adapter = adapter
+        self.model = ReferenceAdapter(adapter.profile)
+        adapter.open(namespace)
+        self.model.open(namespace)
+
+    def __call__(self, method: str, *args: Any) -> Any:
+        broker, model = getattr(self.adapter, method)(*args), getattr(self.model, method)(*args)
+        assert broker.is_ok, broker
+        assert broker.value == model.value, f"{method}{args}: broker {broker.value}, model {model.value}"
+        return broker.value
+
+    def counters(self, queue: str) -> dict[str, int]:
+        broker, model = self.adapter.counters(queue).value, self.model.counters(queue).value
+        mine = {k: broker[k] for k in COUNTERS}
+        assert mine == {k: model[k] for k in COUNTERS}, queue
+        return mine
+
+    def paging(self, address: str) -> bool:
+        return bool(self("paging", address))
+
+
+@pytest.fixture
+def both(hornetq: HornetQAdapter, namespace: str) -> Iterator[Both]:
+    pair = Both(hornetq, namespace)
+    yield pair
+    hornetq.close()
+
+
+def test_fetch_is_cached_and_sizes_are_exact_estimates(hornetq: HornetQAdapter, namespace: str) -> None:
+    lib = fetch()
+    assert (lib / "hornetq-server-2.4.9.Final.jar").is_file() and fetch() == lib
+    hornetq.open(namespace)
+    try:
+        assert hornetq.profile == "hornetq-2.4" and "block_policy" not in hornetq.capabilities
+        hornetq.declare_queue(QueueConfig("q"))
+        for i, size in enumerate((100, 250, 160)):
+            assert hornetq.send("q", Message(f"m{i}", size=size)).value == "accepted"
+        estimates = hornetq._ctl("estimates", hornetq.queues["q"].physical)
+        assert [int(e.split(":")[0]) for e in estimates] == [UNIT * 100, UNIT * 250, UNIT * 160]
+        assert hornetq.send("q", Message("tiny", size=1)).error.startswith("unsupported: message size 1")
+    finally:
+        hornetq.close()
+
+
+def test_an_unserved_release_or_blocking_policy_is_refused(hornetq: HornetQAdapter, namespace: str) -> None:
+    with pytest.raises(AdapterError, match="not served"):
+        fetch("2.4.11.Final")
+    hornetq.open(namespace)
+    try:
+        answer = hornetq.declare_address(AddressConfig("a", max_size_bytes=300, full_policy="BLOCK"))
+        assert answer.error is not None and answer.error.startswith("unsupported:")
+    finally:
+        hornetq.close()
+
+
+def test_block_does_not_hold_a_stomp_producer(hornetq: HornetQAdapter, namespace: str) -> None:
+    """Why BLOCK is not claimed (docs/findings/hornetq-2.4-paging.md): a STOMP send takes no producer
+    credits, so a BLOCK address far over max-size-bytes still receipts and routes every send."""
+    hornetq.open(namespace)
+    try:
+        address, queue = f"{hornetq.prefix}-b", f"{hornetq.prefix}-bq"
+        hornetq._ctl("settings", address, 5000, 2000, "BLOCK")
+        hornetq._ctl("queue", address, queue)
+        for _ in range(6):
+            receipt = hornetq._receipt()
+            hornetq.sender.send(destination=address, body="y" * 1500,
+                                headers={"content-length": "1500", "receipt": receipt, "persistent": "true"})
+            assert hornetq._await(hornetq.sender_listener, receipt, "send") is None
+        size, paging = (int(x) for x in hornetq._ctl("store", address)[:2])
+        assert size > 3 * 5000 and not paging
+        assert hornetq._ctl("counters", queue)[0] == "6"
+        hornetq._ctl("destroy", queue)
+        hornetq._ctl("unsettings", address)
+    finally:
+        hornetq.close()
+
+
+@pytest.mark.rules("PAGING-1", "PAGING-3", "PAGING-6", "PAGING-7", "PAGING-27", "PAGING-28")
+@pytest.mark.parametrize(("policy", "answer"), [("PAGE", "paged"), ("DROP", "dropped"), ("FAIL", "failed")])
+def test_full_policies_on_the_broker(both: Both, policy: str, answer: str) -> None:
+    both("declare_address", AddressConfig("a", max_size_bytes=300, page_size_bytes=200, full_policy=policy))
+    both("declare_queue", QueueConfig("q1", address="a"))
+    both("declare_queue", QueueConfig("q2", address="a"))
+    results = [both("send", "a", Message(f"m{i}", size=size)) for i, size in enumerate((100, 100))]
+    assert results == ["accepted", "accepted"] and not both.paging("a")
+    assert both("send", "a", Message("m2", size=100)) == "accepted"  # 300 >= 300: full, stays in memory
+    assert both.paging("a")
+    assert both("send", "a", Message("m3", size=250)) == answer
+    assert both.counters("q1")["paged_count"] == (1 if policy == "PAGE" else 0)
+    both("open_consumer", ConsumerConfig("c", "q1", window_bytes=0))
+    for expected in ("m0", "m1", "m2"):
+        assert both("receive", "c") == expected
+        assert both("ack", "c", expected) == "ok"
+        both.counters("q1")
+    both.paging("a")  # PAGE: q2 still holds every message, so the address still pages (PAGING-17)
+
+
+@pytest.mark.rules("PAGING-17", "PAGING-29", "PAGING-8")
+def test_seed_003_one_slow_queue_keeps_the_address_paging(both: Both) -> None:
+    """Seed 003: a fast queue drains, its depage runs while a message is only delivering (2.4 counts
+    pending bytes only); the slow queue, without a consumer, keeps the page and the address paging."""
+    both("declare_address", AddressConfig("a", max_size_bytes=250, page_size_bytes=100))
+    both("declare_queue", QueueConfig("fast", address="a"))
+    both("declare_queue", QueueConfig("slow", address="a"))
+    both("open_consumer", ConsumerConfig("cf", "fast", window_bytes=0))
+    assert [both("send", "a", Message(f"m{i}")) for i in range(1, 5)] == ["accepted"] * 3 + ["paged"]
+    assert both("receive", "cf") == "m1"  # fast: m2 + m3 = 200 < 250 pending, m4 depages at once
+    assert both.counters("fast")["paged_count"] == 0 and both.counters("slow")["paged_count"] == 1
+    both("ack", "cf", "m1")
+    for msg in ("m2", "m3", "m4"):
+        assert both("receive", "cf") == msg
+        both("ack", "cf", msg)
+    assert both.counters("fast")["message_count"] == 0
+    assert both.counters("slow") == {"message_count": 4, "pending_count": 3, "delivering_count": 0,
+                                     "paged_count": 1}
+    assert both.paging("a")  # the slow queue pins the page
+    both("open_consumer", ConsumerConfig("cs", "slow", window_bytes=0))
+    for msg in ("m1", "m2", "m3", "m4"):
+        assert both("receive", "cs") == msg
+        both("ack", "cs", msg)
+        both.counters("slow")
+    assert not both.paging("a")  # every cursor completed the page: paging stops
+
+
+@pytest.mark.rules("DELIVERY-8", "PAGING-2")
+def test_one_copy_held_by_two_queues_is_acknowledged_on_one(both: Both) -> None:
+    """The one copy of a message routed to two queues has one message id: acknowledging it on one
+    queue leaves it delivering on the other (one STOMP session would key both by that id)."""
+    both("declare_queue", QueueConfig("q1", address="a"))
+    both("declare_queue", QueueConfig("q2", address="a"))
+    both("open_consumer", ConsumerConfig("c1", "q1", window_bytes=0))
+    both("open_consumer", ConsumerConfig("c2", "q2", window_bytes=0))
+    both("send", "a", Message("m1"))
+    assert both("receive", "c1") == "m1" and both("receive", "c2") == "m1"
+    assert both("ack", "c2", "m1") == "ok"
+    assert both.counters("q1") == {"message_count": 1, "pending_count": 0, "delivering_count": 1,
+                                   "paged_count": 0}
+    assert both("ack", "c1", "m1") == "ok"
+    assert both.counters("q1")["message_count"] == 0
+
+
+@pytest.mark.rules("PAGING-1", "PAGING-6", "PAGING-8")
+def test_the_limit_holds_after_the_address_size_drifted_below_zero(both: Both) -> None:
+    """Finding 3: each depaged message acknowledged takes 48 bytes off an address size it never added
+    to; the adapter's slack keeps the limit exact for an example's worth of them."""
+    both("declare_address", AddressConfig("a", max_size_bytes=200, page_size_bytes=200))
+    both("declare_queue", QueueConfig("q", address="a"))
+    both("open_consumer", ConsumerConfig("c", "q", window_bytes=0))
+    ids = [f"m{i}" for i in range(8)]
+    assert [both("send", "a", Message(m)) for m in ids] == ["accepted"] * 2 + ["paged"] * 6
+    for m in ids:
+        assert both("receive", "c") == m and both("ack", "c", m) == "ok"
+    assert not both.paging("a")
+    size = int(both.adapter._ctl("store", both.adapter.addresses_["a"].physical)[0])
+    assert size == -6 * both.adapter.ref_bytes  # the drift: six depaged messages acknowledged
+    assert [both("send", "a", Message(f"n{i}")) for i in range(3)] == ["accepted", "accepted", "paged"]

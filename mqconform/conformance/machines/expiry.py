@@ -36,7 +36,7 @@ QUEUE_TTL_MS = 2000
 #: whole seconds, at least one)
 MESSAGE_TTLS = (1000, 4000)
 #: batches stay short here: on a broker every send takes real time while the logical clock stands
-#: still, and 25 sends with their confirms and observations ate the 500 ms margin (issue 13 campaign)
+#: still, and 25 sends with their confirms and observations ate the 500 ms margin (a campaign measured it)
 SHORT_BATCH = st.sampled_from([3, 8])
 #: against an adapter whose clock is real (``real_time``: it sleeps each advance) an example advances
 #: at most this often (7.5 s: a long message TTL sent after two advances still runs out), so an example

@@ -69,6 +69,13 @@ def test_tests_name_only_known_rules() -> None:
     assert not unknown, f"tests name rules that are not in spec/: {unknown}"
 
 
+#: observable rules no conformance check evidences yet, and why (a known gap, reported, never a pass)
+NO_CHECK_YET = {
+    "RING-26": "RabbitMQ dead-letters a dropped head asynchronously: a dead-letter queue's count read "
+               "right after the send is flaky on a quorum queue (the adapter would have to wait for it)",
+}
+
+
 def test_every_rule_has_a_conformance_check_or_says_why_not() -> None:
     """A rule of a profile that no conformance check evidences (model and scenario tests only) says in
     spec/ why its subject cannot be observed from outside an adapter (`unobservable`); a rule marked so
@@ -77,7 +84,9 @@ def test_every_rule_has_a_conformance_check_or_says_why_not() -> None:
     evidenced = {rule for table in TABLES.values() for check, ids in table.items() for rule in ids
                  if not (check.endswith(".accepted") and check not in CHECK_NEEDS)}  # coverage.py
     silent = sorted(rule.id for rule in catalogue
-                    if rule.id not in evidenced and not rule.unobservable and not rule.unchecked)
+                    if rule.id not in evidenced and not rule.unobservable and not rule.unchecked
+                    and rule.id not in NO_CHECK_YET)
     assert not silent, f"rules without a conformance check or an `unobservable` reason: {', '.join(silent)}"
     stale = sorted(rule.id for rule in catalogue if rule.unobservable and rule.id in evidenced)
     assert not stale, f"rules marked unobservable in spec/ but evidenced by a check: {', '.join(stale)}"
+    assert not set(NO_CHECK_YET) & evidenced, "a rule listed in NO_CHECK_YET has a check now: remove it"

@@ -108,7 +108,6 @@ CHECK_NEEDS: dict[str, tuple[str, ...]] = {
     "counters.ring_paged": ("ring", "paging"),
     "expiry.to_address": ("expiry_address", "counter:message_count"),
     "queue.retroactive": ("retroactive", "counter:message_count"),
-    "counters.dead_lettered": ("dead_letter", "counter:message_count"),
 }
 #: checks that can only fail (the `fail` answer of an operation): they never evidence a pass
 NEVER_EVIDENCE = "an operation refused"

@@ -89,3 +89,33 @@ def test_a_store_file_without_the_schema_2_columns_reads_them_as_nulls(spark: An
     stats = full(checks_spark.compute_stats(spark, tmp_path / "st"))
     assert stats == python(tmp_path / "st")
     assert stats[("bench-run", "delivery", "q", "total-queue")]["delivered"] == 200
+
+
+def _non_destructive(run_dir: Path) -> None:
+    """Declare queue q of every example of a generated run non-destructive (DELIVERY-12)."""
+    import json
+
+    path = run_dir / "history" / "delivery.jsonl"
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    for record in records:
+        if record["f"] == "queue" and record["type"] == "invoke":
+            record["value"]["non_destructive"] = True
+    path.write_text("".join(json.dumps(r, separators=(",", ":")) + "\n" for r in records))
+
+
+@pytest.mark.spark
+@pytest.mark.rules("DELIVERY-7", "DELIVERY-12", "DELIVERY-1")
+def test_a_non_destructive_queue_is_left_out_of_delivery_after_ack_by_both_engines(spark: Any,
+                                                                                  tmp_path: Path) -> None:
+    """On a non-destructive queue a delivered message stays listed (DELIVERY-12): the delivery after an
+    ack that fails DELIVERY-7 elsewhere is no failure there, nor is the counter identity checked."""
+    run = generate.write_run_dir(tmp_path / "runs" / "after-ack", run="after-ack", examples=4, seed=1,
+                                 faults={"after-ack"})
+    _non_destructive(run)
+    store.ingest([run], tmp_path / "store")
+    st = tmp_path / "store"
+    stats = full(checks_spark.compute_stats(spark, st))
+    assert stats == python(st)
+    assert stats[("after-ack", "delivery", "q", "delivery-after-ack")]["delivered_after_ack"] == 0
+    assert stats[("after-ack", "delivery", "q", "counter-identity")]["checked"] == 0
+    assert stats[("after-ack", "delivery", "q", "counter-identity")]["observations"] > 0

@@ -21,9 +21,7 @@ limit instead (`set_subject_limit.counters`, RING-34).
 After each delivery the redelivered flag the implementation shows is compared (`delivery.redelivered`,
 DELIVERY-23).
 From the same seed, where the adapter has the feature: a retroactive address whose three messages
-sent before the queue exists reach it as copies of the last two (`queue.retroactive`, RING-16), or,
-where the profile dead-letters what the length limit drops, a dead-letter queue dlq whose counts are
-compared after every step (`counters.dead_lettered`, RING-26).
+sent before the queue exists reach it as copies of the last two (`queue.retroactive`, RING-16).
 RING-17 (model-free, `ring.pending_bound`): whenever the counters are read, the pending count the
 implementation shows is at most the ring size, unless a nack (an individual cancel, RING-9) or a
 ring-size decrease (RING-2) happened since it last was; checked where the rule applies to the claimed
@@ -46,8 +44,8 @@ from ..rules import rule_applies, rules_for
 #: the set-up seeds ((ring + 5 x mode) % 7) of a non-destructive ring, a last-value ring and a first
 #: consumer with cumulative acks, where the adapter has the feature
 NON_DESTRUCTIVE_SEED, LAST_VALUE_SEED, CUMULATIVE_SEED = 3, 5, 6
-#: ... a retroactive address (RING-16), a dead-letter queue where the profile dead-letters drops (RING-26)
-RETROACTIVE_SEED, DEAD_LETTER_SEEDS = 1, (1, 2)
+#: ... and a retroactive address (RING-16)
+RETROACTIVE_SEED = 1
 
 
 class RingMachine(QueueMachine):
@@ -72,12 +70,6 @@ class RingMachine(QueueMachine):
                 msg_id = self.next_id()
                 self.sent.add(msg_id)  # not `accepted`: no queue stores it, the copies are extra
                 self.d.both("send", {"to": self.ADDRESS, "id": msg_id, "size": 100}, compare="send.result")
-        elif special in DEAD_LETTER_SEEDS and self.options.dead_letter_dropped and self.can("dead_letter"):
-            self.d.both("address", {"name": "dlx"})  # RING-26: what the limit drops is dead-lettered
-            self.d.both("queue", {"name": "dlq", "address": "dlx"})
-            queue["dead_letter"] = "dlx"
-            self.QUEUES = ("q", "dlq")
-            self.drops_dead_lettered = True
         self.d.both("queue", queue)
         if retroactive:
             self.compare_counter("queue.retroactive", "q", "message_count", "pending_count", "replaced")
@@ -307,12 +299,6 @@ class RingMachine(QueueMachine):
         shown = super().compare_counters(queue)
         if shown is not None and queue == "q" and getattr(self, "pending_bound", False):
             self.check_pending_bound(shown)
-        if shown is not None and queue == "dlq" and getattr(self, "drops_dead_lettered", False):
-            expected, actual = self.last_counters  # RING-26: what the ring dropped was dead-lettered
-            if "message_count" in actual:
-                self.d.expect_equal("counters.dead_lettered", expected["message_count"],
-                                    actual["message_count"], "queue dlq message_count: ",
-                                    field="message_count")
         check = getattr(self, "special_check", None)
         if shown is not None and queue == "q" and check is not None:  # DELIVERY-12, RING-12, RING-15
             expected, actual = self.last_counters

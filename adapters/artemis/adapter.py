@@ -83,6 +83,7 @@ from .server import (
     home_of,
     shared_broker,
 )
+from .sizing import GRAIN, Sizing, over_threshold, threshold
 
 URL_ENV = "MQCONFORM_ARTEMIS_URL"
 #: live per-address settings (Jolokia addAddressSettings(match, json)) arrived in 2.32.0 (ARTEMIS-3932)
@@ -112,7 +113,12 @@ CAPABILITIES = frozenset({
     # browsing consumer walks (pending in delivery order, then the page cursor); DELIVERY-23 the
     # redelivered flag an AMQP client sees (header delivery-count > 0, i.e. broker count > 1)
     "browse", "redelivered_flag",
+    # PAGING-1..11, 28: address limits on logical sizes made exact on the broker's memory estimate
+    # (.sizing), address-full policies PAGE, DROP and FAIL, AddressControl Paging
+    "paging", "drop_policy", "fail_policy", "paging_flag",
 })
+#: address-full policies offered (BLOCK: see UNSUPPORTED)
+POLICIES = ("PAGE", "DROP", "FAIL")
 #: AMQP credit standing in for a core byte window no example fills (the default 1 MiB, or -1
 #: without max_unacked): topped up on every receive, like a core client returning credit
 WIDE_CREDIT = 1000
@@ -140,6 +146,11 @@ class _Receiver(MessagingHandler):  # type: ignore[misc]
 class _Address:
     name: str
     physical: str
+    #: an address declared with `address` is MULTICAST (every queue gets a copy, PAGING-2); one a
+    #: queue declaration makes is ANYCAST
+    routing: str = "ANYCAST"
+    #: its limits and full policy, when declared with any (sends then carry sized bodies, .sizing)
+    config: AddressConfig | None = None
     settings: dict[str, Any] = attrs.Factory(dict)
     queues: list[str] = attrs.Factory(list)
     #: EXPIRY-1: the queue TTL (address setting expiry-delay) of its queues, if any
@@ -152,6 +163,7 @@ class _Queue:
     physical: str
     address: str
     physical_address: str
+    routing: str = "anycast"
     #: DELIVERY-12: delivered messages stay listed, so "pending" never says what is left to dispatch
     non_destructive: bool = False
 
@@ -182,7 +194,7 @@ class ArtemisAdapter(BrokerAdapter):
         # 1-50 logical ms apart and each operation takes real milliseconds (see docs/adapters/artemis.md)
         "scheduling": "scheduled delivery (the broker fires on its real clock, not the suite's)",
         "redelivery_delay": "redelivery delay (the broker's timer runs on its real clock, not the suite's)",
-        "address_limits": "address limits (Artemis counts its memory estimate, not the logical size)",
+        "block_policy": "the BLOCK policy (AMQP: the broker withholds link credit; not driven yet)",
     }
 
     def __init__(self, url: str | None = None, http_url: str | None = None, user: str | None = None,
@@ -212,6 +224,8 @@ class ArtemisAdapter(BrokerAdapter):
         self.prefix = ""
         #: the broker's version (management attribute Version), known after the first open()
         self.server_version = ""
+        #: the broker's message estimate (.sizing), measured once per connection
+        self.sizing: Sizing | None = None
         self._reset()
 
     # ------------------------------------------------------------------ plumbing
@@ -289,8 +303,9 @@ class ArtemisAdapter(BrokerAdapter):
                     with contextlib.suppress(ManagementError):
                         mgmt.exec(mgmt.broker, "deleteAddress(java.lang.String,boolean)",
                                   address.physical, True)
-                    with contextlib.suppress(ManagementError):
-                        mgmt.exec(mgmt.broker, "removeAddressSettings(java.lang.String)", address.physical)
+                    for match in (address.physical, f"{address.physical}.#"):
+                        with contextlib.suppress(ManagementError):
+                            mgmt.exec(mgmt.broker, "removeAddressSettings(java.lang.String)", match)
             except Exception:  # the connection is gone: start afresh at the next open
                 with contextlib.suppress(Exception):
                     self.conn.close()
@@ -313,17 +328,29 @@ class ArtemisAdapter(BrokerAdapter):
     def _physical(self, name: str) -> str:
         return f"{self.prefix}-{name}"
 
-    def _ensure_address(self, name: str) -> _Address:
+    def _ensure_address(self, name: str, config: AddressConfig | None = None) -> _Address:
         address = self.addresses_.get(name)
         if address is None:
             address = _Address(name, self._physical(name))
+            mgmt = self._mgmt()
+            if config is not None:
+                address.routing, address.config = "MULTICAST", config
+                address.settings.update(self._limit_settings(config))
+                if config.max_size_bytes > 0:
+                    # management refuses a page size above max-size-bytes in one setting
+                    # (ActiveMQServerControlImpl#addAddressSettings), broker.xml does not: the limit goes
+                    # to the match `<address>.#` (it matches the address itself), merged under the
+                    # exact match that carries the page size (HierarchicalObjectRepository)
+                    limit = threshold(config.max_size_bytes)
+                    mgmt.exec(mgmt.broker, "addAddressSettings(java.lang.String,java.lang.String)",
+                              f"{address.physical}.#",
+                              json.dumps({"maxSizeBytes": limit, "pageSizeBytes": limit}))
             # listMessages shows at most managementBrowsePageSize (default 200) messages
             address.settings["managementBrowsePageSize"] = BROWSE_LIMIT
-            mgmt = self._mgmt()
             mgmt.exec(mgmt.broker, "addAddressSettings(java.lang.String,java.lang.String)", address.physical,
                       json.dumps(address.settings))
             mgmt.exec(mgmt.broker, "createAddress(java.lang.String,java.lang.String)", address.physical,
-                      "ANYCAST")
+                      address.routing)
             self.addresses_[name] = address
             self.addresses[name] = address.queues
         return address
@@ -339,13 +366,58 @@ class ArtemisAdapter(BrokerAdapter):
         def run() -> None:
             if config.name in self.addresses:
                 raise Refused(f"address {config.name!r} already exists")
-            if (config.full_policy != "PAGE" or config.max_size_bytes >= 0 or config.max_size_messages >= 0
-                    or config.page_limit_bytes >= 0 or config.page_limit_messages >= 0):
-                raise Unsupported(self._why("address_limits"))
+            if config.full_policy not in POLICIES:
+                raise Unsupported(self._why("block_policy"))
+            if config.page_limit_bytes >= 0 or config.page_limit_messages >= 0:
+                raise Unsupported("page limits (page-limit-bytes, page-limit-messages)")
+            if config.max_size_bytes == 0 or config.page_size_bytes <= 0:
+                raise Unsupported("max_size_bytes 0 or page_size_bytes <= 0 (no broker threshold matches)")
             if config.retroactive_message_count:
                 raise Unsupported("retroactive addresses")
-            self._ensure_address(config.name)
+            if self.sizing is None:
+                self.sizing = self._calibrate()
+            self._ensure_address(config.name, config)
         return self._do("declare_address", run)
+
+    @staticmethod
+    def _limit_settings(config: AddressConfig) -> dict[str, Any]:
+        """PAGING-1, 3, 4, 9, 10: the address settings of a declared address, its logical byte limits
+        mapped to broker thresholds (.sizing)."""
+        budget = threshold(config.read_budget_bytes) if config.read_budget_bytes > 0 else -1
+        return {
+            "addressFullMessagePolicy": config.full_policy,
+            "maxSizeMessages": config.max_size_messages,
+            "pageSizeBytes": over_threshold(config.page_size_bytes),
+            "maxReadPageBytes": budget, "prefetchPageBytes": budget,
+            "maxReadPageMessages": config.max_read_page_messages,
+            "prefetchPageMessages": config.max_read_page_messages,
+        }
+
+    def _calibrate(self) -> Sizing:
+        """The broker's estimate of an AMQP message (.sizing): one message to an address with one
+        queue, one to it with two, the address sizes read after each."""
+        mgmt = self._mgmt()
+        physical = self._physical("calibrate")
+        mbean = mgmt.address_mbean(physical)
+        mgmt.exec(mgmt.broker, "createAddress(java.lang.String,java.lang.String)", physical, "MULTICAST")
+        try:
+            sender = self.conn.create_sender(physical)
+            deltas = []
+            for queues in (1, 2):
+                body = {"name": f"{physical}-{queues}", "address": physical, "routing-type": "MULTICAST",
+                        "durable": True}
+                mgmt.exec(mgmt.broker, "createQueue(java.lang.String,boolean)", json.dumps(body), False)
+                before = int(mgmt.read(mbean, "AddressSize")["AddressSize"])
+                message = AmqpMessage(body="x" * queues, durable=True, priority=4,
+                                      properties={ID_PROPERTY: "calibrate"})
+                sender.send(message, timeout=self.timeout)
+                deltas.append(int(mgmt.read(mbean, "AddressSize")["AddressSize"]) - before
+                              - len(message.encode()))
+            sender.close()
+        finally:
+            mgmt.exec(mgmt.broker, "deleteAddress(java.lang.String,boolean)", physical, True)
+        per_ref = deltas[1] - deltas[0]
+        return Sizing(offset=deltas[0] - per_ref, per_ref=per_ref)
 
     def declare_queue(self, config: QueueConfig) -> Result:
         def run() -> None:
@@ -366,7 +438,7 @@ class ArtemisAdapter(BrokerAdapter):
             address.expiry_delay = config.message_ttl_ms
             physical = self._physical(config.name)
             body: dict[str, Any] = {"name": physical, "address": address.physical,
-                                    "routing-type": "ANYCAST", "durable": True}
+                                    "routing-type": address.routing, "durable": True}
             if config.ring_size >= 0:
                 body["ring-size"] = config.ring_size
             if config.last_value_key is not None:
@@ -377,7 +449,7 @@ class ArtemisAdapter(BrokerAdapter):
             mgmt.exec(mgmt.broker, "createQueue(java.lang.String,boolean)", json.dumps(body), False)
             address.queues.append(config.name)
             self.queues[config.name] = _Queue(config.name, physical, address.name, address.physical,
-                                              config.non_destructive)
+                                              address.routing.lower(), config.non_destructive)
         return self._do("declare_queue", run)
 
     def _queue_settings(self, config: QueueConfig) -> dict[str, Any]:
@@ -474,20 +546,52 @@ class ArtemisAdapter(BrokerAdapter):
             if message.scheduled_at_ms is not None and message.scheduled_at_ms > 0:
                 raise Unsupported(self._why("scheduling"))
             address = self.addresses_[to]
-            amqp = AmqpMessage(body="x" * max(message.size, 0), durable=True, priority=message.priority,
-                               properties={ID_PROPERTY: message.id, **dict(message.properties)})
+            fields: dict[str, Any] = {"durable": True, "priority": message.priority,
+                                      "properties": {ID_PROPERTY: message.id, **dict(message.properties)}}
             if message.ttl_ms is not None:
-                amqp.ttl = message.ttl_ms / 1000  # proton: seconds; the header carries ms
+                fields["ttl"] = message.ttl_ms / 1000  # proton: seconds; the header carries ms
+            amqp = AmqpMessage(body=self._body(address, message.size, fields), **fields)
             # EXPIRY-3 (ttl_combination message_first): the message's own TTL, else expiry-delay
             self._note_ttl(message.ttl_ms if message.ttl_ms is not None else address.expiry_delay)
+            before = self._address_size(address)
             try:
                 self._sender(address).send(amqp, timeout=self.timeout)
             except SendException as exc:
+                if address.config is not None and address.config.full_policy == "FAIL":
+                    return "failed"  # PAGING-3: FAIL refuses the send (AMQP rejected)
                 raise Refused(f"artemis: send refused: {exc}") from None
-            for queue in address.queues:
-                self._settle_queue(queue)
-            return "accepted"
+            outcome = "accepted"
+            if before is not None and address.queues and self._address_size(address) == before:
+                # PAGING-3, 6, 7: not held in memory: written to a page file (PAGE) or discarded (DROP)
+                outcome = "paged" if address.config and address.config.full_policy == "PAGE" else "dropped"
+            self._settle_address(address)
+            return outcome
         return self._do("send", run)
+
+    def _body(self, address: _Address, size: int, fields: dict[str, Any]) -> str:
+        """The body of a message of logical size `size`: that many bytes, or on a limited address one
+        that weighs ``size * UNIT`` broker bytes (.sizing)."""
+        if address.config is None:
+            return "x" * max(size, 0)
+        assert self.sizing is not None
+        if size % GRAIN:
+            raise Unsupported(f"a logical size that is not a multiple of {GRAIN} on a limited address "
+                              "(thresholds are exact only on the grain, adapters/artemis/sizing.py)")
+        try:
+            return self.sizing.body_for(size, len(address.queues), **fields)
+        except ValueError as exc:
+            raise Unsupported(str(exc)) from None
+
+    def _address_size(self, address: _Address) -> int | None:
+        """AddressSize of a limited address (None for the others: nothing to measure)."""
+        if address.config is None:
+            return None
+        mgmt = self._mgmt()
+        return int(mgmt.read(mgmt.address_mbean(address.physical), "AddressSize")["AddressSize"])
+
+    def _settle_address(self, address: _Address) -> None:
+        for queue in address.queues:
+            self._settle_queue(queue)
 
     # ------------------------------------------------------------------ receive and settle
     def receive(self, consumer: str) -> Result:
@@ -573,9 +677,20 @@ class ArtemisAdapter(BrokerAdapter):
         return self._do("nack", lambda: self._settle(consumer, msg_id, "modified"))
 
     # ------------------------------------------------------------------ the broker's own threads
+    def _queue_mbean(self, queue: _Queue) -> str:
+        return self._mgmt().queue_mbean(queue.physical_address, queue.physical, queue.routing)
+
+    def _paging_now(self, queue: _Queue) -> bool:
+        """Whether the queue's address is in page mode (its pending count then holds paged messages)."""
+        address = self.addresses_[queue.address]
+        if address.config is None or address.config.full_policy != "PAGE":
+            return False
+        mgmt = self._mgmt()
+        return bool(mgmt.read(mgmt.address_mbean(address.physical), "Paging")["Paging"])
+
     def _queue_state(self, queue: _Queue) -> dict[str, Any]:
         mgmt = self._mgmt()
-        mbean = mgmt.queue_mbean(queue.physical_address, queue.physical)
+        mbean = self._queue_mbean(queue)
         return mgmt.read(mbean, "MessageCount", "DeliveringCount", "ScheduledCount", "MessagesAdded",
                          "MessagesAcknowledged", "MessagesKilled", "MessagesExpired")
 
@@ -636,6 +751,9 @@ class ArtemisAdapter(BrokerAdapter):
     def counters(self, queue: str) -> Result:
         def run() -> dict[str, int]:
             q = self._queue(queue)
+            if self._paging_now(q):
+                raise NotObservable("management shows no split between pending and paged messages "
+                                    "(QueueImpl#getMessageCount adds the page subscription's count)")
             state = self._queue_state(q)
             pending = state["MessageCount"] - state["DeliveringCount"] - state["ScheduledCount"]
             return {"message_count": state["MessageCount"], "pending_count": pending,
@@ -648,15 +766,31 @@ class ArtemisAdapter(BrokerAdapter):
     def pending_ids(self, queue: str) -> Result:
         def run() -> list[str]:
             q = self._queue(queue)
-            mgmt = self._mgmt()
-            listed = mgmt.exec(mgmt.queue_mbean(q.physical_address, q.physical),
-                               "listMessages(java.lang.String)", "")
-            return [str(m.get(ID_PROPERTY)) for m in listed]
+            if self._paging_now(q):
+                raise NotObservable("listMessages walks the memory then the page cursor: paged messages "
+                                    "cannot be told from pending ones")
+            return self._listed(q)
         return self._do("pending_ids", run)
 
+    def _listed(self, q: _Queue) -> list[str]:
+        """QueueControl#listMessages: pending in delivery order, then the page cursor (browserIterator)."""
+        listed = self._mgmt().exec(self._queue_mbean(q), "listMessages(java.lang.String)", "")
+        return [str(m.get(ID_PROPERTY)) for m in listed]
+
     def browse(self, queue: str) -> Result:
-        """What a browser sees: QueueControl#listMessages (QueueImpl#browserIterator)."""
-        return self.pending_ids(queue)
+        """What a browser sees: QueueControl#listMessages (QueueImpl#browserIterator), paged ones too
+        (PAGING-12)."""
+        return self._do("browse", lambda: self._listed(self._queue(queue)))
+
+    def paging(self, address: str) -> Result:
+        """PAGING-28: AddressControl Paging (PagingStoreImpl#isPaging: page mode under PAGE, full under
+        DROP and FAIL)."""
+        def run() -> bool:
+            if address not in self.addresses_:
+                raise Refused(f"unknown address {address!r}")
+            mgmt = self._mgmt()
+            return bool(mgmt.read(mgmt.address_mbean(self.addresses_[address].physical), "Paging")["Paging"])
+        return self._do("paging", run)
 
     def message_info(self, queue: str, msg_id: str) -> Result:
         """DELIVERY-23: the redelivered flag of a held message's delivery (AMQP header delivery-count
@@ -681,7 +815,7 @@ class ArtemisAdapter(BrokerAdapter):
         """The broker's message id of logical `msg_id` stored in queue `q` (pending, scheduled or
         delivering), or None."""
         mgmt = self._mgmt()
-        mbean = mgmt.queue_mbean(q.physical_address, q.physical)
+        mbean = self._queue_mbean(q)
         listed, scheduled, delivering = mgmt.bulk([
             {"type": "exec", "mbean": mbean, "operation": op, "arguments": args}
             for op, args in (("listMessages(java.lang.String)", [""]), ("listScheduledMessages()", []),
@@ -702,7 +836,7 @@ class ArtemisAdapter(BrokerAdapter):
             if broker_id is None:
                 return False
             mgmt = self._mgmt()
-            deleted = bool(mgmt.exec(mgmt.queue_mbean(q.physical_address, q.physical),
+            deleted = bool(mgmt.exec(self._queue_mbean(q),
                                      "removeMessage(long)", broker_id))
             self._settle_queue(queue)
             return deleted
@@ -713,7 +847,7 @@ class ArtemisAdapter(BrokerAdapter):
             q = self._queue(queue)
             if size < -1:
                 raise Refused("ring_size must be -1 or >= 0")
-            body = {"name": q.physical, "address": q.physical_address, "routing-type": "ANYCAST",
+            body = {"name": q.physical, "address": q.physical_address, "routing-type": q.routing.upper(),
                     "ring-size": size}
             mgmt = self._mgmt()
             mgmt.exec(mgmt.broker, "updateQueue(java.lang.String)", json.dumps(body))

@@ -55,7 +55,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import attrs
-from proton import ConnectionException, Delivery, LinkException, Timeout
+from proton import ConnectionException, Delivery, LinkException, Timeout, symbol
 from proton import Message as AmqpMessage
 from proton.handlers import MessagingHandler
 from proton.utils import BlockingConnection, ConnectionClosed, LinkDetached, SendException
@@ -90,6 +90,11 @@ URL_ENV = "MQCONFORM_ARTEMIS_URL"
 MIN_VERSION = "2.32.0"
 HTTP_URL_ENV = "MQCONFORM_ARTEMIS_HTTP_URL"
 ID_PROPERTY = "mqcid"
+#: SCHED-*: the logical due time of a scheduled message (application property)
+DUE_PROPERTY = "mqcdue"
+#: SCHED-*: a scheduled message's broker delivery time is this far ahead of open() plus its logical
+#: due time, so the broker's own timer never fires it during an example (the adapter does)
+FAR_MS = 86_400_000
 
 CAPABILITIES = frozenset({
     "queues", "ring", "set_ring_size", "priorities", "nack", "dead_letter", "delivery_count",
@@ -116,6 +121,9 @@ CAPABILITIES = frozenset({
     # PAGING-1..11, 28: address limits on logical sizes made exact on the broker's memory estimate
     # (.sizing), address-full policies PAGE, DROP and FAIL, AddressControl Paging
     "paging", "drop_policy", "fail_policy", "paging_flag",
+    # SCHED-1..6, 9..11: annotation x-opt-delivery-time; due messages are fired at their logical due
+    # time through management (see _fire), in the broker's scheduler order and head placement
+    "scheduling",
 })
 #: address-full policies offered (BLOCK: see UNSUPPORTED)
 POLICIES = ("PAGE", "DROP", "FAIL")
@@ -190,9 +198,8 @@ class ArtemisAdapter(BrokerAdapter):
         "commit": "transactions (AMQP transactions are not driven by this adapter)",
         "rollback": "transactions (AMQP transactions are not driven by this adapter)",
         "tx": "transactions (AMQP transactions are not driven by this adapter)",
-        # the broker's scheduler and redelivery timer run on its real clock; the suite's steps are
-        # 1-50 logical ms apart and each operation takes real milliseconds (see docs/adapters/artemis.md)
-        "scheduling": "scheduled delivery (the broker fires on its real clock, not the suite's)",
+        # the broker's redelivery timer runs on its real clock; the suite's steps are 1-50 logical ms
+        # apart and each operation takes real milliseconds (see docs/adapters/artemis.md)
         "redelivery_delay": "redelivery delay (the broker's timer runs on its real clock, not the suite's)",
         "block_policy": "the BLOCK policy (AMQP: the broker withholds link credit; not driven yet)",
     }
@@ -283,6 +290,9 @@ class ArtemisAdapter(BrokerAdapter):
         self._reset()
         self.addresses_: dict[str, _Address] = {}
         self._clock_origin = time.monotonic()
+        #: SCHED-*: logical due times of the scheduled messages sent and not yet fired
+        self._dues: list[int] = []
+        self._far_origin = int(time.time() * 1000) + FAR_MS
 
     def close(self) -> None:
         """Detach every link, remove the namespace's queues, addresses and address settings."""
@@ -543,11 +553,13 @@ class ArtemisAdapter(BrokerAdapter):
         def run() -> str:
             if to not in self.addresses:
                 raise Refused(f"unknown address {to!r}")
-            if message.scheduled_at_ms is not None and message.scheduled_at_ms > 0:
-                raise Unsupported(self._why("scheduling"))
             address = self.addresses_[to]
             fields: dict[str, Any] = {"durable": True, "priority": message.priority,
                                       "properties": {ID_PROPERTY: message.id, **dict(message.properties)}}
+            due = message.scheduled_at_ms if message.scheduled_at_ms and message.scheduled_at_ms > 0 else None
+            if due is not None:
+                fields["properties"][DUE_PROPERTY] = due
+                fields["annotations"] = {symbol("x-opt-delivery-time"): self._far_origin + due}
             if message.ttl_ms is not None:
                 fields["ttl"] = message.ttl_ms / 1000  # proton: seconds; the header carries ms
             amqp = AmqpMessage(body=self._body(address, message.size, fields), **fields)
@@ -564,6 +576,10 @@ class ArtemisAdapter(BrokerAdapter):
             if before is not None and address.queues and self._address_size(address) == before:
                 # PAGING-3, 6, 7: not held in memory: written to a page file (PAGE) or discarded (DROP)
                 outcome = "paged" if address.config and address.config.full_policy == "PAGE" else "dropped"
+            if due is not None:
+                self._dues.append(due)
+                if due <= self._clock_ms:  # SCHED-2: due already: it enters the scheduler and fires
+                    self._fire(self._clock_ms)
             self._settle_address(address)
             return outcome
         return self._do("send", run)
@@ -727,13 +743,54 @@ class ArtemisAdapter(BrokerAdapter):
             self._pump(0.003)
 
     def advance(self, ms: int) -> Result:
+        """Move the logical clock by `ms`, firing scheduled messages at each logical due time on the way
+        (SCHED-4: each due time is its own firing, as the model's clock and the broker's timer do)."""
+        target = self._clock_ms + ms
+        for point in sorted({d for d in self._dues if self._clock_ms < d <= target}):
+            result = self._advance_clock(point - self._clock_ms)
+            if not result.is_ok:
+                return result
+            fired = self._do("advance", lambda p=point: self._fire(p))
+            if not fired.is_ok:
+                return fired
+        return self._advance_clock(target - self._clock_ms) if target > self._clock_ms else Result.ok(None)
+
+    def _fire(self, point: int) -> None:
+        """SCHED-3, 4, 9..11, RING-10: fire the scheduled messages due at logical time `point`.
+
+        The broker's timer would fire them a day from now (FAR_MS), so the adapter fires them at their
+        logical due time: per queue, the due ones in the broker's scheduler order
+        (QueueControl#listScheduledMessages: ScheduledDeliveryHandlerImpl's sorted set), each moved
+        with QueueControl#deliverScheduledMessage(id), last first, while the queue is paused. Each
+        call is QueueImpl#addHead(ref, scheduling=true), so they end at the head in scheduler order
+        with the ring enforced per message, as ScheduledDeliveryRunnable#run leaves them (it collects
+        them with addFirst, then addHead in turn); the pause keeps a consumer with credit from taking
+        one before the rest are placed."""
+        self._dues = [d for d in self._dues if d > point]
+        mgmt = self._mgmt()
+        for name, q in self.queues.items():
+            mbean = self._queue_mbean(q)
+            due = [m for m in mgmt.exec(mbean, "listScheduledMessages()")
+                   if m.get(DUE_PROPERTY) is not None and int(m[DUE_PROPERTY]) <= point]
+            if not due:
+                continue
+            mgmt.exec(mbean, "pause()")
+            try:
+                for message in reversed(due):
+                    mgmt.exec(mbean, "deliverScheduledMessage(long)", int(message["messageID"]))
+            finally:
+                mgmt.exec(mbean, "resume()")
+            self._settle_queue(name)
+
+    def _advance_clock(self, ms: int) -> Result:
         """With a TTL pending, sleep until the broker's clock has run as long as the logical one
         (BrokerAdapter.advance) and give the expiry scanner its period; without one, only move the
         logical clock (nothing on the broker waits for time)."""
         expiring = any(logical <= self._clock_ms + ms for logical, _ in self._ttl_deadlines)
         if ms > 0 and not self._ttl_deadlines:
-            # nothing on the broker runs on its clock (no TTL pending; scheduling and redelivery delays
-            # are not offered): logical time passes without a sleep, the clocks are lined up again
+            # nothing on the broker runs on its clock (no TTL pending; scheduled messages are fired by
+            # _fire, redelivery delays are not offered): logical time passes without a sleep, the
+            # clocks are lined up again
             self._clock_ms += ms
             self._clock_origin = time.monotonic() - self._clock_ms / 1000
             return Result.ok(None)

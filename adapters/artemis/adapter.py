@@ -761,7 +761,8 @@ class ArtemisAdapter(BrokerAdapter):
         The broker's timer would fire them a day from now (FAR_MS), so the adapter fires them at their
         logical due time: per queue, the due ones in the broker's scheduler order
         (QueueControl#listScheduledMessages: ScheduledDeliveryHandlerImpl's sorted set), each moved
-        with QueueControl#deliverScheduledMessage(id), last first, while the queue is paused. Each
+        with QueueControl#deliverScheduledMessage(id), last first, the queue paused when it has a
+        consumer and more than one is due. Each
         call is QueueImpl#addHead(ref, scheduling=true), so they end at the head in scheduler order
         with the ring enforced per message, as ScheduledDeliveryRunnable#run leaves them (it collects
         them with addFirst, then addHead in turn); the pause keeps a consumer with credit from taking
@@ -774,12 +775,15 @@ class ArtemisAdapter(BrokerAdapter):
                    if m.get(DUE_PROPERTY) is not None and int(m[DUE_PROPERTY]) <= point]
             if not due:
                 continue
-            mgmt.exec(mbean, "pause()")
+            pause = len(due) > 1 and any(c.queue == name for c in self.consumers.values())
+            if pause:
+                mgmt.exec(mbean, "pause()")
             try:
                 for message in reversed(due):
                     mgmt.exec(mbean, "deliverScheduledMessage(long)", int(message["messageID"]))
             finally:
-                mgmt.exec(mbean, "resume()")
+                if pause:
+                    mgmt.exec(mbean, "resume()")
             self._settle_queue(name)
 
     def _advance_clock(self, ms: int) -> Result:

@@ -28,6 +28,9 @@ from proton import Message as AmqpMessage
 UNIT = 320
 #: logical sizes sent to a limited address are multiples of this
 GRAIN = 50
+#: page-size-bytes and max-read-page-bytes are Java ints: a mapped value above this is capped (the
+#: default page size of 10 MiB logical; no example fills a page of 2**30 / UNIT logical bytes)
+INT_CAP = 2**30
 
 
 @attrs.frozen
@@ -52,8 +55,8 @@ class Sizing:
 
 def threshold(limit: int) -> int:
     """The broker threshold (bytes) for logical byte limit `limit` reached when size >= limit: half a
-    grain below the first multiple of the grain that reaches it."""
-    return math.ceil(limit / GRAIN) * GRAIN * UNIT - GRAIN * UNIT // 2
+    grain below the first multiple of the grain that reaches it (at most INT_CAP)."""
+    return min(math.ceil(limit / GRAIN) * GRAIN * UNIT - GRAIN * UNIT // 2, INT_CAP)
 
 
 def over_threshold(limit: int) -> int:

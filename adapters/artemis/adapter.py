@@ -8,7 +8,12 @@ with ``http_url=`` (Jolokia, ``http://host:8161/console/jolokia``), ``user=``/``
 
 Mapping (physical names ``mqc-<namespace>-<token>-<name>``, one per open):
 
-- an address is created with Jolokia ``createAddress(name, "ANYCAST")``; a queue with
+- an address a queue declaration makes is ``createAddress(name, "ANYCAST")``; one declared with
+  ``address`` is MULTICAST (every queue gets a copy, PAGING-2) with its limits and full policy (PAGE,
+  DROP, FAIL) as address settings. Artemis counts each message's memory estimate, not a body length:
+  :mod:`.sizing` sends a message of logical size s as a body weighing s * UNIT broker bytes and maps
+  each logical limit to a threshold that lands on the same side (limits on the match ``<address>.#``:
+  management refuses a page size above max-size-bytes in one setting); a queue with
   ``createQueue(json)`` (QueueConfiguration keys ``ring-size``, ``last-value-key``,
   ``non-destructive``); its per-queue settings (``max-delivery-attempts``, ``redelivery-delay``,
   ``redelivery-delay-multiplier``, ``max-redelivery-delay``, ``dead-letter-address``) are address
@@ -16,8 +21,10 @@ Mapping (physical names ``mqc-<namespace>-<token>-<name>``, one per open):
   queue's exact address; close() destroys them all.
 - ``set_ring_size`` is ``updateQueue(json)`` with the new ``ring-size`` (RING-2: nothing is purged).
 - a send is an AMQP transfer, durable, with header priority, application property ``mqcid`` (the
-  logical id) and header ttl for a TTL. Scheduled sends are refused: the broker's scheduler runs on
-  its real clock (docs/adapters/artemis.md).
+  logical id) and header ttl for a TTL; on a limited address its outcome is read from AddressSize
+  (unchanged: paged under PAGE, dropped under DROP; FAIL rejects it). A scheduled send carries
+  ``x-opt-delivery-time`` a day ahead plus its logical due time (property ``mqcdue``): the broker's
+  scheduler orders it, the adapter fires it at the logical due time (``_fire``).
 - a consumer is an AMQP receiver link. Window 0 (``consumer_pull``): nothing is flowed at rest;
   ``receive`` flows one credit (with drain when management shows nothing pending) and takes what
   arrives (see ``_pull``). Window -1 with ``max_unacked`` n (``consumer_prefetch``):
@@ -35,8 +42,9 @@ Mapping (physical names ``mqc-<namespace>-<token>-<name>``, one per open):
   nothing is pending while a link has credit (bounded by ``settle_timeout``).
 - counters come from the queue MBean: MessageCount, DeliveringCount, ScheduledCount, MessagesAdded,
   MessagesAcknowledged, MessagesKilled, MessagesExpired; pending = MessageCount - delivering -
-  scheduled, paged = 0 (address limits are not offered, so nothing pages; management shows no split
-  between pending and paged messages of a paging queue). ``MessagesReplaced`` (ring and last-value
+  scheduled, paged = 0 while the address is not in page mode; in page mode counters and
+  ``pending_ids`` are *not observable* (management shows no split between pending and paged
+  messages). ``paging`` is AddressControl Paging. ``MessagesReplaced`` (ring and last-value
   evictions) is not exposed by management (only QueueImpl#getMessagesReplaced): ``counter:replaced``
   is not claimed.
 - ``pending_ids`` is ``listMessages("")`` (QueueImpl#browserIterator: the pending list in delivery

@@ -335,3 +335,14 @@ def test_finding_drop_at_limit_delivering_negative(artemis: ArtemisAdapter, name
     outcome = run_scenario(scenario, artemis, namespace=namespace)
     assert (outcome.verdict, outcome.step) == ("fail", 6), outcome.verdict_line()
     assert "delivering_count" in outcome.verdict_line()
+
+
+@pytest.mark.rules("DELIVERY-3")
+def test_finding_priority_after_cancel(artemis: ArtemisAdapter, namespace: str) -> None:
+    """The broker finding (docs/findings/artemis-priority-after-cancel.md): a priority-5 message sent
+    after a cancelled priority-5 one waits behind the pending priority-4 ones on 2.40.0
+    (PriorityLinkedListImpl#checkHighest does not reset the consumer's iterator)."""
+    scenario = load(ROOT / "docs" / "findings" / "artemis-priority-after-cancel.yaml")
+    assert run_scenario(scenario, ReferenceAdapter(options=profile("artemis"))).verdict == "pass"
+    outcome = run_scenario(scenario, artemis, namespace=namespace)
+    assert (outcome.verdict, outcome.step) == ("fail", 10), outcome.verdict_line()

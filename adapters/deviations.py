@@ -268,6 +268,37 @@ def _restart_past_max_deliver(trace: Sequence[TraceStep]) -> bool:
                for state in trace[-2].consumer_state.values())
 
 
+def _priorities(trace: Sequence[TraceStep]) -> dict[str, int]:
+    """The priority each message was sent with (default 4)."""
+    sent: dict[str, int] = {}
+    for step in trace:
+        if step.op in ("send", "send_batch") and isinstance(step.args, Mapping):
+            for msg_id in step.args.get("ids", [step.args.get("id")]):
+                sent[str(msg_id)] = int(step.args.get("priority", 4))
+    return sent
+
+
+def _same_priority_after_cancel(trace: Sequence[TraceStep]) -> bool:
+    """A cancel (a consumer's close or a nack) returned a message of priority p to a queue's pending
+    messages, and a later send at priority p found a lower-priority message pending there (Artemis
+    PriorityLinkedListImpl: that send does not reset the consumers' iterators)."""
+    priority = _priorities(trace)
+    returned: dict[str, set[int]] = {}
+    for before, step in _pairs(trace):
+        if step.op in ("close", "nack"):
+            for queue, now in step.queues.items():
+                was = set(map(str, before.queues.get(queue, {}).get("pending", []))) if before else set()
+                back = set(map(str, now.get("pending", []))) - was
+                returned.setdefault(queue, set()).update(priority.get(m, 4) for m in back)
+        elif step.op in ("send", "send_batch") and isinstance(step.args, Mapping):
+            level = int(step.args.get("priority", 4))
+            for queue, levels in returned.items():
+                pending = step.queues.get(queue, {}).get("pending", [])
+                if level in levels and any(priority.get(str(m), 4) < level for m in pending):
+                    return True
+    return False
+
+
 #: shape name -> a predicate over the model's trace of a counterexample (its docstring says what it
 #: accepts); a new bug that none describes needs a new one here, a few lines
 SHAPES: Final[Mapping[str, Callable[[Sequence[TraceStep]], bool]]] = {
@@ -275,6 +306,7 @@ SHAPES: Final[Mapping[str, Callable[[Sequence[TraceStep]], bool]]] = {
     "max-age-expiry-due": _max_age_expiry_due,
     "max-age-expiry-after-ttl-expiry": _max_age_expiry_after_ttl_expiry,
     "restart-past-max-deliver": _restart_past_max_deliver,
+    "same-priority-after-cancel": _same_priority_after_cancel,
 }
 
 

@@ -70,6 +70,7 @@ FAILING_STEP = {
     "tests/adapters/scenarios/nats-2.11-max-age-late-after-ttl.yaml": 5,
     "tests/adapters/scenarios/nats-restart-keeps-redelivered-at-max-deliver.yaml": 11,
     "tests/adapters/scenarios/artemis-drop-at-limit-delivering-negative.yaml": 6,
+    "docs/findings/artemis-priority-after-cancel.yaml": 10,
 }
 
 #: the shipped scenarios -> the steps before the one that gives the bug its shape (the nack at the
@@ -84,6 +85,7 @@ BEFORE_SHAPE = {
     "tests/adapters/scenarios/nats-2.11-max-age-late-after-ttl.yaml": 4,
     "tests/adapters/scenarios/nats-restart-keeps-redelivered-at-max-deliver.yaml": 10,
     "tests/adapters/scenarios/artemis-drop-at-limit-delivering-negative.yaml": 5,
+    "docs/findings/artemis-priority-after-cancel.yaml": 8,
 }
 
 #: the shipped registry, loaded once for the tests that only read it
@@ -289,3 +291,15 @@ def test_a_class_claimed_profile_is_the_default(tmp_path: Path) -> None:
 
 def test_empty_registries_register_nothing(tmp_path: Path) -> None:
     assert len(load_registry([write(tmp_path, "deviations: []\n"), write(tmp_path, "", "e.yaml")])) == 0
+
+
+def test_a_same_priority_send_without_a_cancel_is_not_the_priority_shape() -> None:
+    """same-priority-after-cancel needs the cancel: the same sends around an ack are not the shape."""
+    from mqconform.adapters.deviations import SHAPES
+
+    steps = _steps("docs/findings/artemis-priority-after-cancel.yaml", 10)
+    cancelled = model_trace(steps, "artemis")
+    assert cancelled is not None and SHAPES["same-priority-after-cancel"](cancelled)
+    acked = [*steps[:5], Step("ack", {"consumer": "c-q", "id": "m1"}), steps[8], steps[9]]
+    trace = model_trace(acked, "artemis")
+    assert trace is not None and not SHAPES["same-priority-after-cancel"](trace)

@@ -13,7 +13,8 @@ Mapping (physical names ``mqc-<namespace>-<token>-<name>``, one per open):
   DROP, FAIL) as address settings. Artemis counts each message's memory estimate, not a body length:
   :mod:`.sizing` sends a message of logical size s as a body weighing s * UNIT broker bytes and maps
   each logical limit to a threshold that lands on the same side (limits on the match ``<address>.#``:
-  management refuses a page size above max-size-bytes in one setting); a queue with
+  management refuses a page size above max-size-bytes in one setting). BLOCK: the sender uses the
+  broker's one-credit acceptor (``block_url``; see ``_send_blocking``); a queue with
   ``createQueue(json)`` (QueueConfiguration keys ``ring-size``, ``last-value-key``,
   ``non-destructive``); its per-queue settings (``max-delivery-attempts``, ``redelivery-delay``,
   ``redelivery-delay-multiplier``, ``max-redelivery-delay``, ``dead-letter-address``) are address
@@ -128,13 +129,13 @@ CAPABILITIES = frozenset({
     "browse", "redelivered_flag",
     # PAGING-1..11, 28: address limits on logical sizes made exact on the broker's memory estimate
     # (.sizing), address-full policies PAGE, DROP and FAIL, AddressControl Paging
-    "paging", "drop_policy", "fail_policy", "paging_flag",
+    "paging", "drop_policy", "fail_policy", "block_policy", "paging_flag",
     # SCHED-1..6, 9..11: annotation x-opt-delivery-time; due messages are fired at their logical due
     # time through management (see _fire), in the broker's scheduler order and head placement
     "scheduling",
 })
-#: address-full policies offered (BLOCK: see UNSUPPORTED)
-POLICIES = ("PAGE", "DROP", "FAIL")
+#: address-full policies offered
+POLICIES = ("PAGE", "DROP", "FAIL", "BLOCK")
 #: AMQP credit standing in for a core byte window no example fills (the default 1 MiB, or -1
 #: without max_unacked): topped up on every receive, like a core client returning credit
 WIDE_CREDIT = 1000
@@ -167,6 +168,8 @@ class _Address:
     routing: str = "ANYCAST"
     #: its limits and full policy, when declared with any (sends then carry sized bodies, .sizing)
     config: AddressConfig | None = None
+    #: PAGING-3 BLOCK: deliveries written without credit, in send order, not yet settled by the broker
+    blocked: collections.deque[Delivery] = attrs.Factory(collections.deque)
     settings: dict[str, Any] = attrs.Factory(dict)
     queues: list[str] = attrs.Factory(list)
     #: EXPIRY-1: the queue TTL (address setting expiry-delay) of its queues, if any
@@ -209,12 +212,13 @@ class ArtemisAdapter(BrokerAdapter):
         # the broker's redelivery timer runs on its real clock; the suite's steps are 1-50 logical ms
         # apart and each operation takes real milliseconds (see docs/adapters/artemis.md)
         "redelivery_delay": "redelivery delay (the broker's timer runs on its real clock, not the suite's)",
-        "block_policy": "the BLOCK policy (AMQP: the broker withholds link credit; not driven yet)",
+        "block_policy": "the BLOCK policy (needs block_url=, an AMQP acceptor with amqpCredits=1)",
     }
 
     def __init__(self, url: str | None = None, http_url: str | None = None, user: str | None = None,
                  password: str | None = None, version: str = DEFAULT_VERSION, timeout: float = 5.0,
-                 settle_timeout: float = 1.0, server_bin: str | None = None) -> None:
+                 settle_timeout: float = 1.0, server_bin: str | None = None,
+                 block_url: str | None = None) -> None:
         self.url = url or os.environ.get(URL_ENV) or None
         self.http_url = http_url or os.environ.get(HTTP_URL_ENV) or None
         if self.url and not self.http_url:
@@ -231,7 +235,10 @@ class ArtemisAdapter(BrokerAdapter):
                                "(addAddressSettings(json), ARTEMIS-3932)")
         self.timeout = float(timeout)
         self.settle_timeout = float(settle_timeout)
-        self.capabilities = CAPABILITIES
+        #: an AMQP acceptor granting one credit at a time (BLOCK); the own broker has one
+        self.block_url = block_url
+        self.capabilities = CAPABILITIES if block_url or not self.url else CAPABILITIES - {"block_policy"}
+        self.block_conn: Any = None
         self.broker: ArtemisProcess | None = None
         self.conn: Any = None
         self.sender_links: dict[str, Any] = {}
@@ -328,6 +335,10 @@ class ArtemisAdapter(BrokerAdapter):
                 with contextlib.suppress(Exception):
                     self.conn.close()
                 self.conn = None
+        if self.block_conn is not None:
+            with contextlib.suppress(Exception):
+                self.block_conn.close()
+            self.block_conn = None
         self.sender_links = {}
         self._reset()
         self.addresses_ = {}
@@ -384,8 +395,10 @@ class ArtemisAdapter(BrokerAdapter):
         def run() -> None:
             if config.name in self.addresses:
                 raise Refused(f"address {config.name!r} already exists")
-            if config.full_policy not in POLICIES:
-                raise Unsupported(self._why("block_policy"))
+            if config.full_policy == "BLOCK" and ("block_policy" not in self.capabilities
+                                                  or config.max_size_messages >= 0):
+                raise Unsupported(self._why("block_policy") if "block_policy" not in self.capabilities
+                                  else "BLOCK with max_size_messages (AddressSize shows bytes only)")
             if config.page_limit_bytes >= 0 or config.page_limit_messages >= 0:
                 raise Unsupported("page limits (page-limit-bytes, page-limit-messages)")
             if config.max_size_bytes == 0 or config.page_size_bytes <= 0:
@@ -553,9 +566,70 @@ class ArtemisAdapter(BrokerAdapter):
     def _sender(self, address: _Address) -> Any:
         link = self.sender_links.get(address.physical)
         if link is None:
-            link = self.conn.create_sender(address.physical)
+            link = self._block_conn().create_sender(address.physical) if self._blocks(address) \
+                else self.conn.create_sender(address.physical)
             self.sender_links[address.physical] = link
         return link
+
+    @staticmethod
+    def _blocks(address: _Address) -> bool:
+        return address.config is not None and address.config.full_policy == "BLOCK"
+
+    def _block_conn(self) -> Any:
+        """The connection to the acceptor that grants one credit at a time (opened per open())."""
+        if self.block_conn is None:
+            url = self.block_url or (self.broker.block_url if self.broker is not None else None)
+            if url is None:
+                raise Unsupported(self._why("block_policy"))
+            self.block_conn = BlockingConnection(url, timeout=self.timeout, user=self.user,
+                                                 password=self.password)
+        return self.block_conn
+
+    def _pump_block(self, seconds: float) -> None:
+        with contextlib.suppress(Timeout):
+            self.block_conn.wait(lambda: False, timeout=seconds)
+
+    def _full(self, address: _Address) -> bool:
+        """PAGING-1: the address is at or over its byte limit (AddressSize against the threshold)."""
+        assert address.config is not None
+        size = self._address_size(address)
+        return size is not None and size >= threshold(address.config.max_size_bytes)
+
+    def _send_blocking(self, address: _Address, amqp: AmqpMessage) -> str:
+        """PAGING-3 BLOCK: with credit (the broker granted it because the address was not full after
+        the previous message) a plain send; without it and the address full, the transfer is written
+        anyway and proton sends it when the broker grants the next credit (memory freed): `blocked`."""
+        link = self._sender(address)
+        if not address.blocked:
+            deadline = time.monotonic() + self.timeout
+            while link.link.credit <= 0 and not self._full(address):
+                if time.monotonic() > deadline:
+                    raise TimeoutError("no credit on a BLOCK address that is not full")
+                self._pump_block(0.005)
+            if link.link.credit > 0:
+                link.send(amqp, timeout=self.timeout)
+                return "accepted"
+        address.blocked.append(link.link.send(amqp))
+        return "blocked"
+
+    def _settle_blocked(self, address: _Address) -> None:
+        """Wait until the broker took the blocked transfers it grants credit for (memory freed), in
+        order: each is settled by the broker once routed; stop at one still held while the address is
+        full and the link has no credit."""
+        link = self._sender(address).link
+        deadline = time.monotonic() + self.timeout
+        while address.blocked:
+            self._pump_block(0)
+            head = address.blocked[0]
+            if head.remote_state or head.settled:
+                address.blocked.popleft()
+                head.settle()
+                continue
+            if link.credit <= 0 and self._full(address):
+                return
+            if time.monotonic() > deadline:
+                raise TimeoutError("a blocked transfer was neither taken nor held")
+            self._pump_block(0.005)
 
     def send(self, to: str, message: Message) -> Result:
         def run() -> str:
@@ -573,6 +647,10 @@ class ArtemisAdapter(BrokerAdapter):
             amqp = AmqpMessage(body=self._body(address, message.size, fields), **fields)
             # EXPIRY-3 (ttl_combination message_first): the message's own TTL, else expiry-delay
             self._note_ttl(message.ttl_ms if message.ttl_ms is not None else address.expiry_delay)
+            if self._blocks(address):
+                outcome = self._send_blocking(address, amqp)
+                self._settle_address(address)
+                return outcome
             before = self._address_size(address)
             try:
                 self._sender(address).send(amqp, timeout=self.timeout)
@@ -736,6 +814,9 @@ class ArtemisAdapter(BrokerAdapter):
         it counts delivering is what the adapter's links hold (nothing in flight either way), and no
         message is pending while a link of the queue has credit."""
         queue = self.queues[name]
+        address = self.addresses_[queue.address]
+        if address.blocked:  # PAGING-3: memory freed lets blocked sends through first
+            self._settle_blocked(address)
         consumers = [c for c in self.consumers.values() if c.queue == name]
         deadline = time.monotonic() + self.settle_timeout
         while True:

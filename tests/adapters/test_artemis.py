@@ -44,7 +44,6 @@ CANNOT_RUN = {
     "artemis-delayed-redelivery-keeps-sequence": _DELAY,
     "dead-letter-after-max-attempts": _TX,
     "page-limits": "page limits (page-limit-bytes, page-limit-messages) are not offered yet",
-    "paging-policies": "the BLOCK policy (the broker withholds AMQP link credit) is not driven yet",
     "redelivery-delay-multiplier-cap": _DELAY,
     "scheduled-ties": _DELAY,
 }
@@ -196,12 +195,12 @@ def test_message_ttl_moves_to_the_expiry_address(opened: ArtemisAdapter) -> None
     assert a.pending_ids("eq").value == ["m1"]
 
 
-def test_byte_windows_block_and_off_grain_sizes_are_refused(opened: ArtemisAdapter) -> None:
+def test_byte_windows_and_off_grain_sizes_are_refused(opened: ArtemisAdapter) -> None:
     a = opened
     a.declare_queue(QueueConfig("q"))
     refused = a.open_consumer(ConsumerConfig("c", "q", window_bytes=250))
     assert refused.type == "fail" and refused.error.startswith("unsupported")
-    refused = a.declare_address(AddressConfig("b", max_size_bytes=200, full_policy="BLOCK"))
+    refused = a.declare_address(AddressConfig("b", max_size_messages=2, full_policy="BLOCK"))
     assert refused.type == "fail" and refused.error.startswith("unsupported")
     a.declare_address(AddressConfig("a", max_size_bytes=200))
     a.declare_queue(QueueConfig("qa", address="a"))
@@ -230,6 +229,26 @@ def test_address_limit_lands_on_the_model_threshold(opened: ArtemisAdapter, poli
         assert a.browse("q1").value == ["m1", "m2", "m3", "m4"]
     else:
         assert a.counters("q1").value["message_count"] == 3
+
+
+@pytest.mark.rules("PAGING-3", "PAGING-28")
+def test_block_holds_the_producer_until_memory_frees(opened: ArtemisAdapter) -> None:
+    """BLOCK over AMQP: the adapter's acceptor grants one credit at a time, and the broker grants the
+    next only while the address is not full; a transfer written without credit goes when an ack frees
+    memory, in order."""
+    a = opened
+    a.declare_address(AddressConfig("b", max_size_bytes=250, full_policy="BLOCK"))
+    a.declare_queue(QueueConfig("qb", address="b"))
+    a.open_consumer(ConsumerConfig("cb", "qb", window_bytes=0))
+    sent = [a.send("b", Message(m)).value for m in ("b1", "b2", "b3", "b4", "b5")]
+    assert sent == ["accepted"] * 3 + ["blocked"] * 2
+    assert a.counters("qb").value["message_count"] == 3 and a.paging("b").value is False
+    assert a.receive("cb").value == "b1" and a.ack("cb", "b1").value == "ok"
+    assert a.pending_ids("qb").value == ["b2", "b3", "b4"]  # 200 < 250: b4 routed, full again
+    assert a.send("b", Message("b6")).value == "blocked"  # behind b5
+    a.receive("cb")
+    a.ack("cb", "b2")
+    assert a.pending_ids("qb").value == ["b3", "b4", "b5"]
 
 
 @pytest.mark.rules("PAGING-12")
@@ -315,9 +334,11 @@ def test_artemis_example_on_the_broker(path: Path, artemis: ArtemisAdapter, name
     if path.stem in CANNOT_RUN:
         assert refused and all("unsupported" in n for n in refused), (path.stem, outcome.not_applicable)
     else:
-        # only observations the adapter cannot make (MessagesReplaced is not exposed) may be left out
+        # only observations the adapter cannot make (MessagesReplaced is not exposed; counters and the
+        # pending order of a queue in page mode, where management shows no pending/paged split)
         assert not refused, refused
-        assert all("replaced" in n for n in outcome.not_applicable), outcome.not_applicable
+        assert all("replaced" in n or ("not observable" in n and "paged" in n)
+                   for n in outcome.not_applicable), outcome.not_applicable
 
 
 def test_cannot_run_lists_exactly_the_refused_cases() -> None:

@@ -127,9 +127,9 @@ CAPABILITIES = frozenset({
     # browsing consumer walks (pending in delivery order, then the page cursor); DELIVERY-23 the
     # redelivered flag an AMQP client sees (header delivery-count > 0, i.e. broker count > 1)
     "browse", "redelivered_flag",
-    # PAGING-1..11, 28: address limits on logical sizes made exact on the broker's memory estimate
+    # PAGING-1..16, 28: address limits on logical sizes made exact on the broker's memory estimate
     # (.sizing), address-full policies PAGE, DROP and FAIL, AddressControl Paging
-    "paging", "drop_policy", "fail_policy", "block_policy", "paging_flag",
+    "paging", "drop_policy", "fail_policy", "block_policy", "paging_flag", "page_limits",
     # SCHED-1..6, 9..11: annotation x-opt-delivery-time; due messages are fired at their logical due
     # time through management (see _fire), in the broker's scheduler order and head placement
     "scheduling",
@@ -399,8 +399,6 @@ class ArtemisAdapter(BrokerAdapter):
                                                   or config.max_size_messages >= 0):
                 raise Unsupported(self._why("block_policy") if "block_policy" not in self.capabilities
                                   else "BLOCK with max_size_messages (AddressSize shows bytes only)")
-            if config.page_limit_bytes >= 0 or config.page_limit_messages >= 0:
-                raise Unsupported("page limits (page-limit-bytes, page-limit-messages)")
             if config.max_size_bytes == 0 or config.page_size_bytes <= 0:
                 raise Unsupported("max_size_bytes 0 or page_size_bytes <= 0 (no broker threshold matches)")
             if config.retroactive_message_count:
@@ -415,10 +413,18 @@ class ArtemisAdapter(BrokerAdapter):
         """PAGING-1, 3, 4, 9, 10: the address settings of a declared address, its logical byte limits
         mapped to broker thresholds (.sizing)."""
         budget = threshold(config.read_budget_bytes) if config.read_budget_bytes > 0 else -1
-        return {
+        page = over_threshold(config.page_size_bytes)
+        limits: dict[str, Any] = {}
+        if config.page_full_policy is not None:  # PAGING-13: a policy acts only with a limit
+            limits["pageFullMessagePolicy"] = config.page_full_policy
+        if config.page_limit_bytes >= 0:  # PAGING-14: pages allowed = limit // page size, kept exact
+            limits["pageLimitBytes"] = (config.page_limit_bytes // config.page_size_bytes) * page
+        if config.page_limit_messages >= 0:  # PAGING-15
+            limits["pageLimitMessages"] = config.page_limit_messages
+        return {**limits,
             "addressFullMessagePolicy": config.full_policy,
             "maxSizeMessages": config.max_size_messages,
-            "pageSizeBytes": over_threshold(config.page_size_bytes),
+            "pageSizeBytes": page,
             "maxReadPageBytes": budget, "prefetchPageBytes": budget,
             "maxReadPageMessages": config.max_read_page_messages,
             "prefetchPageMessages": config.max_read_page_messages,
@@ -652,16 +658,21 @@ class ArtemisAdapter(BrokerAdapter):
                 self._settle_address(address)
                 return outcome
             before = self._address_size(address)
+            added = self._added(address)
             try:
                 self._sender(address).send(amqp, timeout=self.timeout)
             except SendException as exc:
-                if address.config is not None and address.config.full_policy == "FAIL":
-                    return "failed"  # PAGING-3: FAIL refuses the send (AMQP rejected)
+                config = address.config
+                if config is not None and "FAIL" in (config.full_policy, config.page_full_policy):
+                    return "failed"  # PAGING-3, 14: FAIL (or page-full FAIL) refuses the send
                 raise Refused(f"artemis: send refused: {exc}") from None
             outcome = "accepted"
             if before is not None and address.queues and self._address_size(address) == before:
-                # PAGING-3, 6, 7: not held in memory: written to a page file (PAGE) or discarded (DROP)
-                outcome = "paged" if address.config and address.config.full_policy == "PAGE" else "dropped"
+                # PAGING-3, 6, 7, 14: not held in memory: written to a page file (PAGE: the queues count
+                # it added) or discarded (DROP, or a page-full address under PAGE)
+                paging = address.config is not None and address.config.full_policy == "PAGE"
+                paged = paging and self._added(address) != added
+                outcome = "paged" if paged else "dropped"
             if due is not None:
                 self._dues.append(due)
                 if due <= self._clock_ms:  # SCHED-2: due already: it enters the scheduler and fires
@@ -683,6 +694,12 @@ class ArtemisAdapter(BrokerAdapter):
             return self.sizing.body_for(size, len(address.queues), **fields)
         except ValueError as exc:
             raise Unsupported(str(exc)) from None
+
+    def _added(self, address: _Address) -> int | None:
+        """MessagesAdded of the address's first queue (paged messages count, page-full drops do not)."""
+        if address.config is None or not address.queues:
+            return None
+        return int(self._queue_state(self.queues[address.queues[0]])["MessagesAdded"])
 
     def _address_size(self, address: _Address) -> int | None:
         """AddressSize of a limited address (None for the others: nothing to measure)."""

@@ -43,7 +43,6 @@ CANNOT_RUN = {
     "artemis-credit-half-window": "byte windows are core client credits (AMQP link credit counts messages)",
     "artemis-delayed-redelivery-keeps-sequence": _DELAY,
     "dead-letter-after-max-attempts": _TX,
-    "page-limits": "page limits (page-limit-bytes, page-limit-messages) are not offered yet",
     "redelivery-delay-multiplier-cap": _DELAY,
     "scheduled-ties": _DELAY,
 }

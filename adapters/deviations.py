@@ -278,24 +278,27 @@ def _priorities(trace: Sequence[TraceStep]) -> dict[str, int]:
     return sent
 
 
-def _same_priority_after_cancel(trace: Sequence[TraceStep]) -> bool:
-    """A cancel (a consumer's close or a nack) returned a message of priority p to a queue's pending
-    messages, and a later send at priority p found a lower-priority message pending there (Artemis
-    PriorityLinkedListImpl: that send does not reset the consumers' iterators)."""
+def _same_priority_send_not_reset(trace: Sequence[TraceStep]) -> bool:
+    """A send at priority p to a queue whose previous add was at priority p too (a send, or a message
+    a close or nack returned to it), while lower-priority messages are pending there: Artemis'
+    PriorityLinkedListImpl#checkHighest then resets no consumer's iterator, and one that moved below p
+    hands out the lower ones first."""
     priority = _priorities(trace)
-    returned: dict[str, set[int]] = {}
+    last: dict[str, set[int]] = {}
     for before, step in _pairs(trace):
         if step.op in ("close", "nack"):
             for queue, now in step.queues.items():
                 was = set(map(str, before.queues.get(queue, {}).get("pending", []))) if before else set()
                 back = set(map(str, now.get("pending", []))) - was
-                returned.setdefault(queue, set()).update(priority.get(m, 4) for m in back)
+                if back:
+                    last[queue] = {priority.get(m, 4) for m in back}
         elif step.op in ("send", "send_batch") and isinstance(step.args, Mapping):
             level = int(step.args.get("priority", 4))
-            for queue, levels in returned.items():
-                pending = step.queues.get(queue, {}).get("pending", [])
-                if level in levels and any(priority.get(str(m), 4) < level for m in pending):
+            for queue in _rose(before, step, "added"):
+                pending = step.queues[queue].get("pending", [])
+                if level in last.get(queue, set()) and any(priority.get(str(m), 4) < level for m in pending):
                     return True
+                last[queue] = {level}
     return False
 
 
@@ -306,7 +309,7 @@ SHAPES: Final[Mapping[str, Callable[[Sequence[TraceStep]], bool]]] = {
     "max-age-expiry-due": _max_age_expiry_due,
     "max-age-expiry-after-ttl-expiry": _max_age_expiry_after_ttl_expiry,
     "restart-past-max-deliver": _restart_past_max_deliver,
-    "same-priority-after-cancel": _same_priority_after_cancel,
+    "same-priority-send-not-reset": _same_priority_send_not_reset,
 }
 
 

@@ -294,12 +294,23 @@ def test_empty_registries_register_nothing(tmp_path: Path) -> None:
 
 
 def test_a_same_priority_send_without_a_cancel_is_not_the_priority_shape() -> None:
-    """same-priority-after-cancel needs the cancel: the same sends around an ack are not the shape."""
+    """same-priority-send-not-reset needs the previous add at the same priority: the cancel's
+    addHead, or (found in a delivery run) an earlier send at it; the same sends around an ack, whose
+    previous add was a lower priority, are not the shape."""
     from mqconform.adapters.deviations import SHAPES
 
     steps = _steps("docs/findings/artemis-priority-after-cancel.yaml", 10)
     cancelled = model_trace(steps, "artemis")
-    assert cancelled is not None and SHAPES["same-priority-after-cancel"](cancelled)
+    assert cancelled is not None and SHAPES["same-priority-send-not-reset"](cancelled)
     acked = [*steps[:5], Step("ack", {"consumer": "c-q", "id": "m1"}), steps[8], steps[9]]
     trace = model_trace(acked, "artemis")
-    assert trace is not None and not SHAPES["same-priority-after-cancel"](trace)
+    assert trace is not None and not SHAPES["same-priority-send-not-reset"](trace)
+    plain = [Step("queue", {"name": "q"}), Step("consumer", {"name": "c-q", "queue": "q", "window_bytes": 0}),
+             Step("send_batch", {"to": "q", "ids": ["m1", "m2", "m3"], "size": 100}),
+             Step("send", {"to": "q", "id": "m4", "size": 100, "priority": 5}),
+             Step("receive_batch", {"consumer": "c-q", "count": 3}),
+             Step("send", {"to": "q", "id": "m5", "size": 100, "priority": 5})]
+    trace = model_trace(plain, "artemis")
+    assert trace is not None and SHAPES["same-priority-send-not-reset"](trace)
+    trace = model_trace(plain[:-1], "artemis")
+    assert trace is not None and not SHAPES["same-priority-send-not-reset"](trace)

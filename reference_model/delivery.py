@@ -340,6 +340,10 @@ class DeliveryMixin(BrokerCore):
         self._need("browse", "browse")
         queue = self._queue(queue_name)
         ids = [ref.id for ref in queue.pending]
-        if self.options.paged_visible_to_browsers:
+        if self.options.paged_visible_to_browsers and self.options.browse_held_paged:
+            # the page walk: every unacknowledged message of a page not listed from memory, in order
+            ids.extend(ref.id for ref in queue.refs.values()
+                       if ref.page is not None and ref.place != "pending")
+        elif self.options.paged_visible_to_browsers:
             ids.extend(ref.id for ref in queue.paged)
         return ids

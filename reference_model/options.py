@@ -201,6 +201,10 @@ class ModelOptions:
     #: PAGING-12 / H2: browsers and selectors see paged messages (Artemis cursors) or only memory.
     paged_visible_to_browsers: bool = True
     paged_visible_to_selectors: bool = True
+    #: PAGING-12: a browser's page walk also lists a message read from a page that a consumer holds
+    #: unacknowledged (Artemis: the browsing page cursor skips only acknowledged messages and those
+    #: it listed from memory, PageSubscriptionImpl CursorIterator, QueueImpl#QueueBrowserIterator).
+    browse_held_paged: bool = False
     #: REDELIVERY-29: a consumer close leaves what the consumer acknowledged in its session's open
     #: transaction (Artemis ServerConsumerImpl#close cancels only deliveringRefs); False: the close
     #: returns the tx-acked messages too (the session ends with the consumer).

@@ -47,7 +47,9 @@ ARTEMIS = ModelOptions(features=FEATURES | EXPIRY_FEATURES | {"delete"},
                        # DELIVERY-24: a new consumer restarts the rotation (QueueConsumersImpl#add)
                        cursor_restarts_on_add=True,
                        # DELIVERY-31: removeMessage(id) acks NORMAL (QueueImpl#deleteReference)
-                       delete_counts="acknowledged")
+                       delete_counts="acknowledged",
+                       # PAGING-12: the browsing page cursor lists held paged messages too
+                       browse_held_paged=True)
 
 #: HornetQ 2.2: no ring queues (added in Artemis 2.10), no FAIL policy (H4), cancelled messages
 #: return with addHead (D10), whole pages depage while memory allows (H1), selectors and browsers see

@@ -8,7 +8,13 @@ with ``http_url=`` (Jolokia, ``http://host:8161/console/jolokia``), ``user=``/``
 
 Mapping (physical names ``mqc-<namespace>-<token>-<name>``, one per open):
 
-- an address is created with Jolokia ``createAddress(name, "ANYCAST")``; a queue with
+- an address a queue declaration makes is ``createAddress(name, "ANYCAST")``; one declared with
+  ``address`` is MULTICAST (every queue gets a copy, PAGING-2) with its limits and full policy (PAGE,
+  DROP, FAIL) as address settings. Artemis counts each message's memory estimate, not a body length:
+  :mod:`.sizing` sends a message of logical size s as a body weighing s * UNIT broker bytes and maps
+  each logical limit to a threshold that lands on the same side (limits on the match ``<address>.#``:
+  management refuses a page size above max-size-bytes in one setting). BLOCK: the sender uses the
+  broker's one-credit acceptor (``block_url``; see ``_send_blocking``); a queue with
   ``createQueue(json)`` (QueueConfiguration keys ``ring-size``, ``last-value-key``,
   ``non-destructive``); its per-queue settings (``max-delivery-attempts``, ``redelivery-delay``,
   ``redelivery-delay-multiplier``, ``max-redelivery-delay``, ``dead-letter-address``) are address
@@ -16,8 +22,10 @@ Mapping (physical names ``mqc-<namespace>-<token>-<name>``, one per open):
   queue's exact address; close() destroys them all.
 - ``set_ring_size`` is ``updateQueue(json)`` with the new ``ring-size`` (RING-2: nothing is purged).
 - a send is an AMQP transfer, durable, with header priority, application property ``mqcid`` (the
-  logical id) and header ttl for a TTL. Scheduled sends are refused: the broker's scheduler runs on
-  its real clock (docs/adapters/artemis.md).
+  logical id) and header ttl for a TTL; on a limited address its outcome is read from AddressSize
+  (unchanged: paged under PAGE, dropped under DROP; FAIL rejects it). A scheduled send carries
+  ``x-opt-delivery-time`` a day ahead plus its logical due time (property ``mqcdue``): the broker's
+  scheduler orders it, the adapter fires it at the logical due time (``_fire``).
 - a consumer is an AMQP receiver link. Window 0 (``consumer_pull``): nothing is flowed at rest;
   ``receive`` flows one credit (with drain when management shows nothing pending) and takes what
   arrives (see ``_pull``). Window -1 with ``max_unacked`` n (``consumer_prefetch``):
@@ -35,8 +43,9 @@ Mapping (physical names ``mqc-<namespace>-<token>-<name>``, one per open):
   nothing is pending while a link has credit (bounded by ``settle_timeout``).
 - counters come from the queue MBean: MessageCount, DeliveringCount, ScheduledCount, MessagesAdded,
   MessagesAcknowledged, MessagesKilled, MessagesExpired; pending = MessageCount - delivering -
-  scheduled, paged = 0 (address limits are not offered, so nothing pages; management shows no split
-  between pending and paged messages of a paging queue). ``MessagesReplaced`` (ring and last-value
+  scheduled, paged = 0 while the address is not in page mode; in page mode counters and
+  ``pending_ids`` are *not observable* (management shows no split between pending and paged
+  messages). ``paging`` is AddressControl Paging. ``MessagesReplaced`` (ring and last-value
   evictions) is not exposed by management (only QueueImpl#getMessagesReplaced): ``counter:replaced``
   is not claimed.
 - ``pending_ids`` is ``listMessages("")`` (QueueImpl#browserIterator: the pending list in delivery
@@ -55,7 +64,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import attrs
-from proton import ConnectionException, Delivery, LinkException, Timeout
+from proton import ConnectionException, Delivery, LinkException, Timeout, symbol
 from proton import Message as AmqpMessage
 from proton.handlers import MessagingHandler
 from proton.utils import BlockingConnection, ConnectionClosed, LinkDetached, SendException
@@ -83,12 +92,18 @@ from .server import (
     home_of,
     shared_broker,
 )
+from .sizing import GRAIN, Sizing, over_threshold, threshold
 
 URL_ENV = "MQCONFORM_ARTEMIS_URL"
 #: live per-address settings (Jolokia addAddressSettings(match, json)) arrived in 2.32.0 (ARTEMIS-3932)
 MIN_VERSION = "2.32.0"
 HTTP_URL_ENV = "MQCONFORM_ARTEMIS_HTTP_URL"
 ID_PROPERTY = "mqcid"
+#: SCHED-*: the logical due time of a scheduled message (application property)
+DUE_PROPERTY = "mqcdue"
+#: SCHED-*: a scheduled message's broker delivery time is this far ahead of open() plus its logical
+#: due time, so the broker's own timer never fires it during an example (the adapter does)
+FAR_MS = 86_400_000
 
 CAPABILITIES = frozenset({
     "queues", "ring", "set_ring_size", "priorities", "nack", "dead_letter", "delivery_count",
@@ -112,7 +127,15 @@ CAPABILITIES = frozenset({
     # browsing consumer walks (pending in delivery order, then the page cursor); DELIVERY-23 the
     # redelivered flag an AMQP client sees (header delivery-count > 0, i.e. broker count > 1)
     "browse", "redelivered_flag",
+    # PAGING-1..16, 28: address limits on logical sizes made exact on the broker's memory estimate
+    # (.sizing), address-full policies PAGE, DROP and FAIL, AddressControl Paging
+    "paging", "drop_policy", "fail_policy", "block_policy", "paging_flag", "page_limits",
+    # SCHED-1..6, 9..11: annotation x-opt-delivery-time; due messages are fired at their logical due
+    # time through management (see _fire), in the broker's scheduler order and head placement
+    "scheduling",
 })
+#: address-full policies offered
+POLICIES = ("PAGE", "DROP", "FAIL", "BLOCK")
 #: AMQP credit standing in for a core byte window no example fills (the default 1 MiB, or -1
 #: without max_unacked): topped up on every receive, like a core client returning credit
 WIDE_CREDIT = 1000
@@ -140,6 +163,13 @@ class _Receiver(MessagingHandler):  # type: ignore[misc]
 class _Address:
     name: str
     physical: str
+    #: an address declared with `address` is MULTICAST (every queue gets a copy, PAGING-2); one a
+    #: queue declaration makes is ANYCAST
+    routing: str = "ANYCAST"
+    #: its limits and full policy, when declared with any (sends then carry sized bodies, .sizing)
+    config: AddressConfig | None = None
+    #: PAGING-3 BLOCK: deliveries written without credit, in send order, not yet settled by the broker
+    blocked: collections.deque[Delivery] = attrs.Factory(collections.deque)
     settings: dict[str, Any] = attrs.Factory(dict)
     queues: list[str] = attrs.Factory(list)
     #: EXPIRY-1: the queue TTL (address setting expiry-delay) of its queues, if any
@@ -152,6 +182,7 @@ class _Queue:
     physical: str
     address: str
     physical_address: str
+    routing: str = "anycast"
     #: DELIVERY-12: delivered messages stay listed, so "pending" never says what is left to dispatch
     non_destructive: bool = False
 
@@ -180,16 +211,16 @@ class ArtemisAdapter(BrokerAdapter):
         "commit": "transactions (AMQP transactions are not driven by this adapter)",
         "rollback": "transactions (AMQP transactions are not driven by this adapter)",
         "tx": "transactions (AMQP transactions are not driven by this adapter)",
-        # the broker's scheduler and redelivery timer run on its real clock; the suite's steps are
-        # 1-50 logical ms apart and each operation takes real milliseconds (see docs/adapters/artemis.md)
-        "scheduling": "scheduled delivery (the broker fires on its real clock, not the suite's)",
+        # the broker's redelivery timer runs on its real clock; the suite's steps are 1-50 logical ms
+        # apart and each operation takes real milliseconds (see docs/adapters/artemis.md)
         "redelivery_delay": "redelivery delay (the broker's timer runs on its real clock, not the suite's)",
-        "address_limits": "address limits (Artemis counts its memory estimate, not the logical size)",
+        "block_policy": "the BLOCK policy (needs block_url=, an AMQP acceptor with amqpCredits=1)",
     }
 
     def __init__(self, url: str | None = None, http_url: str | None = None, user: str | None = None,
                  password: str | None = None, version: str = DEFAULT_VERSION, timeout: float = 5.0,
-                 settle_timeout: float = 1.0, server_bin: str | None = None) -> None:
+                 settle_timeout: float = 1.0, server_bin: str | None = None,
+                 block_url: str | None = None) -> None:
         self.url = url or os.environ.get(URL_ENV) or None
         self.http_url = http_url or os.environ.get(HTTP_URL_ENV) or None
         if self.url and not self.http_url:
@@ -206,7 +237,10 @@ class ArtemisAdapter(BrokerAdapter):
                                "(addAddressSettings(json), ARTEMIS-3932)")
         self.timeout = float(timeout)
         self.settle_timeout = float(settle_timeout)
-        self.capabilities = CAPABILITIES
+        #: an AMQP acceptor granting one credit at a time (BLOCK); the own broker has one
+        self.block_url = block_url
+        self.capabilities = CAPABILITIES if block_url or not self.url else CAPABILITIES - {"block_policy"}
+        self.block_conn: Any = None
         self.broker: ArtemisProcess | None = None
         self.conn: Any = None
         self.sender_links: dict[str, Any] = {}
@@ -214,6 +248,8 @@ class ArtemisAdapter(BrokerAdapter):
         self.prefix = ""
         #: the broker's version (management attribute Version), known after the first open()
         self.server_version = ""
+        #: the broker's message estimate (.sizing), measured once per connection
+        self.sizing: Sizing | None = None
         self._reset()
 
     # ------------------------------------------------------------------ plumbing
@@ -271,6 +307,9 @@ class ArtemisAdapter(BrokerAdapter):
         self._reset()
         self.addresses_: dict[str, _Address] = {}
         self._clock_origin = time.monotonic()
+        #: SCHED-*: logical due times of the scheduled messages sent and not yet fired
+        self._dues: list[int] = []
+        self._far_origin = int(time.time() * 1000) + FAR_MS
 
     def close(self) -> None:
         """Detach every link, remove the namespace's queues, addresses and address settings."""
@@ -291,12 +330,17 @@ class ArtemisAdapter(BrokerAdapter):
                     with contextlib.suppress(ManagementError):
                         mgmt.exec(mgmt.broker, "deleteAddress(java.lang.String,boolean)",
                                   address.physical, True)
-                    with contextlib.suppress(ManagementError):
-                        mgmt.exec(mgmt.broker, "removeAddressSettings(java.lang.String)", address.physical)
+                    for match in (address.physical, f"{address.physical}.#"):
+                        with contextlib.suppress(ManagementError):
+                            mgmt.exec(mgmt.broker, "removeAddressSettings(java.lang.String)", match)
             except Exception:  # the connection is gone: start afresh at the next open
                 with contextlib.suppress(Exception):
                     self.conn.close()
                 self.conn = None
+        if self.block_conn is not None:
+            with contextlib.suppress(Exception):
+                self.block_conn.close()
+            self.block_conn = None
         self.sender_links = {}
         self._reset()
         self.addresses_ = {}
@@ -315,17 +359,29 @@ class ArtemisAdapter(BrokerAdapter):
     def _physical(self, name: str) -> str:
         return f"{self.prefix}-{name}"
 
-    def _ensure_address(self, name: str) -> _Address:
+    def _ensure_address(self, name: str, config: AddressConfig | None = None) -> _Address:
         address = self.addresses_.get(name)
         if address is None:
             address = _Address(name, self._physical(name))
+            mgmt = self._mgmt()
+            if config is not None:
+                address.routing, address.config = "MULTICAST", config
+                address.settings.update(self._limit_settings(config))
+                if config.max_size_bytes > 0:
+                    # management refuses a page size above max-size-bytes in one setting
+                    # (ActiveMQServerControlImpl#addAddressSettings), broker.xml does not: the limit goes
+                    # to the match `<address>.#` (it matches the address itself), merged under the
+                    # exact match that carries the page size (HierarchicalObjectRepository)
+                    limit = threshold(config.max_size_bytes)
+                    mgmt.exec(mgmt.broker, "addAddressSettings(java.lang.String,java.lang.String)",
+                              f"{address.physical}.#",
+                              json.dumps({"maxSizeBytes": limit, "pageSizeBytes": limit}))
             # listMessages shows at most managementBrowsePageSize (default 200) messages
             address.settings["managementBrowsePageSize"] = BROWSE_LIMIT
-            mgmt = self._mgmt()
             mgmt.exec(mgmt.broker, "addAddressSettings(java.lang.String,java.lang.String)", address.physical,
                       json.dumps(address.settings))
             mgmt.exec(mgmt.broker, "createAddress(java.lang.String,java.lang.String)", address.physical,
-                      "ANYCAST")
+                      address.routing)
             self.addresses_[name] = address
             self.addresses[name] = address.queues
         return address
@@ -341,13 +397,66 @@ class ArtemisAdapter(BrokerAdapter):
         def run() -> None:
             if config.name in self.addresses:
                 raise Refused(f"address {config.name!r} already exists")
-            if (config.full_policy != "PAGE" or config.max_size_bytes >= 0 or config.max_size_messages >= 0
-                    or config.page_limit_bytes >= 0 or config.page_limit_messages >= 0):
-                raise Unsupported(self._why("address_limits"))
+            if config.full_policy == "BLOCK" and ("block_policy" not in self.capabilities
+                                                  or config.max_size_messages >= 0):
+                raise Unsupported(self._why("block_policy") if "block_policy" not in self.capabilities
+                                  else "BLOCK with max_size_messages (AddressSize shows bytes only)")
+            if config.max_size_bytes == 0 or config.page_size_bytes <= 0:
+                raise Unsupported("max_size_bytes 0 or page_size_bytes <= 0 (no broker threshold matches)")
             if config.retroactive_message_count:
                 raise Unsupported("retroactive addresses")
-            self._ensure_address(config.name)
+            if self.sizing is None:
+                self.sizing = self._calibrate()
+            self._ensure_address(config.name, config)
         return self._do("declare_address", run)
+
+    @staticmethod
+    def _limit_settings(config: AddressConfig) -> dict[str, Any]:
+        """PAGING-1, 3, 4, 9, 10: the address settings of a declared address, its logical byte limits
+        mapped to broker thresholds (.sizing)."""
+        budget = threshold(config.read_budget_bytes) if config.read_budget_bytes > 0 else -1
+        page = over_threshold(config.page_size_bytes)
+        limits: dict[str, Any] = {}
+        if config.page_full_policy is not None:  # PAGING-13: a policy acts only with a limit
+            limits["pageFullMessagePolicy"] = config.page_full_policy
+        if config.page_limit_bytes >= 0:  # PAGING-14: pages allowed = limit // page size, kept exact
+            limits["pageLimitBytes"] = (config.page_limit_bytes // config.page_size_bytes) * page
+        if config.page_limit_messages >= 0:  # PAGING-15
+            limits["pageLimitMessages"] = config.page_limit_messages
+        return {**limits,
+            "addressFullMessagePolicy": config.full_policy,
+            "maxSizeMessages": config.max_size_messages,
+            "pageSizeBytes": page,
+            "maxReadPageBytes": budget, "prefetchPageBytes": budget,
+            "maxReadPageMessages": config.max_read_page_messages,
+            "prefetchPageMessages": config.max_read_page_messages,
+        }
+
+    def _calibrate(self) -> Sizing:
+        """The broker's estimate of an AMQP message (.sizing): one message to an address with one
+        queue, one to it with two, the address sizes read after each."""
+        mgmt = self._mgmt()
+        physical = self._physical("calibrate")
+        mbean = mgmt.address_mbean(physical)
+        mgmt.exec(mgmt.broker, "createAddress(java.lang.String,java.lang.String)", physical, "MULTICAST")
+        try:
+            sender = self.conn.create_sender(physical)
+            deltas = []
+            for queues in (1, 2):
+                body = {"name": f"{physical}-{queues}", "address": physical, "routing-type": "MULTICAST",
+                        "durable": True}
+                mgmt.exec(mgmt.broker, "createQueue(java.lang.String,boolean)", json.dumps(body), False)
+                before = int(mgmt.read(mbean, "AddressSize")["AddressSize"])
+                message = AmqpMessage(body="x" * queues, durable=True, priority=4,
+                                      properties={ID_PROPERTY: "calibrate"})
+                sender.send(message, timeout=self.timeout)
+                deltas.append(int(mgmt.read(mbean, "AddressSize")["AddressSize"]) - before
+                              - len(message.encode()))
+            sender.close()
+        finally:
+            mgmt.exec(mgmt.broker, "deleteAddress(java.lang.String,boolean)", physical, True)
+        per_ref = deltas[1] - deltas[0]
+        return Sizing(offset=deltas[0] - per_ref, per_ref=per_ref)
 
     def declare_queue(self, config: QueueConfig) -> Result:
         def run() -> None:
@@ -368,7 +477,7 @@ class ArtemisAdapter(BrokerAdapter):
             address.expiry_delay = config.message_ttl_ms
             physical = self._physical(config.name)
             body: dict[str, Any] = {"name": physical, "address": address.physical,
-                                    "routing-type": "ANYCAST", "durable": True}
+                                    "routing-type": address.routing, "durable": True}
             if config.ring_size >= 0:
                 body["ring-size"] = config.ring_size
             if config.last_value_key is not None:
@@ -379,7 +488,7 @@ class ArtemisAdapter(BrokerAdapter):
             mgmt.exec(mgmt.broker, "createQueue(java.lang.String,boolean)", json.dumps(body), False)
             address.queues.append(config.name)
             self.queues[config.name] = _Queue(config.name, physical, address.name, address.physical,
-                                              config.non_destructive)
+                                              address.routing.lower(), config.non_destructive)
         return self._do("declare_queue", run)
 
     def _queue_settings(self, config: QueueConfig) -> dict[str, Any]:
@@ -465,31 +574,145 @@ class ArtemisAdapter(BrokerAdapter):
     def _sender(self, address: _Address) -> Any:
         link = self.sender_links.get(address.physical)
         if link is None:
-            link = self.conn.create_sender(address.physical)
+            link = self._block_conn().create_sender(address.physical) if self._blocks(address) \
+                else self.conn.create_sender(address.physical)
             self.sender_links[address.physical] = link
         return link
+
+    @staticmethod
+    def _blocks(address: _Address) -> bool:
+        return address.config is not None and address.config.full_policy == "BLOCK"
+
+    def _block_conn(self) -> Any:
+        """The connection to the acceptor that grants one credit at a time (opened per open())."""
+        if self.block_conn is None:
+            url = self.block_url or (self.broker.block_url if self.broker is not None else None)
+            if url is None:
+                raise Unsupported(self._why("block_policy"))
+            self.block_conn = BlockingConnection(url, timeout=self.timeout, user=self.user,
+                                                 password=self.password)
+        return self.block_conn
+
+    def _pump_block(self, seconds: float) -> None:
+        with contextlib.suppress(Timeout):
+            self.block_conn.wait(lambda: False, timeout=seconds)
+
+    def _full(self, address: _Address) -> bool:
+        """PAGING-1: the address is at or over its byte limit (AddressSize against the threshold)."""
+        assert address.config is not None
+        size = self._address_size(address)
+        return size is not None and size >= threshold(address.config.max_size_bytes)
+
+    def _send_blocking(self, address: _Address, amqp: AmqpMessage) -> str:
+        """PAGING-3 BLOCK: with credit (the broker granted it because the address was not full after
+        the previous message) a plain send; without it and the address full, the transfer is written
+        anyway and proton sends it when the broker grants the next credit (memory freed): `blocked`."""
+        link = self._sender(address)
+        if not address.blocked:
+            deadline = time.monotonic() + self.timeout
+            while link.link.credit <= 0 and not self._full(address):
+                if time.monotonic() > deadline:
+                    raise TimeoutError("no credit on a BLOCK address that is not full")
+                self._pump_block(0.005)
+            if link.link.credit > 0:
+                link.send(amqp, timeout=self.timeout)
+                return "accepted"
+        address.blocked.append(link.link.send(amqp))
+        return "blocked"
+
+    def _settle_blocked(self, address: _Address) -> None:
+        """Wait until the broker took the blocked transfers it grants credit for (memory freed), in
+        order: each is settled by the broker once routed; stop at one still held while the address is
+        full and the link has no credit."""
+        link = self._sender(address).link
+        deadline = time.monotonic() + self.timeout
+        while address.blocked:
+            self._pump_block(0)
+            head = address.blocked[0]
+            if head.remote_state or head.settled:
+                address.blocked.popleft()
+                head.settle()
+                continue
+            if link.credit <= 0 and self._full(address):
+                return
+            if time.monotonic() > deadline:
+                raise TimeoutError("a blocked transfer was neither taken nor held")
+            self._pump_block(0.005)
 
     def send(self, to: str, message: Message) -> Result:
         def run() -> str:
             if to not in self.addresses:
                 raise Refused(f"unknown address {to!r}")
-            if message.scheduled_at_ms is not None and message.scheduled_at_ms > 0:
-                raise Unsupported(self._why("scheduling"))
             address = self.addresses_[to]
-            amqp = AmqpMessage(body="x" * max(message.size, 0), durable=True, priority=message.priority,
-                               properties={ID_PROPERTY: message.id, **dict(message.properties)})
+            fields: dict[str, Any] = {"durable": True, "priority": message.priority,
+                                      "properties": {ID_PROPERTY: message.id, **dict(message.properties)}}
+            due = message.scheduled_at_ms if message.scheduled_at_ms and message.scheduled_at_ms > 0 else None
+            if due is not None:
+                fields["properties"][DUE_PROPERTY] = due
+                fields["annotations"] = {symbol("x-opt-delivery-time"): self._far_origin + due}
             if message.ttl_ms is not None:
-                amqp.ttl = message.ttl_ms / 1000  # proton: seconds; the header carries ms
+                fields["ttl"] = message.ttl_ms / 1000  # proton: seconds; the header carries ms
+            amqp = AmqpMessage(body=self._body(address, message.size, fields), **fields)
             # EXPIRY-3 (ttl_combination message_first): the message's own TTL, else expiry-delay
             self._note_ttl(message.ttl_ms if message.ttl_ms is not None else address.expiry_delay)
+            if self._blocks(address):
+                outcome = self._send_blocking(address, amqp)
+                self._settle_address(address)
+                return outcome
+            before = self._address_size(address)
+            added = self._added(address)
             try:
                 self._sender(address).send(amqp, timeout=self.timeout)
             except SendException as exc:
+                config = address.config
+                if config is not None and "FAIL" in (config.full_policy, config.page_full_policy):
+                    return "failed"  # PAGING-3, 14: FAIL (or page-full FAIL) refuses the send
                 raise Refused(f"artemis: send refused: {exc}") from None
-            for queue in address.queues:
-                self._settle_queue(queue)
-            return "accepted"
+            outcome = "accepted"
+            if before is not None and address.queues and self._address_size(address) == before:
+                # PAGING-3, 6, 7, 14: not held in memory: written to a page file (PAGE: the queues count
+                # it added) or discarded (DROP, or a page-full address under PAGE)
+                paging = address.config is not None and address.config.full_policy == "PAGE"
+                paged = paging and self._added(address) != added
+                outcome = "paged" if paged else "dropped"
+            if due is not None:
+                self._dues.append(due)
+                if due <= self._clock_ms:  # SCHED-2: due already: it enters the scheduler and fires
+                    self._fire(self._clock_ms)
+            self._settle_address(address)
+            return outcome
         return self._do("send", run)
+
+    def _body(self, address: _Address, size: int, fields: dict[str, Any]) -> str:
+        """The body of a message of logical size `size`: that many bytes, or on a limited address one
+        that weighs ``size * UNIT`` broker bytes (.sizing)."""
+        if address.config is None:
+            return "x" * max(size, 0)
+        assert self.sizing is not None
+        if size % GRAIN:
+            raise Unsupported(f"a logical size that is not a multiple of {GRAIN} on a limited address "
+                              "(thresholds are exact only on the grain, adapters/artemis/sizing.py)")
+        try:
+            return self.sizing.body_for(size, len(address.queues), **fields)
+        except ValueError as exc:
+            raise Unsupported(str(exc)) from None
+
+    def _added(self, address: _Address) -> int | None:
+        """MessagesAdded of the address's first queue (paged messages count, page-full drops do not)."""
+        if address.config is None or not address.queues:
+            return None
+        return int(self._queue_state(self.queues[address.queues[0]])["MessagesAdded"])
+
+    def _address_size(self, address: _Address) -> int | None:
+        """AddressSize of a limited address (None for the others: nothing to measure)."""
+        if address.config is None:
+            return None
+        mgmt = self._mgmt()
+        return int(mgmt.read(mgmt.address_mbean(address.physical), "AddressSize")["AddressSize"])
+
+    def _settle_address(self, address: _Address) -> None:
+        for queue in address.queues:
+            self._settle_queue(queue)
 
     # ------------------------------------------------------------------ receive and settle
     def receive(self, consumer: str) -> Result:
@@ -575,9 +798,20 @@ class ArtemisAdapter(BrokerAdapter):
         return self._do("nack", lambda: self._settle(consumer, msg_id, "modified"))
 
     # ------------------------------------------------------------------ the broker's own threads
+    def _queue_mbean(self, queue: _Queue) -> str:
+        return self._mgmt().queue_mbean(queue.physical_address, queue.physical, queue.routing)
+
+    def _paging_now(self, queue: _Queue) -> bool:
+        """Whether the queue's address is in page mode (its pending count then holds paged messages)."""
+        address = self.addresses_[queue.address]
+        if address.config is None or address.config.full_policy != "PAGE":
+            return False
+        mgmt = self._mgmt()
+        return bool(mgmt.read(mgmt.address_mbean(address.physical), "Paging")["Paging"])
+
     def _queue_state(self, queue: _Queue) -> dict[str, Any]:
         mgmt = self._mgmt()
-        mbean = mgmt.queue_mbean(queue.physical_address, queue.physical)
+        mbean = self._queue_mbean(queue)
         return mgmt.read(mbean, "MessageCount", "DeliveringCount", "ScheduledCount", "MessagesAdded",
                          "MessagesAcknowledged", "MessagesKilled", "MessagesExpired")
 
@@ -599,6 +833,9 @@ class ArtemisAdapter(BrokerAdapter):
         it counts delivering is what the adapter's links hold (nothing in flight either way), and no
         message is pending while a link of the queue has credit."""
         queue = self.queues[name]
+        address = self.addresses_[queue.address]
+        if address.blocked:  # PAGING-3: memory freed lets blocked sends through first
+            self._settle_blocked(address)
         consumers = [c for c in self.consumers.values() if c.queue == name]
         deadline = time.monotonic() + self.settle_timeout
         while True:
@@ -614,13 +851,58 @@ class ArtemisAdapter(BrokerAdapter):
             self._pump(0.003)
 
     def advance(self, ms: int) -> Result:
+        """Move the logical clock by `ms`, firing scheduled messages at each logical due time on the way
+        (SCHED-4: each due time is its own firing, as the model's clock and the broker's timer do)."""
+        target = self._clock_ms + ms
+        for point in sorted({d for d in self._dues if self._clock_ms < d <= target}):
+            result = self._advance_clock(point - self._clock_ms)
+            if not result.is_ok:
+                return result
+            fired = self._do("advance", lambda p=point: self._fire(p))
+            if not fired.is_ok:
+                return fired
+        return self._advance_clock(target - self._clock_ms) if target > self._clock_ms else Result.ok(None)
+
+    def _fire(self, point: int) -> None:
+        """SCHED-3, 4, 9..11, RING-10: fire the scheduled messages due at logical time `point`.
+
+        The broker's timer would fire them a day from now (FAR_MS), so the adapter fires them at their
+        logical due time: per queue, the due ones in the broker's scheduler order
+        (QueueControl#listScheduledMessages: ScheduledDeliveryHandlerImpl's sorted set), each moved
+        with QueueControl#deliverScheduledMessage(id), last first, the queue paused when it has a
+        consumer and more than one is due. Each
+        call is QueueImpl#addHead(ref, scheduling=true), so they end at the head in scheduler order
+        with the ring enforced per message, as ScheduledDeliveryRunnable#run leaves them (it collects
+        them with addFirst, then addHead in turn); the pause keeps a consumer with credit from taking
+        one before the rest are placed."""
+        self._dues = [d for d in self._dues if d > point]
+        mgmt = self._mgmt()
+        for name, q in self.queues.items():
+            mbean = self._queue_mbean(q)
+            due = [m for m in mgmt.exec(mbean, "listScheduledMessages()")
+                   if m.get(DUE_PROPERTY) is not None and int(m[DUE_PROPERTY]) <= point]
+            if not due:
+                continue
+            pause = len(due) > 1 and any(c.queue == name for c in self.consumers.values())
+            if pause:
+                mgmt.exec(mbean, "pause()")
+            try:
+                for message in reversed(due):
+                    mgmt.exec(mbean, "deliverScheduledMessage(long)", int(message["messageID"]))
+            finally:
+                if pause:
+                    mgmt.exec(mbean, "resume()")
+            self._settle_queue(name)
+
+    def _advance_clock(self, ms: int) -> Result:
         """With a TTL pending, sleep until the broker's clock has run as long as the logical one
         (BrokerAdapter.advance) and give the expiry scanner its period; without one, only move the
         logical clock (nothing on the broker waits for time)."""
         expiring = any(logical <= self._clock_ms + ms for logical, _ in self._ttl_deadlines)
         if ms > 0 and not self._ttl_deadlines:
-            # nothing on the broker runs on its clock (no TTL pending; scheduling and redelivery delays
-            # are not offered): logical time passes without a sleep, the clocks are lined up again
+            # nothing on the broker runs on its clock (no TTL pending; scheduled messages are fired by
+            # _fire, redelivery delays are not offered): logical time passes without a sleep, the
+            # clocks are lined up again
             self._clock_ms += ms
             self._clock_origin = time.monotonic() - self._clock_ms / 1000
             return Result.ok(None)
@@ -638,6 +920,9 @@ class ArtemisAdapter(BrokerAdapter):
     def counters(self, queue: str) -> Result:
         def run() -> dict[str, int]:
             q = self._queue(queue)
+            if self._paging_now(q):
+                raise NotObservable("management shows no split between pending and paged messages "
+                                    "(QueueImpl#getMessageCount adds the page subscription's count)")
             state = self._queue_state(q)
             pending = state["MessageCount"] - state["DeliveringCount"] - state["ScheduledCount"]
             return {"message_count": state["MessageCount"], "pending_count": pending,
@@ -650,15 +935,31 @@ class ArtemisAdapter(BrokerAdapter):
     def pending_ids(self, queue: str) -> Result:
         def run() -> list[str]:
             q = self._queue(queue)
-            mgmt = self._mgmt()
-            listed = mgmt.exec(mgmt.queue_mbean(q.physical_address, q.physical),
-                               "listMessages(java.lang.String)", "")
-            return [str(m.get(ID_PROPERTY)) for m in listed]
+            if self._paging_now(q):
+                raise NotObservable("listMessages walks the memory then the page cursor: paged messages "
+                                    "cannot be told from pending ones")
+            return self._listed(q)
         return self._do("pending_ids", run)
 
+    def _listed(self, q: _Queue) -> list[str]:
+        """QueueControl#listMessages: pending in delivery order, then the page cursor (browserIterator)."""
+        listed = self._mgmt().exec(self._queue_mbean(q), "listMessages(java.lang.String)", "")
+        return [str(m.get(ID_PROPERTY)) for m in listed]
+
     def browse(self, queue: str) -> Result:
-        """What a browser sees: QueueControl#listMessages (QueueImpl#browserIterator)."""
-        return self.pending_ids(queue)
+        """What a browser sees: QueueControl#listMessages (QueueImpl#browserIterator), paged ones too
+        (PAGING-12)."""
+        return self._do("browse", lambda: self._listed(self._queue(queue)))
+
+    def paging(self, address: str) -> Result:
+        """PAGING-28: AddressControl Paging (PagingStoreImpl#isPaging: page mode under PAGE, full under
+        DROP and FAIL)."""
+        def run() -> bool:
+            if address not in self.addresses_:
+                raise Refused(f"unknown address {address!r}")
+            mgmt = self._mgmt()
+            return bool(mgmt.read(mgmt.address_mbean(self.addresses_[address].physical), "Paging")["Paging"])
+        return self._do("paging", run)
 
     def message_info(self, queue: str, msg_id: str) -> Result:
         """DELIVERY-23: the redelivered flag of a held message's delivery (AMQP header delivery-count
@@ -683,7 +984,7 @@ class ArtemisAdapter(BrokerAdapter):
         """The broker's message id of logical `msg_id` stored in queue `q` (pending, scheduled or
         delivering), or None."""
         mgmt = self._mgmt()
-        mbean = mgmt.queue_mbean(q.physical_address, q.physical)
+        mbean = self._queue_mbean(q)
         listed, scheduled, delivering = mgmt.bulk([
             {"type": "exec", "mbean": mbean, "operation": op, "arguments": args}
             for op, args in (("listMessages(java.lang.String)", [""]), ("listScheduledMessages()", []),
@@ -704,7 +1005,7 @@ class ArtemisAdapter(BrokerAdapter):
             if broker_id is None:
                 return False
             mgmt = self._mgmt()
-            deleted = bool(mgmt.exec(mgmt.queue_mbean(q.physical_address, q.physical),
+            deleted = bool(mgmt.exec(self._queue_mbean(q),
                                      "removeMessage(long)", broker_id))
             self._settle_queue(queue)
             return deleted
@@ -715,7 +1016,7 @@ class ArtemisAdapter(BrokerAdapter):
             q = self._queue(queue)
             if size < -1:
                 raise Refused("ring_size must be -1 or >= 0")
-            body = {"name": q.physical, "address": q.physical_address, "routing-type": "ANYCAST",
+            body = {"name": q.physical, "address": q.physical_address, "routing-type": q.routing.upper(),
                     "ring-size": size}
             mgmt = self._mgmt()
             mgmt.exec(mgmt.broker, "updateQueue(java.lang.String)", json.dumps(body))

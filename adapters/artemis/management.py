@@ -1,9 +1,9 @@
 """Artemis management over Jolokia (HTTP, one kept-alive connection, bulk requests).
 
 MBean names follow MGMT/ObjectNameBuilder: the broker ``org.apache.activemq.artemis:broker="B"``, an
-address ``...,component=addresses,address="A"``, an anycast queue
-``...,subcomponent=queues,routing-type="anycast",queue="Q"``. A request the broker refuses (status
-other than 200) raises :class:`ManagementError` with the broker's error text.
+address ``...,component=addresses,address="A"``, a queue
+``...,subcomponent=queues,routing-type="anycast",queue="Q"`` (or ``"multicast"``). A request the
+broker refuses (status other than 200) raises :class:`ManagementError` with the broker's error text.
 """
 
 from __future__ import annotations
@@ -39,9 +39,9 @@ class Jolokia:
     def address_mbean(self, address: str) -> str:
         return f'{self.broker},component=addresses,address="{address}"'
 
-    def queue_mbean(self, address: str, queue: str) -> str:
+    def queue_mbean(self, address: str, queue: str, routing: str = "anycast") -> str:
         return (f'{self.broker},component=addresses,address="{address}",subcomponent=queues,'
-                f'routing-type="anycast",queue="{queue}"')
+                f'routing-type="{routing}",queue="{queue}"')
 
     # ------------------------------------------------------------------ requests
     def _post(self, body: Any) -> Any:

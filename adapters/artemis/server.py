@@ -5,7 +5,8 @@ through ``mvn dependency:copy`` into the release cache of :mod:`mqconform.releas
 (``~/.cache/mqconform/servers/apache-artemis/<version>/``; ``$MQCONFORM_CACHE`` moves it) and extracted
 there. Each broker is an instance made by
 ``artemis create`` in a private temporary directory, rewritten to listen on free loopback ports only:
-one acceptor (AMQP, CORE, STOMP) and the web server with Jolokia (management). The instance's
+one acceptor (AMQP, CORE, STOMP), one AMQP acceptor granting a producer one credit at a time (the
+BLOCK policy), and the web server with Jolokia (management). The instance's
 ``broker.xml`` gets a short ``message-expiry-scan-period`` (EXPIRY rules: the scanner runs often
 enough for the suite's clock) and the heap is bounded (two shared cores, several engineers).
 
@@ -79,13 +80,18 @@ def _java() -> str:
     return java
 
 
-def _rewrite_broker_xml(text: str, port: int) -> str:
-    """One acceptor on 127.0.0.1:`port` (AMQP, CORE, STOMP), a short expiry scan period, no default
-    dead-letter or expiry address."""
+def _rewrite_broker_xml(text: str, port: int, block_port: int) -> str:
+    """One acceptor on 127.0.0.1:`port` (AMQP, CORE, STOMP), one AMQP acceptor on `block_port` that
+    grants a producer one credit at a time (PAGING-3 BLOCK: the broker grants the next credit only while
+    the address is not full, ProtonAbstractReceiver#FlowControlRunner), a short expiry scan period, no
+    default dead-letter or expiry address."""
     acceptor = (f'<acceptor name="artemis">tcp://{LOOPBACK}:{port}?protocols=AMQP,CORE,STOMP;'
                 "useEpoll=true;amqpCredits=1000;amqpLowCredits=300;amqpMinLargeMessageSize=1048576;"
                 "tcpNoDelay=true</acceptor>")
-    text, n = re.subn(r"<acceptors>.*?</acceptors>", f"<acceptors>\n         {acceptor}\n      </acceptors>",
+    block = (f'<acceptor name="artemis-block">tcp://{LOOPBACK}:{block_port}?protocols=AMQP;useEpoll=true;'
+             "amqpCredits=1;amqpLowCredits=0;amqpMinLargeMessageSize=1048576;tcpNoDelay=true</acceptor>")
+    text, n = re.subn(r"<acceptors>.*?</acceptors>",
+                      f"<acceptors>\n         {acceptor}\n         {block}\n      </acceptors>",
                       text, count=1, flags=re.S)
     if n != 1:
         raise AdapterError("artemis: the created broker.xml has no <acceptors> section")
@@ -111,11 +117,17 @@ class ArtemisProcess(ServerProcess):
         self.home = home if home is not None else fetch(version)
         self.java = _java()
         self.http_port = 0
+        #: the AMQP acceptor granting one credit at a time (address-full policy BLOCK)
+        self.block_port = 0
         self._log_offset = 0
 
     @property
     def url(self) -> str:
         return f"amqp://{LOOPBACK}:{self.port}"
+
+    @property
+    def block_url(self) -> str:
+        return f"amqp://{LOOPBACK}:{self.block_port}"
 
     @property
     def jolokia_url(self) -> str:
@@ -132,6 +144,7 @@ class ArtemisProcess(ServerProcess):
     def _create(self, instance: Path) -> None:
         """``artemis create`` into `instance`, then free loopback ports and a bounded heap."""
         self.http_port = free_port()
+        self.block_port = free_port()
         command = [str(self.home / "bin" / "artemis"), "create", str(instance), "--silent", "--force",
                    "--user", USER, "--password", PASSWORD, "--require-login", "--no-autotune", "--nio",
                    "--host", LOOPBACK, "--http-host", LOOPBACK, "--relax-jolokia", "--no-fsync"]
@@ -142,7 +155,7 @@ class ArtemisProcess(ServerProcess):
             raise AdapterError(f"artemis: create failed: {lines[-1] if lines else done.returncode}")
         etc = instance / "etc"
         broker_xml = etc / "broker.xml"
-        broker_xml.write_text(_rewrite_broker_xml(broker_xml.read_text(), self.port))
+        broker_xml.write_text(_rewrite_broker_xml(broker_xml.read_text(), self.port, self.block_port))
         bootstrap = etc / "bootstrap.xml"
         bootstrap.write_text(re.sub(r"(uri=\"http://[^:\"]+:)\d+", rf"\g<1>{self.http_port}",
                                     bootstrap.read_text()))
@@ -158,7 +171,7 @@ class ArtemisProcess(ServerProcess):
                 seen = READY_LINE.encode() in f.read()
         except OSError:
             return False
-        return seen and port_accepts(self.port) and port_accepts(self.http_port)
+        return seen and all(port_accepts(p) for p in (self.port, self.http_port, self.block_port))
 
     def _failure(self, reason: str) -> str:
         return f"artemis {self.version}: broker did not start: {reason}"

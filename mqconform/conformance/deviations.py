@@ -224,6 +224,40 @@ def _restart_past_max_deliver(trace: Sequence[TraceStep]) -> bool:
                for state in trace[-2].consumer_state.values())
 
 
+def _priorities(trace: Sequence[TraceStep]) -> dict[str, int]:
+    """The priority each message was sent with (default 4)."""
+    sent: dict[str, int] = {}
+    for step in trace:
+        if step.op in ("send", "send_batch") and isinstance(step.args, Mapping):
+            for msg_id in step.args.get("ids", [step.args.get("id")]):
+                sent[str(msg_id)] = int(step.args.get("priority", 4))
+    return sent
+
+
+def _same_priority_send_not_reset(trace: Sequence[TraceStep]) -> bool:
+    """A send at priority p to a queue whose previous add was at priority p too (a send, or a message
+    a close or nack returned to it), while lower-priority messages are pending there: Artemis'
+    PriorityLinkedListImpl#checkHighest then resets no consumer's iterator, and one that moved below p
+    hands out the lower ones first."""
+    priority = _priorities(trace)
+    last: dict[str, set[int]] = {}
+    for before, step in _pairs(trace):
+        if step.op in ("close", "nack"):
+            for queue, now in step.queues.items():
+                was = set(map(str, before.queues.get(queue, {}).get("pending", []))) if before else set()
+                back = set(map(str, now.get("pending", []))) - was
+                if back:
+                    last[queue] = {priority.get(m, 4) for m in back}
+        elif step.op in ("send", "send_batch") and isinstance(step.args, Mapping):
+            level = int(step.args.get("priority", 4))
+            for queue in _rose(before, step, "added"):
+                pending = step.queues[queue].get("pending", [])
+                if level in last.get(queue, set()) and any(priority.get(str(m), 4) < level for m in pending):
+                    return True
+                last[queue] = {level}
+    return False
+
+
 #: shape name -> a predicate over the model's trace of a counterexample (its docstring says what it
 #: accepts); a new bug that none describes needs a new one here, a few lines
 SHAPES: Final[Mapping[str, Callable[[Sequence[TraceStep]], bool]]] = {
@@ -231,6 +265,7 @@ SHAPES: Final[Mapping[str, Callable[[Sequence[TraceStep]], bool]]] = {
     "max-age-expiry-due": _max_age_expiry_due,
     "max-age-expiry-after-ttl-expiry": _max_age_expiry_after_ttl_expiry,
     "restart-past-max-deliver": _restart_past_max_deliver,
+    "same-priority-send-not-reset": _same_priority_send_not_reset,
 }
 
 

@@ -70,6 +70,7 @@ FAILING_STEP = {
     "tests/adapters/scenarios/nats-2.11-max-age-late-after-ttl.yaml": 5,
     "tests/adapters/scenarios/nats-restart-keeps-redelivered-at-max-deliver.yaml": 11,
     "tests/adapters/scenarios/artemis-drop-at-limit-delivering-negative.yaml": 6,
+    "docs/findings/artemis-priority-after-cancel.yaml": 10,
 }
 
 #: the shipped scenarios -> the steps before the one that gives the bug its shape (the nack at the
@@ -84,6 +85,7 @@ BEFORE_SHAPE = {
     "tests/adapters/scenarios/nats-2.11-max-age-late-after-ttl.yaml": 4,
     "tests/adapters/scenarios/nats-restart-keeps-redelivered-at-max-deliver.yaml": 10,
     "tests/adapters/scenarios/artemis-drop-at-limit-delivering-negative.yaml": 5,
+    "docs/findings/artemis-priority-after-cancel.yaml": 8,
 }
 
 #: the shipped registry, loaded once for the tests that only read it
@@ -233,7 +235,7 @@ def test_observed_relations() -> None:
     (ENTRY.replace("DELIVERY-16", "RING-999"), r"dev\.yaml:2: unknown rule id 'RING-999'"),
     # REDELIVERY-8 applies to artemis and hornetq only: no rabbitmq-quorum run can fail it
     (ENTRY.replace("[DELIVERY-16]", "[REDELIVERY-8]"),
-     r"dev\.yaml:2: rule REDELIVERY-8 does not apply to rabbitmq-quorum \(spec/: artemis, hornetq\)"),
+     r"dev\.yaml:2: rule REDELIVERY-8 does not apply to rabbitmq-quorum \(spec/: artemis, hornetq, hornetq-2.4\)"),
     (ENTRY.replace("[DELIVERY-16]", "[REDELIVERY-13]"), r"dev\.yaml:2: check counters.pending_count does "
                                                         r"not report REDELIVERY-13"),
     (ENTRY.replace('">=3.10, <3.11"', '"about 3.10"'), r"dev\.yaml:5: bad version clause 'about 3.10'"),
@@ -289,3 +291,26 @@ def test_a_class_claimed_profile_is_the_default(tmp_path: Path) -> None:
 
 def test_empty_registries_register_nothing(tmp_path: Path) -> None:
     assert len(load_registry([write(tmp_path, "deviations: []\n"), write(tmp_path, "", "e.yaml")])) == 0
+
+
+def test_a_same_priority_send_without_a_cancel_is_not_the_priority_shape() -> None:
+    """same-priority-send-not-reset needs the previous add at the same priority: the cancel's
+    addHead, or (found in a delivery run) an earlier send at it; the same sends around an ack, whose
+    previous add was a lower priority, are not the shape."""
+    from mqconform.conformance.deviations import SHAPES
+
+    steps = _steps("docs/findings/artemis-priority-after-cancel.yaml", 10)
+    cancelled = model_trace(steps, "artemis")
+    assert cancelled is not None and SHAPES["same-priority-send-not-reset"](cancelled)
+    acked = [*steps[:5], Step("ack", {"consumer": "c-q", "id": "m1"}), steps[8], steps[9]]
+    trace = model_trace(acked, "artemis")
+    assert trace is not None and not SHAPES["same-priority-send-not-reset"](trace)
+    plain = [Step("queue", {"name": "q"}), Step("consumer", {"name": "c-q", "queue": "q", "window_bytes": 0}),
+             Step("send_batch", {"to": "q", "ids": ["m1", "m2", "m3"], "size": 100}),
+             Step("send", {"to": "q", "id": "m4", "size": 100, "priority": 5}),
+             Step("receive_batch", {"consumer": "c-q", "count": 3}),
+             Step("send", {"to": "q", "id": "m5", "size": 100, "priority": 5})]
+    trace = model_trace(plain, "artemis")
+    assert trace is not None and SHAPES["same-priority-send-not-reset"](trace)
+    trace = model_trace(plain[:-1], "artemis")
+    assert trace is not None and not SHAPES["same-priority-send-not-reset"](trace)

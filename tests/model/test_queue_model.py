@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import attrs
 import pytest
 
 from mqconform.reference_model.broker import Broker
@@ -448,6 +449,27 @@ def test_browsers_see_paged_messages_under_artemis_not_hornetq() -> None:
         hq.open_consumer(ConsumerConfig(f"c{q}", q, window_bytes=0))
         hq.ack(f"c{q}", hq.receive(f"c{q}") or "")
     assert hq.browse("q1") == ["m2", "m3"] and not hq.paging("a")  # whole page depaged (H1)
+
+
+@rules("PAGING-12")
+def test_artemis_browser_lists_a_held_paged_message() -> None:
+    """The page walk skips only acknowledged messages and those listed from memory: a message read
+    from a page that a consumer holds is still listed (browse_held_paged); one from memory is not."""
+    art = paging_broker("PAGE")
+    send_all(art, "m1", "m2", "m3", to="a")
+    assert art.paging("a")  # m3 was paged, then depaged (read budget)
+    art.open_consumer(ConsumerConfig("c", "q1", window_bytes=0))
+    assert [art.receive("c") for _ in range(3)] == ["m1", "m2", "m3"]
+    assert art.browse("q1") == ["m3"]
+    art.ack("c", "m3")
+    assert art.browse("q1") == []
+    plain = Broker(attrs.evolve(profile("artemis"), browse_held_paged=False))
+    plain.declare_address(AddressConfig("a", max_size_bytes=200, full_policy="PAGE"))
+    plain.declare_queue(QueueConfig("q1", address="a"))
+    send_all(plain, "m1", "m2", "m3", to="a")
+    plain.open_consumer(ConsumerConfig("c", "q1", window_bytes=0))
+    assert [plain.receive("c") for _ in range(3)] == ["m1", "m2", "m3"]
+    assert plain.browse("q1") == []
 
 
 def test_max_size_messages_and_address_without_queues() -> None:

@@ -111,13 +111,14 @@ from nats.js import errors as js_errors
 from nats.js.api import AckPolicy, DeliverPolicy, DiscardPolicy, RetentionPolicy, StorageType, StreamConfig
 from nats.js.api import ConsumerConfig as JsConsumerConfig
 
-from mqconform.reference_model.config import ConsumerConfig, Message, QueueConfig
+from mqconform.reference_model.config import AddressConfig, ConsumerConfig, Message, QueueConfig
 from mqconform.text import one_line
 
 from ._base import BrokerAdapter, Refused, Unsupported, lowest_ttl
 from ._urls import redact
 from .contract import AdapterError, Result
 from .nats_embedded import EmbeddedNatsServer
+from .nats_retention import NatsRetention
 
 T = TypeVar("T")
 
@@ -159,6 +160,9 @@ CAPABILITIES = frozenset({
     "message_ttl",
     # RING-27: a queue's byte bound is the stream's max_bytes (in BYTE_UNIT: see _payload)
     "max_length_bytes",
+    # RETENTION-1..11: an address with a retention is a stream, its queues durable consumers
+    # (adapters/nats_retention.py)
+    "retention",
 })
 #: RING-27: one byte of the model is this many bytes of JetStream's stored size (subject, headers,
 #: payload and record overhead, nats-server memStoreMsgSize / fileStoreMsgSize): on a queue with a byte
@@ -269,6 +273,10 @@ class _Queue:
     pause_until: str | None = None
     #: EXPIRY-1: the stream's max_age in ms (None: none)
     message_ttl_ms: int | None = None
+    #: RETENTION-1..11: the durable consumer's name (a queue of a stream address has its own) and the
+    #: first stream sequence it delivers (DeliverPolicy New: the stream's last sequence + 1 at join)
+    durable_name: str = DURABLE
+    start_seq: int = 0
 
 
 @attrs.define
@@ -282,7 +290,7 @@ class _Consumer:
     tokens: dict[str, Msg] = attrs.Factory(dict)
 
 
-class NatsAdapter(BrokerAdapter):
+class NatsAdapter(BrokerAdapter, NatsRetention):
     """JetStream behind the adapter contract (synchronous; nats-py runs on a private event loop)."""
 
     name = "nats"
@@ -327,6 +335,7 @@ class NatsAdapter(BrokerAdapter):
     def _reset(self) -> None:
         super()._reset()
         self.streams: list[str] = []
+        self.stream_addresses = {}
         #: RESTART-4: when the adapter's last operation ended (a SIGKILL waits KILL_QUIET_S after it)
         self._last_op = time.monotonic()
 
@@ -436,6 +445,12 @@ class NatsAdapter(BrokerAdapter):
             return self._stream_state(str(kwargs.get("queue", "")))
         if op == "consumer_state":
             return self._consumer_state(str(kwargs.get("queue", "")))
+        if op in ("join", "leave", "retention_state") and "retention" in self.capabilities:
+            if op == "join":
+                return self.join(str(kwargs.get("name", "")), str(kwargs.get("address", "")))
+            if op == "leave":
+                return self.leave(str(kwargs.get("queue", "")))
+            return self.retention_state(str(kwargs.get("address", "")))
         if op == "pause" and "consumer_pause" in self.capabilities:
             return self._pause(str(kwargs.get("queue", "")), int(kwargs.get("until_ms", 0)))
         if op != "restart" or "restart" not in self.capabilities:
@@ -466,12 +481,12 @@ class NatsAdapter(BrokerAdapter):
         up to SETTLE_S, then taken as it is."""
         deadline = time.monotonic() + SETTLE_S
         while True:
-            c = await self._js().consumer_info(state.stream, DURABLE)
+            c = await self._js().consumer_info(state.stream, state.durable_name)
             s = await self._stream_info_state(state.stream)
             delivered = int(c.delivered.stream_seq or 0) if c.delivered else 0
             above = 0
             if int(s.get("messages", 0)):
-                floor = max(delivered, int(s.get("first_seq", 0)) - 1)
+                floor = max(delivered, int(s.get("first_seq", 0)) - 1, state.start_seq - 1)
                 gaps = sum(1 for seq in s.get("deleted") or () if seq > floor)
                 above = int(s.get("last_seq", 0)) - floor - gaps
             if int(c.num_pending or 0) == max(above, 0) or time.monotonic() > deadline:
@@ -571,8 +586,16 @@ class NatsAdapter(BrokerAdapter):
             self._loop.close()
 
     # ------------------------------------------------------------------ declarations
+    def declare_address(self, config: AddressConfig) -> Result:
+        """An address with a retention is a stream (RETENTION-1..11); else the base's."""
+        if config.retention is not None and "retention" in self.capabilities:
+            return self.declare_stream_address(config)
+        return super().declare_address(config)
+
     def declare_queue(self, config: QueueConfig) -> Result:
         async def run() -> None:
+            if config.address_name in self.stream_addresses:
+                raise Unsupported("a queue of a stream address is declared by join")
             self._check_new_queue(config)
             address = config.address_name
             stream = f"{self.prefix}_{_token(config.name)}"
@@ -644,6 +667,12 @@ class NatsAdapter(BrokerAdapter):
     # ------------------------------------------------------------------ messages
     def send(self, to: str, message: Message) -> Result:
         async def run() -> str:
+            if to in self.stream_addresses:  # RETENTION-1..11: one publish on the stream's subject
+                headers = self._headers(message)
+                seq = await self.publish_to_stream(to, headers, bytes(max(message.size, 0)))
+                for name in self.addresses[to]:
+                    self.queues[name].seqs[message.id] = seq
+                return "accepted"
             queue = self._single_route(to, message)
             if queue is None:
                 return "accepted"
@@ -698,10 +727,10 @@ class NatsAdapter(BrokerAdapter):
             if queue.max_ack_pending < UNBOUNDED_ACK_PENDING:
                 # at the ack-pending cap a no_wait request is left waiting (2.9) or unanswered: ask
                 # with an expiry instead (still served at once by a NAKed message's redelivery)
-                info = await self._js().consumer_info(queue.stream, DURABLE)
+                info = await self._js().consumer_info(queue.stream, queue.durable_name)
                 if info.num_ack_pending >= queue.max_ack_pending:
                     request = {"batch": 1, "expires": int(self.fetch_timeout * 1e9)}
-            await self._nc.publish(f"$JS.API.CONSUMER.MSG.NEXT.{queue.stream}.{DURABLE}",
+            await self._nc.publish(f"$JS.API.CONSUMER.MSG.NEXT.{queue.stream}.{queue.durable_name}",
                                    json.dumps(request).encode(), reply=self._inbox)
             msg = await self._sub.next_msg(timeout=self.fetch_timeout + self.request_timeout)
             status = msg.headers.get("Status") if msg.headers else None
@@ -785,7 +814,7 @@ class NatsAdapter(BrokerAdapter):
 
     async def _send_pause(self, state: _Queue) -> None:
         assert self._nc is not None
-        reply = await self._nc.request(f"$JS.API.CONSUMER.PAUSE.{state.stream}.{DURABLE}",
+        reply = await self._nc.request(f"$JS.API.CONSUMER.PAUSE.{state.stream}.{state.durable_name}",
                                        json.dumps({"pause_until": state.pause_until}).encode(),
                                        timeout=self.request_timeout)
         answer = json.loads(reply.data)

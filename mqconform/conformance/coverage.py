@@ -87,6 +87,8 @@ CHECK_NEEDS: dict[str, tuple[str, ...]] = {
     "receive.backoff_wpi": ("ack_wait", "advance_time", "backoff"),
     "receive.backoff_nak": ("ack_wait", "advance_time", "backoff", "nack", "nack_delay"),
     "in_progress.result": ("ack_wait", "advance_time"),
+    # machines/retention.py: each queue's durable consumer counts (RETENTION-11)
+    "consumer.counts": ("consumer_state",),
 }
 #: checks that can only fail (the `fail` answer of an operation): they never evidence a pass
 NEVER_EVIDENCE = "an operation refused"

@@ -454,3 +454,62 @@ def test_per_subject_limits_follow_the_server_release() -> None:
 
     assert "max_per_subject" not in capabilities_for("2.12.4")
     assert "max_per_subject" in capabilities_for("2.14.0")
+
+
+#: RETENTION-1..11 on the server and the model, step by step: (operation, arguments)
+RETENTION_STEPS: dict[str, list[tuple[str, Any]]] = {
+    "limits": [("join", {"name": "q1", "address": "s"}), ("send", {"to": "s", "id": "m1"}),
+               ("join", {"name": "q2", "address": "s"}), ("send", {"to": "s", "id": "m2"}),
+               ("receive", "c-q1"), ("ack", {"consumer": "c-q1", "id": "m1"}), ("receive", "c-q2"),
+               ("ack", {"consumer": "c-q2", "id": "m2"}), ("close", "c-q2"), ("leave", "q2"),
+               ("receive", "c-q1"), ("nack", {"consumer": "c-q1", "id": "m2", "requeue": False})],
+    "interest": [("send", {"to": "s", "id": "m0"}), ("join", {"name": "q1", "address": "s"}),
+                 ("send", {"to": "s", "id": "m1"}), ("join", {"name": "q2", "address": "s"}),
+                 ("send", {"to": "s", "id": "m2"}), ("send", {"to": "s", "id": "m3"}),
+                 ("receive", "c-q2"), ("receive", "c-q1"), ("ack", {"consumer": "c-q1", "id": "m1"}),
+                 ("receive", "c-q1"), ("nack", {"consumer": "c-q1", "id": "m2", "requeue": False}),
+                 ("nack", {"consumer": "c-q2", "id": "m2"}), ("receive", "c-q2"),
+                 ("ack", {"consumer": "c-q2", "id": "m2"}), ("close", "c-q1"), ("leave", "q1"),
+                 ("receive", "c-q2"), ("close", "c-q2"), ("leave", "q2")],
+    "workqueue": [("join", {"name": "q1", "address": "s"}), ("send", {"to": "s", "id": "m1"}),
+                  ("send", {"to": "s", "id": "m2"}), ("join", {"name": "q2", "address": "s"}),
+                  ("receive", "c-q1"), ("ack", {"consumer": "c-q1", "id": "m1"})],
+}
+
+
+@pytest.mark.rules(*(f"RETENTION-{n}" for n in range(1, 12)))
+@pytest.mark.parametrize("retention", sorted(RETENTION_STEPS))
+def test_stream_retention_with_several_consumers_matches_the_model(
+        retention: str, nats_adapter: NatsAdapter) -> None:
+    """Limits keeps what was acknowledged and what a deleted consumer had; Interest stores nothing
+    without a consumer, keeps a message while a consumer with interest has not acknowledged or
+    terminated it, and empties when its last consumer is deleted; WorkQueue refuses a second
+    unfiltered consumer: every answer, the stream's count and each consumer's counts as the model's."""
+    from mqconform.conformance.driver import call_operation
+
+    model = ReferenceAdapter("jetstream")
+    model.open("m")
+    queues: list[str] = []
+    seen = []
+    for op, args in [("address", {"name": "s", "retention": retention}), *RETENTION_STEPS[retention]]:
+        want, got = call_operation(model, op, args), call_operation(nats_adapter, op, args)
+        assert (got.type, got.value) == (want.type, want.value), (op, args, got, want)
+        if op == "join" and want.value == "created":
+            queues.append(args["name"])
+            for side in (model, nats_adapter):
+                assert call_operation(side, "consumer", {"name": f"c-{args['name']}", "queue": args["name"],
+                                                         **PULL}).is_ok
+        if op == "leave":
+            queues.remove(args)
+        stored = model.call("retention_state", address="s").value
+        assert nats_adapter.call("retention_state", address="s").value == stored, (op, args)
+        seen.append(stored["messages"])
+        for queue in queues:
+            fields = ("num_pending", "num_ack_pending", "num_redelivered")
+            want_state = model.call("consumer_state", queue=queue).value
+            got_state = nats_adapter.call("consumer_state", queue=queue).value
+            assert {k: got_state[k] for k in fields} == {k: want_state[k] for k in fields}, (op, args, queue)
+    expected = {"limits": [0, 0, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 2],
+                "interest": [0, 0, 0, 1, 1, 2, 3, 3, 3, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 0],
+                "workqueue": [0, 0, 1, 2, 2, 2, 1]}
+    assert seen == expected[retention]

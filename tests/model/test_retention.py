@@ -1,0 +1,100 @@
+"""RETENTION-1..11: a stream address with several durable consumers (reference_model/retention.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from mqconform.reference_model.broker import Broker
+from mqconform.reference_model.config import AddressConfig, ConsumerConfig, Message
+from mqconform.reference_model.errors import ModelMisuse, Unsupported
+from mqconform.reference_model.profiles import ARTEMIS, JETSTREAM
+
+
+def stream(retention: Any, *queues: str) -> Broker:
+    broker = Broker(JETSTREAM)
+    broker.declare_address(AddressConfig("s", retention=retention))
+    for queue in queues:
+        assert broker.join(queue, "s") == "created"
+        broker.open_consumer(ConsumerConfig(f"c-{queue}", queue, window_bytes=0))
+    return broker
+
+
+def stored(broker: Broker) -> int:
+    return broker.retention_state("s")["messages"]
+
+
+def send(broker: Broker, *ids: str) -> None:
+    for msg_id in ids:
+        assert broker.send("s", Message(msg_id)) == "accepted"
+
+
+@pytest.mark.rules("RETENTION-1", "RETENTION-2", "RETENTION-3")
+def test_limits_keeps_everything_and_each_consumer_gets_every_message() -> None:
+    broker = stream("limits", "q1", "q2")
+    send(broker, "m1", "m2")
+    assert [broker.receive("c-q1"), broker.receive("c-q2")] == ["m1", "m1"]
+    assert broker.ack("c-q1", "m1") == "ok" and broker.ack("c-q2", "m1") == "ok"
+    assert stored(broker) == 2  # acknowledged by both: still stored
+    broker.close("c-q2")
+    broker.leave("q2")
+    assert stored(broker) == 2
+    assert broker.receive("c-q1") == "m2"
+
+
+@pytest.mark.rules("RETENTION-4", "RETENTION-5", "RETENTION-6", "RETENTION-7", "RETENTION-8")
+def test_interest_keeps_a_message_while_a_consumer_needs_it() -> None:
+    broker = stream("interest")
+    send(broker, "m0")
+    assert stored(broker) == 0  # no consumer: not stored (RETENTION-4)
+    broker.join("q1", "s")
+    broker.open_consumer(ConsumerConfig("c-q1", "q1", window_bytes=0))
+    send(broker, "m1")
+    broker.join("q2", "s")  # DeliverPolicy New: no interest in m1 (RETENTION-6)
+    broker.open_consumer(ConsumerConfig("c-q2", "q2", window_bytes=0))
+    send(broker, "m2", "m3")
+    assert stored(broker) == 3
+    assert broker.receive("c-q2") == "m2"
+    assert broker.consumer_state("q2")["num_pending"] == 1
+    assert broker.consumer_state("q1")["num_pending"] == 3  # its own position (RETENTION-11)
+    assert broker.receive("c-q1") == "m1" and broker.ack("c-q1", "m1") == "ok"
+    assert stored(broker) == 2  # m1: q1 was the only consumer with interest (RETENTION-5)
+    assert broker.receive("c-q1") == "m2" and broker.nack("c-q1", "m2", requeue=False) == "ok"
+    assert stored(broker) == 2  # q2 still holds m2 (RETENTION-8: the terminate is q1's ack)
+    assert broker.ack("c-q2", "m2") == "ok"
+    assert stored(broker) == 1
+    broker.close("c-q1")
+    broker.leave("q1")  # m3 is still pending for q2 (RETENTION-7)
+    assert stored(broker) == 1
+    broker.close("c-q2")
+    broker.leave("q2")  # the last consumer: the stream empties
+    assert stored(broker) == 0
+
+
+@pytest.mark.rules("RETENTION-9", "RETENTION-10")
+def test_workqueue_has_one_consumer_and_an_ack_removes() -> None:
+    broker = stream("workqueue", "q1")
+    assert broker.join("q2", "s") == "refused"
+    send(broker, "m1", "m2")
+    assert broker.receive("c-q1") == "m1"
+    assert stored(broker) == 2
+    assert broker.ack("c-q1", "m1") == "ok"
+    assert stored(broker) == 1
+
+
+def test_misuse_and_other_profiles() -> None:
+    with pytest.raises(Unsupported):
+        Broker(ARTEMIS).declare_address(AddressConfig("s", retention="limits"))
+    broker = Broker(JETSTREAM)
+    with pytest.raises(ModelMisuse):
+        broker.declare_address(AddressConfig("s", retention="bogus"))  # type: ignore[arg-type]
+    broker.declare_address(AddressConfig("a"))
+    with pytest.raises(ModelMisuse):
+        broker.join("q", "a")  # not a stream address
+    workqueue = stream("workqueue")
+    with pytest.raises(ModelMisuse):
+        workqueue.send("s", Message("m1"))  # before its consumer: not modelled
+    held = stream("interest", "q1")
+    with pytest.raises(ModelMisuse):
+        held.leave("q1")  # its consumer is open

@@ -96,6 +96,8 @@ CALL_OPS: dict[str, tuple[str, ...] | None] = {
     # RETENTION-1..11 (capability retention): a durable consumer of a stream address as a queue
     # (answers created or refused), its deletion, and the stream's stored messages
     "join": None, "leave": None, "retention_state": ("messages",),
+    # DELIVERY-38..40 (capability pull_batch): one pull request, the list of ids it delivered
+    "fetch": None,
     # RESTART-5 and DELIVERY-27..30: the queue as a JetStream stream and its durable consumer
     "stream_state": ("msgs", "first_seq", "last_seq", "num_deleted", "num_pending", "num_ack_pending",
                      "num_redelivered", "delivered_seq", "ack_floor_seq"),

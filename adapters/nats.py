@@ -185,6 +185,24 @@ DISCARD = {"discard-old": DiscardPolicy.OLD, "discard-new": DiscardPolicy.NEW}
 MAX_MSGS_EXCEEDED = 10077
 
 
+#: DELIVERY-39: the longest ack reply subject a delivery of a stream address's message may carry,
+#: beside the stream's name: "$JS.ACK.<domain>.<account hash>.<stream>.<consumer>.<delivery count>.
+#: <stream seq>.<consumer seq>.<timestamp>.<pending>" (consumer.go ackReply; a consumer name of a queue
+#: token up to 40 characters, counts up to 10 digits, the timestamp 19 digits, the domain and account
+#: hash up to 64 characters). The shortest is "$JS.ACK.<stream>.<c>.1.1.1.<timestamp>.0", 38 bytes
+#: beside the stream's name, so a padded message is counted at most ACK_REPLY_SPREAD bytes below its
+#: size in units, and a budget of b units admits exactly the messages whose sizes add up to b as long
+#: as at most FETCH_MAX_BATCH + 1 messages are weighed (the spreads stay below one unit)
+ACK_REPLY_FIXED = len("$JS.ACK.") + 64 + 1 + 40 + 1 + 4 * 11 + 20
+ACK_REPLY_SPREAD = ACK_REPLY_FIXED - 38
+FETCH_MAX_BATCH = 6
+
+
+def ack_reply_bound(stream: str) -> int:
+    """The longest ack reply of a delivery from `stream` (see ACK_REPLY_FIXED)."""
+    return ACK_REPLY_FIXED + len(stream)
+
+
 def _token(name: str) -> str:
     """A name usable in subjects, stream and consumer names; a hash keeps distinct names distinct."""
     clean = re.sub(r"[^A-Za-z0-9_-]", "_", name)
@@ -203,6 +221,8 @@ MIN_VERSION: Mapping[str, tuple[int, int, int]] = {
     "js:limit_update_keeps_discard_new": (2, 10, 6),  # lowering max_msgs trims only discard old (#4802)
     # RING-30: set_ring_size is a stream update of max_msgs; before 2.10.6 discard new trimmed too
     "set_ring_size": (2, 10, 6),
+    # DELIVERY-38..40: pull requests with max_bytes (409 Message Size Exceeds MaxBytes, 2.9.0)
+    "pull_batch": (2, 9, 0),
     "js:backoff_len_eq_max_deliver": (2, 10, 23),  # len(BackOff) == MaxDeliver accepted (#6154)
     "js:message_ttl": (2, 11, 0),            # allow_msg_ttl, Nats-TTL (#6272, #6319, #6400)
     "per_message_ttl": (2, 11, 0),           # EXPIRY-2: the contract's send ttl_ms as Nats-TTL
@@ -451,6 +471,9 @@ class NatsAdapter(BrokerAdapter, NatsRetention):
             if op == "leave":
                 return self.leave(str(kwargs.get("queue", "")))
             return self.retention_state(str(kwargs.get("address", "")))
+        if op == "fetch" and "pull_batch" in self.capabilities:
+            return self._fetch(str(kwargs.get("consumer", "")), int(kwargs.get("batch", 1)),
+                               int(kwargs.get("max_bytes", 0)))
         if op == "pause" and "consumer_pause" in self.capabilities:
             return self._pause(str(kwargs.get("queue", "")), int(kwargs.get("until_ms", 0)))
         if op != "restart" or "restart" not in self.capabilities:
@@ -669,7 +692,8 @@ class NatsAdapter(BrokerAdapter, NatsRetention):
         async def run() -> str:
             if to in self.stream_addresses:  # RETENTION-1..11: one publish on the stream's subject
                 headers = self._headers(message)
-                seq = await self.publish_to_stream(to, headers, bytes(max(message.size, 0)))
+                payload = self._stream_payload(to, headers, message.size)
+                seq = await self.publish_to_stream(to, headers, payload)
                 for name in self.addresses[to]:
                     self.queues[name].seqs[message.id] = seq
                 return "accepted"
@@ -733,20 +757,69 @@ class NatsAdapter(BrokerAdapter, NatsRetention):
             await self._nc.publish(f"$JS.API.CONSUMER.MSG.NEXT.{queue.stream}.{queue.durable_name}",
                                    json.dumps(request).encode(), reply=self._inbox)
             msg = await self._sub.next_msg(timeout=self.fetch_timeout + self.request_timeout)
-            status = msg.headers.get("Status") if msg.headers else None
-            if status in ("404", "408"):
-                return None
-            if status is not None:
-                description = msg.headers.get("Description", "") if msg.headers else ""
-                raise Refused(f"nats: receive: {status} {description}".strip())
-            msg_id = msg.headers.get(ID_HEADER) if msg.headers else None
-            if msg_id is None:
-                raise Refused(f"nats: receive: a message without an {ID_HEADER} header")
-            queue.delivered[msg_id] = msg.metadata.num_delivered
-            state.held[msg_id] = msg
-            state.tokens[msg_id] = msg
-            return msg_id
+            return self._took(state, queue, msg, "receive", ("404", "408"))
         return self._do("receive", run)
+
+    def _took(self, state: _Consumer, queue: _Queue, msg: Msg, op: str, ends: tuple[str, ...]) -> str | None:
+        """The id of a delivered message, now held by the consumer; None for a status in `ends` (the
+        request ended); Refused for any other status."""
+        status = msg.headers.get("Status") if msg.headers else None
+        if status in ends:
+            return None
+        if status is not None:
+            description = msg.headers.get("Description", "") if msg.headers else ""
+            raise Refused(f"nats: {op}: {status} {description}".strip())
+        msg_id = msg.headers.get(ID_HEADER) if msg.headers else None
+        if msg_id is None:
+            raise Refused(f"nats: {op}: a message without an {ID_HEADER} header")
+        queue.delivered[msg_id] = msg.metadata.num_delivered
+        state.held[msg_id] = msg
+        state.tokens[msg_id] = msg
+        return str(msg_id)
+
+    def _fetch(self, consumer: str, batch: int, max_bytes: int) -> Result:
+        """DELIVERY-38..40 (capability ``pull_batch``): one no_wait pull request for `batch` messages
+        within `max_bytes` x BYTE_UNIT bytes (0: no budget; only on a stream address, whose messages
+        are padded to just within their size in units: :meth:`_stream_payload`); the messages until
+        `batch` of them came or a 404/408/409 status ended the request (or nothing more came within
+        the fetch and request timeouts: the budget was spent to the byte)."""
+        async def run() -> list[str]:
+            state = self._consumer(consumer)
+            queue = self._queue(state.queue)
+            if max_bytes and queue.address not in self.stream_addresses:
+                raise Unsupported("fetch max_bytes outside a stream address (messages are not padded)")
+            if max_bytes and batch > FETCH_MAX_BATCH:
+                raise Unsupported(f"fetch max_bytes with a batch over {FETCH_MAX_BATCH} (not exact)")
+            if self._nc is None or self._sub is None:
+                raise nats_errors.ConnectionClosedError
+            request: dict[str, Any] = {"batch": batch, "no_wait": True}
+            if max_bytes:
+                request["max_bytes"] = max_bytes * BYTE_UNIT
+            await self._nc.publish(f"$JS.API.CONSUMER.MSG.NEXT.{queue.stream}.{queue.durable_name}",
+                                   json.dumps(request).encode(), reply=self._inbox)
+            got: list[str] = []
+            while len(got) < batch:
+                try:
+                    msg = await self._sub.next_msg(timeout=self.fetch_timeout + self.request_timeout)
+                except nats_errors.TimeoutError:
+                    break
+                msg_id = self._took(state, queue, msg, "fetch", ("404", "408", "409"))
+                if msg_id is None:
+                    break
+                got.append(msg_id)
+            return got
+        return self._do("fetch", run)
+
+    def _stream_payload(self, address: str, headers: Mapping[str, str], size: int) -> bytes:
+        """DELIVERY-39: the payload that makes the size a pull request counts (subject, ack reply,
+        headers, payload; consumer.go loopAndGatherMsgs) at most `size` x BYTE_UNIT and within
+        ACK_REPLY_SPREAD of it, whichever consumer delivers it (the ack reply is bounded above by
+        ack_reply_bound)."""
+        if size < 1:
+            raise Unsupported("a message of size 0 on a stream address (JetStream counts overhead)")
+        stream, subject = self._stream_names(address)
+        hdr = len(b"NATS/1.0\r\n" + b"".join(f"{k}: {v}\r\n".encode() for k, v in headers.items()) + b"\r\n")
+        return bytes(size * BYTE_UNIT - len(subject) - hdr - ack_reply_bound(stream))
 
     async def _reply(self, msg: Msg, verb: bytes) -> None:
         assert self._nc is not None

@@ -233,6 +233,15 @@ def _pause(adapter: Adapter, args: Mapping[str, Any]) -> Result:
     return adapter.call("pause", queue=args["queue"], until_ms=int(args["until_ms"]))
 
 
+def _fetch(adapter: Adapter, args: Mapping[str, Any]) -> Result:
+    """DELIVERY-38..40: ``call("fetch", consumer=..., batch=..., max_bytes=...)`` with ``pull_batch``."""
+    refused = _missing(adapter, ["pull_batch"])
+    if refused is not None:
+        return refused
+    return adapter.call("fetch", consumer=str(args["consumer"]), batch=int(args["batch"]),
+                        max_bytes=int(args.get("max_bytes", 0)))
+
+
 def _declare_address(adapter: Adapter, args: Mapping[str, Any]) -> Result:
     """RETENTION-1..11: an address with a retention needs the ``retention`` capability."""
     refused = _missing(adapter, ["retention"]) if args.get("retention") is not None else None
@@ -286,6 +295,7 @@ DISPATCH: dict[str, Callable[[Adapter, Any], Result]] = {
     "pause": _pause,
     "join": _join,
     "leave": _leave,
+    "fetch": _fetch,
 }
 BATCH_OPS = ("send_batch", "receive_batch", "ack_batch")
 FLOW_OPS = ("throttle", "offer", "complete", "admission", "submit", "take", "lock", "store", "put",

@@ -256,6 +256,11 @@ TABLES["retention"] = {
     "leave.interest": ("RETENTION-7",),
     "term.interest": ("RETENTION-8", "RETENTION-5"),
     "consumer.counts": ("RETENTION-11",),
+    # DELIVERY-38..40 (capability pull_batch): one pull request for a batch, within a byte budget
+    "fetch.batch": ("DELIVERY-38",),
+    "fetch.budget": ("DELIVERY-39", "DELIVERY-38"),
+    "fetch.too_large": ("DELIVERY-40", "DELIVERY-39"),
+    "fetch.accepted": ("DELIVERY-38",),
 }
 
 

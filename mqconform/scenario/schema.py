@@ -142,6 +142,8 @@ OPS: Final[Mapping[str, Op]] = {
     # refused); leave deletes it
     "join": Op({"name": _req("str"), "address": _req("str")}, declares="queue"),
     "leave": Op(scalar="str"),
+    # DELIVERY-38..40: one pull request for up to `batch` messages within `max_bytes` (0: no budget)
+    "fetch": Op({"consumer": _req("str"), "batch": _req("int"), "max_bytes": _f("int", 0)}),
     "send_batch": Op({"to": _req("str"), "ids": _req("list"), "size": _f("int", 100),
                       "priority": _f("int", 4)}),
     "receive_batch": Op({"consumer": _req("str"), "count": _req("int")}),
@@ -162,6 +164,7 @@ REFERENCES: Final[Mapping[str, tuple[tuple[str, str], ...]]] = {
     "open_requester": (("", "store"),), "close_requester": (("", "store"),),
     "close_session": (("", "consumer"),), "pause": (("queue", "queue"),),
     "join": (("address", "address"),), "leave": (("", "queue"),),
+    "fetch": (("consumer", "consumer"),),
     "send_batch": (("to", "address"),), "receive_batch": (("consumer", "consumer"),),
     "ack_batch": (("consumer", "consumer"),),
 }

@@ -474,24 +474,38 @@ RETENTION_STEPS: dict[str, list[tuple[str, Any]]] = {
     "workqueue": [("join", {"name": "q1", "address": "s"}), ("send", {"to": "s", "id": "m1"}),
                   ("send", {"to": "s", "id": "m2"}), ("join", {"name": "q2", "address": "s"}),
                   ("receive", "c-q1"), ("ack", {"consumer": "c-q1", "id": "m1"})],
+    # DELIVERY-38..40: pull batches within a byte budget (sizes in KiB units on a stream address)
+    "fetch": [("join", {"name": "q1", "address": "s"}),
+              *(("send", {"to": "s", "id": f"m{n}", "size": size})
+                for n, size in enumerate((1, 2, 3, 1, 1, 2))),
+              ("fetch", {"consumer": "c-q1", "batch": 4, "max_bytes": 2}),
+              ("fetch", {"consumer": "c-q1", "batch": 4, "max_bytes": 1}),
+              ("fetch", {"consumer": "c-q1", "batch": 4, "max_bytes": 5}),
+              ("nack", {"consumer": "c-q1", "id": "m1"}),
+              ("fetch", {"consumer": "c-q1", "batch": 2}),
+              ("fetch", {"consumer": "c-q1", "batch": 4, "max_bytes": 3}),
+              ("fetch", {"consumer": "c-q1", "batch": 4})],
 }
 
 
-@pytest.mark.rules(*(f"RETENTION-{n}" for n in range(1, 12)))
+@pytest.mark.rules(*(f"RETENTION-{n}" for n in range(1, 12)), "DELIVERY-38", "DELIVERY-39", "DELIVERY-40")
 @pytest.mark.parametrize("retention", sorted(RETENTION_STEPS))
 def test_stream_retention_with_several_consumers_matches_the_model(
         retention: str, nats_adapter: NatsAdapter) -> None:
     """Limits keeps what was acknowledged and what a deleted consumer had; Interest stores nothing
     without a consumer, keeps a message while a consumer with interest has not acknowledged or
     terminated it, and empties when its last consumer is deleted; WorkQueue refuses a second
-    unfiltered consumer: every answer, the stream's count and each consumer's counts as the model's."""
+    unfiltered consumer; a pull request takes up to its batch while the sizes fit its budget, and the
+    first message that does not fit stays first: every answer, the stream's count and each consumer's
+    counts as the model's."""
     from mqconform.conformance.driver import call_operation
 
     model = ReferenceAdapter("jetstream")
     model.open("m")
     queues: list[str] = []
     seen = []
-    for op, args in [("address", {"name": "s", "retention": retention}), *RETENTION_STEPS[retention]]:
+    policy = "limits" if retention == "fetch" else retention
+    for op, args in [("address", {"name": "s", "retention": policy}), *RETENTION_STEPS[retention]]:
         want, got = call_operation(model, op, args), call_operation(nats_adapter, op, args)
         assert (got.type, got.value) == (want.type, want.value), (op, args, got, want)
         if op == "join" and want.value == "created":
@@ -509,7 +523,8 @@ def test_stream_retention_with_several_consumers_matches_the_model(
             want_state = model.call("consumer_state", queue=queue).value
             got_state = nats_adapter.call("consumer_state", queue=queue).value
             assert {k: got_state[k] for k in fields} == {k: want_state[k] for k in fields}, (op, args, queue)
-    expected = {"limits": [0, 0, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 2],
+    expected = {"fetch": [0, 0, 1, 2, 3, 4, 5, 6, 6, 6, 6, 6, 6, 6, 6],
+                "limits": [0, 0, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 2],
                 "interest": [0, 0, 0, 1, 1, 2, 3, 3, 3, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 0],
                 "workqueue": [0, 0, 1, 2, 2, 2, 1]}
     assert seen == expected[retention]

@@ -98,3 +98,19 @@ def test_misuse_and_other_profiles() -> None:
     held = stream("interest", "q1")
     with pytest.raises(ModelMisuse):
         held.leave("q1")  # its consumer is open
+
+
+@pytest.mark.rules("DELIVERY-38", "DELIVERY-39", "DELIVERY-40")
+def test_a_fetch_takes_a_batch_within_its_byte_budget() -> None:
+    broker = stream("limits", "q1")
+    for msg_id, size in (("m1", 1), ("m2", 2), ("m3", 3), ("m4", 1), ("m5", 1)):
+        assert broker.send("s", Message(msg_id, size=size)) == "accepted"
+    assert broker.fetch("c-q1", 10, max_bytes=2) == ["m1"]  # m2 does not fit in what is left
+    assert broker.next_size("c-q1") == 2
+    assert broker.fetch("c-q1", 10, max_bytes=1) == []  # DELIVERY-40: m2 stays first
+    assert broker.fetch("c-q1", 10, max_bytes=5) == ["m2", "m3"]  # the budget spent exactly
+    assert broker.fetch("c-q1", 1) == ["m4"]  # batch only
+    assert broker.fetch("c-q1", 3) == ["m5"]  # fewer available
+    assert broker.fetch("c-q1", 3) == [] and broker.next_size("c-q1") is None
+    with pytest.raises(ModelMisuse):
+        broker.fetch("c-q1", 0)

@@ -4,7 +4,9 @@ Each example declares the address ``s`` with a retention drawn once, joins up to
 pull consumer each), sends, receives, acknowledges, NAKs and terminates, and lets queues leave. After
 every step it compares the stream's stored messages (``call("retention_state", address=...)``) under
 a check of the retention (RETENTION-1/5/10, after a leave RETENTION-2/7, after a terminate RETENTION-8,
-after a send with no consumer RETENTION-4) and each queue's consumer counts (RETENTION-11).
+after a send with no consumer RETENTION-4) and each queue's consumer counts (RETENTION-11). With
+``pull_batch`` a consumer also pulls batches within a byte budget (DELIVERY-38..40): messages have
+sizes of 1 to 3 units.
 """
 
 from __future__ import annotations
@@ -22,6 +24,10 @@ ADDRESS = "s"
 MAX_QUEUES = 3
 MAX_MESSAGES = 12
 WHICH = st.integers(min_value=0, max_value=7)
+SIZES = st.sampled_from((1, 1, 2, 3))
+#: DELIVERY-38..40: a fetch's batch and byte budget (0: none), in the message sizes' units
+BATCHES = st.integers(min_value=1, max_value=4)
+BUDGETS = st.sampled_from((0, 1, 2, 3, 5))
 #: what the consumer counts are compared on (their sequences are per queue in the model, per stream in
 #: JetStream: not compared here)
 COUNT_FIELDS = ("num_pending", "num_ack_pending", "num_redelivered")
@@ -77,10 +83,10 @@ class RetentionMachine(ConformanceMachine):
             self.late.add(name)
 
     @precondition(lambda self: self.ready and self.sent < MAX_MESSAGES)
-    @rule()
-    def send(self) -> None:
+    @rule(size=SIZES)
+    def send(self, size: int) -> None:
         self.sent += 1
-        self.d.both("send", {"to": ADDRESS, "id": f"m{self.sent}"}, compare="send.result")
+        self.d.both("send", {"to": ADDRESS, "id": f"m{self.sent}", "size": size}, compare="send.result")
         self.stream_check = "send.no_interest" if self.policy == "interest" and not self.queues else ""
 
     def _consumer(self, which: int) -> tuple[str, str]:
@@ -95,6 +101,19 @@ class RetentionMachine(ConformanceMachine):
         messages sent after it joined, in order."""
         queue, consumer = self._consumer(which)
         self.d.both("receive", consumer, compare="receive.late" if queue in self.late else "receive.id")
+        self.stream_check = ""
+
+    @precondition(lambda self: self.ready and self.queues and self.can("pull_batch"))
+    @rule(which=WHICH, batch=BATCHES, max_bytes=BUDGETS)
+    def fetch(self, which: int, batch: int, max_bytes: int) -> None:
+        """DELIVERY-38 (a batch), DELIVERY-39 (within a byte budget), DELIVERY-40 (the next message
+        larger than the budget: nothing)."""
+        _, consumer = self._consumer(which)
+        check = "fetch.batch"
+        if max_bytes:
+            size = self._broker().next_size(consumer)
+            check = "fetch.too_large" if size is not None and size > max_bytes else "fetch.budget"
+        self.d.both("fetch", {"consumer": consumer, "batch": batch, "max_bytes": max_bytes}, compare=check)
         self.stream_check = ""
 
     def _held(self, consumer: str) -> list[str]:

@@ -192,8 +192,11 @@ EXPECT_ENTRIES: Final[Mapping[str, tuple[Mapping[str, Field], str | None]]] = {
                  "text": _f("str?"), "code": _f("int?")}, None),
     "store": ({"name": _f("str"), "used_bytes": _f("int"), "live": _f("int"), "free_slots": _f("int"),
                "index_entries": _f("int"), "blocks_used": _f("int"), "last_message": _f("int")}, "store"),
+    # RETENTION-1..10: a stream address's stored messages (capability retention)
+    "retention": ({"address": _f("str"), "messages": _f("int")}, "address"),
 }
 EXPECT_KEYS: Final = ("result", *EXPECT_ENTRIES)
 #: the field that names the declared thing of an expect entry
 NAME_FIELD: Final = {"queue": "name", "delivery_count": "queue", "throttle": "name", "store": "name",
-                     "message": "queue", "consumer_state": "queue", "stream_state": "queue"}
+                     "message": "queue", "consumer_state": "queue", "stream_state": "queue",
+                     "retention": "address"}

@@ -53,12 +53,15 @@ class RetentionMachine(ConformanceMachine):
     def _broker(self) -> Any:
         return self.d.model.world.broker
 
-    @initialize(policy=st.sampled_from(("limits", "interest", "workqueue")))
-    def setup(self, policy: str) -> None:
+    @initialize(policy=st.sampled_from(("limits", "interest", "workqueue")),
+                queues=st.integers(min_value=0, max_value=2))
+    def setup(self, policy: str, queues: int) -> None:
+        """The stream and its first queues (a WorkQueue stream's one consumer joins first: a send
+        before it is not modelled)."""
         self.policy = policy
         self.d.both("address", {"name": ADDRESS, "retention": policy})
         self.ready = True
-        if policy == "workqueue":  # its one consumer joins first (a send before it is not modelled)
+        for _ in range(max(queues, int(policy == "workqueue"))):
             self._join()
 
     @precondition(lambda self: self.ready and self.joined < MAX_QUEUES + 1)
@@ -147,7 +150,8 @@ class RetentionMachine(ConformanceMachine):
         self.late.discard(queue)
         self.stream_check = f"leave.{self.policy}"
 
-    @precondition(lambda self: self.ready)
+    @precondition(lambda self: self.ready and not self.queues and self.sent >= MAX_MESSAGES
+                  and self.joined > MAX_QUEUES)
     @rule()
     def idle(self) -> None:
         """Nothing more happens (every queue left and every message sent: the example may end)."""

@@ -43,6 +43,11 @@ token, so concurrent runs and xdist workers never share a stream):
   queue (REDELIVERY-20), so they come back newest first; with ``close_mode="abandon"`` it just
   forgets them and the server redelivers them after ``ack_wait``. ``nack`` with ``delay_ms`` is
   ``-NAK {"delay": ns}`` (REDELIVERY-28); ``in_progress`` is ``+WPI`` (REDELIVERY-27).
+- an address declared with a ``retention`` is a stream of that retention policy whose queues are
+  durable consumers (RETENTION-1..11, :mod:`.nats_retention`); ``call("fetch", consumer=..., batch=...,
+  max_bytes=...)`` (DELIVERY-38..40, capability ``pull_batch``, 2.9+) is one no_wait pull request,
+  ``max_bytes`` in units of BYTE_UNIT on a stream address, whose messages are padded to just within
+  their size in units (see ACK_REPLY_FIXED).
 - ``call("pause", queue=..., until_ms=...)`` (DELIVERY-34, capability ``consumer_pause``, 2.11+) is
   ``$JS.API.CONSUMER.PAUSE`` of the queue's durable with ``pause_until`` the wall time at which the
   logical clock reaches ``until_ms``; while paused a pull is answered 404 (None).

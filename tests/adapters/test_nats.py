@@ -528,3 +528,24 @@ def test_stream_retention_with_several_consumers_matches_the_model(
                 "interest": [0, 0, 0, 1, 1, 2, 3, 3, 3, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 0],
                 "workqueue": [0, 0, 1, 2, 2, 2, 1]}
     assert seen == expected[retention]
+
+
+@pytest.mark.rules("RETENTION-3", "RETENTION-4", "RETENTION-5", "RETENTION-6", "RETENTION-7", "RETENTION-8",
+                   "DELIVERY-38", "DELIVERY-39", "DELIVERY-40")
+@pytest.mark.parametrize("name", ["jetstream-interest-retention.yaml", "jetstream-pull-max-bytes.yaml"])
+def test_retention_and_pull_batch_examples_hold_on_the_model_and_the_server(
+        name: str, embedded: NatsAdapter, namespace: str) -> None:
+    """The spec's worked examples of Interest retention and of a pull request within max_bytes pass on
+    the model and on the server; the seeds' profile has no stream addresses (nothing runs)."""
+    from pathlib import Path
+
+    from mqconform.scenario.loader import load
+    from mqconform.scenario.runner import run_scenario
+
+    scenario = load(Path(__file__).parents[2] / "spec" / "examples" / name)
+    model = run_scenario(scenario, ReferenceAdapter("jetstream"), strict=True)
+    assert model.verdict == "pass", model.verdict_line()
+    outcome = run_scenario(scenario, embedded, strict=True, namespace=namespace)
+    assert {"retention", "pull_batch"} <= embedded.capabilities
+    assert outcome.verdict == "pass", outcome.verdict_line()
+    assert run_scenario(scenario, ReferenceAdapter("artemis")).steps_run == 0  # unsupported there

@@ -549,3 +549,12 @@ def test_retention_and_pull_batch_examples_hold_on_the_model_and_the_server(
     assert {"retention", "pull_batch"} <= embedded.capabilities
     assert outcome.verdict == "pass", outcome.verdict_line()
     assert run_scenario(scenario, ReferenceAdapter("artemis")).steps_run == 0  # unsupported there
+
+
+def test_pull_batch_follows_the_server_release() -> None:
+    """DELIVERY-38..40 need max_bytes in pull requests (2.9.0); stream retention is in every release."""
+    from mqconform.adapters.nats import capabilities_for
+
+    assert "pull_batch" not in capabilities_for("2.8.4")
+    assert {"pull_batch", "retention"} <= capabilities_for("2.9.0")
+    assert "retention" in capabilities_for("2.8.4")

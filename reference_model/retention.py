@@ -41,8 +41,6 @@ class RetentionMixin(BrokerCore):
         self._need("retention", "retention")
         if config.retention not in RETENTIONS:
             raise ModelMisuse(f"unknown retention {config.retention!r}")
-        if config.max_size_bytes >= 0 or config.max_size_messages >= 0:
-            raise ModelMisuse("a stream address has no paging limits")
 
     def _stream(self, address_name: str) -> AddressState:
         self._need("retention", "retention")
@@ -75,12 +73,10 @@ class RetentionMixin(BrokerCore):
         address = self._stream(queue.address.name)
         if queue.consumers:
             raise ModelMisuse(f"close the consumers of {queue_name!r} before it leaves")
-        for ref in [r for r in queue.live.values() if r.place in ("pending", "delivering", "exhausted")]:
-            if ref.place == "exhausted":
-                del queue.exhausted[ref.id]
-            elif ref.place == "pending":
+        for ref in [r for r in queue.live.values() if r.place in ("pending", "delivering")]:
+            if ref.place == "pending":  # (a joined queue has no delivery limit: nothing is exhausted)
                 queue.pending.remove(ref.id)
-            else:
+            else:  # held by no consumer (its consumers are closed): waiting out a NAK delay
                 queue.nak_waiting.pop(ref.id, None)
                 queue.orphans.pop(ref.id, None)
                 self._undeliver(queue, ref)

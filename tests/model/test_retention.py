@@ -98,6 +98,37 @@ def test_misuse_and_other_profiles() -> None:
     held = stream("interest", "q1")
     with pytest.raises(ModelMisuse):
         held.leave("q1")  # its consumer is open
+    with pytest.raises(Unsupported):  # address limits are paging, which no profile with retention has
+        Broker(JETSTREAM).declare_address(AddressConfig("s", retention="limits", max_size_messages=5))
+
+
+@pytest.mark.rules("RETENTION-7")
+def test_a_leave_releases_a_message_waiting_out_a_nak_delay() -> None:
+    broker = stream("interest", "q1", "q2")
+    send(broker, "m1")
+    assert broker.receive("c-q1") == "m1" and broker.nack("c-q1", "m1", delay_ms=500) == "ok"
+    broker.close("c-q1")
+    broker.leave("q1")
+    assert stored(broker) == 1  # q2 still needs m1
+    broker.close("c-q2")
+    broker.leave("q2")
+    assert stored(broker) == 0
+    broker.advance(1000)  # the delay's timer finds its queue gone: nothing happens
+
+
+@pytest.mark.rules("DELIVERY-38", "DELIVERY-34")
+def test_a_fetch_takes_nothing_while_paused_or_at_max_unacked() -> None:
+    broker = stream("limits")
+    broker.join("q1", "s")
+    broker.open_consumer(ConsumerConfig("c", "q1", window_bytes=0, max_unacked=1))
+    send(broker, "m1", "m2")
+    broker.pause_consumers("q1", 100)
+    assert broker.fetch("c", 2) == []
+    broker.advance(100)
+    assert broker.fetch("c", 2) == ["m1"]  # the ack-pending cap of 1
+    broker.open_consumer(ConsumerConfig("push", "q1"))
+    with pytest.raises(ModelMisuse):
+        broker.fetch("push", 1)  # a consumer with a window is pushed to, it does not pull
 
 
 @pytest.mark.rules("DELIVERY-38", "DELIVERY-39", "DELIVERY-40")

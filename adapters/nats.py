@@ -803,15 +803,24 @@ class NatsAdapter(BrokerAdapter, NatsRetention):
             await self._nc.publish(f"$JS.API.CONSUMER.MSG.NEXT.{queue.stream}.{queue.durable_name}",
                                    json.dumps(request).encode(), reply=self._inbox)
             got: list[str] = []
+            wait = self.fetch_timeout + self.request_timeout
             while len(got) < batch:
                 try:
-                    msg = await self._sub.next_msg(timeout=self.fetch_timeout + self.request_timeout)
+                    msg = await self._sub.next_msg(timeout=wait)
                 except nats_errors.TimeoutError:
                     break
                 msg_id = self._took(state, queue, msg, "fetch", ("404", "408", "409"))
                 if msg_id is None:
                     break
                 got.append(msg_id)
+            if max_bytes and len(got) == batch:
+                # a batch fulfilled with bytes left is followed by "409 Batch Completed" (consumer.go
+                # loopAndGatherMsgs, JsPullRequestRemainingBytesT): read it, so that the next request's
+                # answer is its own (none comes when the budget was spent to the byte)
+                with contextlib.suppress(nats_errors.TimeoutError):
+                    msg = await self._sub.next_msg(timeout=wait)
+                    if self._took(state, queue, msg, "fetch", ("409",)) is not None:
+                        raise Refused("nats: fetch: a message beyond the batch")
             return got
         return self._do("fetch", run)
 

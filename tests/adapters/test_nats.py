@@ -484,7 +484,11 @@ RETENTION_STEPS: dict[str, list[tuple[str, Any]]] = {
               ("nack", {"consumer": "c-q1", "id": "m1"}),
               ("fetch", {"consumer": "c-q1", "batch": 2}),
               ("fetch", {"consumer": "c-q1", "batch": 4, "max_bytes": 3}),
-              ("fetch", {"consumer": "c-q1", "batch": 4})],
+              ("fetch", {"consumer": "c-q1", "batch": 4}),
+              # a batch fulfilled with bytes left (the server's "409 Batch Completed" follows it)
+              ("send", {"to": "s", "id": "m6", "size": 1}),
+              ("fetch", {"consumer": "c-q1", "batch": 1, "max_bytes": 3}),
+              ("send", {"to": "s", "id": "m7", "size": 1}), ("receive", "c-q1")],
 }
 
 
@@ -523,7 +527,7 @@ def test_stream_retention_with_several_consumers_matches_the_model(
             want_state = model.call("consumer_state", queue=queue).value
             got_state = nats_adapter.call("consumer_state", queue=queue).value
             assert {k: got_state[k] for k in fields} == {k: want_state[k] for k in fields}, (op, args, queue)
-    expected = {"fetch": [0, 0, 1, 2, 3, 4, 5, 6, 6, 6, 6, 6, 6, 6, 6],
+    expected = {"fetch": [0, 0, 1, 2, 3, 4, 5, 6, 6, 6, 6, 6, 6, 6, 6, 7, 7, 8, 8],
                 "limits": [0, 0, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 2],
                 "interest": [0, 0, 0, 1, 1, 2, 3, 3, 3, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 0],
                 "workqueue": [0, 0, 1, 2, 2, 2, 1]}

@@ -93,6 +93,11 @@ CALL_OPS: dict[str, tuple[str, ...] | None] = {
     "locate": None,
     # DELIVERY-34: the queue's consumers deliver nothing until the logical time until_ms
     "pause": None,
+    # RETENTION-1..11 (capability retention): a durable consumer of a stream address as a queue
+    # (answers created or refused), its deletion, and the stream's stored messages
+    "join": None, "leave": None, "retention_state": ("messages",),
+    # DELIVERY-38..40 (capability pull_batch): one pull request, the list of ids it delivered
+    "fetch": None,
     # RESTART-5 and DELIVERY-27..30: the queue as a JetStream stream and its durable consumer
     "stream_state": ("msgs", "first_seq", "last_seq", "num_deleted", "num_pending", "num_ack_pending",
                      "num_redelivered", "delivered_seq", "ack_floor_seq"),
@@ -105,6 +110,7 @@ CALL_RESULTS: dict[str, tuple[str, ...]] = {
     "put": ("ok", "e$max_file_exceeded"),
     "remove": ("ok", "e$record_not_found"),
     "truncate": ("ok", "e$no_truncate_queue", "e$invalid_io_operation"),
+    "join": ("created", "refused"),
 }
 
 

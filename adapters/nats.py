@@ -43,6 +43,11 @@ token, so concurrent runs and xdist workers never share a stream):
   queue (REDELIVERY-20), so they come back newest first; with ``close_mode="abandon"`` it just
   forgets them and the server redelivers them after ``ack_wait``. ``nack`` with ``delay_ms`` is
   ``-NAK {"delay": ns}`` (REDELIVERY-28); ``in_progress`` is ``+WPI`` (REDELIVERY-27).
+- an address declared with a ``retention`` is a stream of that retention policy whose queues are
+  durable consumers (RETENTION-1..11, :mod:`.nats_retention`); ``call("fetch", consumer=..., batch=...,
+  max_bytes=...)`` (DELIVERY-38..40, capability ``pull_batch``, 2.9+) is one no_wait pull request,
+  ``max_bytes`` in units of BYTE_UNIT on a stream address, whose messages are padded to just within
+  their size in units (see ACK_REPLY_FIXED).
 - ``call("pause", queue=..., until_ms=...)`` (DELIVERY-34, capability ``consumer_pause``, 2.11+) is
   ``$JS.API.CONSUMER.PAUSE`` of the queue's durable with ``pause_until`` the wall time at which the
   logical clock reaches ``until_ms``; while paused a pull is answered 404 (None).
@@ -111,13 +116,14 @@ from nats.js import errors as js_errors
 from nats.js.api import AckPolicy, DeliverPolicy, DiscardPolicy, RetentionPolicy, StorageType, StreamConfig
 from nats.js.api import ConsumerConfig as JsConsumerConfig
 
-from mqconform.reference_model.config import ConsumerConfig, Message, QueueConfig
+from mqconform.reference_model.config import AddressConfig, ConsumerConfig, Message, QueueConfig
 from mqconform.text import one_line
 
 from ._base import BrokerAdapter, Refused, Unsupported, lowest_ttl
 from ._urls import redact
 from .contract import AdapterError, Result
 from .nats_embedded import EmbeddedNatsServer
+from .nats_retention import NatsRetention
 
 T = TypeVar("T")
 
@@ -159,6 +165,9 @@ CAPABILITIES = frozenset({
     "message_ttl",
     # RING-27: a queue's byte bound is the stream's max_bytes (in BYTE_UNIT: see _payload)
     "max_length_bytes",
+    # RETENTION-1..11: an address with a retention is a stream, its queues durable consumers
+    # (adapters/nats_retention.py)
+    "retention",
 })
 #: RING-27: one byte of the model is this many bytes of JetStream's stored size (subject, headers,
 #: payload and record overhead, nats-server memStoreMsgSize / fileStoreMsgSize): on a queue with a byte
@@ -181,6 +190,24 @@ DISCARD = {"discard-old": DiscardPolicy.OLD, "discard-new": DiscardPolicy.NEW}
 MAX_MSGS_EXCEEDED = 10077
 
 
+#: DELIVERY-39: the longest ack reply subject a delivery of a stream address's message may carry,
+#: beside the stream's name: "$JS.ACK.<domain>.<account hash>.<stream>.<consumer>.<delivery count>.
+#: <stream seq>.<consumer seq>.<timestamp>.<pending>" (consumer.go ackReply; a consumer name of a queue
+#: token up to 40 characters, counts up to 10 digits, the timestamp 19 digits, the domain and account
+#: hash up to 64 characters). The shortest is "$JS.ACK.<stream>.<c>.1.1.1.<timestamp>.0", 38 bytes
+#: beside the stream's name, so a padded message is counted at most ACK_REPLY_SPREAD bytes below its
+#: size in units, and a budget of b units admits exactly the messages whose sizes add up to b as long
+#: as at most FETCH_MAX_BATCH + 1 messages are weighed (the spreads stay below one unit)
+ACK_REPLY_FIXED = len("$JS.ACK.") + 64 + 1 + 40 + 1 + 4 * 11 + 20
+ACK_REPLY_SPREAD = ACK_REPLY_FIXED - 38
+FETCH_MAX_BATCH = 6
+
+
+def ack_reply_bound(stream: str) -> int:
+    """The longest ack reply of a delivery from `stream` (see ACK_REPLY_FIXED)."""
+    return ACK_REPLY_FIXED + len(stream)
+
+
 def _token(name: str) -> str:
     """A name usable in subjects, stream and consumer names; a hash keeps distinct names distinct."""
     clean = re.sub(r"[^A-Za-z0-9_-]", "_", name)
@@ -199,6 +226,8 @@ MIN_VERSION: Mapping[str, tuple[int, int, int]] = {
     "js:limit_update_keeps_discard_new": (2, 10, 6),  # lowering max_msgs trims only discard old (#4802)
     # RING-30: set_ring_size is a stream update of max_msgs; before 2.10.6 discard new trimmed too
     "set_ring_size": (2, 10, 6),
+    # DELIVERY-38..40: pull requests with max_bytes (409 Message Size Exceeds MaxBytes, 2.9.0)
+    "pull_batch": (2, 9, 0),
     "js:backoff_len_eq_max_deliver": (2, 10, 23),  # len(BackOff) == MaxDeliver accepted (#6154)
     "js:message_ttl": (2, 11, 0),            # allow_msg_ttl, Nats-TTL (#6272, #6319, #6400)
     "per_message_ttl": (2, 11, 0),           # EXPIRY-2: the contract's send ttl_ms as Nats-TTL
@@ -269,6 +298,10 @@ class _Queue:
     pause_until: str | None = None
     #: EXPIRY-1: the stream's max_age in ms (None: none)
     message_ttl_ms: int | None = None
+    #: RETENTION-1..11: the durable consumer's name (a queue of a stream address has its own) and the
+    #: first stream sequence it delivers (DeliverPolicy New: the stream's last sequence + 1 at join)
+    durable_name: str = DURABLE
+    start_seq: int = 0
 
 
 @attrs.define
@@ -282,7 +315,7 @@ class _Consumer:
     tokens: dict[str, Msg] = attrs.Factory(dict)
 
 
-class NatsAdapter(BrokerAdapter):
+class NatsAdapter(BrokerAdapter, NatsRetention):
     """JetStream behind the adapter contract (synchronous; nats-py runs on a private event loop)."""
 
     name = "nats"
@@ -327,6 +360,7 @@ class NatsAdapter(BrokerAdapter):
     def _reset(self) -> None:
         super()._reset()
         self.streams: list[str] = []
+        self.stream_addresses = {}
         #: RESTART-4: when the adapter's last operation ended (a SIGKILL waits KILL_QUIET_S after it)
         self._last_op = time.monotonic()
 
@@ -436,6 +470,15 @@ class NatsAdapter(BrokerAdapter):
             return self._stream_state(str(kwargs.get("queue", "")))
         if op == "consumer_state":
             return self._consumer_state(str(kwargs.get("queue", "")))
+        if op in ("join", "leave", "retention_state") and "retention" in self.capabilities:
+            if op == "join":
+                return self.join(str(kwargs.get("name", "")), str(kwargs.get("address", "")))
+            if op == "leave":
+                return self.leave(str(kwargs.get("queue", "")))
+            return self.retention_state(str(kwargs.get("address", "")))
+        if op == "fetch" and "pull_batch" in self.capabilities:
+            return self._fetch(str(kwargs.get("consumer", "")), int(kwargs.get("batch", 1)),
+                               int(kwargs.get("max_bytes", 0)))
         if op == "pause" and "consumer_pause" in self.capabilities:
             return self._pause(str(kwargs.get("queue", "")), int(kwargs.get("until_ms", 0)))
         if op != "restart" or "restart" not in self.capabilities:
@@ -466,12 +509,12 @@ class NatsAdapter(BrokerAdapter):
         up to SETTLE_S, then taken as it is."""
         deadline = time.monotonic() + SETTLE_S
         while True:
-            c = await self._js().consumer_info(state.stream, DURABLE)
+            c = await self._js().consumer_info(state.stream, state.durable_name)
             s = await self._stream_info_state(state.stream)
             delivered = int(c.delivered.stream_seq or 0) if c.delivered else 0
             above = 0
             if int(s.get("messages", 0)):
-                floor = max(delivered, int(s.get("first_seq", 0)) - 1)
+                floor = max(delivered, int(s.get("first_seq", 0)) - 1, state.start_seq - 1)
                 gaps = sum(1 for seq in s.get("deleted") or () if seq > floor)
                 above = int(s.get("last_seq", 0)) - floor - gaps
             if int(c.num_pending or 0) == max(above, 0) or time.monotonic() > deadline:
@@ -571,8 +614,16 @@ class NatsAdapter(BrokerAdapter):
             self._loop.close()
 
     # ------------------------------------------------------------------ declarations
+    def declare_address(self, config: AddressConfig) -> Result:
+        """An address with a retention is a stream (RETENTION-1..11); else the base's."""
+        if config.retention is not None and "retention" in self.capabilities:
+            return self.declare_stream_address(config)
+        return super().declare_address(config)
+
     def declare_queue(self, config: QueueConfig) -> Result:
         async def run() -> None:
+            if config.address_name in self.stream_addresses:
+                raise Unsupported("a queue of a stream address is declared by join")
             self._check_new_queue(config)
             address = config.address_name
             stream = f"{self.prefix}_{_token(config.name)}"
@@ -644,6 +695,13 @@ class NatsAdapter(BrokerAdapter):
     # ------------------------------------------------------------------ messages
     def send(self, to: str, message: Message) -> Result:
         async def run() -> str:
+            if to in self.stream_addresses:  # RETENTION-1..11: one publish on the stream's subject
+                headers = self._headers(message)
+                payload = self._stream_payload(to, headers, message.size)
+                seq = await self.publish_to_stream(to, headers, payload)
+                for name in self.addresses[to]:
+                    self.queues[name].seqs[message.id] = seq
+                return "accepted"
             queue = self._single_route(to, message)
             if queue is None:
                 return "accepted"
@@ -698,26 +756,84 @@ class NatsAdapter(BrokerAdapter):
             if queue.max_ack_pending < UNBOUNDED_ACK_PENDING:
                 # at the ack-pending cap a no_wait request is left waiting (2.9) or unanswered: ask
                 # with an expiry instead (still served at once by a NAKed message's redelivery)
-                info = await self._js().consumer_info(queue.stream, DURABLE)
+                info = await self._js().consumer_info(queue.stream, queue.durable_name)
                 if info.num_ack_pending >= queue.max_ack_pending:
                     request = {"batch": 1, "expires": int(self.fetch_timeout * 1e9)}
-            await self._nc.publish(f"$JS.API.CONSUMER.MSG.NEXT.{queue.stream}.{DURABLE}",
+            await self._nc.publish(f"$JS.API.CONSUMER.MSG.NEXT.{queue.stream}.{queue.durable_name}",
                                    json.dumps(request).encode(), reply=self._inbox)
             msg = await self._sub.next_msg(timeout=self.fetch_timeout + self.request_timeout)
-            status = msg.headers.get("Status") if msg.headers else None
-            if status in ("404", "408"):
-                return None
-            if status is not None:
-                description = msg.headers.get("Description", "") if msg.headers else ""
-                raise Refused(f"nats: receive: {status} {description}".strip())
-            msg_id = msg.headers.get(ID_HEADER) if msg.headers else None
-            if msg_id is None:
-                raise Refused(f"nats: receive: a message without an {ID_HEADER} header")
-            queue.delivered[msg_id] = msg.metadata.num_delivered
-            state.held[msg_id] = msg
-            state.tokens[msg_id] = msg
-            return msg_id
+            return self._took(state, queue, msg, "receive", ("404", "408"))
         return self._do("receive", run)
+
+    def _took(self, state: _Consumer, queue: _Queue, msg: Msg, op: str, ends: tuple[str, ...]) -> str | None:
+        """The id of a delivered message, now held by the consumer; None for a status in `ends` (the
+        request ended); Refused for any other status."""
+        status = msg.headers.get("Status") if msg.headers else None
+        if status in ends:
+            return None
+        if status is not None:
+            description = msg.headers.get("Description", "") if msg.headers else ""
+            raise Refused(f"nats: {op}: {status} {description}".strip())
+        msg_id = msg.headers.get(ID_HEADER) if msg.headers else None
+        if msg_id is None:
+            raise Refused(f"nats: {op}: a message without an {ID_HEADER} header")
+        queue.delivered[msg_id] = msg.metadata.num_delivered
+        state.held[msg_id] = msg
+        state.tokens[msg_id] = msg
+        return str(msg_id)
+
+    def _fetch(self, consumer: str, batch: int, max_bytes: int) -> Result:
+        """DELIVERY-38..40 (capability ``pull_batch``): one no_wait pull request for `batch` messages
+        within `max_bytes` x BYTE_UNIT bytes (0: no budget; only on a stream address, whose messages
+        are padded to just within their size in units: :meth:`_stream_payload`); the messages until
+        `batch` of them came or a 404/408/409 status ended the request (or nothing more came within
+        the fetch and request timeouts: the budget was spent to the byte)."""
+        async def run() -> list[str]:
+            state = self._consumer(consumer)
+            queue = self._queue(state.queue)
+            if max_bytes and queue.address not in self.stream_addresses:
+                raise Unsupported("fetch max_bytes outside a stream address (messages are not padded)")
+            if max_bytes and batch > FETCH_MAX_BATCH:
+                raise Unsupported(f"fetch max_bytes with a batch over {FETCH_MAX_BATCH} (not exact)")
+            if self._nc is None or self._sub is None:
+                raise nats_errors.ConnectionClosedError
+            request: dict[str, Any] = {"batch": batch, "no_wait": True}
+            if max_bytes:
+                request["max_bytes"] = max_bytes * BYTE_UNIT
+            await self._nc.publish(f"$JS.API.CONSUMER.MSG.NEXT.{queue.stream}.{queue.durable_name}",
+                                   json.dumps(request).encode(), reply=self._inbox)
+            got: list[str] = []
+            wait = self.fetch_timeout + self.request_timeout
+            while len(got) < batch:
+                try:
+                    msg = await self._sub.next_msg(timeout=wait)
+                except nats_errors.TimeoutError:
+                    break
+                msg_id = self._took(state, queue, msg, "fetch", ("404", "408", "409"))
+                if msg_id is None:
+                    break
+                got.append(msg_id)
+            if max_bytes and len(got) == batch:
+                # a batch fulfilled with bytes left is followed by "409 Batch Completed" (consumer.go
+                # loopAndGatherMsgs, JsPullRequestRemainingBytesT): read it, so that the next request's
+                # answer is its own (none comes when the budget was spent to the byte)
+                with contextlib.suppress(nats_errors.TimeoutError):
+                    msg = await self._sub.next_msg(timeout=wait)
+                    if self._took(state, queue, msg, "fetch", ("409",)) is not None:
+                        raise Refused("nats: fetch: a message beyond the batch")
+            return got
+        return self._do("fetch", run)
+
+    def _stream_payload(self, address: str, headers: Mapping[str, str], size: int) -> bytes:
+        """DELIVERY-39: the payload that makes the size a pull request counts (subject, ack reply,
+        headers, payload; consumer.go loopAndGatherMsgs) at most `size` x BYTE_UNIT and within
+        ACK_REPLY_SPREAD of it, whichever consumer delivers it (the ack reply is bounded above by
+        ack_reply_bound)."""
+        if size < 1:
+            raise Unsupported("a message of size 0 on a stream address (JetStream counts overhead)")
+        stream, subject = self._stream_names(address)
+        hdr = len(b"NATS/1.0\r\n" + b"".join(f"{k}: {v}\r\n".encode() for k, v in headers.items()) + b"\r\n")
+        return bytes(size * BYTE_UNIT - len(subject) - hdr - ack_reply_bound(stream))
 
     async def _reply(self, msg: Msg, verb: bytes) -> None:
         assert self._nc is not None
@@ -785,7 +901,7 @@ class NatsAdapter(BrokerAdapter):
 
     async def _send_pause(self, state: _Queue) -> None:
         assert self._nc is not None
-        reply = await self._nc.request(f"$JS.API.CONSUMER.PAUSE.{state.stream}.{DURABLE}",
+        reply = await self._nc.request(f"$JS.API.CONSUMER.PAUSE.{state.stream}.{state.durable_name}",
                                        json.dumps({"pause_until": state.pause_until}).encode(),
                                        timeout=self.request_timeout)
         answer = json.loads(reply.data)

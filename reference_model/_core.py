@@ -128,6 +128,7 @@ class BrokerCore:
         def _cancel_list(self, consumer: ConsumerState) -> tuple[list[Ref], list[Ref]]: ...  # delivery
         def _parked(self, queue: QueueState) -> int: ...  # restart
         def _first_consumer(self, queue: QueueState) -> None: ...  # stream_state
+        def _stream_send(self, address: AddressState) -> None: ...  # retention
         def _purged_past(self, queue: QueueState) -> None: ...  # stream_state
         def _left_ack_pending(self, queue: QueueState, ref: Ref) -> None: ...  # stream_state
         def close(self, consumer_name: str) -> None: ...  # delivery

@@ -5,7 +5,8 @@ One :class:`Broker` holds the whole state and a logical clock in milliseconds th
 independent of history; expected outcomes are return values, misuse raises ModelMisuse.
 Implements DELIVERY-* (with DELIVERY-11 cumulative acks and DELIVERY-12 non-destructive queues),
 RING-1..16 (RING-15 last-value queues, RING-16 retroactive addresses), REDELIVERY-1..10, SCHED-1..8,
-DELIVERY-31..33 (:mod:`.delete`), DELIVERY-34 (:mod:`.consumer_pause`),
+DELIVERY-31..33 (:mod:`.delete`), DELIVERY-34 (:mod:`.consumer_pause`), RETENTION-1..11
+(:mod:`.retention`), DELIVERY-38..40 (:mod:`.pull_batch`),
 EXPIRY-1..7 (:mod:`.expiry`) and PAGING-1..16 (PAGING-13..16 page limits) of spec/ with the options of
 :class:`~.options.ModelOptions` where the sources disagree.
 
@@ -31,9 +32,11 @@ from .errors import ModelMisuse, Unsupported
 from .expiry import ExpiryMixin
 from .invalid_ack import InvalidAckMixin
 from .paging import PagingMixin
+from .pull_batch import PullBatchMixin
 from .purge import PurgeMixin
 from .redelivery import RedeliveryMixin
 from .restart import RestartMixin
+from .retention import RetentionMixin
 from .ring import RingMixin
 from .state import AddressState, QueueState
 from .stream_state import StreamStateMixin
@@ -60,7 +63,7 @@ class QueueCounters:
 
 class Broker(AckWaitMixin, ConsumerOrderMixin, DeliveryMixin, RedeliveryMixin, RingMixin, ExpiryMixin,
              PagingMixin, InvalidAckMixin, PurgeMixin, DeleteMixin, RestartMixin, StreamStateMixin,
-             ConsumerPauseMixin):
+             ConsumerPauseMixin, RetentionMixin, PullBatchMixin):
     """The reference broker for one profile (see :mod:`.profiles`)."""
 
     # ------------------------------------------------------------------ declarations
@@ -86,6 +89,7 @@ class Broker(AckWaitMixin, ConsumerOrderMixin, DeliveryMixin, RedeliveryMixin, R
             self._need("retroactive", "retroactive_message_count")
             if config.retroactive_message_count < 0:
                 raise ModelMisuse("retroactive_message_count must be >= 0")
+        self._check_retention(config)  # RETENTION-1..11
         self.addresses[config.name] = AddressState(config)
 
     def declare_queue(self, config: QueueConfig) -> None:

@@ -16,6 +16,8 @@ import attrs
 FullPolicy = Literal["PAGE", "DROP", "BLOCK", "FAIL"]
 FULL_POLICIES: tuple[FullPolicy, ...] = ("PAGE", "DROP", "BLOCK", "FAIL")
 PageFullPolicy = Literal["DROP", "FAIL"]
+#: RETENTION-1..11: a JetStream stream's retention policy (the address's config key retention)
+Retention = Literal["limits", "interest", "workqueue"]
 PAGE_FULL_POLICIES: tuple[PageFullPolicy, ...] = ("DROP", "FAIL")
 DEFAULT_PAGE_SIZE = 10 * 1024 * 1024
 DEFAULT_WINDOW_BYTES = 1024 * 1024
@@ -46,6 +48,9 @@ class AddressConfig:
     page_full_policy: PageFullPolicy | None = None
     #: RING-16: keep the last n messages for queues created later (0 = off).
     retroactive_message_count: int = 0
+    #: RETENTION-1..11: the address is a JetStream stream with this retention (None: not a stream);
+    #: its queues are the stream's durable consumers (feature retention, :mod:`.retention`)
+    retention: Retention | None = None
 
     @property
     def read_budget_bytes(self) -> int:

@@ -45,7 +45,11 @@ BROKER_FEATURES = frozenset({"max_length_bytes", "nack_reject", "nack_multiple",
                              # DELIVERY-34 consumer pause (JetStream pause_until)
                              "consumer_pause",
                              # RING-31..33 per-subject limits (JetStream max_msgs_per_subject)
-                             "max_per_subject"})
+                             "max_per_subject",
+                             # RETENTION-1..11 stream retention with several consumers (JetStream)
+                             "retention",
+                             # DELIVERY-38..40 a pull request for a batch within max_bytes (JetStream)
+                             "pull_batch"})
 #: EXPIRY-1..7: message expiry as Artemis has it (expiry-delay, message expiration, expiry-address)
 EXPIRY_FEATURES = frozenset({"message_ttl", "per_message_ttl", "expiry_address"})
 #: a restart of the implementation as a step (RESTART-1..4): only profiles whose sources say

@@ -168,7 +168,9 @@ JETSTREAM = ModelOptions(
     | {"nack_reject", "ack_wait", "nack_delay", "backoff", "purge", "delete", RESTART_FEATURE,
        CONSUMER_STATE_FEATURE, "max_length_bytes",  # RING-27: max_bytes beside max_msgs
        "consumer_pause",  # DELIVERY-34
-       "max_per_subject"}  # RING-31..33
+       "max_per_subject",  # RING-31..33
+       "retention",  # RETENTION-1..11
+       "pull_batch"}  # DELIVERY-38..40
     | _TTL,
     # DELIVERY-32: STREAM.MSG.DELETE removes a delivered, unacknowledged message too
     delete_scope="stored",

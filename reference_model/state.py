@@ -328,6 +328,8 @@ class AddressState:
         #: RING-16: the last n messages routed to the address (its internal retroactive ring queue).
         count = config.retroactive_message_count
         self.retro: deque[Message] | None = deque(maxlen=count) if count > 0 else None
+        #: RETENTION-1: the messages a Limits stream address accepted (see reference_model/retention.py)
+        self.stream_accepted = 0
 
     def page_files(self) -> int:
         """PAGING-14: Artemis numberOfPages: the page files, counting the (possibly empty) current

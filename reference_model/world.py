@@ -95,6 +95,15 @@ class World:
         if op == "pause":  # DELIVERY-34: the queue's consumers deliver nothing until until_ms
             self.broker.pause_consumers(str(kw["queue"]), int(kw["until_ms"]))
             return None
+        if op == "fetch":  # DELIVERY-38..40: one pull request for a batch within max_bytes
+            return self.broker.fetch(str(kw["consumer"]), int(kw["batch"]), int(kw.get("max_bytes", 0)))
+        if op == "join":  # RETENTION-9: a durable consumer of a stream address, as a queue
+            return self.broker.join(str(kw["name"]), str(kw["address"]))
+        if op == "leave":  # RETENTION-2/7: delete a stream address's durable consumer (its queue)
+            self.broker.leave(str(kw["queue"]))
+            return None
+        if op == "retention_state":  # RETENTION-1..10: observation, the stream's stored messages
+            return self.broker.retention_state(str(kw["address"]))
         if op == "stream_state":  # RESTART-5: observation, the queue in JetStream's terms
             return self.broker.stream_state(str(kw["queue"]))
         if op == "consumer_state":  # DELIVERY-27..29: observation, the queue's durable consumer

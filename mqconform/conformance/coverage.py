@@ -108,6 +108,10 @@ CHECK_NEEDS: dict[str, tuple[str, ...]] = {
     "counters.ring_paged": ("ring", "paging"),
     "expiry.to_address": ("expiry_address", "counter:message_count"),
     "queue.retroactive": ("retroactive", "counter:message_count"),
+    # machines/retention.py: each queue's durable consumer counts (RETENTION-11)
+    "consumer.counts": ("consumer_state",),
+    # machines/retention.py fetch (DELIVERY-38..40): the nats adapter offers pull_batch from 2.9.0, known
+    # once connected (as max_per_subject above), so the fetch.* checks name no need
 }
 #: checks that can only fail (the `fail` answer of an operation): they never evidence a pass
 NEVER_EVIDENCE = "an operation refused"

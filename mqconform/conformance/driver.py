@@ -233,9 +233,40 @@ def _pause(adapter: Adapter, args: Mapping[str, Any]) -> Result:
     return adapter.call("pause", queue=args["queue"], until_ms=int(args["until_ms"]))
 
 
+def _fetch(adapter: Adapter, args: Mapping[str, Any]) -> Result:
+    """DELIVERY-38..40: ``call("fetch", consumer=..., batch=..., max_bytes=...)`` with ``pull_batch``."""
+    refused = _missing(adapter, ["pull_batch"])
+    if refused is not None:
+        return refused
+    return adapter.call("fetch", consumer=str(args["consumer"]), batch=int(args["batch"]),
+                        max_bytes=int(args.get("max_bytes", 0)))
+
+
+def _declare_address(adapter: Adapter, args: Mapping[str, Any]) -> Result:
+    """RETENTION-1..11: an address with a retention needs the ``retention`` capability."""
+    refused = _missing(adapter, ["retention"]) if args.get("retention") is not None else None
+    return refused if refused is not None else adapter.declare_address(AddressConfig(**args))
+
+
+def _join(adapter: Adapter, args: Mapping[str, Any]) -> Result:
+    """RETENTION-9: ``call("join", name=..., address=...)`` with the ``retention`` capability."""
+    refused = _missing(adapter, ["retention"])
+    if refused is not None:
+        return refused
+    return adapter.call("join", name=str(args["name"]), address=str(args["address"]))
+
+
+def _leave(adapter: Adapter, queue: Any) -> Result:
+    """RETENTION-2/7: ``call("leave", queue=...)`` with the ``retention`` capability."""
+    refused = _missing(adapter, ["retention"])
+    if refused is not None:
+        return refused
+    return adapter.call("leave", queue=str(queue))
+
+
 #: scenario op -> how to call an adapter with the scenario arguments
 DISPATCH: dict[str, Callable[[Adapter, Any], Result]] = {
-    "address": lambda a, x: a.declare_address(AddressConfig(**x)),
+    "address": lambda a, x: _declare_address(a, x),
     "queue": _declare_queue,
     "consumer": _open_consumer,
     "send": lambda a, x: _missing(a, _send_needs(x)) or a.send(x["to"], _message(_send_args(x))),
@@ -262,6 +293,9 @@ DISPATCH: dict[str, Callable[[Adapter, Any], Result]] = {
     "delete": _delete,
     "restart": _restart,
     "pause": _pause,
+    "join": _join,
+    "leave": _leave,
+    "fetch": _fetch,
 }
 BATCH_OPS = ("send_batch", "receive_batch", "ack_batch")
 FLOW_OPS = ("throttle", "offer", "complete", "admission", "submit", "take", "lock", "store", "put",

@@ -8,6 +8,7 @@ from .machines.delivery import DeliveryMachine
 from .machines.expiry import ExpiryMachine
 from .machines.paging import PagingMachine
 from .machines.redelivery import RedeliveryMachine
+from .machines.retention import RetentionMachine
 from .machines.ring import RingMachine
 from .machines.scheduling import SchedulingMachine
 from .machines.storage import StorageMachine
@@ -16,5 +17,6 @@ from .machines.throttle import ThrottleMachine
 MACHINES: dict[str, type[ConformanceMachine]] = {
     m.area: m
     for m in (DeliveryMachine, RingMachine, RedeliveryMachine, SchedulingMachine, PagingMachine,
-              ThrottleMachine, AdmissionMachine, StorageMachine, ExpiryMachine)
+              ThrottleMachine, AdmissionMachine, StorageMachine, ExpiryMachine,
+              RetentionMachine)
 }

@@ -247,6 +247,41 @@ TABLES["expiry"] = {
 }
 
 
+#: RETENTION-1..11 (machines/retention.py): one stream address with several durable consumers; the
+#: stream's stored messages under the check of the step before, each consumer's counts
+TABLES["retention"] = {
+    "send.result": ("DELIVERY-2",),
+    "send.accepted": ("DELIVERY-2",),
+    "join.result": ("RETENTION-3",),
+    "join.accepted": ("RETENTION-3",),
+    "join.workqueue": ("RETENTION-9",),
+    "consumer.accepted": ("DELIVERY-5",),
+    "receive.id": ("RETENTION-3",),
+    "receive.late": ("RETENTION-6", "RETENTION-3"),
+    "receive.accepted": ("RETENTION-3",),
+    "ack.result": ("DELIVERY-8",),
+    "ack.accepted": ("DELIVERY-8",),
+    "nack.result": ("DELIVERY-8",),
+    "nack.accepted": ("DELIVERY-8",),
+    "close.accepted": ("RETENTION-3",),
+    "leave.accepted": ("RETENTION-7", "RETENTION-2"),
+    "stream.limits": ("RETENTION-1",),
+    "stream.interest": ("RETENTION-5", "RETENTION-6"),
+    "stream.workqueue": ("RETENTION-10",),
+    "stream.workqueue_join": ("RETENTION-9", "RETENTION-10"),
+    "send.no_interest": ("RETENTION-4",),
+    "leave.limits": ("RETENTION-2", "RETENTION-1"),
+    "leave.interest": ("RETENTION-7",),
+    "term.interest": ("RETENTION-8", "RETENTION-5"),
+    "consumer.counts": ("RETENTION-11",),
+    # DELIVERY-38..40 (capability pull_batch): one pull request for a batch, within a byte budget
+    "fetch.batch": ("DELIVERY-38",),
+    "fetch.budget": ("DELIVERY-39", "DELIVERY-38"),
+    "fetch.too_large": ("DELIVERY-40", "DELIVERY-39"),
+    "fetch.accepted": ("DELIVERY-38",),
+}
+
+
 #: DELIVERY-31..33: queue_machine.delete, drawn within `ack` by the machines with DRAWS_DELETE
 #: (capability delete)
 for _area in ("delivery", "ring", "redelivery"):

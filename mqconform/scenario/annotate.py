@@ -46,6 +46,10 @@ def annotate(steps: Sequence[Mapping[str, Any]], options: ModelOptions) -> list[
     throttles: list[str] = []
     stores: list[str] = []
     requests: list[str] = []
+    #: RETENTION-1..11: stream addresses and the queues joined to them (their consumer counts only:
+    #: their sequences are the stream's, not the model queue's)
+    streams: list[str] = []
+    joined: list[str] = []
     out: list[dict[str, Any]] = []
     for number, step in enumerate(steps, start=1):
         op, args = _operation(step)
@@ -65,6 +69,12 @@ def annotate(steps: Sequence[Mapping[str, Any]], options: ModelOptions) -> list[
             stores.append(args["name"])
         elif op == "submit":
             requests.append(str(args["id"]))
+        elif op == "address" and args.get("retention") is not None:
+            streams.append(args["name"])
+        elif op == "join" and result.value == "created":
+            joined.append(args["name"])
+        elif op == "leave":
+            joined.remove(args)
         if queues:
             expect["queue"] = [_queue_state(model, q) for q in queues]
             if options.has("consumer_state"):  # DELIVERY-27..30: the queue in JetStream's terms
@@ -73,6 +83,15 @@ def annotate(steps: Sequence[Mapping[str, Any]], options: ModelOptions) -> list[
                 expect["stream_state"] = [
                     {"queue": q, **{k: v for k, v in _value(model, "stream_state", queue=q).items()
                                     if k in STREAM_STATE_KEYS}} for q in queues]
+        if streams:
+            expect["retention"] = [{"address": a, **_value(model, "retention_state", address=a)}
+                                   for a in streams]
+            expect["consumer_state"] = expect.get("consumer_state", []) + [
+                {"queue": q, **{k: v for k, v in _value(model, "consumer_state", queue=q).items()
+                                if k in ("num_pending", "num_ack_pending", "num_redelivered")}}
+                for q in joined]
+            if not expect["consumer_state"]:
+                del expect["consumer_state"]
         if throttles:
             expect["throttle"] = [{"name": t, **_value(model, "throttle_state", throttle=t)}
                                   for t in throttles]

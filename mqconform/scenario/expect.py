@@ -2,7 +2,7 @@
 
 Each expected value is compared with the adapter's observation. A value the adapter cannot observe
 (a capability it lacks: ``counter:<name>``, ``pending_order``, ``paging_flag``, ``delivery_count``,
-``redelivered_flag``, ``dead_letter_reason``, ``consumer_state``, ``stream_state``,
+``redelivered_flag``, ``dead_letter_reason``, ``consumer_state``, ``stream_state``, ``retention``,
 ``throttle``, ``admission``, ``storage``) is *not applicable*, never held.
 """
 
@@ -158,6 +158,10 @@ class Observer:
     def _stream_state(self, entry: Mapping[str, Any]) -> list[Check]:
         """DELIVERY-30: the queue as a JetStream stream (capability stream_state)."""
         return self._state("queue", "stream_state", entry["queue"], "stream_state", entry, ("queue",))
+
+    def _retention(self, entry: Mapping[str, Any]) -> list[Check]:
+        """RETENTION-1..10: a stream address's stored messages (capability retention)."""
+        return self._state("address", "retention_state", entry["address"], "retention", entry, ("address",))
 
     def _throttle(self, entry: Mapping[str, Any]) -> list[Check]:
         return self._state("throttle", "throttle_state", entry["name"], "throttle", entry, ("name",))

@@ -162,7 +162,7 @@ class _Checker:
             if name in self.declared[spec.declares]:
                 raise self.error(node, f"{spec.declares} {name!r} is declared twice")
             self.declared[spec.declares].append(name)
-            if op == "queue":
+            if op in ("queue", "join"):
                 address = args.get("address") or name
                 self.addresses[name] = address
                 if address not in self.declared["address"]:

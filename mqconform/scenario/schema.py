@@ -55,7 +55,9 @@ OPS: Final[Mapping[str, Op]] = {
                    "max_read_page_bytes": _f("int?"), "max_read_page_messages": _f("int", -1),
                    "page_limit_bytes": _f("int", -1), "page_limit_messages": _f("int", -1),
                    "page_full_policy": _f(("DROP", "FAIL", None)),
-                   "retroactive_message_count": _f("int", 0)},
+                   "retroactive_message_count": _f("int", 0),
+                   # RETENTION-1..11: the address is a JetStream stream (feature retention)
+                   "retention": _f(("limits", "interest", "workqueue", None))},
                   declares="address"),
     "queue": Op({"name": _req("str"), "address": _f("str?"), "ring_size": _f("int", -1), "filter": _f("str?"),
                  "max_delivery_attempts": _f("int", 10), "redelivery_delay_ms": _f("int", 0),
@@ -136,6 +138,12 @@ OPS: Final[Mapping[str, Op]] = {
     "close_session": Op(scalar="str"),
     # DELIVERY-34: the queue's consumers deliver nothing until the logical time until_ms
     "pause": Op({"queue": _req("str"), "until_ms": _req("int")}),
+    # RETENTION-1..11: a durable consumer of a stream address, as queue `name` (value created or
+    # refused); leave deletes it
+    "join": Op({"name": _req("str"), "address": _req("str")}, declares="queue"),
+    "leave": Op(scalar="str"),
+    # DELIVERY-38..40: one pull request for up to `batch` messages within `max_bytes` (0: no budget)
+    "fetch": Op({"consumer": _req("str"), "batch": _req("int"), "max_bytes": _f("int", 0)}),
     "send_batch": Op({"to": _req("str"), "ids": _req("list"), "size": _f("int", 100),
                       "priority": _f("int", 4)}),
     "receive_batch": Op({"consumer": _req("str"), "count": _req("int")}),
@@ -155,6 +163,8 @@ REFERENCES: Final[Mapping[str, tuple[tuple[str, str], ...]]] = {
     "put": (("store", "store"),), "remove": (("store", "store"),), "truncate": (("store", "store"),),
     "open_requester": (("", "store"),), "close_requester": (("", "store"),),
     "close_session": (("", "consumer"),), "pause": (("queue", "queue"),),
+    "join": (("address", "address"),), "leave": (("", "queue"),),
+    "fetch": (("consumer", "consumer"),),
     "send_batch": (("to", "address"),), "receive_batch": (("consumer", "consumer"),),
     "ack_batch": (("consumer", "consumer"),),
 }
@@ -182,8 +192,11 @@ EXPECT_ENTRIES: Final[Mapping[str, tuple[Mapping[str, Field], str | None]]] = {
                  "text": _f("str?"), "code": _f("int?")}, None),
     "store": ({"name": _f("str"), "used_bytes": _f("int"), "live": _f("int"), "free_slots": _f("int"),
                "index_entries": _f("int"), "blocks_used": _f("int"), "last_message": _f("int")}, "store"),
+    # RETENTION-1..10: a stream address's stored messages (capability retention)
+    "retention": ({"address": _f("str"), "messages": _f("int")}, "address"),
 }
 EXPECT_KEYS: Final = ("result", *EXPECT_ENTRIES)
 #: the field that names the declared thing of an expect entry
 NAME_FIELD: Final = {"queue": "name", "delivery_count": "queue", "throttle": "name", "store": "name",
-                     "message": "queue", "consumer_state": "queue", "stream_state": "queue"}
+                     "message": "queue", "consumer_state": "queue", "stream_state": "queue",
+                     "retention": "address"}

@@ -15,11 +15,13 @@ from mqconform.reference_model.admission import Admission
 from mqconform.reference_model.broker import AckResult, Broker, SendResult
 from mqconform.reference_model.config import Message
 from mqconform.reference_model.options import ModelOptions
-from mqconform.reference_model.profiles import ARTEMIS
+from mqconform.reference_model.profiles import ARTEMIS, JETSTREAM
 from mqconform.reference_model.state import AddressState, QueueState, Ref
 from mqconform.reference_model.storage import PutResult, QueueFile, RemoveResult, StoreConfig, TruncateResult
 from mqconform.reference_model.throttle import Throttle
 from mqconform.reference_model.world import World
+
+from .retention_mutants import RETENTION_MUTANTS
 
 WorldFactory = Callable[[ModelOptions], World]
 
@@ -32,10 +34,12 @@ class Mutant:
     world: WorldFactory
     #: capabilities its adapter does not offer (a bug behind an adapter that lacks them)
     without: frozenset[str] = frozenset()
+    #: the profile it claims (and is checked against)
+    options: ModelOptions = ARTEMIS
 
     def adapter(self) -> ReferenceAdapter:
-        """The broken implementation behind the contract, claiming the artemis profile."""
-        adapter = ReferenceAdapter(options=ARTEMIS, world_factory=self.world)
+        """The broken implementation behind the contract, claiming its profile (artemis by default)."""
+        adapter = ReferenceAdapter(options=self.options, world_factory=self.world)
         adapter.capabilities = adapter.capabilities - self.without
         return adapter
 
@@ -507,4 +511,10 @@ FLOW_MUTANTS: tuple[Mutant, ...] = (
 )
 
 
-MUTANTS: tuple[Mutant, ...] = QUEUE_MUTANTS + STORAGE_MUTANTS + FLOW_MUTANTS
+def _retention_mutants() -> tuple[Mutant, ...]:
+    """The retention area's mutants (:mod:`.retention_mutants`), claiming jetstream."""
+    return tuple(Mutant(name, "retention", description, _broker(cls), options=JETSTREAM)
+                 for name, description, cls in RETENTION_MUTANTS)
+
+
+MUTANTS: tuple[Mutant, ...] = QUEUE_MUTANTS + STORAGE_MUTANTS + FLOW_MUTANTS + _retention_mutants()

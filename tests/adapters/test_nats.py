@@ -454,3 +454,111 @@ def test_per_subject_limits_follow_the_server_release() -> None:
 
     assert "max_per_subject" not in capabilities_for("2.12.4")
     assert "max_per_subject" in capabilities_for("2.14.0")
+
+
+#: RETENTION-1..11 on the server and the model, step by step: (operation, arguments)
+RETENTION_STEPS: dict[str, list[tuple[str, Any]]] = {
+    "limits": [("join", {"name": "q1", "address": "s"}), ("send", {"to": "s", "id": "m1"}),
+               ("join", {"name": "q2", "address": "s"}), ("send", {"to": "s", "id": "m2"}),
+               ("receive", "c-q1"), ("ack", {"consumer": "c-q1", "id": "m1"}), ("receive", "c-q2"),
+               ("ack", {"consumer": "c-q2", "id": "m2"}), ("close", "c-q2"), ("leave", "q2"),
+               ("receive", "c-q1"), ("nack", {"consumer": "c-q1", "id": "m2", "requeue": False})],
+    "interest": [("send", {"to": "s", "id": "m0"}), ("join", {"name": "q1", "address": "s"}),
+                 ("send", {"to": "s", "id": "m1"}), ("join", {"name": "q2", "address": "s"}),
+                 ("send", {"to": "s", "id": "m2"}), ("send", {"to": "s", "id": "m3"}),
+                 ("receive", "c-q2"), ("receive", "c-q1"), ("ack", {"consumer": "c-q1", "id": "m1"}),
+                 ("receive", "c-q1"), ("nack", {"consumer": "c-q1", "id": "m2", "requeue": False}),
+                 ("nack", {"consumer": "c-q2", "id": "m2"}), ("receive", "c-q2"),
+                 ("ack", {"consumer": "c-q2", "id": "m2"}), ("close", "c-q1"), ("leave", "q1"),
+                 ("receive", "c-q2"), ("close", "c-q2"), ("leave", "q2")],
+    "workqueue": [("join", {"name": "q1", "address": "s"}), ("send", {"to": "s", "id": "m1"}),
+                  ("send", {"to": "s", "id": "m2"}), ("join", {"name": "q2", "address": "s"}),
+                  ("receive", "c-q1"), ("ack", {"consumer": "c-q1", "id": "m1"})],
+    # DELIVERY-38..40: pull batches within a byte budget (sizes in KiB units on a stream address)
+    "fetch": [("join", {"name": "q1", "address": "s"}),
+              *(("send", {"to": "s", "id": f"m{n}", "size": size})
+                for n, size in enumerate((1, 2, 3, 1, 1, 2))),
+              ("fetch", {"consumer": "c-q1", "batch": 4, "max_bytes": 2}),
+              ("fetch", {"consumer": "c-q1", "batch": 4, "max_bytes": 1}),
+              ("fetch", {"consumer": "c-q1", "batch": 4, "max_bytes": 5}),
+              ("nack", {"consumer": "c-q1", "id": "m1"}),
+              ("fetch", {"consumer": "c-q1", "batch": 2}),
+              ("fetch", {"consumer": "c-q1", "batch": 4, "max_bytes": 3}),
+              ("fetch", {"consumer": "c-q1", "batch": 4}),
+              # a batch fulfilled with bytes left (the server's "409 Batch Completed" follows it)
+              ("send", {"to": "s", "id": "m6", "size": 1}),
+              ("fetch", {"consumer": "c-q1", "batch": 1, "max_bytes": 3}),
+              ("send", {"to": "s", "id": "m7", "size": 1}), ("receive", "c-q1")],
+}
+
+
+@pytest.mark.rules(*(f"RETENTION-{n}" for n in range(1, 12)), "DELIVERY-38", "DELIVERY-39", "DELIVERY-40")
+@pytest.mark.parametrize("retention", sorted(RETENTION_STEPS))
+def test_stream_retention_with_several_consumers_matches_the_model(
+        retention: str, nats_adapter: NatsAdapter) -> None:
+    """Limits keeps what was acknowledged and what a deleted consumer had; Interest stores nothing
+    without a consumer, keeps a message while a consumer with interest has not acknowledged or
+    terminated it, and empties when its last consumer is deleted; WorkQueue refuses a second
+    unfiltered consumer; a pull request takes up to its batch while the sizes fit its budget, and the
+    first message that does not fit stays first: every answer, the stream's count and each consumer's
+    counts as the model's."""
+    from mqconform.conformance.driver import call_operation
+
+    model = ReferenceAdapter("jetstream")
+    model.open("m")
+    queues: list[str] = []
+    seen = []
+    policy = "limits" if retention == "fetch" else retention
+    for op, args in [("address", {"name": "s", "retention": policy}), *RETENTION_STEPS[retention]]:
+        want, got = call_operation(model, op, args), call_operation(nats_adapter, op, args)
+        assert (got.type, got.value) == (want.type, want.value), (op, args, got, want)
+        if op == "join" and want.value == "created":
+            queues.append(args["name"])
+            for side in (model, nats_adapter):
+                assert call_operation(side, "consumer", {"name": f"c-{args['name']}", "queue": args["name"],
+                                                         **PULL}).is_ok
+        if op == "leave":
+            queues.remove(args)
+        stored = model.call("retention_state", address="s").value
+        assert nats_adapter.call("retention_state", address="s").value == stored, (op, args)
+        seen.append(stored["messages"])
+        for queue in queues:
+            fields = ("num_pending", "num_ack_pending", "num_redelivered")
+            want_state = model.call("consumer_state", queue=queue).value
+            got_state = nats_adapter.call("consumer_state", queue=queue).value
+            assert {k: got_state[k] for k in fields} == {k: want_state[k] for k in fields}, (op, args, queue)
+    expected = {"fetch": [0, 0, 1, 2, 3, 4, 5, 6, 6, 6, 6, 6, 6, 6, 6, 7, 7, 8, 8],
+                "limits": [0, 0, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 2],
+                "interest": [0, 0, 0, 1, 1, 2, 3, 3, 3, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 0],
+                "workqueue": [0, 0, 1, 2, 2, 2, 1]}
+    assert seen == expected[retention]
+
+
+@pytest.mark.rules("RETENTION-3", "RETENTION-4", "RETENTION-5", "RETENTION-6", "RETENTION-7", "RETENTION-8",
+                   "DELIVERY-38", "DELIVERY-39", "DELIVERY-40")
+@pytest.mark.parametrize("name", ["jetstream-interest-retention.yaml", "jetstream-pull-max-bytes.yaml"])
+def test_retention_and_pull_batch_examples_hold_on_the_model_and_the_server(
+        name: str, embedded: NatsAdapter, namespace: str) -> None:
+    """The spec's worked examples of Interest retention and of a pull request within max_bytes pass on
+    the model and on the server; the seeds' profile has no stream addresses (nothing runs)."""
+    from pathlib import Path
+
+    from mqconform.scenario.loader import load
+    from mqconform.scenario.runner import run_scenario
+
+    scenario = load(Path(__file__).parents[2] / "spec" / "examples" / name)
+    model = run_scenario(scenario, ReferenceAdapter("jetstream"), strict=True)
+    assert model.verdict == "pass", model.verdict_line()
+    outcome = run_scenario(scenario, embedded, strict=True, namespace=namespace)
+    assert {"retention", "pull_batch"} <= embedded.capabilities
+    assert outcome.verdict == "pass", outcome.verdict_line()
+    assert run_scenario(scenario, ReferenceAdapter("artemis")).steps_run == 0  # unsupported there
+
+
+def test_pull_batch_follows_the_server_release() -> None:
+    """DELIVERY-38..40 need max_bytes in pull requests (2.9.0); stream retention is in every release."""
+    from mqconform.adapters.nats import capabilities_for
+
+    assert "pull_batch" not in capabilities_for("2.8.4")
+    assert {"pull_batch", "retention"} <= capabilities_for("2.9.0")
+    assert "retention" in capabilities_for("2.8.4")

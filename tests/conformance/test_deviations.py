@@ -235,7 +235,8 @@ def test_observed_relations() -> None:
     (ENTRY.replace("DELIVERY-16", "RING-999"), r"dev\.yaml:2: unknown rule id 'RING-999'"),
     # REDELIVERY-8 applies to artemis and hornetq only: no rabbitmq-quorum run can fail it
     (ENTRY.replace("[DELIVERY-16]", "[REDELIVERY-8]"),
-     r"dev\.yaml:2: rule REDELIVERY-8 does not apply to rabbitmq-quorum \(spec/: artemis, hornetq, hornetq-2.4\)"),
+     r"dev\.yaml:2: rule REDELIVERY-8 does not apply to rabbitmq-quorum "
+     r"\(spec/: artemis, hornetq, hornetq-2.4\)"),
     (ENTRY.replace("[DELIVERY-16]", "[REDELIVERY-13]"), r"dev\.yaml:2: check counters.pending_count does "
                                                         r"not report REDELIVERY-13"),
     (ENTRY.replace('">=3.10, <3.11"', '"about 3.10"'), r"dev\.yaml:5: bad version clause 'about 3.10'"),

@@ -39,7 +39,7 @@ SEED_NAMES = (
 )
 
 FILES = ("delivery", "ring", "redelivery", "scheduling", "paging", "throttle", "admission", "storage",
-         "restart", "expiry")
+         "restart", "expiry", "retention")
 
 
 @pytest.fixture(scope="module")

@@ -32,11 +32,12 @@ def test_without_the_adapter_option_the_plugin_adds_nothing(pytester: pytest.Pyt
 def test_reference_adapter_passes_in_an_empty_directory_under_xdist(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_subprocess("--mqconform-adapter", "reference", "-n", "2", *QUICK,
                                            "--junitxml", "junit.xml")
-    result.assert_outcomes(passed=len(MACHINES))  # one item per area
+    # one item per area; the reference adapter (artemis) runs them all but JetStream's retention
+    result.assert_outcomes(passed=len(MACHINES) - 1, skipped=1)
     cases = ET.parse(pytester.path / "junit.xml").getroot().iter("testcase")
     rules = {case.get("name"): {p.get("name"): p.get("value") for p in case.iter("property")}["rules"]
              for case in cases}
-    assert set(rules) == set(MACHINES)  # every area, the reference adapter runs them all
+    assert set(rules) == set(MACHINES)
     assert "RING-1" in rules["ring"].split(",")
 
 

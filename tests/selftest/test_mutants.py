@@ -7,7 +7,6 @@ import pytest
 from mqconform.conformance import settings as suite_settings
 from mqconform.conformance.registry import MACHINES
 from mqconform.conformance.runner import run_machine
-from mqconform.reference_model.profiles import ARTEMIS
 from mqconform.selftest.mutants import MUTANTS
 
 MAX_STEPS = 12
@@ -22,7 +21,7 @@ def test_at_least_two_mutants_per_area() -> None:
 @pytest.mark.parametrize("mutant", MUTANTS, ids=lambda m: m.name)
 def test_mutant_is_caught(mutant) -> None:  # type: ignore[no-untyped-def]
     hyp = suite_settings.get("ci", database=None)
-    result = run_machine(MACHINES[mutant.area], mutant.adapter, ARTEMIS, hyp, max_reruns=0)
+    result = run_machine(MACHINES[mutant.area], mutant.adapter, mutant.options, hyp, max_reruns=0)
     assert result.unknown is None
     assert result.findings, f"mutant {mutant.name} ({mutant.description}) was not caught"
     finding = result.findings[0]

@@ -1,0 +1,184 @@
+"""Retention: one stream address with several durable consumers under Limits, Interest or WorkQueue.
+
+Each example declares the address ``s`` with a retention drawn once, joins up to three queues (one
+pull consumer each), sends, receives, acknowledges, NAKs and terminates, and lets queues leave. After
+every step it compares the stream's stored messages (``call("retention_state", address=...)``) under
+a check of the retention (RETENTION-1/5/10, after a leave RETENTION-2/7, after a terminate RETENTION-8,
+after a send with no consumer RETENTION-4) and each queue's consumer counts (RETENTION-11). With
+``pull_batch`` a consumer also pulls batches within a byte budget (DELIVERY-38..40): messages have
+sizes of 1 to 3 units.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import strategies as st
+from hypothesis.stateful import initialize, invariant, precondition, rule
+
+from ..base import ConformanceMachine
+from ..driver import Inconclusive
+from ..rules import rules_for
+
+ADDRESS = "s"
+MAX_QUEUES = 3
+MAX_MESSAGES = 12
+WHICH = st.integers(min_value=0, max_value=7)
+SIZES = st.sampled_from((1, 1, 2, 3))
+#: DELIVERY-38..40: a fetch's batch and byte budget (0: none), in the message sizes' units
+BATCHES = st.integers(min_value=1, max_value=4)
+BUDGETS = st.sampled_from((0, 1, 2, 3, 5))
+#: what the consumer counts are compared on (their sequences are per queue in the model, per stream in
+#: JetStream: not compared here)
+COUNT_FIELDS = ("num_pending", "num_ack_pending", "num_redelivered")
+
+
+class RetentionMachine(ConformanceMachine):
+    area = "retention"
+    RULES = rules_for("retention")
+    REQUIRES = ("retention", "consumer_pull")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ready = False
+        self.policy = "limits"
+        self.joined = 0
+        self.sent = 0
+        #: queue -> its consumer; queues that joined after a send (RETENTION-6)
+        self.queues: dict[str, str] = {}
+        self.late: set[str] = set()
+        #: the check the next stream comparison reports under (the step that ran before it)
+        self.stream_check = ""
+
+    def _broker(self) -> Any:
+        return self.d.model.world.broker
+
+    @initialize(policy=st.sampled_from(("limits", "interest", "workqueue")),
+                queues=st.integers(min_value=0, max_value=2))
+    def setup(self, policy: str, queues: int) -> None:
+        """The stream and its first queues (a WorkQueue stream's one consumer joins first: a send
+        before it is not modelled)."""
+        self.policy = policy
+        self.d.both("address", {"name": ADDRESS, "retention": policy})
+        self.ready = True
+        for _ in range(max(queues, int(policy == "workqueue"))):
+            self._join()
+
+    @precondition(lambda self: self.ready and self.joined < MAX_QUEUES + 1)
+    @rule()
+    def join(self) -> None:
+        self._join()
+
+    def _join(self) -> None:
+        """RETENTION-9: a second consumer of a WorkQueue stream is refused; else a new queue with its
+        pull consumer (RETENTION-6: after sends it starts at the next message)."""
+        self.joined += 1
+        name = f"q{self.joined}"
+        check = "join.workqueue" if self.policy == "workqueue" else "join.result"
+        answer = self.d.both("join", {"name": name, "address": ADDRESS}, compare=check)
+        self.stream_check = "stream.workqueue_join" if self.policy == "workqueue" else ""
+        if answer != "created":
+            return
+        consumer = f"c-{name}"
+        self.d.both("consumer", {"name": consumer, "queue": name, "window_bytes": 0})
+        self.queues[name] = consumer
+        if self.sent:
+            self.late.add(name)
+
+    @precondition(lambda self: self.ready and self.sent < MAX_MESSAGES)
+    @rule(size=SIZES)
+    def send(self, size: int) -> None:
+        self.sent += 1
+        self.d.both("send", {"to": ADDRESS, "id": f"m{self.sent}", "size": size}, compare="send.result")
+        self.stream_check = "send.no_interest" if self.policy == "interest" and not self.queues else ""
+
+    def _consumer(self, which: int) -> tuple[str, str]:
+        names = sorted(self.queues)
+        queue = names[which % len(names)]
+        return queue, self.queues[queue]
+
+    @precondition(lambda self: self.ready and self.queues)
+    @rule(which=WHICH)
+    def receive(self, which: int) -> None:
+        """RETENTION-3 (RETENTION-6 for a queue that joined after sends): each consumer receives the
+        messages sent after it joined, in order."""
+        queue, consumer = self._consumer(which)
+        self.d.both("receive", consumer, compare="receive.late" if queue in self.late else "receive.id")
+        self.stream_check = ""
+
+    @precondition(lambda self: self.ready and self.queues and self.can("pull_batch"))
+    @rule(which=WHICH, batch=BATCHES, max_bytes=BUDGETS)
+    def fetch(self, which: int, batch: int, max_bytes: int) -> None:
+        """DELIVERY-38 (a batch), DELIVERY-39 (within a byte budget), DELIVERY-40 (the next message
+        larger than the budget: nothing)."""
+        _, consumer = self._consumer(which)
+        check = "fetch.batch"
+        if max_bytes:
+            size = self._broker().next_size(consumer)
+            check = "fetch.too_large" if size is not None and size > max_bytes else "fetch.budget"
+        self.d.both("fetch", {"consumer": consumer, "batch": batch, "max_bytes": max_bytes}, compare=check)
+        self.stream_check = ""
+
+    def _held(self, consumer: str) -> list[str]:
+        return list(self._broker().unacked_ids(consumer))
+
+    @precondition(lambda self: self.ready and self.queues)
+    @rule(which=WHICH, index=WHICH, how=st.sampled_from(("ack", "ack", "nak", "term")))
+    def settle(self, which: int, index: int, how: str) -> None:
+        """An ack, a NAK or a terminate (RETENTION-8) of a message the consumer holds."""
+        _, consumer = self._consumer(which)
+        held = self._held(consumer)
+        if not held:
+            return
+        msg = held[index % len(held)]
+        if how == "ack":
+            self.d.both("ack", {"consumer": consumer, "id": msg}, compare="ack.result")
+            self.stream_check = ""
+        else:
+            self.d.both("nack", {"consumer": consumer, "id": msg, "requeue": how == "nak"},
+                        compare="nack.result")
+            self.stream_check = "term.interest" if how == "term" and self.policy == "interest" else ""
+
+    @precondition(lambda self: self.ready and self.queues and self.policy != "workqueue")
+    @rule(which=WHICH)
+    def leave(self, which: int) -> None:
+        """RETENTION-2 / RETENTION-7: the queue's consumer closes and its durable is deleted."""
+        queue, consumer = self._consumer(which)
+        self.d.both("close", consumer)
+        self.d.both("leave", queue)
+        del self.queues[queue]
+        self.late.discard(queue)
+        self.stream_check = f"leave.{self.policy}"
+
+    @precondition(lambda self: self.ready and not self.queues and self.sent >= MAX_MESSAGES
+                  and self.joined > MAX_QUEUES)
+    @rule()
+    def idle(self) -> None:
+        """Nothing more happens (every queue left and every message sent: the example may end)."""
+
+    # ------------------------------------------------------------------ invariants
+    @invariant()
+    def stream_agrees(self) -> None:
+        """The stream's stored messages (under the check of the step before) and each queue's consumer
+        counts (RETENTION-11)."""
+        if not self.ready:
+            return
+        check = self.stream_check or f"stream.{self.policy}"
+        expected = self.d.model.call("retention_state", address=ADDRESS)
+        actual = self.adapter.call("retention_state", address=ADDRESS)
+        if not actual.is_ok:
+            raise Inconclusive(f"retention_state: the adapter could not answer: {actual.error}")
+        self.d.observe("retention_state", ADDRESS, actual.value)
+        self.d.expect_equal(check, expected.value["messages"], actual.value.get("messages"),
+                            f"stream {ADDRESS} ({self.policy}) messages: ", field="messages")
+        if not self.can("consumer_state"):
+            return
+        for queue in sorted(self.queues):
+            want = self.d.model.call("consumer_state", queue=queue)
+            got = self.adapter.call("consumer_state", queue=queue)
+            if not got.is_ok:
+                raise Inconclusive(f"consumer_state: the adapter could not answer: {got.error}")
+            self.d.observe("consumer_state", queue, got.value)
+            for field in COUNT_FIELDS:
+                self.d.expect_equal("consumer.counts", want.value[field], got.value.get(field),
+                                    f"queue {queue} consumer {field}: ", field=field)

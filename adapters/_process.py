@@ -4,7 +4,7 @@ A free loopback port, a bounded wait until the broker is ready, stopping a proce
 SIGKILL), die-with-parent (Linux: the child gets SIGTERM when the main thread that started it dies, so a
 killed test run leaves no broker behind) and the life of a private temporary directory (config, logs,
 store). :class:`ServerProcess` ties them together; a launcher subclass only writes its config, names
-its command line and says when it is ready (:mod:`.nats_embedded`, :mod:`.mqtt.server`,
+its command line and says when it is ready (:mod:`.nats.server`, :mod:`.mqtt.server`,
 :mod:`.activemq.server`). Output always goes to log files in the directory, never a caller's pipe.
 """
 

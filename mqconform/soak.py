@@ -6,7 +6,7 @@ before, between or after what was read); consumer threads receive and acknowledg
 its own adapter instance (adapters are not thread-safe), all opened with ``shared_namespace=True``
 on one namespace, so they address one physical queue. A nemesis thread (``faults=("restart",)``)
 stops and starts a broker the command started itself (an
-:class:`~mqconform.adapters.nats_embedded.EmbeddedNatsServer`: same port, same JetStream store).
+:class:`~mqconform.adapters.nats.server.EmbeddedNatsServer`: same port, same JetStream store).
 At the end producers, nemesis and consumers stop, the broker is healed, the queue quiesces, and one
 drain process receives and acknowledges until the broker counts the queue empty (bounded by time);
 for an adapter without a message counter, until receives have found nothing for ``idle_s``.
@@ -39,7 +39,7 @@ import attrs
 
 from mqconform.adapters._base import simple_consumer
 from mqconform.adapters.contract import Adapter, AdapterError, Result
-from mqconform.adapters.nats_embedded import EmbeddedNatsServer
+from mqconform.adapters.nats.server import EmbeddedNatsServer
 from mqconform.adapters.registry import load_adapter
 from mqconform.conformance.driver import call_operation
 from mqconform.history import HistoryWriter

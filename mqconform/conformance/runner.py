@@ -195,7 +195,7 @@ def run_machine(base: type[ConformanceMachine], adapter_factory: Callable[[], Ad
                 claimed: ModelOptions, hyp_settings: settings, run: RunDirectory | None = None,
                 max_reruns: int = MAX_RERUNS, seed_value: int | None = None,
                 cap_real_time: bool = True, shrink_seconds: float | None = None,
-                progress: AreaProgress | None = None) -> MachineResult:
+                progress: AreaProgress | None = None, skip_checks: Iterable[str] = ()) -> MachineResult:
     """Explore one machine against the adapter; see the module docstring. With `seed_value`,
     Hypothesis draws its examples from that seed (`hypothesis.seed`): the same seed, settings and
     adapter explore the same examples; it overrides `derandomize`. With `cap_real_time` (a run
@@ -203,7 +203,8 @@ def run_machine(base: type[ConformanceMachine], adapter_factory: Callable[[], Ad
     the examples against an adapter whose ``real_time`` attribute is true (its advance sleeps).
     Shrinking a failure stops after `shrink_seconds` (default: REAL_TIME_SHRINK_S on a real-time
     adapter, whose every shrink step sleeps on the broker's clock; Hypothesis' own 300 s otherwise);
-    the finding then says it was cut and carries the smallest counterexample found until then."""
+    the finding then says it was cut and carries the smallest counterexample found until then.
+    `skip_checks`: checks not made at all (a test aiming at one difference among several)."""
     stable_imports()
     result = MachineResult(base.area)
     probe = adapter_factory()
@@ -212,7 +213,7 @@ def run_machine(base: type[ConformanceMachine], adapter_factory: Callable[[], Ad
         result.needs = why
         return result  # every rule of the machine is not applicable
     history = run.history(base.area) if run is not None else None
-    disabled: set[str] = set()
+    disabled: set[str] = set(skip_checks)
     if cap_real_time and base.REAL_TIME_SHARE > 1 and getattr(probe, "real_time", False):
         hyp_settings = settings(hyp_settings,
                                 max_examples=max(1, hyp_settings.max_examples // base.REAL_TIME_SHARE))

@@ -22,7 +22,7 @@ import redis
 
 from mqconform.adapters.contract import Result
 from mqconform.adapters.nats import NatsAdapter
-from mqconform.adapters.nats_embedded import EmbeddedNatsServer
+from mqconform.adapters.nats.server import EmbeddedNatsServer
 from mqconform.adapters.redis import RedisAdapter
 from mqconform.cli import main
 from mqconform.conformance.rules import rules_for

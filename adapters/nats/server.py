@@ -18,8 +18,8 @@ import sys
 import sysconfig
 from pathlib import Path
 
-from ._process import ServerProcess, free_port
-from .contract import AdapterError
+from .._process import ServerProcess, free_port
+from ..contract import AdapterError
 
 __all__ = ["EmbeddedNatsServer", "find_binary", "free_port", "read_info", "start_embedded"]
 

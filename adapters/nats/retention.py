@@ -19,8 +19,8 @@ from nats.js.api import ConsumerConfig as JsConsumerConfig
 
 from mqconform.reference_model.config import AddressConfig
 
-from ._base import Refused
-from .contract import Result
+from .._base import Refused
+from ..contract import Result
 
 #: the address's retention -> the stream's retention policy
 RETENTION = {"limits": RetentionPolicy.LIMITS, "interest": RetentionPolicy.INTEREST,
@@ -47,7 +47,7 @@ class NatsRetention:
         def _do(self, op: str, fn: Any) -> Result: ...
 
     def _stream_names(self, address: str) -> tuple[str, str]:
-        from .nats import _token
+        from .adapter import _token
 
         return f"{self.prefix}_{_token(address)}", f"{self.prefix}.{_token(address)}"
 
@@ -69,7 +69,7 @@ class NatsRetention:
 
     def join(self, name: str, address: str) -> Result:
         """RETENTION-9: a durable consumer of the stream as queue `name`: created or refused."""
-        from .nats import UNBOUNDED_ACK_PENDING, _Queue, _token
+        from .adapter import UNBOUNDED_ACK_PENDING, _Queue, _token
 
         async def run() -> str:
             retention = self.stream_addresses.get(address)

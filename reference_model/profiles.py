@@ -305,6 +305,7 @@ KAFKA_SHARE = ModelOptions(
     delay_on_nack=False,
     delay_on_rollback=False,
     default_delivery_limit=5,
+    min_delivery_limit=2,
     features=_without("ring", "set_ring_size", "scheduling", "paging", "redelivery_delay", "transactions",
                       "selectors", "browse", "window_bytes", "fail_policy", "block_policy", "drop_policy")
     | {"nack_reject", "ack_wait"},

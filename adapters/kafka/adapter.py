@@ -96,6 +96,8 @@ class _Queue:
     busy: list[_Member] = attrs.Factory(list)
     #: members holding a record they fetched on their own after a commit, nobody received it yet
     stashed: list[_Member] = attrs.Factory(list)
+    #: members whose record's lock ran out and another member acquired it: never used again
+    stale: list[_Member] = attrs.Factory(list)
     #: a member of the group has ever been given a record (the group is initialized and assigned)
     served: bool = False
 
@@ -362,8 +364,8 @@ class KafkaShareAdapter(BrokerAdapter):
     def _close_members(self, queue: _Queue) -> None:
         """Close the group's members, each within a bounded wait (a share consumer's close commits and
         leaves the group; one that does not return in time is left to its thread)."""
-        members = [*queue.idle, *queue.busy, *queue.stashed]
-        queue.idle, queue.busy, queue.stashed = [], [], []
+        members = [*queue.idle, *queue.busy, *queue.stashed, *queue.stale]
+        queue.idle, queue.busy, queue.stashed, queue.stale = [], [], [], []
         threads = [threading.Thread(target=_close_quietly, args=(m.client,), daemon=True) for m in members]
         for thread in threads:
             thread.start()
@@ -411,9 +413,19 @@ class KafkaShareAdapter(BrokerAdapter):
                     return None
             member.record = record
             msg_id = str(record.value().decode())
+            self._forget_stale(queue, msg_id)
             state.held[msg_id] = member
             return msg_id
         return self._do("receive", run)
+
+    def _forget_stale(self, queue: _Queue, msg_id: str) -> None:
+        """REDELIVERY-41: a record acquired again after its lock ran out is no longer held by the
+        consumer that received it before (its member, stuck with an unacknowledged record, is retired)."""
+        for other in self.consumers.values():
+            member = other.held.pop(msg_id, None) if other.queue == queue.name else None
+            if member is not None:
+                queue.busy.remove(member)
+                queue.stale.append(member)
 
     def _settle(self, consumer: str, msg_id: str, kind: Any) -> str:
         state = self._consumer(consumer)

@@ -13,20 +13,27 @@ Mapping (physical names ``mqc-<namespace>-<token>-<name>``, one per open):
   ``max_delivery_attempts`` (Kafka 4.3+; 2..10 on a default broker). One queue per address: a second
   share group would start at the topic's start, not at its declaration.
 - a send is a produce of the logical id as the record value, flushed (acks=all, idempotent): ``accepted``.
-- a consumer pulls (window 0, ``consumer_pull``): each ``receive`` polls a share consumer (explicit
-  acknowledgement, ``max.poll.records`` 1) of the group for up to ``receive_timeout`` seconds: the
-  broker acquires the lowest available offset for it then (SharePartition#acquire). A share consumer
-  may not poll again before it acknowledged what it got (librdkafka), so a model consumer holding n
-  records is n share consumers (members) of the group; a receive uses an idle member or joins a new
-  one. The acquisition lock (``share.record.lock.duration.ms``) is the consumer's ``ack_wait_ms`` (at
-  least 1 s, one value per queue); without one it is the broker's (10 minutes here: never within an
-  example).
-- ``ack`` = acknowledge ACCEPT + commit_sync; ``nack`` = RELEASE (the record is available again at its
-  offset, its delivery count kept) or, with ``requeue: false``, REJECT (archived). ``close`` closes
-  the consumer's members: the broker releases what they held, counts kept (REDELIVERY-38).
+- a consumer pulls (window 0, ``consumer_pull``): each ``receive`` is one poll of a share consumer of
+  the group (explicit acknowledgement, ``max.poll.records`` 1 and a fetch of at most 1 byte, so the
+  broker acquires one record: SharePartition#acquire, the lowest available offset) for up to
+  ``receive_timeout`` seconds (``join_timeout`` until the group has served anyone). A share consumer
+  may not poll again before it acknowledged what it got, so the group's members form a pool: a
+  receive uses an idle member or joins a new one, and a model consumer's held records may sit with
+  several members. librdkafka 2.16 fetches on its own right after a commit: what a member acquires
+  that way is stashed and handed to the next receive of the queue (``_drain``).
+- the acquisition lock (``share.record.lock.duration.ms``, a group config) is the consumers' ack wait,
+  at least 1 s and one value per queue (REDELIVERY-41); without one it is the broker's (10 minutes
+  here). A record acquired again after its lock ran out leaves the consumer that held it.
+- ``ack`` = ACCEPT + commit_sync; ``nack`` = RELEASE (available again at its offset, count kept) or,
+  with ``requeue: false``, REJECT (archived); an ack of a record the broker no longer holds for the
+  member (lock run out) answers failed (INVALID_RECORD_STATE). ``close`` RELEASEs what the consumer
+  held: the same transition a member leaving the group makes (SharePartition#releaseAcquiredRecords),
+  without tearing down members (closing share consumers in quick succession can hang librdkafka).
 - ``delivery_count`` of a held record is Message.delivery_count() (ShareFetch AcquiredRecords
   DeliveryCount); of any other record it is not observable (no admin API lists a share partition's
-  records). No counters: Kafka shows none per share group except the start offset and lag.
+  records). No counters: Kafka shows none per share group (only a start offset and a lag).
+- releases before 4.3 have no group config share.delivery.count.limit: a queue may only declare the
+  broker's limit (5).
 """
 
 from __future__ import annotations
@@ -54,6 +61,7 @@ from mqconform.text import one_line
 
 from .._base import BrokerAdapter, NotObservable, Unsupported, physical_prefix
 from ..contract import AdapterError, Result
+from ..deviations import parse_version
 from .server import DEFAULT_VERSION, KafkaProcess, lib_of, shared_broker
 
 URL_ENV = "MQCONFORM_KAFKA_URL"
@@ -61,12 +69,20 @@ CAPABILITIES = frozenset({
     "queues", "consumer_pull", "independent_consumers", "nack", "nack_reject", "delivery_count",
     "advance_time",
 })
-#: a group's delivery count limit (ShareGroupConfig: group.share.min/max.delivery.count.limit)
-MIN_LIMIT, MAX_LIMIT = 2, 10
+#: a group's delivery count limit (ShareGroupConfig: group.share.min/max.delivery.count.limit) and the
+#: broker's default (group.share.delivery.count.limit)
+MIN_LIMIT, MAX_LIMIT, BROKER_LIMIT = 2, 10, 5
+#: the first release whose storage format takes --feature share.version=1 (4.0: early access only)
+MIN_VERSION = (4, 1)
+#: the release that has the group config share.delivery.count.limit (KAFKA-20159); before it every
+#: group has the broker's limit, so a queue may only declare that one
+GROUP_LIMIT_SINCE = (4, 3)
 #: how long a share fetch may wait on the broker for records (librdkafka fetch.wait.max.ms) ...
 FETCH_WAIT_MS = 10
 #: ... and how long after an empty poll the adapter waits for the last one to come back
 FETCH_SETTLE_S = 0.2
+#: how long the first poll of a new group waits for a record (4.3+, older releases)
+JOIN_WAIT_S, OLD_JOIN_WAIT_S = 5.0, 15.0
 #: how long after a commit the adapter looks for a record the member fetched on its own (_drain)
 DRAIN_S = 1.0
 #: a group's acquisition lock (the broker's group.share.min.record.lock.duration.ms, set by .server)
@@ -131,14 +147,21 @@ class KafkaShareAdapter(BrokerAdapter):
     }
 
     def __init__(self, url: str | None = None, version: str = DEFAULT_VERSION, receive_timeout: float = 1.0,
-                 join_timeout: float = 5.0, timeout: float = 10.0, server_bin: str | None = None) -> None:
+                 join_timeout: float | None = None, timeout: float = 10.0,
+                 server_bin: str | None = None) -> None:
         self.url = url or os.environ.get(URL_ENV) or None
         self.version = str(version)
         self.lib = lib_of(server_bin) if server_bin else None
         if self.lib is not None:
             self.version = self.lib.parent.name
+        if not self.url and (parse_version(self.version) or (99,)) < MIN_VERSION:
+            raise AdapterError(f"kafka {self.version}: the adapter needs 4.1.0 or newer (4.0 has share "
+                               "groups only as an early-access preview without the share.version feature)")
         self.receive_timeout = float(receive_timeout)
-        self.join_timeout = float(join_timeout)
+        #: the first poll of a new group waits for the group's initialization: measured up to ~4 s on
+        #: 4.4.0 and ~10 s on 4.2.2 on a loaded 2-core machine
+        self.join_timeout = float(join_timeout) if join_timeout is not None else (
+            JOIN_WAIT_S if self._group_limits else OLD_JOIN_WAIT_S)
         self.timeout = float(timeout)
         self.capabilities = CAPABILITIES
         self.broker: KafkaProcess | None = None
@@ -147,6 +170,11 @@ class KafkaShareAdapter(BrokerAdapter):
         self.producer: Producer | None = None
         self.prefix = ""
         self._reset()
+
+    @property
+    def _group_limits(self) -> bool:
+        """The release has the group config share.delivery.count.limit (KAFKA-20159, 4.3)."""
+        return (parse_version(self.version) or (99,)) >= GROUP_LIMIT_SINCE
 
     # ------------------------------------------------------------------ plumbing
     def _classify(self, op: str, exc: Exception) -> Result | None:
@@ -234,10 +262,14 @@ class KafkaShareAdapter(BrokerAdapter):
             settings = {"share.auto.offset.reset": "earliest"}
             limit = config.max_delivery_attempts
             if limit is not None and limit > 0:
+                if not self._group_limits and limit != BROKER_LIMIT:
+                    raise Unsupported(f"a delivery limit of {limit} on Kafka {self.version} (every share "
+                                      f"group has the broker's {BROKER_LIMIT} before 4.3)")
                 if not MIN_LIMIT <= limit <= MAX_LIMIT:
                     raise Unsupported(f"a delivery limit of {limit} "
                                       f"(a share group's is {MIN_LIMIT}..{MAX_LIMIT})")
-                settings["share.delivery.count.limit"] = str(limit)
+                if self._group_limits:
+                    settings["share.delivery.count.limit"] = str(limit)
             elif limit is not None:
                 raise Unsupported("a queue without a delivery limit (a share group always has one)")
             address = config.address_name

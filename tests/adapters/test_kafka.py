@@ -43,7 +43,8 @@ class Both:
         actual: Result = getattr(self.adapter, method)(*args, **kwargs)
         assert expected.is_ok, expected
         assert actual.is_ok, actual
-        assert actual.value == expected.value, f"{method}{args}: model {expected.value!r}, kafka {actual.value!r}"
+        assert actual.value == expected.value, \
+            f"{method}{args}: model {expected.value!r}, kafka {actual.value!r}"
         return actual.value
 
     def count(self, queue: str, msg_id: str) -> int:
@@ -118,7 +119,7 @@ def test_an_acquisition_lock_runs_out_on_the_broker_clock(both: Both) -> None:
     assert both("receive", "d") == "m2"
 
 
-def test_an_ack_wait_below_the_broker_minimum_is_unsupported(kafka: KafkaShareAdapter, namespace: str) -> None:
+def test_limits_the_broker_cannot_express_are_unsupported(kafka: KafkaShareAdapter, namespace: str) -> None:
     kafka.open(namespace)
     try:
         assert kafka.declare_queue(QueueConfig("q", max_delivery_attempts=5)).is_ok

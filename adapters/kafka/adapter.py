@@ -81,6 +81,9 @@ GROUP_LIMIT_SINCE = (4, 3)
 FETCH_WAIT_MS = 10
 #: ... and how long after an empty poll the adapter waits for the last one to come back
 FETCH_SETTLE_S = 0.2
+#: the record a queue's declaration sends and consumes itself (see _warm), and how long it may take
+WARM_MARKER = b"\x00mqconform-warm-up"
+WARM_TIMEOUT_S = 30.0
 #: how long the first poll of a new group waits for a record (4.3+, older releases)
 JOIN_WAIT_S, OLD_JOIN_WAIT_S = 5.0, 15.0
 #: how long after a commit the adapter looks for a record the member fetched on its own (_drain)
@@ -277,9 +280,35 @@ class KafkaShareAdapter(BrokerAdapter):
                 self._create_address(address)
             queue = _Queue(config.name, self._physical(address), self._physical(config.name))
             self._alter_group(queue.group, settings)
+            self._warm(queue)
             self.addresses[address].append(config.name)
             self.queues[config.name] = queue
         return self._do("declare_queue", run)
+
+    def _warm(self, queue: _Queue) -> None:
+        """Let the new group serve once before the example uses it: a member joins, and a marker record
+        sent to the topic is polled and ACCEPTed (with whatever the topic held before the queue was
+        declared, which the model never routed to it). A new share group serves its first fetch only
+        after its initialization (0.5 s to over 5 s on a loaded machine), which would otherwise make
+        the first receive of an example wait that long or answer None too early."""
+        member = self._new_member(queue)
+        queue.idle.append(member)
+        assert self.producer is not None
+        self.producer.produce(queue.topic, value=WARM_MARKER)
+        if self.producer.flush(self.timeout) > 0:
+            raise TimeoutError("the warm-up record was not acknowledged by the broker")
+        deadline = time.monotonic() + WARM_TIMEOUT_S
+        while time.monotonic() < deadline:
+            records = [r for r in member.client.poll(0.2) if r.error() is None]
+            for record in records:
+                member.client.acknowledge(record, AcknowledgeType.ACCEPT)
+            if records:
+                member.client.commit_sync(self.timeout)
+            if any(r.value() == WARM_MARKER for r in records):
+                queue.served = True
+                time.sleep(FETCH_SETTLE_S)
+                return
+        raise TimeoutError(f"the new share group served nothing within {WARM_TIMEOUT_S:.0f} s")
 
     def _alter_group(self, group: str, settings: Mapping[str, str]) -> None:
         entries = [ConfigEntry(k, v, incremental_operation=AlterConfigOpType.SET)

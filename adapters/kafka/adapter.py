@@ -10,8 +10,9 @@ Mapping (physical names ``mqc-<namespace>-<token>-<name>``, one per open):
   address, the queue's own name by default). Group configs (Admin incrementalAlterConfigs on the
   GROUP resource) at declaration: ``share.auto.offset.reset=earliest`` (a message sent before the first
   consumer joined is delivered, as the model says) and ``share.delivery.count.limit`` = the queue's
-  ``max_delivery_attempts`` (Kafka 4.3+; 2..10 on a default broker). One queue per address: a second
-  share group would start at the topic's start, not at its declaration.
+  ``max_delivery_attempts`` (Kafka 4.3+; 2..10 on a default broker). The declaration lets the new group
+  serve once (``_warm``: a marker record polled and accepted). One queue per address: a second share
+  group would start at the topic's start, not at its declaration.
 - a send is a produce of the logical id as the record value, flushed (acks=all, idempotent): ``accepted``.
 - a consumer pulls (window 0, ``consumer_pull``): each ``receive`` is one poll of a share consumer of
   the group (explicit acknowledgement, ``max.poll.records`` 1 and a fetch of at most 1 byte, so the

@@ -22,6 +22,7 @@ BUILTIN = {
     "beanstalkd": "mqconform.adapters.beanstalkd:BeanstalkdAdapter",
     "artemis": "mqconform.adapters.artemis:ArtemisAdapter",
     "hornetq": "mqconform.adapters.hornetq:HornetQAdapter",
+    "kafka": "mqconform.adapters.kafka:KafkaShareAdapter",
 }
 ENTRY_POINT_GROUP = "mqconform.adapters"
 _TARGET = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")

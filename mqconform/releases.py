@@ -41,6 +41,11 @@ MVN_TIMEOUT_S = 900
 #: the ActiveMQ Artemis releases Maven Central serves as a bin distribution (tar.gz), oldest first
 ARTEMIS_RELEASES = ("2.18.0", "2.19.0", "2.21.0", "2.26.0", "2.27.1", "2.28.0", "2.31.2", "2.35.0",
                     "2.37.0", "2.39.0", "2.40.0")
+#: the Apache Kafka 4.x releases (KRaft only, share groups: KIP-932) Maven Central serves, oldest first
+KAFKA_RELEASES = ("4.0.0", "4.0.1", "4.0.2", "4.1.0", "4.1.1", "4.1.2", "4.2.0", "4.2.1", "4.2.2", "4.3.0",
+                  "4.3.1", "4.4.0")
+#: Maven coordinates of a release whose server is a runtime classpath, not a distribution
+CLASSPATH_KIND = "classpath"
 
 
 class ReleaseError(Exception):
@@ -104,6 +109,9 @@ LINES: dict[str, Line] = {
     "artemis": Line("artemis", table=tuple(
         Release("artemis", v, "bin/artemis", maven="org.apache.activemq:apache-artemis:tar.gz:bin")
         for v in ARTEMIS_RELEASES)),
+    "kafka": Line("kafka", table=tuple(
+        Release("kafka", v, f"kafka_2.13-{v}.jar", maven=f"org.apache.kafka:kafka_2.13:jar:{CLASSPATH_KIND}")
+        for v in KAFKA_RELEASES)),
 }
 
 
@@ -215,6 +223,8 @@ def _locked(folder: Path) -> Iterator[None]:
 def binary(release: Release) -> Path:
     """The release's server binary, fetched and unpacked into the cache the first time."""
     if release.maven is not None:
+        if release.maven.endswith(":" + CLASSPATH_KIND):
+            return _maven_classpath(release)
         return _maven_binary(release)
     if release.package is None:
         path = Path(str(release.system_path))
@@ -278,6 +288,50 @@ def _maven_binary(release: Release) -> Path:
             if not (home / release.binary).is_file():
                 raise ReleaseError(f"{archives[0].name} has no {artifact}-{release.version}/{release.binary}")
             os.replace(home, folder / home.name)
+    return target
+
+
+_POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>mqconform</groupId><artifactId>server-classpath</artifactId><version>1</version>
+  <packaging>pom</packaging>
+  <dependencies>{dependencies}</dependencies>
+</project>
+"""
+_DEPENDENCY = "<dependency><groupId>{}</groupId><artifactId>{}</artifactId><version>{}</version></dependency>"
+
+
+def _maven_classpath(release: Release) -> Path:
+    """The main jar of a server that Maven Central ships as jars: ``mvn dependency:copy-dependencies``
+    of a generated pom naming the artifact (runtime scope) into
+    ``servers/<artifact>/<version>/lib/``, plus log4j's SLF4J 1.x binding at the version of the
+    log4j-core fetched (a broker logs through SLF4J; without a binding it says nothing, even why it
+    stopped). Fetched once, under a lock; the folder appears only when complete."""
+    group, artifact, _, _ = str(release.maven).split(":")
+    folder = cache_root() / "servers" / artifact / release.version
+    target = folder / "lib" / release.binary
+    if target.is_file():
+        return target
+    with _locked(folder):
+        if target.is_file():
+            return target
+        with tempfile.TemporaryDirectory(dir=folder) as tmp:
+            lib = Path(tmp) / "lib"
+            deps = [(group, artifact, release.version)]
+            for _round in range(2):
+                pom = Path(tmp) / "pom.xml"
+                pom.write_text(_POM.format(dependencies="".join(_DEPENDENCY.format(*d) for d in deps)))
+                _mvn("dependency:copy-dependencies", "-f", str(pom), "-DincludeScope=runtime",
+                     f"-DoutputDirectory={lib}")
+                cores = sorted(lib.glob("log4j-core-*.jar"))
+                binding = ("org.apache.logging.log4j", "log4j-slf4j-impl",
+                           cores[0].name.removeprefix("log4j-core-").removesuffix(".jar")) if cores else None
+                if binding is None or binding in deps or any(lib.glob("log4j-slf4j*-impl-*.jar")):
+                    break
+                deps.append(binding)
+            if not (lib / release.binary).is_file():
+                raise ReleaseError(f"{release.source}: mvn fetched no {release.binary}")
+            os.replace(lib, folder / "lib")
     return target
 
 

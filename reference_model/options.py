@@ -227,6 +227,10 @@ class ModelOptions:
     #: max_delivery_attempts: 10 (Artemis max-delivery-attempts); -1: none (RabbitMQ quorum
     #: x-delivery-limit unset, JetStream max_deliver -1).
     default_delivery_limit: int = 10
+    #: REDELIVERY-40: the smallest delivery limit a queue may have: 1 (any), or 2 (a Kafka share
+    #: group's share.delivery.count.limit, ShareGroupConfig group.share.min.delivery.count.limit, at
+    #: least 2); the redelivery machine draws no smaller one.
+    min_delivery_limit: int = 1
     #: REDELIVERY-26: what a delivery limit of 0 means: no limit (Artemis: maxDeliveries > 0 is
     #: checked) or dead-letter on the first return (rabbit_fifo: delivery_count 1 > 0).
     zero_delivery_limit: Literal["none", "immediate"] = "none"

@@ -299,10 +299,33 @@ BEANSTALKD = ModelOptions(
     delete_scope="listed",  # DELIVERY-31: ready and delayed jobs, never a reserved one
 )
 
+#: Apache Kafka 4.4 share groups (KIP-932; SharePartition.java at 4.4.0): a queue is a share group on
+#: a one-partition topic, a consumer a member that pulls (ShareFetch acquires the lowest available
+#: offsets). A record's delivery count goes up at each acquisition and is never undone (REDELIVERY-38):
+#: RELEASE, a lock that runs out and a member that leaves all make it available again at its offset
+#: (REDELIVERY-39), at once (no redelivery delay); REJECT archives it (REDELIVERY-24). A record released,
+#: timed out or given back at the group's delivery count limit (share.delivery.count.limit, default 5)
+#: is archived (REDELIVERY-40): the model's dead letter without an address (no DLQ before KIP-1191).
+#: The acquisition lock (share.record.lock.duration.ms) is the consumer's ack wait, one per group
+#: (REDELIVERY-41). No priorities, bounds, scheduling, transactions, selectors, browsing or counters.
+KAFKA_SHARE = ModelOptions(
+    name="kafka-share",
+    priority_levels=1,
+    cancel_undoes_delivery_count=False,
+    nack_keeps_delivery_count=True,
+    delay_on_nack=False,
+    delay_on_rollback=False,
+    default_delivery_limit=5,
+    min_delivery_limit=2,
+    features=_without("ring", "set_ring_size", "scheduling", "paging", "redelivery_delay", "transactions",
+                      "selectors", "browse", "window_bytes", "fail_policy", "block_policy", "drop_policy")
+    | {"nack_reject", "ack_wait"},
+)
+
 PROFILES: dict[str, ModelOptions] = {
     p.name: p
     for p in (ARTEMIS, HORNETQ, HORNETQ_24, RABBITMQ_CLASSIC, RABBITMQ_QUORUM, JETSTREAM, REDIS_STREAMS,
-              ACTIVEMQ_CLASSIC, MOSQUITTO, BEANSTALKD)
+              ACTIVEMQ_CLASSIC, MOSQUITTO, BEANSTALKD, KAFKA_SHARE)
 }
 
 

@@ -6,7 +6,8 @@
 #   3. the broker services started when down (scripts/services.sh: RabbitMQ, Redis, NATS, Mosquitto);
 #   4. the Apache ActiveMQ Artemis release the `artemis` adapter runs by default, fetched through Maven
 #      into the release cache ($MQCONFORM_CACHE, default ~/.cache/mqconform/servers/) when not there yet,
-#      and the HornetQ 2.4 jars the `hornetq` adapter runs (servers/hornetq/<version>/lib) the same way.
+#      and the HornetQ 2.4 jars the `hornetq` adapter runs (servers/hornetq/<version>/lib) the same way;
+#      likewise the Apache Kafka release (its jars) the `kafka` adapter runs by default.
 # Steps 2 and 3 need root (or sudo) only when something is missing or down; otherwise they only check.
 # Usage: bash scripts/setup.sh            (MQCONFORM_SETUP=venv: only step 1)
 set -euo pipefail
@@ -26,4 +27,6 @@ bash scripts/services.sh
 echo "setup: artemis $(.venv/bin/python -c 'from mqconform.adapters.artemis.server import DEFAULT_VERSION as v; print(v)') cached"
 .venv/bin/python -m mqconform.adapters.hornetq.server --fetch >/dev/null
 echo "setup: hornetq $(.venv/bin/python -c 'from mqconform.adapters.hornetq.server import DEFAULT_VERSION as v; print(v)') cached"
+.venv/bin/python -m mqconform.adapters.kafka.server --fetch >/dev/null
+echo "setup: kafka $(.venv/bin/python -c 'from mqconform.adapters.kafka.server import DEFAULT_VERSION as v; print(v)') cached"
 echo "setup: done in $((SECONDS - started)) s"

@@ -32,7 +32,7 @@ _COMMON = {
     "counters.killed": ("REDELIVERY-6",),
     "counters.identity": ("DELIVERY-1",),
     "pending.order": ("DELIVERY-3",),
-    "delivery_count": ("REDELIVERY-1", "REDELIVERY-2"),
+    "delivery_count": ("REDELIVERY-1", "REDELIVERY-2", "REDELIVERY-38"),
     "ring.unacked_never_evicted": ("RING-5",),
     # queue_machine.counters_agree: what a consumer's byte window let the broker dispatch
     "window.dispatched": ("REDELIVERY-11",),
@@ -95,8 +95,8 @@ TABLES: dict[str, dict[str, tuple[str, ...]]] = {
     },
     "redelivery": {
         **_COMMON,
-        "receive.id": ("REDELIVERY-8", "REDELIVERY-9", "REDELIVERY-10"),
-        "delivery_count": ("REDELIVERY-1", "REDELIVERY-2", "REDELIVERY-3"),
+        "receive.id": ("REDELIVERY-8", "REDELIVERY-9", "REDELIVERY-10", "REDELIVERY-39"),
+        "delivery_count": ("REDELIVERY-1", "REDELIVERY-2", "REDELIVERY-3", "REDELIVERY-38"),
         "counters.killed": ("REDELIVERY-5", "REDELIVERY-6"),
         "counters.scheduled_count": ("REDELIVERY-7", "REDELIVERY-9"),
         "counters.message_count": ("REDELIVERY-6", "DELIVERY-1"),
@@ -110,9 +110,9 @@ TABLES: dict[str, dict[str, tuple[str, ...]]] = {
         "ring.bound": ("RING-3",),
         # machines/redelivery.py limit_check: after redelivery rounds, the message's count and the
         # stored count (a message past the limit: dead-lettered, or kept by JetStream)
-        "redelivery.limit": ("REDELIVERY-21", "REDELIVERY-26"),
+        "redelivery.limit": ("REDELIVERY-21", "REDELIVERY-26", "REDELIVERY-40"),
         # timed examples (wait_out): what an ack wait / BackOff / delayed NAK gave back
-        "receive.ack_wait": ("REDELIVERY-27", "REDELIVERY-20"),
+        "receive.ack_wait": ("REDELIVERY-27", "REDELIVERY-20", "REDELIVERY-41"),
         # DELIVERY-34: a receive of a timed example in or after a pause (machines/redelivery.pause)
         "receive.paused": ("DELIVERY-34", "REDELIVERY-27", "REDELIVERY-20"),
         "pause.accepted": ("DELIVERY-34",),

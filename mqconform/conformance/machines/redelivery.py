@@ -85,6 +85,7 @@ class RedeliveryMachine(RestartSteps, RingMachine):
         self.wpi = self.nak_delayed = self.paused = False
         if attempts == 1 and self._version_gated(MAX_DELIVER_ONE_GATE):
             attempts = 2  # num_redelivered counts a message past MaxDeliver 1 before 2.11.4 (#6877)
+        attempts = max(attempts, self._broker().options.min_delivery_limit)  # REDELIVERY-40
         queue: dict[str, Any] = {"name": "q"}
         if not default_limit:  # else the profile's default limit (REDELIVERY-26)
             queue["max_delivery_attempts"] = attempts

@@ -1,0 +1,22 @@
+"""The `kafka` adapter (:mod:`.adapter`, share groups) and its broker launcher (:mod:`.server`).
+
+``KafkaShareAdapter`` is imported on first use, so ``python -m mqconform.adapters.kafka.server`` (the
+cache warm-up of scripts/setup.sh) needs no Kafka client.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .adapter import KafkaShareAdapter
+
+__all__ = ["KafkaShareAdapter"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "KafkaShareAdapter":
+        from .adapter import KafkaShareAdapter
+
+        return KafkaShareAdapter
+    raise AttributeError(name)

@@ -1,0 +1,532 @@
+"""The `kafka` adapter: Apache Kafka share groups (KIP-932) through confluent-kafka's ShareConsumer.
+
+By default it starts its own broker (:mod:`.server`: one KRaft node of ``version`` from Maven, started
+once per process); ``url=`` (``host:port``, or ``$MQCONFORM_KAFKA_URL``) uses a running one with share
+groups enabled. It claims the `kafka-share` profile (reference_model/profiles.py; docs/adapters/kafka.md).
+
+Mapping (physical names ``mqc-<namespace>-<token>-<name>``, one per open):
+
+- a queue is a share group (named like the queue) on a topic of one partition (named like its
+  address, the queue's own name by default). Group configs (Admin incrementalAlterConfigs on the
+  GROUP resource) at declaration: ``share.auto.offset.reset=earliest`` (a message sent before the first
+  consumer joined is delivered, as the model says) and ``share.delivery.count.limit`` = the queue's
+  ``max_delivery_attempts`` (Kafka 4.3+; 2..10 on a default broker). The declaration lets the new group
+  serve once (``_warm``: a marker record polled and accepted). One queue per address: a second share
+  group would start at the topic's start, not at its declaration.
+- a send is a produce of the logical id as the record value, flushed (acks=all, idempotent): ``accepted``.
+- a consumer pulls (window 0, ``consumer_pull``): each ``receive`` is one poll of a share consumer of
+  the group (explicit acknowledgement, ``max.poll.records`` 1 and a fetch of at most 1 byte, so the
+  broker acquires one record: SharePartition#acquire, the lowest available offset) for up to
+  ``receive_timeout`` seconds (``join_timeout`` until the group has served anyone). A share consumer
+  may not poll again before it acknowledged what it got, so the group's members form a pool: a
+  receive uses an idle member or joins a new one, and a model consumer's held records may sit with
+  several members. librdkafka 2.16 fetches on its own right after a commit: what a member acquires
+  that way is stashed and handed to the next receive of the queue (``_drain``).
+- the acquisition lock (``share.record.lock.duration.ms``, a group config) is the consumers' ack wait,
+  at least 1 s and one value per queue (REDELIVERY-41); without one it is the broker's (10 minutes
+  here). A record acquired again after its lock ran out leaves the consumer that held it.
+- ``ack`` = ACCEPT + commit_sync; ``nack`` = RELEASE (available again at its offset, count kept) or,
+  with ``requeue: false``, REJECT (archived); an ack of a record the broker no longer holds for the
+  member (lock run out) answers failed (INVALID_RECORD_STATE). ``close`` RELEASEs what the consumer
+  held: the same transition a member leaving the group makes (SharePartition#releaseAcquiredRecords),
+  without tearing down members (closing share consumers in quick succession can hang librdkafka).
+- ``delivery_count`` of a held record is Message.delivery_count() (ShareFetch AcquiredRecords
+  DeliveryCount); of any other record it is not observable (no admin API lists a share partition's
+  records). No counters: Kafka shows none per share group (only a start offset and a lag).
+- releases before 4.3 have no group config share.delivery.count.limit: a queue may only declare the
+  broker's limit (5).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+import time
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+import attrs
+from confluent_kafka import AcknowledgeType, KafkaError, KafkaException, Producer, ShareConsumer
+from confluent_kafka.admin import (
+    AdminClient,
+    AlterConfigOpType,
+    ConfigEntry,
+    ConfigResource,
+    NewTopic,
+    ResourceType,
+)
+
+from mqconform.reference_model.config import ConsumerConfig, Message, QueueConfig
+from mqconform.text import one_line
+
+from .._base import BrokerAdapter, NotObservable, Unsupported, physical_prefix
+from ..contract import AdapterError, Result
+from ..deviations import parse_version
+from .server import DEFAULT_VERSION, KafkaProcess, lib_of, shared_broker
+
+URL_ENV = "MQCONFORM_KAFKA_URL"
+CAPABILITIES = frozenset({
+    "queues", "consumer_pull", "independent_consumers", "nack", "nack_reject", "delivery_count",
+    "advance_time",
+})
+#: a group's delivery count limit (ShareGroupConfig: group.share.min/max.delivery.count.limit) and the
+#: broker's default (group.share.delivery.count.limit)
+MIN_LIMIT, MAX_LIMIT, BROKER_LIMIT = 2, 10, 5
+#: the first release whose storage format takes --feature share.version=1 (4.0: early access only)
+MIN_VERSION = (4, 1)
+#: the release that has the group config share.delivery.count.limit (KAFKA-20159); before it every
+#: group has the broker's limit, so a queue may only declare that one
+GROUP_LIMIT_SINCE = (4, 3)
+#: how long a share fetch may wait on the broker for records (librdkafka fetch.wait.max.ms) ...
+FETCH_WAIT_MS = 10
+#: ... and how long after an empty poll the adapter waits for the last one to come back
+FETCH_SETTLE_S = 0.2
+#: the record a queue's declaration sends and consumes itself (see _warm), and how long it may take
+WARM_MARKER = b"\x00mqconform-warm-up"
+WARM_TIMEOUT_S = 30.0
+#: how long the first poll of a new group waits for a record (4.3+, older releases)
+JOIN_WAIT_S, OLD_JOIN_WAIT_S = 5.0, 15.0
+#: how long after a commit the adapter looks for a record the member fetched on its own (_drain)
+DRAIN_S = 1.0
+#: a group's acquisition lock (the broker's group.share.min.record.lock.duration.ms, set by .server)
+MIN_LOCK_MS = 1000
+
+
+@attrs.define
+class _Member:
+    """One share consumer (a member of the group) and the record it holds, acquired and not yet
+    acknowledged (explicit mode: it may not poll again before it acknowledged it)."""
+
+    client: Any
+    record: Any = None
+    polled: bool = False
+
+
+@attrs.define
+class _Queue:
+    """A share group on a topic, with its members: those idle (holding nothing) serve the next receive
+    of any consumer of the queue."""
+
+    name: str
+    topic: str
+    group: str
+    lock_ms: int | None = None
+    idle: list[_Member] = attrs.Factory(list)
+    busy: list[_Member] = attrs.Factory(list)
+    #: members holding a record they fetched on their own after a commit, nobody received it yet
+    stashed: list[_Member] = attrs.Factory(list)
+    #: members whose record's lock ran out and another member acquired it: never used again
+    stale: list[_Member] = attrs.Factory(list)
+    #: a member of the group has ever been given a record (the group is initialized and assigned)
+    served: bool = False
+
+
+@attrs.define
+class _Consumer:
+    """A model consumer: the records it received, each held by the member that acquired it."""
+
+    name: str
+    queue: str
+    held: dict[str, _Member] = attrs.Factory(dict)
+
+
+def _close_quietly(client: Any) -> None:
+    with contextlib.suppress(Exception):
+        client.close()
+
+
+class KafkaShareAdapter(BrokerAdapter):
+    """Kafka share groups behind the adapter contract."""
+
+    name = "kafka"
+    profile = "kafka-share"
+    UNSUPPORTED: ClassVar[Mapping[str, str]] = {
+        "commit": "transactions (a share group acknowledges records one by one)",
+        "rollback": "transactions (a share group acknowledges records one by one)",
+        "tx": "transactions (a share group acknowledges records one by one)",
+        "second_queue": "a second share group on one topic (it would start at the topic's start)",
+        "address_limits": "address limits (a topic has retention, not a bound with a policy)",
+        "redelivery_delay": "redelivery delay (a released record is available at once)",
+    }
+
+    def __init__(self, url: str | None = None, version: str = DEFAULT_VERSION, receive_timeout: float = 1.0,
+                 join_timeout: float | None = None, timeout: float = 10.0,
+                 server_bin: str | None = None) -> None:
+        self.url = url or os.environ.get(URL_ENV) or None
+        self.version = str(version)
+        self.lib = lib_of(server_bin) if server_bin else None
+        if self.lib is not None:
+            self.version = self.lib.parent.name
+        if not self.url and (parse_version(self.version) or (99,)) < MIN_VERSION:
+            raise AdapterError(f"kafka {self.version}: the adapter needs 4.1.0 or newer (4.0 has share "
+                               "groups only as an early-access preview without the share.version feature)")
+        self.receive_timeout = float(receive_timeout)
+        #: the first poll of a new group waits for the group's initialization: measured up to ~4 s on
+        #: 4.4.0 and ~10 s on 4.2.2 on a loaded 2-core machine
+        self.join_timeout = float(join_timeout) if join_timeout is not None else (
+            JOIN_WAIT_S if self._group_limits else OLD_JOIN_WAIT_S)
+        self.timeout = float(timeout)
+        self.capabilities = CAPABILITIES
+        self.broker: KafkaProcess | None = None
+        self.bootstrap = ""
+        self.admin: AdminClient | None = None
+        self.producer: Producer | None = None
+        self.prefix = ""
+        self._reset()
+
+    @property
+    def _group_limits(self) -> bool:
+        """The release has the group config share.delivery.count.limit (KAFKA-20159, 4.3)."""
+        return (parse_version(self.version) or (99,)) >= GROUP_LIMIT_SINCE
+
+    # ------------------------------------------------------------------ plumbing
+    def _classify(self, op: str, exc: Exception) -> Result | None:
+        if isinstance(exc, KafkaException):
+            error = exc.args[0] if exc.args and isinstance(exc.args[0], KafkaError) else None
+            if error is not None and (error.retriable() or error.code() in (
+                    KafkaError._TIMED_OUT, KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN)):
+                return Result.info(f"kafka: {op}: {one_line(exc)}")
+            return Result.fail(f"kafka: {op}: {one_line(exc)}")
+        if isinstance(exc, TimeoutError):
+            return Result.info(f"kafka: {op}: timed out ({one_line(exc)})")
+        return None
+
+    def _admin(self) -> AdminClient:
+        assert self.admin is not None
+        return self.admin
+
+    def _wait(self, futures: Mapping[Any, Any]) -> None:
+        for future in futures.values():
+            future.result(timeout=self.timeout)
+
+    # ------------------------------------------------------------------ lifecycle
+    def open(self, namespace: str) -> None:
+        """Connect (starting the adapter's own broker first when no URL is given); AdapterError when
+        the broker cannot be used."""
+        self.close()
+        if self.admin is None:
+            if self.url:
+                self.bootstrap = self.url.removeprefix("kafka://")
+            else:
+                if self.broker is None or not self.broker.running():
+                    self.broker = shared_broker(self.version, self.lib)
+                self.bootstrap = self.broker.bootstrap
+            admin = AdminClient({"bootstrap.servers": self.bootstrap, "log_level": 3})
+            try:
+                admin.list_topics(timeout=self.timeout)
+            except KafkaException as exc:
+                raise AdapterError(f"kafka: cannot use {self.bootstrap}: {one_line(exc)}") from None
+            self.admin = admin
+            self.producer = Producer({"bootstrap.servers": self.bootstrap, "linger.ms": 0, "acks": "all",
+                                      "enable.idempotence": True, "log_level": 3})
+        self.prefix = "mqc-" + physical_prefix(namespace, False)
+        self._reset()
+        self._topics: list[str] = []
+
+    def close(self) -> None:
+        """Close every share consumer, delete the namespace's topics and share groups."""
+        for queue in list(getattr(self, "queues", {}).values()):
+            self._close_members(queue)
+        if self.admin is not None:
+            groups = [q.group for q in self.queues.values()]
+            with contextlib.suppress(Exception):
+                if groups:
+                    self._wait(self.admin.delete_share_groups(groups, request_timeout=self.timeout))
+            with contextlib.suppress(Exception):
+                if getattr(self, "_topics", None):
+                    self._wait(self.admin.delete_topics(self._topics, operation_timeout=self.timeout))
+        self._reset()
+        self._topics = []
+
+    def shutdown(self) -> None:
+        """close() and drop the clients; the shared broker stays up for the process (stopped at exit)."""
+        self.close()
+        if self.producer is not None:
+            self.producer.flush(self.timeout)
+        self.admin = self.producer = None
+
+    # ------------------------------------------------------------------ declarations
+    def _physical(self, name: str) -> str:
+        return f"{self.prefix}-{name}"
+
+    def _create_address(self, name: str) -> None:
+        topic = self._physical(name)
+        self._wait(self._admin().create_topics([NewTopic(topic, 1, 1)], operation_timeout=self.timeout))
+        self._topics.append(topic)
+        self.addresses[name] = []
+
+    def declare_queue(self, config: QueueConfig) -> Result:
+        def run() -> None:
+            self._check_new_queue(config)
+            if config.ring_size != -1:
+                raise Unsupported("ring queues (a topic has retention, not a bound)")
+            if config.non_destructive or config.last_value_key is not None:
+                raise Unsupported("non-destructive and last-value queues")
+            settings = {"share.auto.offset.reset": "earliest"}
+            limit = config.max_delivery_attempts
+            if limit is not None and limit > 0:
+                if not self._group_limits and limit != BROKER_LIMIT:
+                    raise Unsupported(f"a delivery limit of {limit} on Kafka {self.version} (every share "
+                                      f"group has the broker's {BROKER_LIMIT} before 4.3)")
+                if not MIN_LIMIT <= limit <= MAX_LIMIT:
+                    raise Unsupported(f"a delivery limit of {limit} "
+                                      f"(a share group's is {MIN_LIMIT}..{MAX_LIMIT})")
+                if self._group_limits:
+                    settings["share.delivery.count.limit"] = str(limit)
+            elif limit is not None:
+                raise Unsupported("a queue without a delivery limit (a share group always has one)")
+            address = config.address_name
+            if address not in self.addresses:
+                self._create_address(address)
+            queue = _Queue(config.name, self._physical(address), self._physical(config.name))
+            self._alter_group(queue.group, settings)
+            self._warm(queue)
+            self.addresses[address].append(config.name)
+            self.queues[config.name] = queue
+        return self._do("declare_queue", run)
+
+    def _warm(self, queue: _Queue) -> None:
+        """Let the new group serve once before the example uses it: a member joins, and a marker record
+        sent to the topic is polled and ACCEPTed (with whatever the topic held before the queue was
+        declared, which the model never routed to it). A new share group serves its first fetch only
+        after its initialization (0.5 s to over 5 s on a loaded machine), which would otherwise make
+        the first receive of an example wait that long or answer None too early."""
+        member = self._new_member(queue)
+        queue.idle.append(member)
+        assert self.producer is not None
+        self.producer.produce(queue.topic, value=WARM_MARKER)
+        if self.producer.flush(self.timeout) > 0:
+            raise TimeoutError("the warm-up record was not acknowledged by the broker")
+        deadline = time.monotonic() + WARM_TIMEOUT_S
+        while time.monotonic() < deadline:
+            records = [r for r in member.client.poll(0.2) if r.error() is None]
+            for record in records:
+                member.client.acknowledge(record, AcknowledgeType.ACCEPT)
+            if records:
+                member.client.commit_sync(self.timeout)
+            if any(r.value() == WARM_MARKER for r in records):
+                queue.served = True
+                time.sleep(FETCH_SETTLE_S)
+                return
+        raise TimeoutError(f"the new share group served nothing within {WARM_TIMEOUT_S:.0f} s")
+
+    def _alter_group(self, group: str, settings: Mapping[str, str]) -> None:
+        entries = [ConfigEntry(k, v, incremental_operation=AlterConfigOpType.SET)
+                   for k, v in settings.items()]
+        self._wait(self._admin().incremental_alter_configs(
+            [ConfigResource(ResourceType.GROUP, group, incremental_configs=entries)]))
+
+    # ------------------------------------------------------------------ consumers
+    def open_consumer(self, config: ConsumerConfig) -> Result:
+        def run() -> None:
+            queue = self._check_new_consumer(config)
+            self._require_pull(config)
+            if config.max_unacked is not None:
+                raise Unsupported(self._why("max_unacked"))
+            if config.cumulative_ack or config.backoff_ms is not None or config.priority:
+                raise Unsupported("cumulative acks, BackOff lists and consumer priorities")
+            if config.ack_wait_ms is not None:
+                self._set_lock(queue, config.ack_wait_ms)
+            self.consumers[config.name] = _Consumer(config.name, config.queue)
+        return self._do("open_consumer", run)
+
+    def _set_lock(self, queue: _Queue, lock_ms: int) -> None:
+        """REDELIVERY-41: the group's acquisition lock is the consumer's ack wait (one per queue)."""
+        if lock_ms < MIN_LOCK_MS:
+            raise Unsupported(f"an ack wait of {lock_ms} ms "
+                              f"(a share group's lock is at least {MIN_LOCK_MS} ms)")
+        if queue.lock_ms is not None and queue.lock_ms != lock_ms:
+            raise Unsupported("consumers of one queue with different ack waits (the lock is the group's)")
+        if queue.lock_ms is None:
+            self._alter_group(queue.group, {"share.record.lock.duration.ms": str(lock_ms)})
+            queue.lock_ms = lock_ms
+
+    def _new_member(self, queue: _Queue) -> _Member:
+        """A share consumer of the queue's group that acquires one record per poll: max.poll.records 1
+        is best effort (a share fetch acquires whole batches, and released in-flight records with
+        them), a fetch of at most 1 byte returns one record batch, and every send is its own batch.
+        fetch.wait.max.ms is short so that no share fetch is left waiting on the broker after a poll
+        (see `_poll`)."""
+        client = ShareConsumer({"bootstrap.servers": self.bootstrap, "group.id": queue.group,
+                                "share.acknowledgement.mode": "explicit", "max.poll.records": 1,
+                                "fetch.max.bytes": 1, "max.partition.fetch.bytes": 1,
+                                "fetch.wait.max.ms": FETCH_WAIT_MS, "log_level": 3})
+        client.subscribe([queue.topic])
+        return _Member(client)
+
+    def _poll(self, queue: _Queue, member: _Member) -> Any:
+        """One acquired record for `member`, or None when none came within the wait: the join wait
+        until the group has served anyone, else receive_timeout. After an empty poll the adapter waits
+        until the member's last share fetch has surely come back (fetch.wait.max.ms), so that a record
+        sent next is not acquired by a member nobody polls."""
+        wait = self.receive_timeout if queue.served else max(self.join_timeout, self.receive_timeout)
+        deadline = time.monotonic() + wait
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                time.sleep(FETCH_SETTLE_S)
+                return None
+            records = [r for r in member.client.poll(min(left, 0.2)) if r.error() is None]
+            if len(records) > 1:
+                raise TimeoutError(f"a share fetch of at most 1 byte acquired {len(records)} records")
+            if records:
+                queue.served = True
+                return records[0]
+
+    def _release(self, queue: _Queue, member: _Member, kind: Any) -> bool:
+        """Acknowledge the member's record with `kind` and commit; whether the broker took it. Then
+        `_drain` the member."""
+        record, member.record = member.record, None
+        queue.busy.remove(member)
+        member.client.acknowledge(record, kind)
+        answers = member.client.commit_sync(self.timeout)
+        self._drain(queue, member)
+        return not any(error is not None for error in answers.values())
+
+    def _drain(self, queue: _Queue, member: _Member) -> None:
+        """A share consumer with nothing left to acknowledge fetches on its own right after a commit
+        (librdkafka 2.16), so it may have acquired the lowest available record already, the very one
+        it released included. Such a record is stashed with the member: the next receive of any
+        consumer of the queue takes it, as the broker gave it out at that moment (its delivery count
+        is already up by one, as the model's is at that receive)."""
+        deadline = time.monotonic() + DRAIN_S
+        while (left := deadline - time.monotonic()) > 0:
+            records = [r for r in member.client.poll(min(left, 0.05)) if r.error() is None]
+            if len(records) > 1:
+                raise TimeoutError(f"a share fetch of at most 1 byte acquired {len(records)} records")
+            if records:
+                member.record = records[0]
+                queue.stashed.append(member)
+                return
+        time.sleep(FETCH_SETTLE_S)
+        queue.idle.append(member)
+
+    def _probe(self, queue: _Queue) -> None:
+        """Stash what an idle member fetched on its own after `_drain` gave up waiting for it."""
+        for member in list(queue.idle):
+            records = [r for r in member.client.poll(0) if r.error() is None]
+            if records:
+                member.record = records[0]
+                queue.idle.remove(member)
+                queue.stashed.append(member)
+
+    def close_consumer(self, consumer: str) -> Result:
+        """The records the consumer holds are RELEASEd: they are available again with their counts
+        kept, or archived at the limit, which is what a member leaving the group does to what it
+        acquired (SharePartition#releaseAcquiredRecords: the same transition to AVAILABLE without an
+        increment); the members stay in the group, idle, for the next receives."""
+        def run() -> None:
+            state = self._forget_consumer(consumer)
+            queue = self._queue(state.queue)
+            for member in state.held.values():
+                self._release(queue, member, AcknowledgeType.RELEASE)
+        return self._do("close_consumer", run)
+
+    def _close_members(self, queue: _Queue) -> None:
+        """Close the group's members, each within a bounded wait (a share consumer's close commits and
+        leaves the group; one that does not return in time is left to its thread)."""
+        members = [*queue.idle, *queue.busy, *queue.stashed, *queue.stale]
+        queue.idle, queue.busy, queue.stashed, queue.stale = [], [], [], []
+        threads = [threading.Thread(target=_close_quietly, args=(m.client,), daemon=True) for m in members]
+        for thread in threads:
+            thread.start()
+        deadline = time.monotonic() + self.timeout
+        for thread in threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
+
+    # ------------------------------------------------------------------ messages
+    def send(self, to: str, message: Message) -> Result:
+        def run() -> str:
+            self._route(to, message)
+            if message.ttl_ms is not None:
+                raise Unsupported("message TTLs")
+            failures: list[str] = []
+
+            def delivered(err: Any, _msg: Any) -> None:
+                if err is not None:
+                    failures.append(str(err))
+
+            assert self.producer is not None
+            self.producer.produce(self._physical(to), value=message.id.encode(), on_delivery=delivered)
+            if self.producer.flush(self.timeout) > 0:
+                raise TimeoutError("the record was not acknowledged by the broker")
+            return "failed" if failures else "accepted"
+        return self._do("send", run)
+
+    def receive(self, consumer: str) -> Result:
+        """A pull: an idle member of the group (or a new one) polls for one record."""
+        def run() -> str | None:
+            state = self._consumer(consumer)
+            queue = self._queue(state.queue)
+            self._probe(queue)
+            if queue.stashed:  # see _drain: the lowest offset a member already acquired
+                member = min(queue.stashed, key=lambda m: int(m.record.offset()))
+                queue.stashed.remove(member)
+                queue.busy.append(member)
+                record = member.record
+            else:
+                member = queue.idle.pop() if queue.idle else self._new_member(queue)
+                queue.busy.append(member)
+                record = self._poll(queue, member)
+                if record is None:
+                    queue.busy.remove(member)
+                    queue.idle.append(member)
+                    return None
+            member.record = record
+            msg_id = str(record.value().decode())
+            self._forget_stale(queue, msg_id)
+            state.held[msg_id] = member
+            return msg_id
+        return self._do("receive", run)
+
+    def _forget_stale(self, queue: _Queue, msg_id: str) -> None:
+        """REDELIVERY-41: a record acquired again after its lock ran out is no longer held by the
+        consumer that received it before (its member, stuck with an unacknowledged record, is retired)."""
+        for other in self.consumers.values():
+            member = other.held.pop(msg_id, None) if other.queue == queue.name else None
+            if member is not None:
+                queue.busy.remove(member)
+                queue.stale.append(member)
+
+    def _settle(self, consumer: str, msg_id: str, kind: Any) -> str:
+        state = self._consumer(consumer)
+        member = state.held.pop(msg_id, None)
+        if member is None:
+            return "failed"  # DELIVERY-8: not held by this consumer (refused here, nothing sent)
+        return "ok" if self._release(self._queue(state.queue), member, kind) else "failed"
+
+    def ack(self, consumer: str, msg_id: str, tx: bool = False) -> Result:
+        def run() -> str:
+            self._no_tx(tx)
+            return self._settle(consumer, msg_id, AcknowledgeType.ACCEPT)
+        return self._do("ack", run)
+
+    def nack(self, consumer: str, msg_id: str, requeue: bool = True, **forms: Any) -> Result:
+        def run() -> str:
+            if forms:
+                raise Unsupported(f"nack {', '.join(sorted(forms))}")
+            kind = AcknowledgeType.RELEASE if requeue else AcknowledgeType.REJECT
+            return self._settle(consumer, msg_id, kind)
+        return self._do("nack", run)
+
+    def advance(self, ms: int) -> Result:
+        """With an acquisition lock shorter than the broker's in use, sleep until the broker's clock
+        has run as long as the logical one (BrokerAdapter.advance); else only move the logical clock
+        (nothing on the broker waits for time within an example)."""
+        if ms > 0 and not any(q.lock_ms is not None for q in self.queues.values()):
+            self._clock_ms += ms
+            self._clock_origin = time.monotonic() - self._clock_ms / 1000
+            return Result.ok(None)
+        return super().advance(ms)
+
+    # ------------------------------------------------------------------ observations
+    def delivery_count(self, queue: str, msg_id: str) -> Result:
+        def run() -> int:
+            for consumer in self.consumers.values():
+                member = consumer.held.get(msg_id) if consumer.queue == queue else None
+                if member is not None:
+                    return int(member.record.delivery_count())
+            raise NotObservable("Kafka shows a delivery count only with an acquired record (ShareFetch "
+                                "AcquiredRecords); no admin API lists a share partition's records")
+        return self._do("delivery_count", run)

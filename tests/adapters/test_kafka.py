@@ -1,0 +1,131 @@
+"""The `kafka` adapter against a real Apache Kafka (4.4.0 by default, share groups, KIP-932), started by
+the adapter itself: the broker's jars fetched through Maven into the cache, one KRaft node per module.
+No skips: without mvn or java the fixture fails.
+
+Each test drives the broker and the reference model under the `kafka-share` profile with the same
+operations and compares every answer and every delivery count the broker shows."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from mqconform.adapters.contract import Result
+from mqconform.adapters.kafka import KafkaShareAdapter
+from mqconform.adapters.kafka.server import fetch
+from mqconform.adapters.reference import ReferenceAdapter
+from mqconform.reference_model.config import ConsumerConfig, Message, QueueConfig
+from tests.adapters.conftest import assert_unreachable
+
+pytestmark = pytest.mark.broker("kafka")
+
+
+@pytest.fixture(scope="module")
+def kafka() -> Iterator[KafkaShareAdapter]:
+    adapter = KafkaShareAdapter()
+    yield adapter
+    adapter.shutdown()
+
+
+class Both:
+    """One adapter and the reference model side by side: every call goes to both and must agree."""
+
+    def __init__(self, adapter: KafkaShareAdapter, namespace: str) -> None:
+        self.adapter = adapter
+        self.model = ReferenceAdapter("kafka-share")
+        adapter.open(namespace)
+        self.model.open(namespace)
+
+    def __call__(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        expected: Result = getattr(self.model, method)(*args, **kwargs)
+        actual: Result = getattr(self.adapter, method)(*args, **kwargs)
+        assert expected.is_ok, expected
+        assert actual.is_ok, actual
+        assert actual.value == expected.value, \
+            f"{method}{args}: model {expected.value!r}, kafka {actual.value!r}"
+        return actual.value
+
+    def count(self, queue: str, msg_id: str) -> int:
+        """The delivery count of a held record, the same on both sides."""
+        return int(self("delivery_count", queue, msg_id))
+
+
+@pytest.fixture
+def both(kafka: KafkaShareAdapter, namespace: str) -> Iterator[Both]:
+    pair = Both(kafka, namespace)
+    yield pair
+    kafka.close()
+
+
+def test_fetch_is_cached_and_an_unserved_release_is_one_line() -> None:
+    lib = fetch()
+    assert (lib / "kafka_2.13-4.4.0.jar").is_file() and fetch() == lib
+    assert any(lib.glob("log4j-slf4j-impl-*.jar"))  # the broker can say why it stopped
+    with pytest.raises(Exception, match="not served"):
+        fetch("3.9.0")
+
+
+def test_unreachable_broker_is_one_line() -> None:
+    assert_unreachable(KafkaShareAdapter(url="127.0.0.1:9", timeout=2.0), "kafka: cannot use", max_seconds=15)
+
+
+@pytest.mark.rules("REDELIVERY-38", "REDELIVERY-39", "DELIVERY-8")
+def test_release_and_close_keep_the_count_and_the_offset_order(both: Both) -> None:
+    both("declare_queue", QueueConfig("q", max_delivery_attempts=5))
+    both("open_consumer", ConsumerConfig("c", "q", window_bytes=0))
+    both("open_consumer", ConsumerConfig("d", "q", window_bytes=0))
+    for i in (1, 2, 3):
+        assert both("send", "q", Message(f"m{i}")) == "accepted"
+    assert both("receive", "c") == "m1" and both("receive", "c") == "m2"
+    assert both.count("q", "m1") == 1
+    assert both("ack", "d", "m1") == "failed"  # held by another consumer: refused, nothing changes
+    assert both("nack", "c", "m2") == "ok"  # RELEASE: available again before m3, its count kept
+    assert both("receive", "d") == "m2" and both.count("q", "m2") == 2
+    both("close_consumer", "c")  # the member leaves: m1 available again, its count not undone
+    assert both("receive", "d") == "m1" and both.count("q", "m1") == 2
+    assert both("ack", "d", "m1") == "ok" and both("ack", "d", "m1") == "failed"
+    assert both("receive", "d") == "m3"
+
+
+@pytest.mark.rules("REDELIVERY-40", "REDELIVERY-24")
+def test_the_delivery_count_limit_and_reject_archive(both: Both) -> None:
+    both("declare_queue", QueueConfig("q", max_delivery_attempts=2))
+    both("open_consumer", ConsumerConfig("c", "q", window_bytes=0))
+    for i in (1, 2, 3):
+        both("send", "q", Message(f"m{i}"))
+    assert both("receive", "c") == "m1" and both("nack", "c", "m1") == "ok"
+    assert both("receive", "c") == "m1" and both.count("q", "m1") == 2
+    assert both("nack", "c", "m1") == "ok"  # released at the limit: archived
+    assert both("receive", "c") == "m2"
+    assert both("nack", "c", "m2", requeue=False) == "ok"  # REJECT: archived at once
+    assert both("receive", "c") == "m3"
+
+
+@pytest.mark.rules("REDELIVERY-41", "REDELIVERY-38")
+def test_an_acquisition_lock_runs_out_on_the_broker_clock(both: Both) -> None:
+    both("declare_queue", QueueConfig("q", max_delivery_attempts=5))
+    both("open_consumer", ConsumerConfig("c", "q", window_bytes=0, ack_wait_ms=1000))
+    both("open_consumer", ConsumerConfig("d", "q", window_bytes=0, ack_wait_ms=1000))
+    both("send", "q", Message("m1"))
+    both("send", "q", Message("m2"))
+    assert both("receive", "c") == "m1"
+    # the adapter sleeps until 8 s after open(): the lock of m1, taken up to ~5 s after open (the
+    # first poll of a new group waits for the group's initialization), has run out on the broker
+    both("advance", 8000)
+    assert both("receive", "d") == "m1" and both.count("q", "m1") == 2
+    assert both("ack", "d", "m1") == "ok"
+    assert both("receive", "d") == "m2"
+
+
+def test_limits_the_broker_cannot_express_are_unsupported(kafka: KafkaShareAdapter, namespace: str) -> None:
+    kafka.open(namespace)
+    try:
+        assert kafka.declare_queue(QueueConfig("q", max_delivery_attempts=5)).is_ok
+        answer = kafka.open_consumer(ConsumerConfig("c", "q", window_bytes=0, ack_wait_ms=300))
+        assert answer.type == "fail" and (answer.error or "").startswith("unsupported"), answer
+        answer = kafka.declare_queue(QueueConfig("r", max_delivery_attempts=1))
+        assert answer.type == "fail" and "delivery limit of 1" in (answer.error or ""), answer
+    finally:
+        kafka.close()

@@ -21,6 +21,7 @@ BUILTIN = {
     "mqtt": "mqconform.adapters.mqtt:MqttAdapter",
     "beanstalkd": "mqconform.adapters.beanstalkd:BeanstalkdAdapter",
     "artemis": "mqconform.adapters.artemis:ArtemisAdapter",
+    "rocketmq": "mqconform.adapters.rocketmq:RocketMQAdapter",
 }
 ENTRY_POINT_GROUP = "mqconform.adapters"
 _TARGET = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")

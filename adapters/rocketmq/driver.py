@@ -71,7 +71,7 @@ class Driver:
                 self.process.wait(timeout=10)
             except (AdapterError, DriverError, subprocess.TimeoutExpired, ValueError):
                 pass
-        stop_process(self.process)  # type: ignore[arg-type]
+        stop_process(self.process)
         for stream in (self.process.stdin, self.process.stdout):
             if stream is not None:
                 stream.close()

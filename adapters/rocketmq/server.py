@@ -23,6 +23,7 @@ import socket
 import sys
 import tempfile
 from pathlib import Path
+from typing import ClassVar
 
 from .._process import LOOPBACK, ServerProcess, free_port, port_accepts
 from ..contract import AdapterError
@@ -112,7 +113,7 @@ def broker_ports() -> int:
 class _JavaProcess(ServerProcess):
     main_class = ""
     conf_name = ""
-    heap: list[str] = []
+    heap: ClassVar[list[str]] = []
     ready_line = ""
     ready_timeout_s = READY_TIMEOUT_S
     poll_s = 0.2

@@ -5,7 +5,8 @@
 #      Chromium, and the broker servers);
 #   3. the broker services started when down (scripts/services.sh: RabbitMQ, Redis, NATS, Mosquitto);
 #   4. the Apache ActiveMQ Artemis release the `artemis` adapter runs by default, fetched through Maven
-#      into the release cache ($MQCONFORM_CACHE, default ~/.cache/mqconform/servers/) when not there yet.
+#      into the release cache ($MQCONFORM_CACHE, default ~/.cache/mqconform/servers/) when not there yet,
+#      and the Apache RocketMQ jars of the `rocketmq` adapter (namesrv, broker, client with dependencies).
 # Steps 2 and 3 need root (or sudo) only when something is missing or down; otherwise they only check.
 # Usage: bash scripts/setup.sh            (MQCONFORM_SETUP=venv: only step 1)
 set -euo pipefail
@@ -23,4 +24,6 @@ bash scripts/install-debian.sh
 bash scripts/services.sh
 .venv/bin/python -m mqconform.adapters.artemis.server --fetch >/dev/null
 echo "setup: artemis $(.venv/bin/python -c 'from mqconform.adapters.artemis.server import DEFAULT_VERSION as v; print(v)') cached"
+.venv/bin/python -m mqconform.adapters.rocketmq.server --fetch >/dev/null
+echo "setup: rocketmq $(.venv/bin/python -c 'from mqconform.adapters.rocketmq.server import DEFAULT_VERSION as v; print(v)') cached"
 echo "setup: done in $((SECONDS - started)) s"

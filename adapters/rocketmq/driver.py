@@ -68,7 +68,7 @@ class Driver:
         if self.process.poll() is None:
             try:
                 self.ask({"op": "quit"})
-                self.process.wait(timeout=10)
+                self.process.wait(timeout=3)
             except (AdapterError, DriverError, subprocess.TimeoutExpired, ValueError):
                 pass
         stop_process(self.process)

@@ -2,10 +2,11 @@
 
 Why a Java driver: fast failure answers only requests waiting in the broker's remoting send queue, so
 the client must speak RocketMQ's remoting protocol to the broker itself (the gRPC proxy in local mode
-calls the broker's processors directly and bypasses that queue). PyPI's ``rocketmq-client-python``
-wraps the native C++ client (a shared library installed separately, not bundled) and the
-``rocketmq-python-client`` package speaks gRPC to a proxy; the Java client is the protocol's
-reference implementation and is already among the release's jars. It runs in source-file mode
+calls the broker's processors directly and bypasses that queue). On PyPI, ``rocketmq-python-client``
+speaks gRPC to a proxy, ``rocketmq-client-python`` wraps the native C++ client (a shared library
+installed separately) and ``rocketmq`` (ctypes over the same native client) was not tried; the Java
+client is the protocol's reference implementation, of the broker's own release, and already among the
+fetched jars. It runs in source-file mode
 (``java -cp <jars> Driver.java``: no build step) and answers one JSON line per request line.
 """
 

@@ -105,6 +105,10 @@ def test_a_bad_option_is_one_usage_error() -> None:
 
 
 # ---------------------------------------------------------------------- the checks can fail
+#: the stand-in runs: derandomized ci settings, 12 examples (each spoil is met within them)
+STAND_IN = suite_settings.get("ci", database=None, max_examples=12)
+
+
 class _StandIn:
     """An admission_load adapter whose answers `spoil` one way (no broker)."""
 
@@ -170,13 +174,13 @@ def _twice(value: dict[str, Any]) -> None:
     (_twice, "admission.load_ok_once")])
 def test_each_load_check_catches_its_fault(spoil: Callable[[dict[str, Any]], None], check: str) -> None:
     result = run_machine(MACHINES["admission"], lambda: _StandIn(spoil), ARTEMIS,  # type: ignore[arg-type]
-                         suite_settings.get("ci", database=None, max_examples=30), max_reruns=0)
+                         STAND_IN, max_reruns=0)
     assert [f.check for f in result.findings] == [check], (result.unknown, result.findings)
 
 
 def test_the_stand_in_unspoiled_passes() -> None:
     result = run_machine(MACHINES["admission"], lambda: _StandIn(lambda v: None), ARTEMIS,  # type: ignore[arg-type]
-                         suite_settings.get("ci", database=None, max_examples=30), max_reruns=0)
+                         STAND_IN, max_reruns=0)
     assert result.unknown is None and not result.findings
     assert result.checked >= LOAD_CHECKS
 

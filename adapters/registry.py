@@ -23,6 +23,7 @@ BUILTIN = {
     "artemis": "mqconform.adapters.artemis:ArtemisAdapter",
     "hornetq": "mqconform.adapters.hornetq:HornetQAdapter",
     "kafka": "mqconform.adapters.kafka:KafkaShareAdapter",
+    "rocketmq": "mqconform.adapters.rocketmq:RocketMQAdapter",
 }
 ENTRY_POINT_GROUP = "mqconform.adapters"
 _TARGET = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")

@@ -308,6 +308,10 @@ BEANSTALKD = ModelOptions(
 #: is archived (REDELIVERY-40): the model's dead letter without an address (no DLQ before KIP-1191).
 #: The acquisition lock (share.record.lock.duration.ms) is the consumer's ack wait, one per group
 #: (REDELIVERY-41). No priorities, bounds, scheduling, transactions, selectors, browsing or counters.
+#: RocketMQ's broker fast failure (seed 002): the seeds' admission semantics, the only area the
+#: `rocketmq` adapter drives (ADMISSION-*; its rules name this profile)
+ROCKETMQ = ARTEMIS.evolve(name="rocketmq")
+
 KAFKA_SHARE = ModelOptions(
     name="kafka-share",
     priority_levels=1,
@@ -325,7 +329,7 @@ KAFKA_SHARE = ModelOptions(
 PROFILES: dict[str, ModelOptions] = {
     p.name: p
     for p in (ARTEMIS, HORNETQ, HORNETQ_24, RABBITMQ_CLASSIC, RABBITMQ_QUORUM, JETSTREAM, REDIS_STREAMS,
-              ACTIVEMQ_CLASSIC, MOSQUITTO, BEANSTALKD, KAFKA_SHARE)
+              ACTIVEMQ_CLASSIC, MOSQUITTO, BEANSTALKD, KAFKA_SHARE, ROCKETMQ)
 }
 
 

@@ -7,7 +7,8 @@
 #   4. the Apache ActiveMQ Artemis release the `artemis` adapter runs by default, fetched through Maven
 #      into the release cache ($MQCONFORM_CACHE, default ~/.cache/mqconform/servers/) when not there yet,
 #      and the HornetQ 2.4 jars the `hornetq` adapter runs (servers/hornetq/<version>/lib) the same way;
-#      likewise the Apache Kafka release (its jars) the `kafka` adapter runs by default.
+#      likewise the Apache Kafka release (its jars) the `kafka` adapter runs by default,
+#      and the Apache RocketMQ jars of the `rocketmq` adapter (namesrv, broker, client with dependencies).
 # Steps 2 and 3 need root (or sudo) only when something is missing or down; otherwise they only check.
 # Usage: bash scripts/setup.sh            (MQCONFORM_SETUP=venv: only step 1)
 set -euo pipefail
@@ -29,4 +30,6 @@ echo "setup: artemis $(.venv/bin/python -c 'from mqconform.adapters.artemis.serv
 echo "setup: hornetq $(.venv/bin/python -c 'from mqconform.adapters.hornetq.server import DEFAULT_VERSION as v; print(v)') cached"
 .venv/bin/python -m mqconform.adapters.kafka.server --fetch >/dev/null
 echo "setup: kafka $(.venv/bin/python -c 'from mqconform.adapters.kafka.server import DEFAULT_VERSION as v; print(v)') cached"
+.venv/bin/python -m mqconform.adapters.rocketmq.server --fetch >/dev/null
+echo "setup: rocketmq $(.venv/bin/python -c 'from mqconform.adapters.rocketmq.server import DEFAULT_VERSION as v; print(v)') cached"
 echo "setup: done in $((SECONDS - started)) s"

@@ -25,7 +25,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 #: The implementations a rule may apply to (``profiles: all`` means every one of them).
 PROFILES: Final[tuple[str, ...]] = (
     "artemis", "hornetq", "hornetq-2.4", "rabbitmq-classic", "rabbitmq-quorum", "jetstream", "redis-streams",
-    "activemq-classic", "mosquitto", "beanstalkd", "kafka-share",
+    "activemq-classic", "mosquitto", "beanstalkd", "kafka-share", "rocketmq",
 )
 #: What a rule constrains: a state that must never occur, something that must eventually happen,
 #: or the value of a counter.

@@ -19,7 +19,7 @@ from typing import Any
 #: the built-in adapters (and options) the coverage table covers, each under its own profile
 BUILTIN_TARGETS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("nats", {}), ("rabbitmq", {}), ("rabbitmq", {"queue_type": "quorum"}), ("redis", {}), ("mqtt", {}),
-    ("activemq", {}), ("beanstalkd", {}), ("artemis", {}), ("hornetq", {}), ("kafka", {}),
+    ("activemq", {}), ("beanstalkd", {}), ("artemis", {}), ("hornetq", {}), ("kafka", {}), ("rocketmq", {}),
 )
 
 

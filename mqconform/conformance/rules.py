@@ -190,6 +190,12 @@ TABLES: dict[str, dict[str, tuple[str, ...]]] = {
         "admission.remark": ("ADMISSION-2", "ADMISSION-6"),
         "admission.pcbusy_gate": ("ADMISSION-6", "ADMISSION-15", "ADMISSION-16", "ADMISSION-17"),
         "admission.disabled_silent": ("ADMISSION-11",),
+        # a real broker under load (the rocketmq adapter): what holds whatever the timing
+        "admission.load_remark": ("ADMISSION-2",),
+        "admission.load_not_before_limit": ("ADMISSION-3",),
+        "admission.load_busy_not_stored": ("ADMISSION-9", "ADMISSION-13"),
+        "admission.load_ok_once": ("ADMISSION-7", "ADMISSION-9"),
+        "admission.load_disabled_silent": ("ADMISSION-11",),
     },
     "storage": {
         "store.accepted": ("STORAGE-1",),

@@ -483,7 +483,7 @@ def test_max_size_messages_and_address_without_queues() -> None:
 def test_profiles_declare_their_features() -> None:
     assert set(PROFILES) == {"artemis", "hornetq", "hornetq-2.4", "rabbitmq-classic", "rabbitmq-quorum",
                              "jetstream", "redis-streams", "activemq-classic", "mosquitto", "beanstalkd",
-                             "kafka-share"}
+                             "kafka-share", "rocketmq"}
     with pytest.raises(Unsupported):
         Broker(profile("rabbitmq-classic")).declare_address(AddressConfig("a", full_policy="FAIL"))
     with pytest.raises(Unsupported):

@@ -1,0 +1,23 @@
+"""The `rocketmq` adapter (:mod:`.adapter`), its namesrv + broker launcher (:mod:`.server`) and its
+client, a Java driver in source-file mode (``Driver.java``, :mod:`.driver`).
+
+``RocketMQAdapter`` is imported on first use, so ``python -m mqconform.adapters.rocketmq.server``
+(the cache warm-up of scripts/setup.sh) loads no more than it needs.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .adapter import RocketMQAdapter
+
+__all__ = ["RocketMQAdapter"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "RocketMQAdapter":
+        from .adapter import RocketMQAdapter
+
+        return RocketMQAdapter
+    raise AttributeError(name)

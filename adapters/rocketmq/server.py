@@ -1,0 +1,272 @@
+"""A private Apache RocketMQ 5.x name server and broker for the `rocketmq` adapter.
+
+The jars are ``org.apache.rocketmq:rocketmq-namesrv``, ``rocketmq-broker`` and ``rocketmq-client``
+of one release with their dependencies, fetched once by ``mvn dependency:copy-dependencies`` on a
+generated pom into ``~/.cache/mqconform/servers/rocketmq/<version>/lib`` (``$MQCONFORM_CACHE`` moves
+it). Each start runs ``NamesrvStartup`` and ``BrokerStartup`` from those jars (``ROCKETMQ_HOME`` and
+``user.home`` a private temporary directory, so logs and the store stay there) on free loopback
+ports, with small heaps and a small commit-log file. The broker runs one send thread
+(``sendMessageThreadPoolNums=1``, seed 002) with fast failure on; the adapter changes
+``brokerFastFailureEnable`` and ``waitTimeMillsInSendQueue`` at run time (both are read on every scan
+tick, ADMISSION-4).
+
+``python -m mqconform.adapters.rocketmq.server --fetch`` warms the cache (setup.sh).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import shutil
+import socket
+import sys
+import tempfile
+from pathlib import Path
+from typing import ClassVar
+
+from .._process import LOOPBACK, ServerProcess, free_port, port_accepts
+from ..contract import AdapterError
+
+#: the newest 5.x release whose jars Maven Central serves completely (5.5.1 lacks rocketmq-srvutil)
+DEFAULT_VERSION = "5.5.0"
+SERVED = ("5.3.3", "5.4.0", "5.5.0")
+ARTIFACTS = ("rocketmq-namesrv", "rocketmq-broker", "rocketmq-client")
+READY_TIMEOUT_S = 180.0
+#: small heaps; C1 only, the serial collector and no TLS (no self-signed certificate to make) start
+#: faster on two shared cores
+JVM = ["-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Dtls.server.mode=disabled"]
+NAMESRV_HEAP = [*JVM, "-Xms32m", "-Xmx128m"]
+BROKER_HEAP = [*JVM, "-Xms64m", "-Xmx256m", "-XX:MaxDirectMemorySize=256m"]
+#: the fast-failure send-queue wait the broker starts with (ms)
+START_WAIT_MS = 5
+
+_POM = """<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>
+<groupId>mqconform</groupId><artifactId>rocketmq-jars</artifactId><version>1</version>
+<packaging>pom</packaging><dependencies>{deps}</dependencies></project>
+"""
+
+
+def _pom(version: str) -> str:
+    deps = "".join(f"<dependency><groupId>org.apache.rocketmq</groupId><artifactId>{a}</artifactId>"
+                   f"<version>{version}</version></dependency>" for a in ARTIFACTS)
+    return _POM.format(deps=deps)
+
+
+def fetch(version: str = DEFAULT_VERSION) -> Path:
+    """The folder of release `version`'s jars (fetched with Maven into the cache once, under a lock);
+    AdapterError without mvn or on a failed fetch."""
+    from mqconform.releases import ReleaseError, _locked, _mvn, cache_root
+
+    if version not in SERVED:
+        raise AdapterError(f"rocketmq: release {version} is not served (served: {', '.join(SERVED)})")
+    folder = cache_root() / "servers" / "rocketmq" / version
+    lib = folder / "lib"
+    if (lib / f"rocketmq-broker-{version}.jar").is_file():
+        return lib
+    with _locked(folder):
+        if (lib / f"rocketmq-broker-{version}.jar").is_file():
+            return lib
+        with tempfile.TemporaryDirectory(dir=folder) as tmp:
+            (Path(tmp) / "pom.xml").write_text(_pom(version))
+            try:
+                _mvn("-f", str(Path(tmp) / "pom.xml"), "dependency:copy-dependencies",
+                     f"-DoutputDirectory={Path(tmp) / 'lib'}")
+            except ReleaseError as exc:
+                raise AdapterError(f"rocketmq {version}: {exc}") from None
+            if not (Path(tmp) / "lib" / f"rocketmq-broker-{version}.jar").is_file():
+                raise AdapterError(f"rocketmq {version}: mvn fetched no rocketmq-broker jar")
+            if lib.exists():
+                shutil.rmtree(lib)
+            os.replace(Path(tmp) / "lib", lib)
+    return lib
+
+
+def classpath(lib: Path) -> str:
+    return os.pathsep.join(str(p) for p in sorted(lib.glob("*.jar")))
+
+
+def java() -> str:
+    found = shutil.which("java")
+    if found is None:
+        raise AdapterError("rocketmq: no java on PATH (apt-get install openjdk-17-jre-headless)")
+    return found
+
+
+def _port_free(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        try:
+            sock.bind(("", port))  # the HA port binds every interface (DefaultHAService)
+        except OSError:
+            return False
+    return True
+
+
+def broker_ports() -> int:
+    """A listen port P with P-2 (the fast remoting port) and P+1 (HA) free too."""
+    for _ in range(50):
+        port = free_port()
+        if port > 1026 and all(_port_free(p) for p in (port - 2, port + 1)):
+            return port
+    raise AdapterError("rocketmq: found no free port triple for the broker")
+
+
+class _JavaProcess(ServerProcess):
+    main_class = ""
+    conf_name = ""
+    heap: ClassVar[list[str]] = []
+    ready_line = ""
+    ready_timeout_s = READY_TIMEOUT_S
+    poll_s = 0.2
+    attempts = 1
+
+    def __init__(self, lib: Path, version: str) -> None:
+        super().__init__()
+        self.lib = lib
+        self.version = version
+
+    def _conf(self) -> str:
+        raise NotImplementedError
+
+    def _prepare(self, workdir: Path) -> tuple[list[str], Path | None]:
+        (workdir / self.conf_name).write_text(self._conf())
+        # ROCKETMQ_HOME: the property MixAll reads before the environment variable
+        command = [java(), *self.heap, f"-Duser.home={workdir}", f"-Drocketmq.home.dir={workdir}",
+                   "-cp", classpath(self.lib), self.main_class, "-c", str(workdir / self.conf_name)]
+        return command, workdir
+
+    def _ready(self) -> bool:
+        assert self.workdir is not None
+        try:
+            seen = self.ready_line in (Path(self.workdir) / self.log_name).read_text(errors="replace")
+        except OSError:
+            return False
+        return seen and port_accepts(self.port)
+
+    def _failure(self, reason: str) -> str:
+        return f"rocketmq {self.version}: {self.main_class.rsplit('.', 1)[-1]} did not start: {reason}"
+
+
+class NamesrvProcess(_JavaProcess):
+    dir_prefix = "mqc-rocketmq-namesrv-"
+    log_name = "namesrv.out"
+    main_class = "org.apache.rocketmq.namesrv.NamesrvStartup"
+    conf_name = "namesrv.conf"
+    heap = NAMESRV_HEAP
+    ready_line = "boot success"
+
+    def _conf(self) -> str:
+        return f"listenPort={self.port}\nbindAddress={LOOPBACK}\n"
+
+
+class BrokerProcess(_JavaProcess):
+    dir_prefix = "mqc-rocketmq-broker-"
+    log_name = "broker.out"
+    main_class = "org.apache.rocketmq.broker.BrokerStartup"
+    conf_name = "broker.conf"
+    heap = BROKER_HEAP
+    ready_line = "boot success"
+
+    def __init__(self, lib: Path, version: str, namesrv_port: int) -> None:
+        super().__init__(lib, version)
+        self.namesrv_port = namesrv_port
+        self.requested_port = broker_ports()
+
+    def _conf(self) -> str:
+        assert self.workdir is not None
+        store = Path(self.workdir) / "store"
+        return "\n".join([
+            "brokerClusterName=mqconform", "brokerName=mqconform-broker", "brokerId=0",
+            f"brokerIP1={LOOPBACK}", f"bindAddress={LOOPBACK}",
+            f"namesrvAddr={LOOPBACK}:{self.namesrv_port}",
+            f"listenPort={self.port}", f"haListenPort={self.port + 1}",
+            f"storePathRootDir={store}", f"storePathCommitLog={store / 'commitlog'}",
+            # seed 002: fast failure on, one send thread; the wait is changed at run time
+            "brokerFastFailureEnable=true", f"waitTimeMillsInSendQueue={START_WAIT_MS}",
+            "sendMessageThreadPoolNums=1",
+            # small files: 16 MiB commit-log segments, small consume queues, no index, no timer wheel
+            "mappedFileSizeCommitLog=16777216", "mappedFileSizeConsumeQueue=600000",
+            "messageIndexEnable=false", "timerWheelEnable=false",
+            "autoCreateTopicEnable=true", ""])
+
+
+class RocketMQServer:
+    """A name server and one broker of release `version`, started together, stopped together."""
+
+    def __init__(self, version: str = DEFAULT_VERSION, lib: Path | None = None) -> None:
+        self.version = version
+        self.lib = lib if lib is not None else fetch(version)
+        self.namesrv = NamesrvProcess(self.lib, version)
+        self.broker: BrokerProcess | None = None
+
+    @property
+    def namesrv_addr(self) -> str:
+        return f"{LOOPBACK}:{self.namesrv.port}"
+
+    @property
+    def broker_addr(self) -> str:
+        assert self.broker is not None
+        return f"{LOOPBACK}:{self.broker.port}"
+
+    def start(self) -> RocketMQServer:
+        self.namesrv.start()
+        try:
+            self.broker = BrokerProcess(self.lib, self.version, self.namesrv.port)
+            self.broker.start()
+        except AdapterError:
+            self.stop()
+            raise
+        return self
+
+    def running(self) -> bool:
+        return self.namesrv.running() and self.broker is not None and self.broker.running()
+
+    def stop(self) -> None:
+        """End both processes at once (SIGKILL: the store is temporary and removed with its directory;
+        a clean shutdown takes seconds) and remove their directories."""
+        if self.broker is not None:
+            self.broker.kill()
+            self.broker.stop()
+        self.namesrv.kill()
+        self.namesrv.stop()
+
+
+_shared: dict[str, RocketMQServer] = {}
+
+
+def shared_server(version: str = DEFAULT_VERSION) -> RocketMQServer:
+    """The process-wide name server and broker of `version`, started on first use (stopped at exit)."""
+    server = _shared.get(version)
+    if server is None or not server.running():
+        if server is not None:
+            server.stop()
+        server = RocketMQServer(version).start()
+        _shared[version] = server
+    return server
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``--fetch``: warm the cache (idempotent); ``--run``: start a name server and broker, wait."""
+    parser = argparse.ArgumentParser(prog="python -m mqconform.adapters.rocketmq.server")
+    parser.add_argument("--fetch", action="store_true", help="fetch the release's jars into the cache")
+    parser.add_argument("--run", action="store_true", help="start namesrv and broker, print addresses, wait")
+    parser.add_argument("--version", default=DEFAULT_VERSION, choices=SERVED)
+    args = parser.parse_args(argv)
+    try:
+        if args.fetch:
+            print(fetch(args.version))
+        if args.run:
+            server = RocketMQServer(args.version).start()
+            print(server.namesrv_addr, server.broker_addr, flush=True)
+            with contextlib.suppress(KeyboardInterrupt):
+                if server.broker is not None and server.broker.process is not None:
+                    server.broker.process.wait()
+            server.stop()
+    except AdapterError as exc:
+        print(exc, file=sys.stderr)
+        return 3
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

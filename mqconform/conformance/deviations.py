@@ -258,6 +258,16 @@ def _same_priority_send_not_reset(trace: Sequence[TraceStep]) -> bool:
     return False
 
 
+def _non_destructive_direct_delivery(trace: Sequence[TraceStep]) -> bool:
+    """A send to a non-destructive queue that a consumer takes at once (the model's delivering count
+    of the queue rises at the send): Artemis delivers it directly and does not keep it in the queue
+    (QueueImpl#deliverDirect), where a non-destructive queue keeps every message it was sent."""
+    kept = {str(step.args.get("name")) for step in trace
+            if step.op == "queue" and isinstance(step.args, Mapping) and step.args.get("non_destructive")}
+    return any(step.op in ("send", "send_batch") and set(_rose(before, step, "delivering_count")) & kept
+               for before, step in _pairs(trace))
+
+
 #: shape name -> a predicate over the model's trace of a counterexample (its docstring says what it
 #: accepts); a new bug that none describes needs a new one here, a few lines
 SHAPES: Final[Mapping[str, Callable[[Sequence[TraceStep]], bool]]] = {
@@ -266,6 +276,7 @@ SHAPES: Final[Mapping[str, Callable[[Sequence[TraceStep]], bool]]] = {
     "max-age-expiry-after-ttl-expiry": _max_age_expiry_after_ttl_expiry,
     "restart-past-max-deliver": _restart_past_max_deliver,
     "same-priority-send-not-reset": _same_priority_send_not_reset,
+    "non-destructive-direct-delivery": _non_destructive_direct_delivery,
 }
 
 

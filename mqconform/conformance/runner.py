@@ -151,39 +151,32 @@ class MachineResult:
         return outcomes
 
 
-#: project modules imported before any machine runs, in every process (see `stable_imports`)
-STABLE_IMPORTS = (
-    "mqconform.cli", "mqconform.commands.run", "mqconform.commands.scenario", "mqconform.commands.report",
-    "mqconform.commands.soak", "mqconform.commands.bench", "mqconform.commands.spec",
-    "mqconform.commands.matrix",
-    "mqconform.conformance.registry", "mqconform.conformance.rules", "mqconform.conformance.replay",
-    "mqconform.scenario", "mqconform.spec", "mqconform.adapters.registry", "mqconform.conformance.deviations",
-    "mqconform.adapters.reference",
-)
-STABLE_PACKAGES = ("mqconform.conformance", "mqconform.reference_model", "mqconform.scenario",
-                   "mqconform.selftest")
-
-
 def stable_imports() -> None:
-    """Import the same project modules in every process before a machine runs.
+    """Import every module of the project in every process before a machine runs.
 
     Hypothesis (6.131+) also draws constants it finds in the *local* modules loaded so far (source
-    outside site-packages and tests: this project when installed editable, an adapter's own module),
-    so the set of loaded modules changes the examples a seed or `derandomize` gives. Loading a fixed
-    set first makes `mqconform run -n 1`, `-n N` workers and the pytest plugin explore the same
-    examples."""
+    outside site-packages and tests: this project when installed editable), so the set of loaded
+    modules changes the examples a seed or `derandomize` gives. Loading all of them first makes
+    `mqconform run -n 1`, `-n N` workers, the pytest plugin and a test session (whatever its other
+    tests loaded before) explore the same examples. A module whose optional dependency is missing
+    is skipped, the same way in every process of one installation."""
+    global _stable
+    if _stable:
+        return
     import importlib
     import pkgutil
 
-    for name in STABLE_IMPORTS:
-        with contextlib.suppress(ImportError):
-            importlib.import_module(name)
-    # every module of the packages the machines may load lazily (after a finding, in a rule)
-    for package in STABLE_PACKAGES:
-        root = importlib.import_module(package)
-        for info in pkgutil.walk_packages(root.__path__, f"{package}."):
-            with contextlib.suppress(ImportError):
-                importlib.import_module(info.name)
+    import mqconform
+
+    for info in pkgutil.walk_packages(mqconform.__path__, "mqconform.", onerror=lambda name: None):
+        if info.name.rsplit(".", 1)[-1] == "__main__":
+            continue
+        with contextlib.suppress(Exception):
+            importlib.import_module(info.name)
+    _stable = True
+
+
+_stable = False
 
 
 def machine_class(base: type[ConformanceMachine], context: RunContext) -> type[ConformanceMachine]:

@@ -143,7 +143,7 @@ SETTLE_S = 0.5
 CAPABILITIES = frozenset({
     "queues", "ring", "priorities", "nack", "delivery_count", "consumer_pull", "max_unacked",
     "advance_time", "counter:message_count", "counter:added",
-    # issue 14: the stream's discard policy per queue (RING-28), +TERM for nack requeue=false
+    # the stream's discard policy per queue (RING-28), +TERM for nack requeue=false
     "overflow:discard-old", "overflow:discard-new", "nack_reject",
     # DELIVERY-22: acks of messages a consumer no longer holds reach the server
     "invalid_ack",
@@ -157,7 +157,7 @@ CAPABILITIES = frozenset({
     "purge", "delete",
     # DELIVERY-23: the redelivered flag (num_delivered > 1) of a held message
     "redelivered_flag",
-    # issue 10: the stream and durable consumer state as counters (RESTART-5, DELIVERY-30), the
+    # the stream and durable consumer state as counters (RESTART-5, DELIVERY-30), the
     # durable consumer's counters and sequence pairs (DELIVERY-27..29)
     "stream_state", "consumer_state",
     # EXPIRY-1/3/4: a queue's message_ttl_ms is the stream's max_age (every release; at least
@@ -216,7 +216,7 @@ def _token(name: str) -> str:
     return clean
 
 
-#: issue 10: JetStream features by the first nats-server release that has them (the research notes
+#: JetStream features by the first nats-server release that has them (the research notes
 #: on the nats-server history: PR numbers in the comments). A feature of a newer server than the
 #: one the adapter talks to is left out of its capabilities: not applicable, never a failure.
 #: Capability names ``js:<feature>``; a machine or driver step that uses one gates on it.

@@ -78,7 +78,15 @@ from mqconform.reference_model.config import (
 )
 from mqconform.text import one_line
 
-from .._base import OTHER_PRODUCTS_AREAS, BrokerAdapter, NotObservable, Refused, Unsupported, physical_prefix
+from .._base import (
+    OTHER_PRODUCTS_AREAS,
+    BrokerAdapter,
+    NotObservable,
+    Refused,
+    Unsupported,
+    operation,
+    physical_prefix,
+)
 from .._urls import parse_endpoint, redact
 from ..contract import AdapterError, Result
 from .management import Jolokia, ManagementError
@@ -393,22 +401,21 @@ class ArtemisAdapter(BrokerAdapter):
         mgmt.exec(mgmt.broker, "addAddressSettings(java.lang.String,java.lang.String)", address.physical,
                   json.dumps(address.settings))
 
-    def declare_address(self, config: AddressConfig) -> Result:
-        def run() -> None:
-            if config.name in self.addresses:
-                raise Refused(f"address {config.name!r} already exists")
-            if config.full_policy == "BLOCK" and ("block_policy" not in self.capabilities
-                                                  or config.max_size_messages >= 0):
-                raise Unsupported(self._why("block_policy") if "block_policy" not in self.capabilities
-                                  else "BLOCK with max_size_messages (AddressSize shows bytes only)")
-            if config.max_size_bytes == 0 or config.page_size_bytes <= 0:
-                raise Unsupported("max_size_bytes 0 or page_size_bytes <= 0 (no broker threshold matches)")
-            if config.retroactive_message_count:
-                raise Unsupported("retroactive addresses")
-            if self.sizing is None:
-                self.sizing = self._calibrate()
-            self._ensure_address(config.name, config)
-        return self._do("declare_address", run)
+    @operation
+    def declare_address(self, config: AddressConfig) -> None:
+        if config.name in self.addresses:
+            raise Refused(f"address {config.name!r} already exists")
+        if config.full_policy == "BLOCK" and ("block_policy" not in self.capabilities
+                                              or config.max_size_messages >= 0):
+            raise Unsupported(self._why("block_policy") if "block_policy" not in self.capabilities
+                              else "BLOCK with max_size_messages (AddressSize shows bytes only)")
+        if config.max_size_bytes == 0 or config.page_size_bytes <= 0:
+            raise Unsupported("max_size_bytes 0 or page_size_bytes <= 0 (no broker threshold matches)")
+        if config.retroactive_message_count:
+            raise Unsupported("retroactive addresses")
+        if self.sizing is None:
+            self.sizing = self._calibrate()
+        self._ensure_address(config.name, config)
 
     @staticmethod
     def _limit_settings(config: AddressConfig) -> dict[str, Any]:
@@ -458,38 +465,37 @@ class ArtemisAdapter(BrokerAdapter):
         per_ref = deltas[1] - deltas[0]
         return Sizing(offset=deltas[0] - per_ref, per_ref=per_ref)
 
-    def declare_queue(self, config: QueueConfig) -> Result:
-        def run() -> None:
-            if config.name in self.queues:
-                raise Refused(f"queue {config.name!r} already exists")
-            if config.filter is not None:
-                raise Unsupported("queue filters")
-            if config.ring_size < -1:
-                raise Refused("ring_size must be -1 or >= 0")
-            if config.redelivery_delay_ms:
-                raise Unsupported(self._why("redelivery_delay"))
-            address = self._ensure_address(config.address_name)
-            settings = self._queue_settings(config)
-            if address.queues and settings != {k: address.settings.get(k) for k in settings}:
-                raise Unsupported("queues with different redelivery settings on one address "
-                                  "(Artemis' settings are per address)")
-            self._apply_settings(address, settings)
-            address.expiry_delay = config.message_ttl_ms
-            physical = self._physical(config.name)
-            body: dict[str, Any] = {"name": physical, "address": address.physical,
-                                    "routing-type": address.routing, "durable": True}
-            if config.ring_size >= 0:
-                body["ring-size"] = config.ring_size
-            if config.last_value_key is not None:
-                body.update({"last-value": True, "last-value-key": config.last_value_key})
-            if config.non_destructive:
-                body["non-destructive"] = True
-            mgmt = self._mgmt()
-            mgmt.exec(mgmt.broker, "createQueue(java.lang.String,boolean)", json.dumps(body), False)
-            address.queues.append(config.name)
-            self.queues[config.name] = _Queue(config.name, physical, address.name, address.physical,
-                                              address.routing.lower(), config.non_destructive)
-        return self._do("declare_queue", run)
+    @operation
+    def declare_queue(self, config: QueueConfig) -> None:
+        if config.name in self.queues:
+            raise Refused(f"queue {config.name!r} already exists")
+        if config.filter is not None:
+            raise Unsupported("queue filters")
+        if config.ring_size < -1:
+            raise Refused("ring_size must be -1 or >= 0")
+        if config.redelivery_delay_ms:
+            raise Unsupported(self._why("redelivery_delay"))
+        address = self._ensure_address(config.address_name)
+        settings = self._queue_settings(config)
+        if address.queues and settings != {k: address.settings.get(k) for k in settings}:
+            raise Unsupported("queues with different redelivery settings on one address "
+                              "(Artemis' settings are per address)")
+        self._apply_settings(address, settings)
+        address.expiry_delay = config.message_ttl_ms
+        physical = self._physical(config.name)
+        body: dict[str, Any] = {"name": physical, "address": address.physical,
+                                "routing-type": address.routing, "durable": True}
+        if config.ring_size >= 0:
+            body["ring-size"] = config.ring_size
+        if config.last_value_key is not None:
+            body.update({"last-value": True, "last-value-key": config.last_value_key})
+        if config.non_destructive:
+            body["non-destructive"] = True
+        mgmt = self._mgmt()
+        mgmt.exec(mgmt.broker, "createQueue(java.lang.String,boolean)", json.dumps(body), False)
+        address.queues.append(config.name)
+        self.queues[config.name] = _Queue(config.name, physical, address.name, address.physical,
+                                          address.routing.lower(), config.non_destructive)
 
     def _queue_settings(self, config: QueueConfig) -> dict[str, Any]:
         """REDELIVERY-*: the address settings a queue declaration stands for."""
@@ -510,27 +516,26 @@ class ArtemisAdapter(BrokerAdapter):
         return settings
 
     # ------------------------------------------------------------------ consumers
-    def open_consumer(self, config: ConsumerConfig) -> Result:
-        def run() -> None:
-            if config.name in self.consumers:
-                raise Refused(f"consumer {config.name!r} already exists")
-            queue = self._queue(config.queue)
-            if config.browser:
-                raise Unsupported("browsers")
-            if config.selector is not None:
-                raise Unsupported("selectors")
-            if config.cumulative_ack:
-                raise Unsupported("cumulative acks (AMQP settles one delivery at a time)")
-            mode, credit = self._consumer_mode(config)
-            handler = _Receiver()
-            link = self.conn.create_receiver(f"{queue.physical_address}::{queue.physical}", credit=0,
-                                             handler=handler,
-                                             name=f"{self.prefix}-{config.name}-{time.monotonic_ns()}")
-            consumer = _Consumer(config.name, queue.name, link, handler, mode == "pull", credit, mode)
-            self.consumers[config.name] = consumer
-            self._top_up(consumer)
-            self._settle_queue(queue.name)
-        return self._do("open_consumer", run)
+    @operation
+    def open_consumer(self, config: ConsumerConfig) -> None:
+        if config.name in self.consumers:
+            raise Refused(f"consumer {config.name!r} already exists")
+        queue = self._queue(config.queue)
+        if config.browser:
+            raise Unsupported("browsers")
+        if config.selector is not None:
+            raise Unsupported("selectors")
+        if config.cumulative_ack:
+            raise Unsupported("cumulative acks (AMQP settles one delivery at a time)")
+        mode, credit = self._consumer_mode(config)
+        handler = _Receiver()
+        link = self.conn.create_receiver(f"{queue.physical_address}::{queue.physical}", credit=0,
+                                         handler=handler,
+                                         name=f"{self.prefix}-{config.name}-{time.monotonic_ns()}")
+        consumer = _Consumer(config.name, queue.name, link, handler, mode == "pull", credit, mode)
+        self.consumers[config.name] = consumer
+        self._top_up(consumer)
+        self._settle_queue(queue.name)
 
     @staticmethod
     def _consumer_mode(config: ConsumerConfig) -> tuple[str, int]:
@@ -563,12 +568,11 @@ class ArtemisAdapter(BrokerAdapter):
         if missing > 0:
             consumer.link.link.flow(missing)
 
-    def close_consumer(self, consumer: str) -> Result:
-        def run() -> None:
-            state = self._forget_consumer(consumer)
-            state.link.close()
-            self._settle_queue(state.queue)
-        return self._do("close_consumer", run)
+    @operation
+    def close_consumer(self, consumer: str) -> None:
+        state = self._forget_consumer(consumer)
+        state.link.close()
+        self._settle_queue(state.queue)
 
     # ------------------------------------------------------------------ sends
     def _sender(self, address: _Address) -> Any:
@@ -639,49 +643,48 @@ class ArtemisAdapter(BrokerAdapter):
                 raise TimeoutError("a blocked transfer was neither taken nor held")
             self._pump_block(0.005)
 
-    def send(self, to: str, message: Message) -> Result:
-        def run() -> str:
-            if to not in self.addresses:
-                raise Refused(f"unknown address {to!r}")
-            address = self.addresses_[to]
-            fields: dict[str, Any] = {"durable": True, "priority": message.priority,
-                                      "properties": {ID_PROPERTY: message.id, **dict(message.properties)}}
-            due = message.scheduled_at_ms if message.scheduled_at_ms and message.scheduled_at_ms > 0 else None
-            if due is not None:
-                fields["properties"][DUE_PROPERTY] = due
-                fields["annotations"] = {symbol("x-opt-delivery-time"): self._far_origin + due}
-            if message.ttl_ms is not None:
-                fields["ttl"] = message.ttl_ms / 1000  # proton: seconds; the header carries ms
-            amqp = AmqpMessage(body=self._body(address, message.size, fields), **fields)
-            # EXPIRY-3 (ttl_combination message_first): the message's own TTL, else expiry-delay
-            self._note_ttl(message.ttl_ms if message.ttl_ms is not None else address.expiry_delay)
-            if self._blocks(address):
-                outcome = self._send_blocking(address, amqp)
-                self._settle_address(address)
-                return outcome
-            before = self._address_size(address)
-            added = self._added(address)
-            try:
-                self._sender(address).send(amqp, timeout=self.timeout)
-            except SendException as exc:
-                config = address.config
-                if config is not None and "FAIL" in (config.full_policy, config.page_full_policy):
-                    return "failed"  # PAGING-3, 14: FAIL (or page-full FAIL) refuses the send
-                raise Refused(f"artemis: send refused: {exc}") from None
-            outcome = "accepted"
-            if before is not None and address.queues and self._address_size(address) == before:
-                # PAGING-3, 6, 7, 14: not held in memory: written to a page file (PAGE: the queues count
-                # it added) or discarded (DROP, or a page-full address under PAGE)
-                paging = address.config is not None and address.config.full_policy == "PAGE"
-                paged = paging and self._added(address) != added
-                outcome = "paged" if paged else "dropped"
-            if due is not None:
-                self._dues.append(due)
-                if due <= self._clock_ms:  # SCHED-2: due already: it enters the scheduler and fires
-                    self._fire(self._clock_ms)
+    @operation
+    def send(self, to: str, message: Message) -> str:
+        if to not in self.addresses:
+            raise Refused(f"unknown address {to!r}")
+        address = self.addresses_[to]
+        fields: dict[str, Any] = {"durable": True, "priority": message.priority,
+                                  "properties": {ID_PROPERTY: message.id, **dict(message.properties)}}
+        due = message.scheduled_at_ms if message.scheduled_at_ms and message.scheduled_at_ms > 0 else None
+        if due is not None:
+            fields["properties"][DUE_PROPERTY] = due
+            fields["annotations"] = {symbol("x-opt-delivery-time"): self._far_origin + due}
+        if message.ttl_ms is not None:
+            fields["ttl"] = message.ttl_ms / 1000  # proton: seconds; the header carries ms
+        amqp = AmqpMessage(body=self._body(address, message.size, fields), **fields)
+        # EXPIRY-3 (ttl_combination message_first): the message's own TTL, else expiry-delay
+        self._note_ttl(message.ttl_ms if message.ttl_ms is not None else address.expiry_delay)
+        if self._blocks(address):
+            outcome = self._send_blocking(address, amqp)
             self._settle_address(address)
             return outcome
-        return self._do("send", run)
+        before = self._address_size(address)
+        added = self._added(address)
+        try:
+            self._sender(address).send(amqp, timeout=self.timeout)
+        except SendException as exc:
+            config = address.config
+            if config is not None and "FAIL" in (config.full_policy, config.page_full_policy):
+                return "failed"  # PAGING-3, 14: FAIL (or page-full FAIL) refuses the send
+            raise Refused(f"artemis: send refused: {exc}") from None
+        outcome = "accepted"
+        if before is not None and address.queues and self._address_size(address) == before:
+            # PAGING-3, 6, 7, 14: not held in memory: written to a page file (PAGE: the queues count
+            # it added) or discarded (DROP, or a page-full address under PAGE)
+            paging = address.config is not None and address.config.full_policy == "PAGE"
+            paged = paging and self._added(address) != added
+            outcome = "paged" if paged else "dropped"
+        if due is not None:
+            self._dues.append(due)
+            if due <= self._clock_ms:  # SCHED-2: due already: it enters the scheduler and fires
+                self._fire(self._clock_ms)
+        self._settle_address(address)
+        return outcome
 
     def _body(self, address: _Address, size: int, fields: dict[str, Any]) -> str:
         """The body of a message of logical size `size`: that many bytes, or on a limited address one
@@ -715,21 +718,20 @@ class ArtemisAdapter(BrokerAdapter):
             self._settle_queue(queue)
 
     # ------------------------------------------------------------------ receive and settle
-    def receive(self, consumer: str) -> Result:
-        def run() -> str | None:
-            state = self._consumer(consumer)
-            arrived = state.handler.arrived
-            if not arrived and state.pull:
-                self._pull(state)
-            if not arrived:
-                return None
-            delivery, msg_id, count = arrived.popleft()
-            state.held[msg_id] = (delivery, count + 1)
-            if state.mode == "window":  # room returns on every receive
-                self._top_up(state)
-                self._settle_queue(state.queue)
-            return msg_id
-        return self._do("receive", run)
+    @operation
+    def receive(self, consumer: str) -> str | None:
+        state = self._consumer(consumer)
+        arrived = state.handler.arrived
+        if not arrived and state.pull:
+            self._pull(state)
+        if not arrived:
+            return None
+        delivery, msg_id, count = arrived.popleft()
+        state.held[msg_id] = (delivery, count + 1)
+        if state.mode == "window":  # room returns on every receive
+            self._top_up(state)
+            self._settle_queue(state.queue)
+        return msg_id
 
     def _pull(self, state: _Consumer) -> None:
         """One pull: with a message pending on the queue (management, at rest: no other link has
@@ -788,14 +790,14 @@ class ArtemisAdapter(BrokerAdapter):
         self._settle_queue(state.queue)
         return "ok"
 
-    def ack(self, consumer: str, msg_id: str, tx: bool = False) -> Result:
-        def run() -> str:
-            self._no_tx(tx)
-            return self._settle(consumer, msg_id, "accepted")
-        return self._do("ack", run)
+    @operation
+    def ack(self, consumer: str, msg_id: str, tx: bool = False) -> str:
+        self._no_tx(tx)
+        return self._settle(consumer, msg_id, "accepted")
 
-    def nack(self, consumer: str, msg_id: str) -> Result:
-        return self._do("nack", lambda: self._settle(consumer, msg_id, "modified"))
+    @operation
+    def nack(self, consumer: str, msg_id: str) -> str:
+        return self._settle(consumer, msg_id, "modified")
 
     # ------------------------------------------------------------------ the broker's own threads
     def _queue_mbean(self, queue: _Queue) -> str:
@@ -917,68 +919,64 @@ class ArtemisAdapter(BrokerAdapter):
         return result
 
     # ------------------------------------------------------------------ observations
-    def counters(self, queue: str) -> Result:
-        def run() -> dict[str, int]:
-            q = self._queue(queue)
-            if self._paging_now(q):
-                raise NotObservable("management shows no split between pending and paged messages "
-                                    "(QueueImpl#getMessageCount adds the page subscription's count)")
-            state = self._queue_state(q)
-            pending = state["MessageCount"] - state["DeliveringCount"] - state["ScheduledCount"]
-            return {"message_count": state["MessageCount"], "pending_count": pending,
-                    "delivering_count": state["DeliveringCount"], "scheduled_count": state["ScheduledCount"],
-                    "paged_count": 0, "added": state["MessagesAdded"],
-                    "acknowledged": state["MessagesAcknowledged"], "killed": state["MessagesKilled"],
-                    "expired": state["MessagesExpired"]}
-        return self._do("counters", run)
+    @operation
+    def counters(self, queue: str) -> dict[str, int]:
+        q = self._queue(queue)
+        if self._paging_now(q):
+            raise NotObservable("management shows no split between pending and paged messages "
+                                "(QueueImpl#getMessageCount adds the page subscription's count)")
+        state = self._queue_state(q)
+        pending = state["MessageCount"] - state["DeliveringCount"] - state["ScheduledCount"]
+        return {"message_count": state["MessageCount"], "pending_count": pending,
+                "delivering_count": state["DeliveringCount"], "scheduled_count": state["ScheduledCount"],
+                "paged_count": 0, "added": state["MessagesAdded"],
+                "acknowledged": state["MessagesAcknowledged"], "killed": state["MessagesKilled"],
+                "expired": state["MessagesExpired"]}
 
-    def pending_ids(self, queue: str) -> Result:
-        def run() -> list[str]:
-            q = self._queue(queue)
-            if self._paging_now(q):
-                raise NotObservable("listMessages walks the memory then the page cursor: paged messages "
-                                    "cannot be told from pending ones")
-            return self._listed(q)
-        return self._do("pending_ids", run)
+    @operation
+    def pending_ids(self, queue: str) -> list[str]:
+        q = self._queue(queue)
+        if self._paging_now(q):
+            raise NotObservable("listMessages walks the memory then the page cursor: paged messages "
+                                "cannot be told from pending ones")
+        return self._listed(q)
 
     def _listed(self, q: _Queue) -> list[str]:
         """QueueControl#listMessages: pending in delivery order, then the page cursor (browserIterator)."""
         listed = self._mgmt().exec(self._queue_mbean(q), "listMessages(java.lang.String)", "")
         return [str(m.get(ID_PROPERTY)) for m in listed]
 
-    def browse(self, queue: str) -> Result:
+    @operation
+    def browse(self, queue: str) -> list[str]:
         """What a browser sees: QueueControl#listMessages (QueueImpl#browserIterator), paged ones too
         (PAGING-12)."""
-        return self._do("browse", lambda: self._listed(self._queue(queue)))
+        return self._listed(self._queue(queue))
 
-    def paging(self, address: str) -> Result:
+    @operation
+    def paging(self, address: str) -> bool:
         """PAGING-28: AddressControl Paging (PagingStoreImpl#isPaging: page mode under PAGE, full under
         DROP and FAIL)."""
-        def run() -> bool:
-            if address not in self.addresses_:
-                raise Refused(f"unknown address {address!r}")
-            mgmt = self._mgmt()
-            return bool(mgmt.read(mgmt.address_mbean(self.addresses_[address].physical), "Paging")["Paging"])
-        return self._do("paging", run)
+        if address not in self.addresses_:
+            raise Refused(f"unknown address {address!r}")
+        mgmt = self._mgmt()
+        return bool(mgmt.read(mgmt.address_mbean(self.addresses_[address].physical), "Paging")["Paging"])
 
-    def message_info(self, queue: str, msg_id: str) -> Result:
+    @operation
+    def message_info(self, queue: str, msg_id: str) -> dict[str, Any] | None:
         """DELIVERY-23: the redelivered flag of a held message's delivery (AMQP header delivery-count
         > 0); Artemis gives no dead-letter reason. None when no consumer of the adapter holds it."""
-        def run() -> dict[str, Any] | None:
-            for consumer in self.consumers.values():
-                if consumer.queue == queue and msg_id in consumer.held:
-                    return {"redelivered": consumer.held[msg_id][1] > 1, "dead_letter_reason": None}
-            return None
-        return self._do("message_info", run)
+        for consumer in self.consumers.values():
+            if consumer.queue == queue and msg_id in consumer.held:
+                return {"redelivered": consumer.held[msg_id][1] > 1, "dead_letter_reason": None}
+        return None
 
-    def delivery_count(self, queue: str, msg_id: str) -> Result:
-        def run() -> int:
-            for consumer in self.consumers.values():
-                if consumer.queue == queue and msg_id in consumer.held:
-                    return consumer.held[msg_id][1]
-            raise NotObservable("Artemis shows a delivery count only with a delivery (AMQP header "
-                                "delivery-count); management lists no counts")
-        return self._do("delivery_count", run)
+    @operation
+    def delivery_count(self, queue: str, msg_id: str) -> int:
+        for consumer in self.consumers.values():
+            if consumer.queue == queue and msg_id in consumer.held:
+                return consumer.held[msg_id][1]
+        raise NotObservable("Artemis shows a delivery count only with a delivery (AMQP header "
+                            "delivery-count); management lists no counts")
 
     def _broker_id(self, q: _Queue, msg_id: str) -> int | None:
         """The broker's message id of logical `msg_id` stored in queue `q` (pending, scheduled or
@@ -995,30 +993,28 @@ class ArtemisAdapter(BrokerAdapter):
                 return int(message["messageID"])
         return None
 
-    def delete_message(self, queue: str, msg_id: str) -> Result:
+    @operation(name="delete")
+    def delete_message(self, queue: str, msg_id: str) -> bool:
         """DELIVERY-31..33: QueueControl#removeMessage(id) (QueueImpl#deleteReference: the pending list,
         then the scheduled ones; a delivering message is not found); False when the queue stores no
         message with that id."""
-        def run() -> bool:
-            q = self._queue(queue)
-            broker_id = self._broker_id(q, msg_id)
-            if broker_id is None:
-                return False
-            mgmt = self._mgmt()
-            deleted = bool(mgmt.exec(self._queue_mbean(q),
-                                     "removeMessage(long)", broker_id))
-            self._settle_queue(queue)
-            return deleted
-        return self._do("delete", run)
+        q = self._queue(queue)
+        broker_id = self._broker_id(q, msg_id)
+        if broker_id is None:
+            return False
+        mgmt = self._mgmt()
+        deleted = bool(mgmt.exec(self._queue_mbean(q),
+                                 "removeMessage(long)", broker_id))
+        self._settle_queue(queue)
+        return deleted
 
-    def set_ring_size(self, queue: str, size: int) -> Result:
-        def run() -> None:
-            q = self._queue(queue)
-            if size < -1:
-                raise Refused("ring_size must be -1 or >= 0")
-            body = {"name": q.physical, "address": q.physical_address, "routing-type": q.routing.upper(),
-                    "ring-size": size}
-            mgmt = self._mgmt()
-            mgmt.exec(mgmt.broker, "updateQueue(java.lang.String)", json.dumps(body))
-            self._settle_queue(queue)
-        return self._do("set_ring_size", run)
+    @operation
+    def set_ring_size(self, queue: str, size: int) -> None:
+        q = self._queue(queue)
+        if size < -1:
+            raise Refused("ring_size must be -1 or >= 0")
+        body = {"name": q.physical, "address": q.physical_address, "routing-type": q.routing.upper(),
+                "ring-size": size}
+        mgmt = self._mgmt()
+        mgmt.exec(mgmt.broker, "updateQueue(java.lang.String)", json.dumps(body))
+        self._settle_queue(queue)

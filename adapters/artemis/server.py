@@ -25,11 +25,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+from mqconform.conformance.deviations import parse_version
 from mqconform.releases import ARTEMIS_RELEASES
 
 from .._process import LOOPBACK, ServerProcess, free_port, port_accepts
 from ..contract import AdapterError
-from ..deviations import parse_version
 
 #: the releases Maven Central serves (mqconform.releases' artemis line); the default is the newest
 SERVED = ARTEMIS_RELEASES

@@ -72,7 +72,7 @@ from stomp.exception import ConnectFailedException, NotConnectedException, Stomp
 from mqconform.reference_model.config import AddressConfig, ConsumerConfig, Message, QueueConfig
 from mqconform.text import one_line
 
-from .._base import OTHER_PRODUCTS_AREAS, BrokerAdapter, Refused, Unsupported
+from .._base import OTHER_PRODUCTS_AREAS, BrokerAdapter, Refused, Unsupported, operation
 from ..contract import AdapterError, Result
 from .server import DEFAULT_VERSION, Control, ControlError, HornetQProcess, shared_server
 
@@ -332,17 +332,16 @@ class HornetQAdapter(BrokerAdapter):
     def _physical(self, name: str) -> str:
         return f"{self.prefix}-{name}"
 
-    def declare_address(self, config: AddressConfig) -> Result:
-        def run() -> None:
-            if config.name in self.addresses:
-                raise Refused(f"address {config.name!r} already exists")
-            if (config.full_policy == "BLOCK" or config.max_size_messages >= 0 or config.page_limit_bytes >= 0
-                    or config.page_limit_messages >= 0 or config.retroactive_message_count):
-                raise Unsupported(self._why("address_limits"))
-            if config.max_size_bytes == 0:
-                raise Unsupported("max_size_bytes 0 (HornetQ's isFull treats 0 as no limit)")
-            self._create(config)
-        return self._do("declare_address", run)
+    @operation
+    def declare_address(self, config: AddressConfig) -> None:
+        if config.name in self.addresses:
+            raise Refused(f"address {config.name!r} already exists")
+        if (config.full_policy == "BLOCK" or config.max_size_messages >= 0 or config.page_limit_bytes >= 0
+                or config.page_limit_messages >= 0 or config.retroactive_message_count):
+            raise Unsupported(self._why("address_limits"))
+        if config.max_size_bytes == 0:
+            raise Unsupported("max_size_bytes 0 (HornetQ's isFull treats 0 as no limit)")
+        self._create(config)
 
     def _create(self, config: AddressConfig) -> _Address:
         address = _Address(config.name, self._physical(config.name), config)
@@ -356,19 +355,18 @@ class HornetQAdapter(BrokerAdapter):
         self.addresses[config.name] = address.queues
         return address
 
-    def declare_queue(self, config: QueueConfig) -> Result:
-        def run() -> None:
-            self._check_new_queue(config, one_per_address=False)
-            if config.ring_size >= 0:
-                raise Unsupported("ring queues (HornetQ has none)")
-            address = self.addresses_.get(config.address_name)
-            if address is None:
-                address = self._create(AddressConfig(config.address_name))
-            physical = self._physical(config.name)
-            self._ctl("queue", address.physical, physical)
-            address.queues.append(config.name)
-            self.queues[config.name] = _Queue(config.name, physical, address.name)
-        return self._do("declare_queue", run)
+    @operation
+    def declare_queue(self, config: QueueConfig) -> None:
+        self._check_new_queue(config, one_per_address=False)
+        if config.ring_size >= 0:
+            raise Unsupported("ring queues (HornetQ has none)")
+        address = self.addresses_.get(config.address_name)
+        if address is None:
+            address = self._create(AddressConfig(config.address_name))
+        physical = self._physical(config.name)
+        self._ctl("queue", address.physical, physical)
+        address.queues.append(config.name)
+        self.queues[config.name] = _Queue(config.name, physical, address.name)
 
     # ------------------------------------------------------------------ sends
     def _frame(self, address: _Address, message: Message, receipt: str) -> dict[str, Any]:
@@ -425,43 +423,41 @@ class HornetQAdapter(BrokerAdapter):
             return {"headers": sent, "body": "y" * fill}
         return None
 
-    def send(self, to: str, message: Message) -> Result:
-        def run() -> str:
-            names = self._route(to, message)
-            address = self.addresses_[to]
-            if message.ttl_ms is not None:
-                raise Unsupported("message TTLs")
-            receipt = self._receipt()
-            frame = self._frame(address, message, receipt)
-            policy = address.config.full_policy
-            before = self._ctl("store", address.physical) if names else ["0", "0"]
-            if self.sender is None or not self.sender.is_connected():
-                self.sender, self.sender_listener = self._connect()
-            self.sender.send(destination=address.physical, **frame)
-            error = self._await(self.sender_listener, receipt, "send")
-            if error is not None:
-                self.sender_listener.errors.clear()
-                if policy == "FAIL":
-                    return "failed"
-                raise Refused(f"hornetq: send refused: {error}")
-            if not names:
-                return "accepted"
-            if before[1] == "1":  # isPaging: PAGE in page mode, DROP/FAIL full (PagingStoreImpl#isPaging)
-                return "paged" if policy == "PAGE" else "dropped"
+    @operation
+    def send(self, to: str, message: Message) -> str:
+        names = self._route(to, message)
+        address = self.addresses_[to]
+        if message.ttl_ms is not None:
+            raise Unsupported("message TTLs")
+        receipt = self._receipt()
+        frame = self._frame(address, message, receipt)
+        policy = address.config.full_policy
+        before = self._ctl("store", address.physical) if names else ["0", "0"]
+        if self.sender is None or not self.sender.is_connected():
+            self.sender, self.sender_listener = self._connect()
+        self.sender.send(destination=address.physical, **frame)
+        error = self._await(self.sender_listener, receipt, "send")
+        if error is not None:
+            self.sender_listener.errors.clear()
+            if policy == "FAIL":
+                return "failed"
+            raise Refused(f"hornetq: send refused: {error}")
+        if not names:
             return "accepted"
-        return self._do("send", run)
+        if before[1] == "1":  # isPaging: PAGE in page mode, DROP/FAIL full (PagingStoreImpl#isPaging)
+            return "paged" if policy == "PAGE" else "dropped"
+        return "accepted"
 
     # ------------------------------------------------------------------ consumers
-    def open_consumer(self, config: ConsumerConfig) -> Result:
-        def run() -> None:
-            self._check_new_consumer(config)
-            self._require_pull(config)
-            if config.max_unacked is not None:
-                raise Unsupported(self._why("max_unacked"))
-            if config.cumulative_ack:
-                raise Unsupported("cumulative acks")
-            self.consumers[config.name] = _Consumer(config.name, config.queue)
-        return self._do("open_consumer", run)
+    @operation
+    def open_consumer(self, config: ConsumerConfig) -> None:
+        self._check_new_consumer(config)
+        self._require_pull(config)
+        if config.max_unacked is not None:
+            raise Unsupported(self._why("max_unacked"))
+        if config.cumulative_ack:
+            raise Unsupported("cumulative acks")
+        self.consumers[config.name] = _Consumer(config.name, config.queue)
 
     def _counts(self, queue: _Queue) -> dict[str, int]:
         answer = self._ctl("counters", queue.physical)
@@ -470,41 +466,40 @@ class HornetQAdapter(BrokerAdapter):
                 "scheduled_count": scheduled, "paged_count": count - in_memory - delivering - scheduled,
                 "added": added}
 
-    def receive(self, consumer: str) -> Result:
-        def run() -> str | None:
-            state = self._consumer(consumer)
-            queue = self.queues[state.queue]
-            deadline = time.monotonic() + DISPATCH_WAIT_S
-            while True:
-                pending = self._ctl("list", queue.physical, ID_HEADER)
-                if pending:
-                    break
-                # depaging runs on the page executor: wait while the queue still has paged messages
-                if self._counts(queue)["paged_count"] <= 0 or time.monotonic() > deadline:
-                    return None
-                time.sleep(0.01)
-            head = pending[0]
-            if "'" in head:
-                raise Unsupported("message ids with a quote (the pull selector names the id)")
-            sub = f"s{next(self._ids)}"
-            receipt = self._receipt()
-            # a selector on the head's id: the subscription can take no other message, so the credit
-            # its ACK returns dispatches nothing before the UNSUBSCRIBE
-            conn, listener = self._receiver(state.queue)
-            conn.subscribe(destination=queue.physical, id=sub, ack="client-individual",
-                                    headers={"receipt": receipt, "selector": f"{ID_HEADER} = '{head}'"})
-            error = self._await(listener, receipt, "subscribe")
-            if error is not None:
-                raise Refused(f"hornetq: subscribe refused: {error}")
-            frames = listener.frames[sub]
-            if not listener.wait_for(lambda: bool(frames), DISPATCH_WAIT_S):
-                self._unsubscribe(state.queue, sub)
-                raise TimeoutError("a pending message was not dispatched")
-            frame = frames.popleft()
-            msg_id = frame.headers.get(ID_HEADER, "")
-            state.held[msg_id] = (sub, frame.headers.get("ack") or frame.headers.get("message-id", ""))
-            return msg_id
-        return self._do("receive", run)
+    @operation
+    def receive(self, consumer: str) -> str | None:
+        state = self._consumer(consumer)
+        queue = self.queues[state.queue]
+        deadline = time.monotonic() + DISPATCH_WAIT_S
+        while True:
+            pending = self._ctl("list", queue.physical, ID_HEADER)
+            if pending:
+                break
+            # depaging runs on the page executor: wait while the queue still has paged messages
+            if self._counts(queue)["paged_count"] <= 0 or time.monotonic() > deadline:
+                return None
+            time.sleep(0.01)
+        head = pending[0]
+        if "'" in head:
+            raise Unsupported("message ids with a quote (the pull selector names the id)")
+        sub = f"s{next(self._ids)}"
+        receipt = self._receipt()
+        # a selector on the head's id: the subscription can take no other message, so the credit
+        # its ACK returns dispatches nothing before the UNSUBSCRIBE
+        conn, listener = self._receiver(state.queue)
+        conn.subscribe(destination=queue.physical, id=sub, ack="client-individual",
+                                headers={"receipt": receipt, "selector": f"{ID_HEADER} = '{head}'"})
+        error = self._await(listener, receipt, "subscribe")
+        if error is not None:
+            raise Refused(f"hornetq: subscribe refused: {error}")
+        frames = listener.frames[sub]
+        if not listener.wait_for(lambda: bool(frames), DISPATCH_WAIT_S):
+            self._unsubscribe(state.queue, sub)
+            raise TimeoutError("a pending message was not dispatched")
+        frame = frames.popleft()
+        msg_id = frame.headers.get(ID_HEADER, "")
+        state.held[msg_id] = (sub, frame.headers.get("ack") or frame.headers.get("message-id", ""))
+        return msg_id
 
     def _receiver(self, queue: str) -> tuple[Any, _Listener]:
         """The STOMP connection of logical queue `queue` (made on first use, again after a loss)."""
@@ -528,42 +523,39 @@ class HornetQAdapter(BrokerAdapter):
             self._unsubscribe(consumer.queue, sub)
         consumer.held.clear()
 
-    def ack(self, consumer: str, msg_id: str, tx: bool = False) -> Result:
-        def run() -> str:
-            self._no_tx(tx)
-            state = self._consumer(consumer)
-            entry = state.held.pop(msg_id, None)
-            if entry is None:
-                return "failed"
-            sub, ack_id = entry
-            receipt = self._receipt()
-            conn, listener = self._receiver(state.queue)
-            conn.ack(ack_id, receipt=receipt)
-            error = self._await(listener, receipt, "ack")
-            # the returned credit may dispatch the next message to this subscription: unsubscribing
-            # gives it back to the queue head (ServerConsumerImpl#close, cancelRefs)
-            self._unsubscribe(state.queue, sub)
-            return "failed" if error is not None else "ok"
-        return self._do("ack", run)
+    @operation
+    def ack(self, consumer: str, msg_id: str, tx: bool = False) -> str:
+        self._no_tx(tx)
+        state = self._consumer(consumer)
+        entry = state.held.pop(msg_id, None)
+        if entry is None:
+            return "failed"
+        sub, ack_id = entry
+        receipt = self._receipt()
+        conn, listener = self._receiver(state.queue)
+        conn.ack(ack_id, receipt=receipt)
+        error = self._await(listener, receipt, "ack")
+        # the returned credit may dispatch the next message to this subscription: unsubscribing
+        # gives it back to the queue head (ServerConsumerImpl#close, cancelRefs)
+        self._unsubscribe(state.queue, sub)
+        return "failed" if error is not None else "ok"
 
-    def close_consumer(self, consumer: str) -> Result:
-        def run() -> None:
-            state = self._forget_consumer(consumer)
-            self._unsubscribe_all(state)
-        return self._do("close_consumer", run)
+    @operation
+    def close_consumer(self, consumer: str) -> None:
+        state = self._forget_consumer(consumer)
+        self._unsubscribe_all(state)
 
     # ------------------------------------------------------------------ observations
-    def counters(self, queue: str) -> Result:
-        return self._do("counters", lambda: self._counts(self._queue(queue)))
+    @operation
+    def counters(self, queue: str) -> dict[str, int]:
+        return self._counts(self._queue(queue))
 
-    def pending_ids(self, queue: str) -> Result:
-        def run() -> list[str]:
-            return self._ctl("list", self._queue(queue).physical, ID_HEADER)
-        return self._do("pending_ids", run)
+    @operation
+    def pending_ids(self, queue: str) -> list[str]:
+        return self._ctl("list", self._queue(queue).physical, ID_HEADER)
 
-    def paging(self, address: str) -> Result:
-        def run() -> bool:
-            if address not in self.addresses_:
-                raise Refused(f"unknown address {address!r}")
-            return self._ctl("store", self.addresses_[address].physical)[1] == "1"
-        return self._do("paging", run)
+    @operation
+    def paging(self, address: str) -> bool:
+        if address not in self.addresses_:
+            raise Refused(f"unknown address {address!r}")
+        return self._ctl("store", self.addresses_[address].physical)[1] == "1"

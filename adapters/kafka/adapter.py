@@ -60,7 +60,7 @@ from confluent_kafka.admin import (
 from mqconform.reference_model.config import ConsumerConfig, Message, QueueConfig
 from mqconform.text import one_line
 
-from .._base import BrokerAdapter, NotObservable, Unsupported, physical_prefix
+from .._base import BrokerAdapter, NotObservable, Unsupported, operation, physical_prefix
 from ..contract import AdapterError, Result
 from ..deviations import parse_version
 from .server import DEFAULT_VERSION, KafkaProcess, lib_of, shared_broker
@@ -256,35 +256,34 @@ class KafkaShareAdapter(BrokerAdapter):
         self._topics.append(topic)
         self.addresses[name] = []
 
-    def declare_queue(self, config: QueueConfig) -> Result:
-        def run() -> None:
-            self._check_new_queue(config)
-            if config.ring_size != -1:
-                raise Unsupported("ring queues (a topic has retention, not a bound)")
-            if config.non_destructive or config.last_value_key is not None:
-                raise Unsupported("non-destructive and last-value queues")
-            settings = {"share.auto.offset.reset": "earliest"}
-            limit = config.max_delivery_attempts
-            if limit is not None and limit > 0:
-                if not self._group_limits and limit != BROKER_LIMIT:
-                    raise Unsupported(f"a delivery limit of {limit} on Kafka {self.version} (every share "
-                                      f"group has the broker's {BROKER_LIMIT} before 4.3)")
-                if not MIN_LIMIT <= limit <= MAX_LIMIT:
-                    raise Unsupported(f"a delivery limit of {limit} "
-                                      f"(a share group's is {MIN_LIMIT}..{MAX_LIMIT})")
-                if self._group_limits:
-                    settings["share.delivery.count.limit"] = str(limit)
-            elif limit is not None:
-                raise Unsupported("a queue without a delivery limit (a share group always has one)")
-            address = config.address_name
-            if address not in self.addresses:
-                self._create_address(address)
-            queue = _Queue(config.name, self._physical(address), self._physical(config.name))
-            self._alter_group(queue.group, settings)
-            self._warm(queue)
-            self.addresses[address].append(config.name)
-            self.queues[config.name] = queue
-        return self._do("declare_queue", run)
+    @operation
+    def declare_queue(self, config: QueueConfig) -> None:
+        self._check_new_queue(config)
+        if config.ring_size != -1:
+            raise Unsupported("ring queues (a topic has retention, not a bound)")
+        if config.non_destructive or config.last_value_key is not None:
+            raise Unsupported("non-destructive and last-value queues")
+        settings = {"share.auto.offset.reset": "earliest"}
+        limit = config.max_delivery_attempts
+        if limit is not None and limit > 0:
+            if not self._group_limits and limit != BROKER_LIMIT:
+                raise Unsupported(f"a delivery limit of {limit} on Kafka {self.version} (every share "
+                                  f"group has the broker's {BROKER_LIMIT} before 4.3)")
+            if not MIN_LIMIT <= limit <= MAX_LIMIT:
+                raise Unsupported(f"a delivery limit of {limit} "
+                                  f"(a share group's is {MIN_LIMIT}..{MAX_LIMIT})")
+            if self._group_limits:
+                settings["share.delivery.count.limit"] = str(limit)
+        elif limit is not None:
+            raise Unsupported("a queue without a delivery limit (a share group always has one)")
+        address = config.address_name
+        if address not in self.addresses:
+            self._create_address(address)
+        queue = _Queue(config.name, self._physical(address), self._physical(config.name))
+        self._alter_group(queue.group, settings)
+        self._warm(queue)
+        self.addresses[address].append(config.name)
+        self.queues[config.name] = queue
 
     def _warm(self, queue: _Queue) -> None:
         """Let the new group serve once before the example uses it: a member joins, and a marker record
@@ -318,18 +317,17 @@ class KafkaShareAdapter(BrokerAdapter):
             [ConfigResource(ResourceType.GROUP, group, incremental_configs=entries)]))
 
     # ------------------------------------------------------------------ consumers
-    def open_consumer(self, config: ConsumerConfig) -> Result:
-        def run() -> None:
-            queue = self._check_new_consumer(config)
-            self._require_pull(config)
-            if config.max_unacked is not None:
-                raise Unsupported(self._why("max_unacked"))
-            if config.cumulative_ack or config.backoff_ms is not None or config.priority:
-                raise Unsupported("cumulative acks, BackOff lists and consumer priorities")
-            if config.ack_wait_ms is not None:
-                self._set_lock(queue, config.ack_wait_ms)
-            self.consumers[config.name] = _Consumer(config.name, config.queue)
-        return self._do("open_consumer", run)
+    @operation
+    def open_consumer(self, config: ConsumerConfig) -> None:
+        queue = self._check_new_consumer(config)
+        self._require_pull(config)
+        if config.max_unacked is not None:
+            raise Unsupported(self._why("max_unacked"))
+        if config.cumulative_ack or config.backoff_ms is not None or config.priority:
+            raise Unsupported("cumulative acks, BackOff lists and consumer priorities")
+        if config.ack_wait_ms is not None:
+            self._set_lock(queue, config.ack_wait_ms)
+        self.consumers[config.name] = _Consumer(config.name, config.queue)
 
     def _set_lock(self, queue: _Queue, lock_ms: int) -> None:
         """REDELIVERY-41: the group's acquisition lock is the consumer's ack wait (one per queue)."""
@@ -411,17 +409,16 @@ class KafkaShareAdapter(BrokerAdapter):
                 queue.idle.remove(member)
                 queue.stashed.append(member)
 
-    def close_consumer(self, consumer: str) -> Result:
+    @operation
+    def close_consumer(self, consumer: str) -> None:
         """The records the consumer holds are RELEASEd: they are available again with their counts
         kept, or archived at the limit, which is what a member leaving the group does to what it
         acquired (SharePartition#releaseAcquiredRecords: the same transition to AVAILABLE without an
         increment); the members stay in the group, idle, for the next receives."""
-        def run() -> None:
-            state = self._forget_consumer(consumer)
-            queue = self._queue(state.queue)
-            for member in state.held.values():
-                self._release(queue, member, AcknowledgeType.RELEASE)
-        return self._do("close_consumer", run)
+        state = self._forget_consumer(consumer)
+        queue = self._queue(state.queue)
+        for member in state.held.values():
+            self._release(queue, member, AcknowledgeType.RELEASE)
 
     def _close_members(self, queue: _Queue) -> None:
         """Close the group's members, each within a bounded wait (a share consumer's close commits and
@@ -436,49 +433,47 @@ class KafkaShareAdapter(BrokerAdapter):
             thread.join(max(0.0, deadline - time.monotonic()))
 
     # ------------------------------------------------------------------ messages
-    def send(self, to: str, message: Message) -> Result:
-        def run() -> str:
-            self._route(to, message)
-            if message.ttl_ms is not None:
-                raise Unsupported("message TTLs")
-            failures: list[str] = []
+    @operation
+    def send(self, to: str, message: Message) -> str:
+        self._route(to, message)
+        if message.ttl_ms is not None:
+            raise Unsupported("message TTLs")
+        failures: list[str] = []
 
-            def delivered(err: Any, _msg: Any) -> None:
-                if err is not None:
-                    failures.append(str(err))
+        def delivered(err: Any, _msg: Any) -> None:
+            if err is not None:
+                failures.append(str(err))
 
-            assert self.producer is not None
-            self.producer.produce(self._physical(to), value=message.id.encode(), on_delivery=delivered)
-            if self.producer.flush(self.timeout) > 0:
-                raise TimeoutError("the record was not acknowledged by the broker")
-            return "failed" if failures else "accepted"
-        return self._do("send", run)
+        assert self.producer is not None
+        self.producer.produce(self._physical(to), value=message.id.encode(), on_delivery=delivered)
+        if self.producer.flush(self.timeout) > 0:
+            raise TimeoutError("the record was not acknowledged by the broker")
+        return "failed" if failures else "accepted"
 
-    def receive(self, consumer: str) -> Result:
+    @operation
+    def receive(self, consumer: str) -> str | None:
         """A pull: an idle member of the group (or a new one) polls for one record."""
-        def run() -> str | None:
-            state = self._consumer(consumer)
-            queue = self._queue(state.queue)
-            self._probe(queue)
-            if queue.stashed:  # see _drain: the lowest offset a member already acquired
-                member = min(queue.stashed, key=lambda m: int(m.record.offset()))
-                queue.stashed.remove(member)
-                queue.busy.append(member)
-                record = member.record
-            else:
-                member = queue.idle.pop() if queue.idle else self._new_member(queue)
-                queue.busy.append(member)
-                record = self._poll(queue, member)
-                if record is None:
-                    queue.busy.remove(member)
-                    queue.idle.append(member)
-                    return None
-            member.record = record
-            msg_id = str(record.value().decode())
-            self._forget_stale(queue, msg_id)
-            state.held[msg_id] = member
-            return msg_id
-        return self._do("receive", run)
+        state = self._consumer(consumer)
+        queue = self._queue(state.queue)
+        self._probe(queue)
+        if queue.stashed:  # see _drain: the lowest offset a member already acquired
+            member = min(queue.stashed, key=lambda m: int(m.record.offset()))
+            queue.stashed.remove(member)
+            queue.busy.append(member)
+            record = member.record
+        else:
+            member = queue.idle.pop() if queue.idle else self._new_member(queue)
+            queue.busy.append(member)
+            record = self._poll(queue, member)
+            if record is None:
+                queue.busy.remove(member)
+                queue.idle.append(member)
+                return None
+        member.record = record
+        msg_id = str(record.value().decode())
+        self._forget_stale(queue, msg_id)
+        state.held[msg_id] = member
+        return msg_id
 
     def _forget_stale(self, queue: _Queue, msg_id: str) -> None:
         """REDELIVERY-41: a record acquired again after its lock ran out is no longer held by the
@@ -496,19 +491,17 @@ class KafkaShareAdapter(BrokerAdapter):
             return "failed"  # DELIVERY-8: not held by this consumer (refused here, nothing sent)
         return "ok" if self._release(self._queue(state.queue), member, kind) else "failed"
 
-    def ack(self, consumer: str, msg_id: str, tx: bool = False) -> Result:
-        def run() -> str:
-            self._no_tx(tx)
-            return self._settle(consumer, msg_id, AcknowledgeType.ACCEPT)
-        return self._do("ack", run)
+    @operation
+    def ack(self, consumer: str, msg_id: str, tx: bool = False) -> str:
+        self._no_tx(tx)
+        return self._settle(consumer, msg_id, AcknowledgeType.ACCEPT)
 
-    def nack(self, consumer: str, msg_id: str, requeue: bool = True, **forms: Any) -> Result:
-        def run() -> str:
-            if forms:
-                raise Unsupported(f"nack {', '.join(sorted(forms))}")
-            kind = AcknowledgeType.RELEASE if requeue else AcknowledgeType.REJECT
-            return self._settle(consumer, msg_id, kind)
-        return self._do("nack", run)
+    @operation
+    def nack(self, consumer: str, msg_id: str, requeue: bool = True, **forms: Any) -> str:
+        if forms:
+            raise Unsupported(f"nack {', '.join(sorted(forms))}")
+        kind = AcknowledgeType.RELEASE if requeue else AcknowledgeType.REJECT
+        return self._settle(consumer, msg_id, kind)
 
     def advance(self, ms: int) -> Result:
         """With an acquisition lock shorter than the broker's in use, sleep until the broker's clock
@@ -521,12 +514,11 @@ class KafkaShareAdapter(BrokerAdapter):
         return super().advance(ms)
 
     # ------------------------------------------------------------------ observations
-    def delivery_count(self, queue: str, msg_id: str) -> Result:
-        def run() -> int:
-            for consumer in self.consumers.values():
-                member = consumer.held.get(msg_id) if consumer.queue == queue else None
-                if member is not None:
-                    return int(member.record.delivery_count())
-            raise NotObservable("Kafka shows a delivery count only with an acquired record (ShareFetch "
-                                "AcquiredRecords); no admin API lists a share partition's records")
-        return self._do("delivery_count", run)
+    @operation
+    def delivery_count(self, queue: str, msg_id: str) -> int:
+        for consumer in self.consumers.values():
+            member = consumer.held.get(msg_id) if consumer.queue == queue else None
+            if member is not None:
+                return int(member.record.delivery_count())
+        raise NotObservable("Kafka shows a delivery count only with an acquired record (ShareFetch "
+                            "AcquiredRecords); no admin API lists a share partition's records")

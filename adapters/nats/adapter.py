@@ -119,7 +119,7 @@ from nats.js.api import ConsumerConfig as JsConsumerConfig
 from mqconform.reference_model.config import AddressConfig, ConsumerConfig, Message, QueueConfig
 from mqconform.text import one_line
 
-from .._base import BrokerAdapter, Refused, Unsupported, lowest_ttl
+from .._base import BrokerAdapter, Refused, Unsupported, lowest_ttl, operation
 from .._urls import redact
 from ..contract import AdapterError, Result
 from .retention import NatsRetention
@@ -143,7 +143,7 @@ SETTLE_S = 0.5
 CAPABILITIES = frozenset({
     "queues", "ring", "priorities", "nack", "delivery_count", "consumer_pull", "max_unacked",
     "advance_time", "counter:message_count", "counter:added",
-    # issue 14: the stream's discard policy per queue (RING-28), +TERM for nack requeue=false
+    # the stream's discard policy per queue (RING-28), +TERM for nack requeue=false
     "overflow:discard-old", "overflow:discard-new", "nack_reject",
     # DELIVERY-22: acks of messages a consumer no longer holds reach the server
     "invalid_ack",
@@ -157,7 +157,7 @@ CAPABILITIES = frozenset({
     "purge", "delete",
     # DELIVERY-23: the redelivered flag (num_delivered > 1) of a held message
     "redelivered_flag",
-    # issue 10: the stream and durable consumer state as counters (RESTART-5, DELIVERY-30), the
+    # the stream and durable consumer state as counters (RESTART-5, DELIVERY-30), the
     # durable consumer's counters and sequence pairs (DELIVERY-27..29)
     "stream_state", "consumer_state",
     # EXPIRY-1/3/4: a queue's message_ttl_ms is the stream's max_age (every release; at least
@@ -216,7 +216,7 @@ def _token(name: str) -> str:
     return clean
 
 
-#: issue 10: JetStream features by the first nats-server release that has them (the research notes
+#: JetStream features by the first nats-server release that has them (the research notes
 #: on the nats-server history: PR numbers in the comments). A feature of a newer server than the
 #: one the adapter talks to is left out of its capabilities: not applicable, never a failure.
 #: Capability names ``js:<feature>``; a machine or driver step that uses one gates on it.
@@ -550,28 +550,26 @@ class NatsAdapter(BrokerAdapter, NatsRetention):
                 "ack_floor_consumer_seq": int(floor.consumer_seq or 0) if floor else 0,
                 "ack_floor_stream_seq": int(floor.stream_seq or 0) if floor else 0}
 
-    def _stream_state(self, queue: str) -> Result:
+    @operation(name="stream_state")
+    async def _stream_state(self, queue: str) -> dict[str, int]:
         """RESTART-5, DELIVERY-30 (capability ``stream_state``): the stream's state and its durable
         consumer's counters."""
-        async def run() -> dict[str, int]:
-            state = self._queue(queue)
-            s = (await self._js().stream_info(state.stream)).state
-            c = await self._durable_state(state, int(s.messages))
-            return {"msgs": int(s.messages), "first_seq": int(s.first_seq), "last_seq": int(s.last_seq),
-                    "num_deleted": int(s.num_deleted or 0), "num_pending": c["num_pending"],
-                    "num_ack_pending": c["num_ack_pending"], "num_redelivered": c["num_redelivered"],
-                    "delivered_seq": c["delivered_stream_seq"], "ack_floor_seq": c["ack_floor_stream_seq"]}
-        return self._do("stream_state", run)
+        state = self._queue(queue)
+        s = (await self._js().stream_info(state.stream)).state
+        c = await self._durable_state(state, int(s.messages))
+        return {"msgs": int(s.messages), "first_seq": int(s.first_seq), "last_seq": int(s.last_seq),
+                "num_deleted": int(s.num_deleted or 0), "num_pending": c["num_pending"],
+                "num_ack_pending": c["num_ack_pending"], "num_redelivered": c["num_redelivered"],
+                "delivered_seq": c["delivered_stream_seq"], "ack_floor_seq": c["ack_floor_stream_seq"]}
 
-    def _consumer_state(self, queue: str) -> Result:
+    @operation(name="consumer_state")
+    async def _consumer_state(self, queue: str) -> dict[str, int]:
         """DELIVERY-27..29 (capability ``consumer_state``): the queue's durable consumer."""
-        async def run() -> dict[str, int]:
-            state = self._queue(queue)
-            messages = 0
-            if not state.durable:
-                messages = int((await self._js().stream_info(state.stream)).state.messages)
-            return await self._durable_state(state, messages)
-        return self._do("consumer_state", run)
+        state = self._queue(queue)
+        messages = 0
+        if not state.durable:
+            messages = int((await self._js().stream_info(state.stream)).state.messages)
+        return await self._durable_state(state, messages)
 
     async def _disconnect(self) -> None:
         nc, self._nc, self._sub = self._nc, None, None
@@ -620,105 +618,102 @@ class NatsAdapter(BrokerAdapter, NatsRetention):
             return self.declare_stream_address(config)
         return super().declare_address(config)
 
-    def declare_queue(self, config: QueueConfig) -> Result:
-        async def run() -> None:
-            if config.address_name in self.stream_addresses:
-                raise Unsupported("a queue of a stream address is declared by join")
-            self._check_new_queue(config)
-            address = config.address_name
-            stream = f"{self.prefix}_{_token(config.name)}"
-            subject = f"{self.prefix}.{_token(address)}"
-            created = True
-            if self.shared_namespace:  # join a stream another instance created (see the docstring)
-                try:
-                    await self._js().stream_info(stream)
-                    created = False
-                except js_errors.NotFoundError:
-                    pass
-            ttl = config.message_ttl_ms
-            if ttl is not None and ttl < MIN_MAX_AGE_MS:
-                raise Unsupported(f"a message TTL below {MIN_MAX_AGE_MS} ms (the stream's max_age)")
-            per_subject = config.max_per_subject != -1 or config.discard_new_per_subject
-            await self._js().add_stream(StreamConfig(
-                # RING-31..33: a message's own subject is a token below the queue's subject
-                name=stream, subjects=[subject, f"{subject}.>"] if per_subject else [subject],
-                retention=RetentionPolicy.WORK_QUEUE,
-                max_msgs_per_subject=config.max_per_subject if per_subject else None,
-                discard_new_per_subject=True if config.discard_new_per_subject else None,
-                # EXPIRY-1: max_age; EXPIRY-2: Nats-TTL headers need allow_msg_ttl (2.11+)
-                max_age=None if ttl is None else ttl / 1000,
-                allow_msg_ttl=True if "per_message_ttl" in self.capabilities else None,
-                **_limits(config.ring_size, config.max_length_bytes),
-                discard=DISCARD[config.overflow or self.overflow], storage=self.storage,
-                num_replicas=1))
-            if created:
-                self.streams.append(stream)
-            self.addresses.setdefault(address, []).append(config.name)
-            limit = config.max_delivery_attempts
-            self.queues[config.name] = _Queue(config.name, stream, subject, address,
-                                              max_deliver=limit if limit is not None and limit > 0 else -1,
-                                              byte_bound=config.max_length_bytes >= 0,
-                                              max_length_bytes=config.max_length_bytes,
-                                              message_ttl_ms=ttl)
-        return self._do("declare_queue", run)
+    @operation
+    async def declare_queue(self, config: QueueConfig) -> None:
+        if config.address_name in self.stream_addresses:
+            raise Unsupported("a queue of a stream address is declared by join")
+        self._check_new_queue(config)
+        address = config.address_name
+        stream = f"{self.prefix}_{_token(config.name)}"
+        subject = f"{self.prefix}.{_token(address)}"
+        created = True
+        if self.shared_namespace:  # join a stream another instance created (see the docstring)
+            try:
+                await self._js().stream_info(stream)
+                created = False
+            except js_errors.NotFoundError:
+                pass
+        ttl = config.message_ttl_ms
+        if ttl is not None and ttl < MIN_MAX_AGE_MS:
+            raise Unsupported(f"a message TTL below {MIN_MAX_AGE_MS} ms (the stream's max_age)")
+        per_subject = config.max_per_subject != -1 or config.discard_new_per_subject
+        await self._js().add_stream(StreamConfig(
+            # RING-31..33: a message's own subject is a token below the queue's subject
+            name=stream, subjects=[subject, f"{subject}.>"] if per_subject else [subject],
+            retention=RetentionPolicy.WORK_QUEUE,
+            max_msgs_per_subject=config.max_per_subject if per_subject else None,
+            discard_new_per_subject=True if config.discard_new_per_subject else None,
+            # EXPIRY-1: max_age; EXPIRY-2: Nats-TTL headers need allow_msg_ttl (2.11+)
+            max_age=None if ttl is None else ttl / 1000,
+            allow_msg_ttl=True if "per_message_ttl" in self.capabilities else None,
+            **_limits(config.ring_size, config.max_length_bytes),
+            discard=DISCARD[config.overflow or self.overflow], storage=self.storage,
+            num_replicas=1))
+        if created:
+            self.streams.append(stream)
+        self.addresses.setdefault(address, []).append(config.name)
+        limit = config.max_delivery_attempts
+        self.queues[config.name] = _Queue(config.name, stream, subject, address,
+                                          max_deliver=limit if limit is not None and limit > 0 else -1,
+                                          byte_bound=config.max_length_bytes >= 0,
+                                          max_length_bytes=config.max_length_bytes,
+                                          message_ttl_ms=ttl)
 
-    def open_consumer(self, config: ConsumerConfig) -> Result:
-        async def run() -> None:
-            queue: _Queue = self._check_new_consumer(config)
-            self._require_pull(config)
-            want = config.max_unacked if config.max_unacked is not None else UNBOUNDED_ACK_PENDING
-            if want < 1:
-                raise Unsupported("max_unacked below 1")
-            backoff = config.backoff_ms or None
-            wait = config.ack_wait_ms if backoff is None else backoff[0]
-            if (not queue.durable or want != queue.max_ack_pending or wait != queue.ack_wait_ms
-                    or backoff != queue.backoff_ms):
-                if queue.durable and any(c.queue == queue.name for c in self.consumers.values()):
-                    raise Unsupported("different max_unacked, ack_wait_ms or backoff_ms on consumers of "
-                                      "one queue (both belong to the shared JetStream consumer)")
-                await self._js().add_consumer(queue.stream, JsConsumerConfig(
-                    durable_name=DURABLE, ack_policy=AckPolicy.EXPLICIT,
-                    deliver_policy=DeliverPolicy.ALL,
-                    ack_wait=self.ack_wait_s if wait is None else wait / 1000,
-                    # REDELIVERY-32: BackOff replaces AckWait (its first value is the AckWait)
-                    backoff=None if backoff is None else [ms / 1000 for ms in backoff],
-                    max_ack_pending=want, max_deliver=queue.max_deliver))
-                queue.durable = True
-                if queue.pause_until is not None:  # DELIVERY-34: the pause belongs to the queue
-                    await self._send_pause(queue)
-                queue.max_ack_pending = want
-                queue.ack_wait_ms = wait
-                queue.backoff_ms = backoff
-            self.consumers[config.name] = _Consumer(config.name, queue.name)
-        return self._do("open_consumer", run)
+    @operation
+    async def open_consumer(self, config: ConsumerConfig) -> None:
+        queue: _Queue = self._check_new_consumer(config)
+        self._require_pull(config)
+        want = config.max_unacked if config.max_unacked is not None else UNBOUNDED_ACK_PENDING
+        if want < 1:
+            raise Unsupported("max_unacked below 1")
+        backoff = config.backoff_ms or None
+        wait = config.ack_wait_ms if backoff is None else backoff[0]
+        if (not queue.durable or want != queue.max_ack_pending or wait != queue.ack_wait_ms
+                or backoff != queue.backoff_ms):
+            if queue.durable and any(c.queue == queue.name for c in self.consumers.values()):
+                raise Unsupported("different max_unacked, ack_wait_ms or backoff_ms on consumers of "
+                                  "one queue (both belong to the shared JetStream consumer)")
+            await self._js().add_consumer(queue.stream, JsConsumerConfig(
+                durable_name=DURABLE, ack_policy=AckPolicy.EXPLICIT,
+                deliver_policy=DeliverPolicy.ALL,
+                ack_wait=self.ack_wait_s if wait is None else wait / 1000,
+                # REDELIVERY-32: BackOff replaces AckWait (its first value is the AckWait)
+                backoff=None if backoff is None else [ms / 1000 for ms in backoff],
+                max_ack_pending=want, max_deliver=queue.max_deliver))
+            queue.durable = True
+            if queue.pause_until is not None:  # DELIVERY-34: the pause belongs to the queue
+                await self._send_pause(queue)
+            queue.max_ack_pending = want
+            queue.ack_wait_ms = wait
+            queue.backoff_ms = backoff
+        self.consumers[config.name] = _Consumer(config.name, queue.name)
 
     # ------------------------------------------------------------------ messages
-    def send(self, to: str, message: Message) -> Result:
-        async def run() -> str:
-            if to in self.stream_addresses:  # RETENTION-1..11: one publish on the stream's subject
-                headers = self._headers(message)
-                payload = self._stream_payload(to, headers, message.size)
-                seq = await self.publish_to_stream(to, headers, payload)
-                for name in self.addresses[to]:
-                    self.queues[name].seqs[message.id] = seq
-                return "accepted"
-            queue = self._single_route(to, message)
-            if queue is None:
-                return "accepted"
-            try:
-                headers = self._headers(message)
-                subject = (queue.subject if message.subject is None  # RING-31: below the queue's
-                           else f"{queue.subject}.{_token(message.subject)}")
-                ack = await self._js().publish(subject, self._payload(subject, queue, message, headers),
-                                               timeout=self.request_timeout, headers=headers)
-            except js_errors.APIError as exc:
-                if exc.err_code == MAX_MSGS_EXCEEDED:  # discard=new refused it (RING-24)
-                    return "failed"
-                raise
-            queue.seqs[message.id] = ack.seq
-            self._note_ttl(lowest_ttl(queue.message_ttl_ms, message.ttl_ms))
+    @operation
+    async def send(self, to: str, message: Message) -> str:
+        if to in self.stream_addresses:  # RETENTION-1..11: one publish on the stream's subject
+            headers = self._headers(message)
+            payload = self._stream_payload(to, headers, message.size)
+            seq = await self.publish_to_stream(to, headers, payload)
+            for name in self.addresses[to]:
+                self.queues[name].seqs[message.id] = seq
             return "accepted"
-        return self._do("send", run)
+        queue = self._single_route(to, message)
+        if queue is None:
+            return "accepted"
+        try:
+            headers = self._headers(message)
+            subject = (queue.subject if message.subject is None  # RING-31: below the queue's
+                       else f"{queue.subject}.{_token(message.subject)}")
+            ack = await self._js().publish(subject, self._payload(subject, queue, message, headers),
+                                           timeout=self.request_timeout, headers=headers)
+        except js_errors.APIError as exc:
+            if exc.err_code == MAX_MSGS_EXCEEDED:  # discard=new refused it (RING-24)
+                return "failed"
+            raise
+        queue.seqs[message.id] = ack.seq
+        self._note_ttl(lowest_ttl(queue.message_ttl_ms, message.ttl_ms))
+        return "accepted"
 
     @staticmethod
     def _headers(message: Message) -> dict[str, str]:
@@ -746,24 +741,23 @@ class NatsAdapter(BrokerAdapter, NatsRetention):
             raise Unsupported("a message of size 0 on a queue with a byte bound (JetStream counts overhead)")
         return bytes(message.size * BYTE_UNIT - overhead)
 
-    def receive(self, consumer: str) -> Result:
-        async def run() -> str | None:
-            state = self._consumer(consumer)
-            queue = self._queue(state.queue)
-            if self._nc is None or self._sub is None:
-                raise nats_errors.ConnectionClosedError
-            request: dict[str, Any] = {"batch": 1, "no_wait": True}
-            if queue.max_ack_pending < UNBOUNDED_ACK_PENDING:
-                # at the ack-pending cap a no_wait request is left waiting (2.9) or unanswered: ask
-                # with an expiry instead (still served at once by a NAKed message's redelivery)
-                info = await self._js().consumer_info(queue.stream, queue.durable_name)
-                if info.num_ack_pending >= queue.max_ack_pending:
-                    request = {"batch": 1, "expires": int(self.fetch_timeout * 1e9)}
-            await self._nc.publish(f"$JS.API.CONSUMER.MSG.NEXT.{queue.stream}.{queue.durable_name}",
-                                   json.dumps(request).encode(), reply=self._inbox)
-            msg = await self._sub.next_msg(timeout=self.fetch_timeout + self.request_timeout)
-            return self._took(state, queue, msg, "receive", ("404", "408"))
-        return self._do("receive", run)
+    @operation
+    async def receive(self, consumer: str) -> str | None:
+        state = self._consumer(consumer)
+        queue = self._queue(state.queue)
+        if self._nc is None or self._sub is None:
+            raise nats_errors.ConnectionClosedError
+        request: dict[str, Any] = {"batch": 1, "no_wait": True}
+        if queue.max_ack_pending < UNBOUNDED_ACK_PENDING:
+            # at the ack-pending cap a no_wait request is left waiting (2.9) or unanswered: ask
+            # with an expiry instead (still served at once by a NAKed message's redelivery)
+            info = await self._js().consumer_info(queue.stream, queue.durable_name)
+            if info.num_ack_pending >= queue.max_ack_pending:
+                request = {"batch": 1, "expires": int(self.fetch_timeout * 1e9)}
+        await self._nc.publish(f"$JS.API.CONSUMER.MSG.NEXT.{queue.stream}.{queue.durable_name}",
+                               json.dumps(request).encode(), reply=self._inbox)
+        msg = await self._sub.next_msg(timeout=self.fetch_timeout + self.request_timeout)
+        return self._took(state, queue, msg, "receive", ("404", "408"))
 
     def _took(self, state: _Consumer, queue: _Queue, msg: Msg, op: str, ends: tuple[str, ...]) -> str | None:
         """The id of a delivered message, now held by the consumer; None for a status in `ends` (the
@@ -782,47 +776,46 @@ class NatsAdapter(BrokerAdapter, NatsRetention):
         state.tokens[msg_id] = msg
         return str(msg_id)
 
-    def _fetch(self, consumer: str, batch: int, max_bytes: int) -> Result:
+    @operation(name="fetch")
+    async def _fetch(self, consumer: str, batch: int, max_bytes: int) -> list[str]:
         """DELIVERY-38..40 (capability ``pull_batch``): one no_wait pull request for `batch` messages
         within `max_bytes` x BYTE_UNIT bytes (0: no budget; only on a stream address, whose messages
         are padded to just within their size in units: :meth:`_stream_payload`); the messages until
         `batch` of them came or a 404/408/409 status ended the request (or nothing more came within
         the fetch and request timeouts: the budget was spent to the byte)."""
-        async def run() -> list[str]:
-            state = self._consumer(consumer)
-            queue = self._queue(state.queue)
-            if max_bytes and queue.address not in self.stream_addresses:
-                raise Unsupported("fetch max_bytes outside a stream address (messages are not padded)")
-            if max_bytes and batch > FETCH_MAX_BATCH:
-                raise Unsupported(f"fetch max_bytes with a batch over {FETCH_MAX_BATCH} (not exact)")
-            if self._nc is None or self._sub is None:
-                raise nats_errors.ConnectionClosedError
-            request: dict[str, Any] = {"batch": batch, "no_wait": True}
-            if max_bytes:
-                request["max_bytes"] = max_bytes * BYTE_UNIT
-            await self._nc.publish(f"$JS.API.CONSUMER.MSG.NEXT.{queue.stream}.{queue.durable_name}",
-                                   json.dumps(request).encode(), reply=self._inbox)
-            got: list[str] = []
-            wait = self.fetch_timeout + self.request_timeout
-            while len(got) < batch:
-                try:
-                    msg = await self._sub.next_msg(timeout=wait)
-                except nats_errors.TimeoutError:
-                    break
-                msg_id = self._took(state, queue, msg, "fetch", ("404", "408", "409"))
-                if msg_id is None:
-                    break
-                got.append(msg_id)
-            if max_bytes and len(got) == batch:
-                # a batch fulfilled with bytes left is followed by "409 Batch Completed" (consumer.go
-                # loopAndGatherMsgs, JsPullRequestRemainingBytesT): read it, so that the next request's
-                # answer is its own (none comes when the budget was spent to the byte)
-                with contextlib.suppress(nats_errors.TimeoutError):
-                    msg = await self._sub.next_msg(timeout=wait)
-                    if self._took(state, queue, msg, "fetch", ("409",)) is not None:
-                        raise Refused("nats: fetch: a message beyond the batch")
-            return got
-        return self._do("fetch", run)
+        state = self._consumer(consumer)
+        queue = self._queue(state.queue)
+        if max_bytes and queue.address not in self.stream_addresses:
+            raise Unsupported("fetch max_bytes outside a stream address (messages are not padded)")
+        if max_bytes and batch > FETCH_MAX_BATCH:
+            raise Unsupported(f"fetch max_bytes with a batch over {FETCH_MAX_BATCH} (not exact)")
+        if self._nc is None or self._sub is None:
+            raise nats_errors.ConnectionClosedError
+        request: dict[str, Any] = {"batch": batch, "no_wait": True}
+        if max_bytes:
+            request["max_bytes"] = max_bytes * BYTE_UNIT
+        await self._nc.publish(f"$JS.API.CONSUMER.MSG.NEXT.{queue.stream}.{queue.durable_name}",
+                               json.dumps(request).encode(), reply=self._inbox)
+        got: list[str] = []
+        wait = self.fetch_timeout + self.request_timeout
+        while len(got) < batch:
+            try:
+                msg = await self._sub.next_msg(timeout=wait)
+            except nats_errors.TimeoutError:
+                break
+            msg_id = self._took(state, queue, msg, "fetch", ("404", "408", "409"))
+            if msg_id is None:
+                break
+            got.append(msg_id)
+        if max_bytes and len(got) == batch:
+            # a batch fulfilled with bytes left is followed by "409 Batch Completed" (consumer.go
+            # loopAndGatherMsgs, JsPullRequestRemainingBytesT): read it, so that the next request's
+            # answer is its own (none comes when the budget was spent to the byte)
+            with contextlib.suppress(nats_errors.TimeoutError):
+                msg = await self._sub.next_msg(timeout=wait)
+                if self._took(state, queue, msg, "fetch", ("409",)) is not None:
+                    raise Refused("nats: fetch: a message beyond the batch")
+        return got
 
     def _stream_payload(self, address: str, headers: Mapping[str, str], size: int) -> bytes:
         """DELIVERY-39: the payload that makes the size a pull request counts (subject, ack reply,
@@ -839,65 +832,60 @@ class NatsAdapter(BrokerAdapter, NatsRetention):
         assert self._nc is not None
         await self._nc.request(msg.reply, verb, timeout=self.request_timeout)
 
-    def ack(self, consumer: str, msg_id: str, tx: bool = False) -> Result:
-        async def run() -> str:
-            self._no_tx(tx)
-            state = self._consumer(consumer)
-            msg = state.held.pop(msg_id, None) or state.tokens.get(msg_id)
-            if msg is None:
-                return "failed"  # DELIVERY-22: never given to this consumer: nothing to send on
-            await self._reply(msg, b"+ACK")
-            return "ok"
-        return self._do("ack", run)
+    @operation
+    async def ack(self, consumer: str, msg_id: str, tx: bool = False) -> str:
+        self._no_tx(tx)
+        state = self._consumer(consumer)
+        msg = state.held.pop(msg_id, None) or state.tokens.get(msg_id)
+        if msg is None:
+            return "failed"  # DELIVERY-22: never given to this consumer: nothing to send on
+        await self._reply(msg, b"+ACK")
+        return "ok"
 
-    def nack(self, consumer: str, msg_id: str, requeue: bool = True, delay_ms: int = 0) -> Result:
+    @operation
+    async def nack(self, consumer: str, msg_id: str, requeue: bool = True, delay_ms: int = 0) -> str:
         """-NAK, or +TERM with requeue=false (REDELIVERY-24: the message is never redelivered).
         DELIVERY-22: a message the consumer no longer holds is nacked on its last reply subject."""
-        async def run() -> str:
-            state = self._consumer(consumer)
-            msg = state.held.pop(msg_id, None) or state.tokens.get(msg_id)
-            if msg is None:
-                return "failed"
-            verb = b"-NAK" if requeue else b"+TERM"
-            if delay_ms:  # REDELIVERY-28
-                verb += b" " + json.dumps({"delay": delay_ms * 1_000_000}).encode()
-            await self._reply(msg, verb)
-            return "ok"
-        return self._do("nack", run)
+        state = self._consumer(consumer)
+        msg = state.held.pop(msg_id, None) or state.tokens.get(msg_id)
+        if msg is None:
+            return "failed"
+        verb = b"-NAK" if requeue else b"+TERM"
+        if delay_ms:  # REDELIVERY-28
+            verb += b" " + json.dumps({"delay": delay_ms * 1_000_000}).encode()
+        await self._reply(msg, verb)
+        return "ok"
 
-    def in_progress(self, consumer: str, msg_id: str) -> Result:
+    @operation
+    async def in_progress(self, consumer: str, msg_id: str) -> str:
         """+WPI (REDELIVERY-27): restarts the AckWait of the message; sent on its last reply subject."""
-        async def run() -> str:
-            state = self._consumer(consumer)
-            msg = state.held.get(msg_id) or state.tokens.get(msg_id)
-            if msg is None:
-                return "failed"
-            await self._reply(msg, b"+WPI")
-            return "ok"
-        return self._do("in_progress", run)
+        state = self._consumer(consumer)
+        msg = state.held.get(msg_id) or state.tokens.get(msg_id)
+        if msg is None:
+            return "failed"
+        await self._reply(msg, b"+WPI")
+        return "ok"
 
-    def close_consumer(self, consumer: str) -> Result:
-        async def run() -> None:
-            state = self._consumer(consumer)
-            held = list(state.held.values())
-            del self.consumers[consumer]
-            if self.close_mode == "nak":
-                for msg in reversed(held):  # newest first, as a consumer cancels (RING-8)
-                    await self._reply(msg, b"-NAK")
-        return self._do("close_consumer", run)
+    @operation
+    async def close_consumer(self, consumer: str) -> None:
+        state = self._consumer(consumer)
+        held = list(state.held.values())
+        del self.consumers[consumer]
+        if self.close_mode == "nak":
+            for msg in reversed(held):  # newest first, as a consumer cancels (RING-8)
+                await self._reply(msg, b"-NAK")
 
-    def _pause(self, queue: str, until_ms: int) -> Result:
+    @operation(name="pause")
+    async def _pause(self, queue: str, until_ms: int) -> None:
         """DELIVERY-34: ``$JS.API.CONSUMER.PAUSE`` of the queue's durable until the wall time at which
         the example's logical clock reaches `until_ms` (the clock ``advance`` keeps: open() plus the
         logical time); a queue without a durable yet gets it when its first consumer opens."""
-        async def run() -> None:
-            state = self._queue(queue)
-            deadline = time.time() + self._clock_origin + until_ms / 1000 - time.monotonic()
-            moment = datetime.datetime.fromtimestamp(deadline, tz=datetime.UTC)
-            state.pause_until = moment.isoformat().replace("+00:00", "Z")
-            if state.durable:
-                await self._send_pause(state)
-        return self._do("pause", run)
+        state = self._queue(queue)
+        deadline = time.time() + self._clock_origin + until_ms / 1000 - time.monotonic()
+        moment = datetime.datetime.fromtimestamp(deadline, tz=datetime.UTC)
+        state.pause_until = moment.isoformat().replace("+00:00", "Z")
+        if state.durable:
+            await self._send_pause(state)
 
     async def _send_pause(self, state: _Queue) -> None:
         assert self._nc is not None
@@ -908,91 +896,84 @@ class NatsAdapter(BrokerAdapter, NatsRetention):
         if "error" in answer:
             raise Refused(f"nats: pause: {answer['error'].get('description', answer['error'])}")
 
-    def set_ring_size(self, queue: str, size: int) -> Result:
+    @operation
+    async def set_ring_size(self, queue: str, size: int) -> None:
         """RING-30: a stream update with the new max_msgs (the rest of the stream's config as it is);
         the server enforces it at once (discard old trims the oldest stored messages)."""
-        async def run() -> None:
-            state = self._queue(queue)
-            info = await self._js().stream_info(state.stream)
-            await self._js().update_stream(info.config, **_limits(size, state.max_length_bytes))
-        return self._do("set_ring_size", run)
+        state = self._queue(queue)
+        info = await self._js().stream_info(state.stream)
+        await self._js().update_stream(info.config, **_limits(size, state.max_length_bytes))
 
-    def set_subject_limit(self, queue: str, limit: int) -> Result:
+    @operation
+    async def set_subject_limit(self, queue: str, limit: int) -> None:
         """RING-34: a stream update with the new max_msgs_per_subject (the rest as it is); a lower
         one trims every subject at once."""
-        async def run() -> None:
-            state = self._queue(queue)
-            info = await self._js().stream_info(state.stream)
-            await self._js().update_stream(info.config, max_msgs_per_subject=limit)
-        return self._do("set_subject_limit", run)
+        state = self._queue(queue)
+        info = await self._js().stream_info(state.stream)
+        await self._js().update_stream(info.config, max_msgs_per_subject=limit)
 
-    def purge(self, queue: str) -> Result:
+    @operation
+    async def purge(self, queue: str) -> int:
         """$JS.API.STREAM.PURGE (RING-29): removes every stored message; answers their number."""
-        async def run() -> int:
-            state = self._queue(queue)
-            assert self._nc is not None
-            reply = await self._nc.request(f"$JS.API.STREAM.PURGE.{state.stream}", b"",
-                                           timeout=self.request_timeout)
-            answer = json.loads(reply.data)
-            if "error" in answer:
-                raise Refused(f"nats: purge: {answer['error'].get('description', answer['error'])}")
-            return int(answer.get("purged", 0))
-        return self._do("purge", run)
+        state = self._queue(queue)
+        assert self._nc is not None
+        reply = await self._nc.request(f"$JS.API.STREAM.PURGE.{state.stream}", b"",
+                                       timeout=self.request_timeout)
+        answer = json.loads(reply.data)
+        if "error" in answer:
+            raise Refused(f"nats: purge: {answer['error'].get('description', answer['error'])}")
+        return int(answer.get("purged", 0))
 
-    def delete_message(self, queue: str, msg_id: str) -> Result:
+    @operation(name="delete")
+    async def delete_message(self, queue: str, msg_id: str) -> bool:
         """$JS.API.STREAM.MSG.DELETE by the message's stream sequence (DELIVERY-31..33): True when the
         server deleted it, False when it answers the sequence is not stored (MSG_NOT_FOUND); an id
         the adapter never had accepted has no sequence and is False without a request."""
-        async def run() -> bool:
-            state = self._queue(queue)
-            seq = state.seqs.get(msg_id)
-            if seq is None:
-                return False
-            assert self._nc is not None
-            reply = await self._nc.request(f"$JS.API.STREAM.MSG.DELETE.{state.stream}",
-                                           json.dumps({"seq": seq, "no_erase": True}).encode(),
-                                           timeout=self.request_timeout)
-            answer = json.loads(reply.data)
-            error = answer.get("error")
-            if error is None:
-                return bool(answer.get("success"))
-            if error.get("err_code") in MSG_NOT_FOUND and "found" in str(error.get("description")):
-                return False
-            raise Refused(f"nats: delete: {error.get('description', error)}")
-        return self._do("delete", run)
+        state = self._queue(queue)
+        seq = state.seqs.get(msg_id)
+        if seq is None:
+            return False
+        assert self._nc is not None
+        reply = await self._nc.request(f"$JS.API.STREAM.MSG.DELETE.{state.stream}",
+                                       json.dumps({"seq": seq, "no_erase": True}).encode(),
+                                       timeout=self.request_timeout)
+        answer = json.loads(reply.data)
+        error = answer.get("error")
+        if error is None:
+            return bool(answer.get("success"))
+        if error.get("err_code") in MSG_NOT_FOUND and "found" in str(error.get("description")):
+            return False
+        raise Refused(f"nats: delete: {error.get('description', error)}")
 
     # ------------------------------------------------------------------ observation
-    def counters(self, queue: str) -> Result:
-        async def run() -> dict[str, int]:
-            info = await self._js().stream_info(self._queue(queue).stream)
-            return {"message_count": int(info.state.messages), "added": int(info.state.last_seq)}
-        return self._do("counters", run)
+    @operation
+    async def counters(self, queue: str) -> dict[str, int]:
+        info = await self._js().stream_info(self._queue(queue).stream)
+        return {"message_count": int(info.state.messages), "added": int(info.state.last_seq)}
 
-    def message_info(self, queue: str, msg_id: str) -> Result:
+    @operation
+    async def message_info(self, queue: str, msg_id: str) -> dict[str, object]:
         """DELIVERY-23: a held message's redelivered flag (num_delivered > 1); no dead letters."""
-        async def run() -> dict[str, object]:
-            self._queue(queue)
-            # the latest delivery: after an ack wait (REDELIVERY-27) the consumer that had it still
-            # keeps its earlier delivery, which the server no longer counts as held
-            held = [c.held[msg_id] for c in self.consumers.values() if c.queue == queue and msg_id in c.held]
-            if held:
-                latest = max(msg.metadata.num_delivered for msg in held)
-                return {"redelivered": latest > 1, "dead_letter_reason": None}
-            raise Unsupported(f"the delivery of {msg_id!r}, which the adapter does not hold")
-        return self._do("message_info", run)
+        self._queue(queue)
+        # the latest delivery: after an ack wait (REDELIVERY-27) the consumer that had it still
+        # keeps its earlier delivery, which the server no longer counts as held
+        held = [c.held[msg_id] for c in self.consumers.values() if c.queue == queue and msg_id in c.held]
+        if held:
+            latest = max(msg.metadata.num_delivered for msg in held)
+            return {"redelivered": latest > 1, "dead_letter_reason": None}
+        raise Unsupported(f"the delivery of {msg_id!r}, which the adapter does not hold")
 
-    def delivery_count(self, queue: str, msg_id: str) -> Result:
-        async def run() -> int | None:
-            state = self._queue(queue)
-            seq = state.seqs.get(msg_id)
-            if seq is None:
-                return None
-            try:
-                await self._js().get_msg(state.stream, seq)
-            except js_errors.NotFoundError:
-                return None
-            return state.delivered.get(msg_id, 0)
-        return self._do("delivery_count", run)
+    @operation
+    async def delivery_count(self, queue: str, msg_id: str) -> int | None:
+        state = self._queue(queue)
+        seq = state.seqs.get(msg_id)
+        if seq is None:
+            return None
+        try:
+            await self._js().get_msg(state.stream, seq)
+        except js_errors.NotFoundError:
+            return None
+        return state.delivered.get(msg_id, 0)
 
 
 def raw_roundtrip_loop(n: int, url: str | None = None, **_: Any) -> float:

@@ -1,6 +1,6 @@
 """The `artemis` adapter against a real Apache ActiveMQ Artemis (2.40.0 by default), started by the
 adapter itself: the bin distribution fetched through Maven into the cache, one broker per module. No
-skips: without mvn or java the fixture fails (issue 20).
+skips: without mvn or java the fixture fails.
 
 Also replays the Artemis cases of spec/examples/ on the broker: those the adapter can express must
 pass; the others are listed in CANNOT_RUN with the reason, and a test asserts that list is exactly the
@@ -29,7 +29,7 @@ pytestmark = pytest.mark.broker("artemis")
 ROOT = Path(__file__).parents[2]
 EXAMPLES_DIR = ROOT / "spec" / "examples"
 SCENARIOS = Path(__file__).parent / "scenarios"
-#: the Artemis cases of spec/examples/ (issue 20)
+#: the Artemis cases of spec/examples/
 PATTERNS = ("ring*.yaml", "paging*.yaml", "page-limits.yaml", "redelivery*.yaml", "artemis-*.yaml",
             "dead-letter*.yaml", "last-value*.yaml", "scheduled*.yaml")
 EXAMPLES = sorted({p for pattern in PATTERNS for p in EXAMPLES_DIR.glob(pattern)})
@@ -293,7 +293,7 @@ def test_scheduled_messages_fire_at_their_logical_due_time_at_the_head(opened: A
 
 @pytest.mark.rules("DELIVERY-24")
 def test_a_new_consumer_restarts_the_rotation(artemis: ArtemisAdapter, namespace: str) -> None:
-    """Found on 2.40.0 (issue 20): QueueConsumersImpl#add restarts the round robin at the first
+    """Found on 2.40.0: QueueConsumersImpl#add restarts the round robin at the first
     consumer. The model option cursor_restarts_on_add holds it on the broker; without it the model
     fails the scenario."""
     scenario = load(SCENARIOS / "artemis-new-consumer-restarts-rotation.yaml")

@@ -1,4 +1,4 @@
-"""Issue 10 on NATS JetStream: restarts as a step (graceful and SIGKILL) on the embedded server, and
+"""NATS JetStream: restarts as a step (graceful and SIGKILL) on the embedded server, and
 capabilities that follow the server's version (the 2.9.10 service on 4222, the embedded 2.15.1)."""
 
 from __future__ import annotations
@@ -94,7 +94,7 @@ def _restart_modes(path: Path) -> Counter[str]:
 @pytest.mark.rules("RESTART-1", "RESTART-3", "RESTART-4")
 def test_the_machines_restart_embedded_nats_and_find_nothing(embedded: NatsAdapter, tmp_path: Path) -> None:
     """A few examples of the redelivery machine with restart steps, both modes. (The delivery machine
-    opens consumers with different max_unacked / ack_wait_ms on one queue since issue 9, which the
+    opens consumers with different max_unacked / ack_wait_ms on one queue, which the
     nats adapter refuses: that run is inconclusive whatever the restart step does.)"""
     hyp = settings(suite_settings.get("ci", database=None), max_examples=10, stateful_step_count=15)
     run = RunDirectory(tmp_path, "nats", "jetstream", {})

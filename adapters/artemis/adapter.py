@@ -193,6 +193,14 @@ class _Queue:
     routing: str = "anycast"
     #: DELIVERY-12: delivered messages stay listed, so "pending" never says what is left to dispatch
     non_destructive: bool = False
+    #: a last-value queue's MessageCount leaves out what is being delivered (LastValueQueue)
+    last_value: bool = False
+
+    def pending(self, counts: dict[str, int]) -> int:
+        """The pending count from the queue MBean's counts: MessageCount less what is scheduled and,
+        except on a last-value queue (whose MessageCount has no delivering messages), delivering."""
+        delivering = 0 if self.last_value else counts["DeliveringCount"]
+        return counts["MessageCount"] - delivering - counts["ScheduledCount"]
 
 
 @attrs.define
@@ -495,7 +503,8 @@ class ArtemisAdapter(BrokerAdapter):
         mgmt.exec(mgmt.broker, "createQueue(java.lang.String,boolean)", json.dumps(body), False)
         address.queues.append(config.name)
         self.queues[config.name] = _Queue(config.name, physical, address.name, address.physical,
-                                          address.routing.lower(), config.non_destructive)
+                                          address.routing.lower(), config.non_destructive,
+                                          config.last_value_key is not None)
 
     def _queue_settings(self, config: QueueConfig) -> dict[str, Any]:
         """REDELIVERY-*: the address settings a queue declaration stands for."""
@@ -744,7 +753,7 @@ class ArtemisAdapter(BrokerAdapter):
         link = state.link.link
         arrived = state.handler.arrived
         counts = self._queue_state(queue)
-        pending = counts["MessageCount"] - counts["DeliveringCount"] - counts["ScheduledCount"]
+        pending = queue.pending(counts)
         deadline = time.monotonic() + self.timeout
         if pending > 0 and not queue.non_destructive:
             link.flow(1)
@@ -760,7 +769,7 @@ class ArtemisAdapter(BrokerAdapter):
                 if not arrived and time.monotonic() > next_look:  # gone meanwhile (expired at dispatch)
                     next_look = time.monotonic() + 0.05
                     counts = self._queue_state(queue)
-                    if counts["MessageCount"] - counts["DeliveringCount"] - counts["ScheduledCount"] <= 0:
+                    if queue.pending(counts) <= 0:
                         link.drain(0)
                         break
         else:
@@ -844,7 +853,7 @@ class ArtemisAdapter(BrokerAdapter):
             self._pump(0)
             state = self._queue_state(queue)
             held = sum(len(c.held) + len(c.handler.arrived) for c in consumers)
-            pending = state["MessageCount"] - state["DeliveringCount"] - state["ScheduledCount"]
+            pending = queue.pending(state)
             credit = sum(c.link.link.credit for c in consumers)
             if state["DeliveringCount"] == held and (pending <= 0 or credit <= 0 or queue.non_destructive):
                 return
@@ -926,7 +935,7 @@ class ArtemisAdapter(BrokerAdapter):
             raise NotObservable("management shows no split between pending and paged messages "
                                 "(QueueImpl#getMessageCount adds the page subscription's count)")
         state = self._queue_state(q)
-        pending = state["MessageCount"] - state["DeliveringCount"] - state["ScheduledCount"]
+        pending = q.pending(state)
         return {"message_count": state["MessageCount"], "pending_count": pending,
                 "delivering_count": state["DeliveringCount"], "scheduled_count": state["ScheduledCount"],
                 "paged_count": 0, "added": state["MessagesAdded"],

@@ -310,7 +310,7 @@ BEANSTALKD = ModelOptions(
 #: (REDELIVERY-41). No priorities, bounds, scheduling, transactions, selectors, browsing or counters.
 #: RocketMQ's broker fast failure (seed 002): the seeds' admission semantics, the only area the
 #: `rocketmq` adapter drives (ADMISSION-*; its rules name this profile)
-ROCKETMQ = ARTEMIS.evolve(name="rocketmq")
+ROCKETMQ = ARTEMIS.evolve(name="rocketmq", features=frozenset({"admission"}))
 
 KAFKA_SHARE = ModelOptions(
     name="kafka-share",

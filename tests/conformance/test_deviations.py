@@ -71,6 +71,7 @@ FAILING_STEP = {
     "tests/adapters/scenarios/nats-restart-keeps-redelivered-at-max-deliver.yaml": 11,
     "tests/adapters/scenarios/artemis-drop-at-limit-delivering-negative.yaml": 6,
     "docs/findings/artemis-priority-after-cancel.yaml": 10,
+    "tests/adapters/scenarios/artemis-non-destructive-ring-direct-delivery.yaml": 3,
 }
 
 #: the shipped scenarios -> the steps before the one that gives the bug its shape (the nack at the
@@ -86,6 +87,7 @@ BEFORE_SHAPE = {
     "tests/adapters/scenarios/nats-restart-keeps-redelivered-at-max-deliver.yaml": 10,
     "tests/adapters/scenarios/artemis-drop-at-limit-delivering-negative.yaml": 5,
     "docs/findings/artemis-priority-after-cancel.yaml": 8,
+    "tests/adapters/scenarios/artemis-non-destructive-ring-direct-delivery.yaml": 2,
 }
 
 #: the shipped registry, loaded once for the tests that only read it

@@ -81,7 +81,7 @@ def test_the_registered_shape_alone_passes_and_strict_or_another_release_fails_i
     """One exploration, judged three ways by the one verdict function."""
     from tests.buggy_quorum import KillingNackSkews
 
-    hyp = settings(suite_settings.get("ci", max_examples=40), database=None)
+    hyp = settings(suite_settings.get("ci", max_examples=120), database=None)
     adapter = KillingNackSkews()
     result = run_machine(MACHINES["redelivery"], lambda: adapter, profile("rabbitmq-quorum"), hyp,
                          max_reruns=1)

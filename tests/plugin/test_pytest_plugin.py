@@ -109,7 +109,7 @@ def test_the_plugin_judges_findings_with_the_deviation_registry_the_cli_applies(
     report section and `deviations` property); --mqconform-strict fails it, as `mqconform run`."""
     shutil.copy(ROOT / "tests" / "buggy_quorum.py", pytester.path / "buggy_quorum.py")
     args = ("--mqconform-adapter", "buggy_quorum:KillingNackSkews", "--mqconform-areas", "redelivery",
-            "--mqconform-settings", "ci", "--mqconform-max-examples", "40", "--mqconform-max-findings", "2",
+            "--mqconform-settings", "ci", "--mqconform-max-examples", "120", "--mqconform-max-findings", "2",
             "-p", "no:cacheprovider", "-rA", "--junitxml", "junit.xml",
             "--ignore", "mqconform-runs")  # the first run's counterexample programs are test files
     known = pytester.runpytest_subprocess(*args)

@@ -20,7 +20,8 @@ def test_at_least_two_mutants_per_area() -> None:
 
 @pytest.mark.parametrize("mutant", MUTANTS, ids=lambda m: m.name)
 def test_mutant_is_caught(mutant) -> None:  # type: ignore[no-untyped-def]
-    hyp = suite_settings.get("ci", database=None)
+    extra = {"max_examples": mutant.examples} if mutant.examples else {}
+    hyp = suite_settings.get("ci", database=None, **extra)
     result = run_machine(MACHINES[mutant.area], mutant.adapter, mutant.options, hyp, max_reruns=0)
     assert result.unknown is None
     assert result.findings, f"mutant {mutant.name} ({mutant.description}) was not caught"

@@ -18,8 +18,9 @@ import tempfile
 import threading
 import time
 import weakref
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Self
+from typing import Any, Self
 
 from .contract import AdapterError
 
@@ -207,3 +208,33 @@ class BinaryServer(ServerProcess):
 
     def _failure(self, reason: str) -> str:
         return f"{self.label}: server ({self.binary}) {reason}"
+
+
+def release_main(argv: list[str] | None, *, prog: str, served: Sequence[str], default: str,
+                 fetch: Callable[[str], object], start: Callable[[str], Any],
+                 describe: Callable[[Any], str], wait: Callable[[Any], None]) -> int:
+    """The command line of a broker launcher fetched from Maven Central (``python -m
+    mqconform.adapters.<broker>.server``): ``--fetch`` warms the cache with one release (idempotent,
+    what scripts/setup.sh runs), ``--run`` starts one, prints `describe(server)` and waits (`wait`)
+    until interrupted. An AdapterError is one line on stderr and exit 3."""
+    import argparse
+    import contextlib
+
+    parser = argparse.ArgumentParser(prog=prog)
+    parser.add_argument("--fetch", action="store_true", help="fetch the release into the cache")
+    parser.add_argument("--run", action="store_true", help="start one, print where it listens, wait")
+    parser.add_argument("--version", default=default, choices=list(served))
+    args = parser.parse_args(argv)
+    try:
+        if args.fetch:
+            print(fetch(args.version))
+        if args.run:
+            server = start(args.version)
+            print(describe(server), flush=True)
+            with contextlib.suppress(KeyboardInterrupt):
+                wait(server)
+            server.stop()
+    except AdapterError as exc:
+        print(exc, file=sys.stderr)
+        return 3
+    return 0

@@ -16,8 +16,6 @@ The process plumbing (ports, readiness wait, die-with-parent, stop and removal) 
 
 from __future__ import annotations
 
-import argparse
-import contextlib
 import os
 import re
 import shutil
@@ -28,7 +26,7 @@ from pathlib import Path
 from mqconform.conformance.deviations import parse_version
 from mqconform.releases import ARTEMIS_RELEASES
 
-from .._process import LOOPBACK, ServerProcess, free_port, port_accepts
+from .._process import LOOPBACK, ServerProcess, free_port, port_accepts, release_main
 from ..contract import AdapterError
 
 #: the releases Maven Central serves (mqconform.releases' artemis line); the default is the newest
@@ -197,25 +195,10 @@ def shared_broker(version: str = DEFAULT_VERSION, home: Path | None = None) -> A
 
 def main(argv: list[str] | None = None) -> int:
     """``--fetch``: warm the cache with one release (idempotent); ``--run``: start one and wait."""
-    parser = argparse.ArgumentParser(prog="python -m mqconform.adapters.artemis.server")
-    parser.add_argument("--fetch", action="store_true", help="fetch the release into the cache")
-    parser.add_argument("--run", action="store_true", help="start a broker, print its URLs, wait")
-    parser.add_argument("--version", default=DEFAULT_VERSION, choices=SERVED)
-    args = parser.parse_args(argv)
-    try:
-        if args.fetch:
-            print(fetch(args.version))
-        if args.run:
-            broker = ArtemisProcess(args.version).start()
-            print(broker.url, broker.jolokia_url, flush=True)
-            with contextlib.suppress(KeyboardInterrupt):
-                broker.process.wait() if broker.process else None  # type: ignore[func-returns-value]
-            broker.stop()
-    except AdapterError as exc:
-        print(exc, file=sys.stderr)
-        return 3
-    return 0
-
+    return release_main(argv, prog="python -m mqconform.adapters.artemis.server", served=SERVED,
+                        default=DEFAULT_VERSION, fetch=fetch, start=lambda v: ArtemisProcess(v).start(),
+                        describe=lambda b: f"{b.url} {b.jolokia_url}",
+                        wait=lambda b: b.process.wait() if b.process else None)
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -14,14 +14,13 @@ HornetQ 2.4.9 runs on Java 17 without ``--add-opens`` (measured).
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import shutil
 import socket
 import sys
 from pathlib import Path
 
-from .._process import LOOPBACK, ServerProcess, free_port, port_accepts
+from .._process import LOOPBACK, ServerProcess, free_port, port_accepts, release_main
 from ..contract import AdapterError
 
 #: the 2.4 releases Maven Central serves (maven-metadata.xml of org.hornetq:hornetq-server; 2.4.2,
@@ -161,26 +160,10 @@ def shared_server(version: str = DEFAULT_VERSION) -> HornetQProcess:
 
 def main(argv: list[str] | None = None) -> int:
     """``--fetch``: warm the cache with one release (idempotent); ``--run``: start one and wait."""
-    parser = argparse.ArgumentParser(prog="python -m mqconform.adapters.hornetq.server")
-    parser.add_argument("--fetch", action="store_true", help="fetch the release into the cache")
-    parser.add_argument("--run", action="store_true", help="start a server, print its ports, wait")
-    parser.add_argument("--version", default=DEFAULT_VERSION, choices=SERVED)
-    args = parser.parse_args(argv)
-    try:
-        if args.fetch:
-            print(fetch(args.version))
-        if args.run:
-            server = HornetQProcess(args.version).start()
-            print(server.url, f"control {LOOPBACK}:{server.control_port}", flush=True)
-            with contextlib.suppress(KeyboardInterrupt):
-                if server.process is not None:
-                    server.process.wait()
-            server.stop()
-    except AdapterError as exc:
-        print(exc, file=sys.stderr)
-        return 3
-    return 0
-
+    return release_main(argv, prog="python -m mqconform.adapters.hornetq.server", served=SERVED,
+                        default=DEFAULT_VERSION, fetch=fetch, start=lambda v: HornetQProcess(v).start(),
+                        describe=lambda s: f"{s.url} control {LOOPBACK}:{s.control_port}",
+                        wait=lambda s: s.process.wait() if s.process else None)
 
 if __name__ == "__main__":
     sys.exit(main())

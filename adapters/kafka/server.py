@@ -22,9 +22,7 @@ The process plumbing (ports, readiness wait, die-with-parent, stop and removal) 
 
 from __future__ import annotations
 
-import argparse
 import base64
-import contextlib
 import shutil
 import subprocess
 import sys
@@ -33,7 +31,7 @@ from pathlib import Path
 
 from mqconform.releases import KAFKA_RELEASES
 
-from .._process import LOOPBACK, ServerProcess, free_port, last_line, port_accepts
+from .._process import LOOPBACK, ServerProcess, free_port, last_line, port_accepts, release_main
 from ..contract import AdapterError
 
 #: the releases Maven Central serves (mqconform.releases' kafka line); the default is the newest
@@ -187,25 +185,10 @@ def shared_broker(version: str = DEFAULT_VERSION, lib: Path | None = None) -> Ka
 
 def main(argv: list[str] | None = None) -> int:
     """``--fetch``: warm the cache with one release (idempotent); ``--run``: start one and wait."""
-    parser = argparse.ArgumentParser(prog="python -m mqconform.adapters.kafka.server")
-    parser.add_argument("--fetch", action="store_true", help="fetch the release into the cache")
-    parser.add_argument("--run", action="store_true", help="start a broker, print its address, wait")
-    parser.add_argument("--version", default=DEFAULT_VERSION, choices=SERVED)
-    args = parser.parse_args(argv)
-    try:
-        if args.fetch:
-            print(fetch(args.version))
-        if args.run:
-            broker = KafkaProcess(args.version).start()
-            print(broker.bootstrap, flush=True)
-            with contextlib.suppress(KeyboardInterrupt):
-                broker.process.wait() if broker.process else None  # type: ignore[func-returns-value]
-            broker.stop()
-    except AdapterError as exc:
-        print(exc, file=sys.stderr)
-        return 3
-    return 0
-
+    return release_main(argv, prog="python -m mqconform.adapters.kafka.server", served=SERVED,
+                        default=DEFAULT_VERSION, fetch=fetch, start=lambda v: KafkaProcess(v).start(),
+                        describe=lambda b: str(b.bootstrap),
+                        wait=lambda b: b.process.wait() if b.process else None)
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -15,8 +15,6 @@ tick, ADMISSION-4).
 
 from __future__ import annotations
 
-import argparse
-import contextlib
 import os
 import shutil
 import socket
@@ -25,7 +23,7 @@ import tempfile
 from pathlib import Path
 from typing import ClassVar
 
-from .._process import LOOPBACK, ServerProcess, free_port, port_accepts
+from .._process import LOOPBACK, ServerProcess, free_port, port_accepts, release_main
 from ..contract import AdapterError
 
 #: the newest 5.x release whose jars Maven Central serves completely (5.5.1 lacks rocketmq-srvutil)
@@ -247,26 +245,10 @@ def shared_server(version: str = DEFAULT_VERSION) -> RocketMQServer:
 
 def main(argv: list[str] | None = None) -> int:
     """``--fetch``: warm the cache (idempotent); ``--run``: start a name server and broker, wait."""
-    parser = argparse.ArgumentParser(prog="python -m mqconform.adapters.rocketmq.server")
-    parser.add_argument("--fetch", action="store_true", help="fetch the release's jars into the cache")
-    parser.add_argument("--run", action="store_true", help="start namesrv and broker, print addresses, wait")
-    parser.add_argument("--version", default=DEFAULT_VERSION, choices=SERVED)
-    args = parser.parse_args(argv)
-    try:
-        if args.fetch:
-            print(fetch(args.version))
-        if args.run:
-            server = RocketMQServer(args.version).start()
-            print(server.namesrv_addr, server.broker_addr, flush=True)
-            with contextlib.suppress(KeyboardInterrupt):
-                if server.broker is not None and server.broker.process is not None:
-                    server.broker.process.wait()
-            server.stop()
-    except AdapterError as exc:
-        print(exc, file=sys.stderr)
-        return 3
-    return 0
-
+    return release_main(argv, prog="python -m mqconform.adapters.rocketmq.server", served=SERVED,
+                        default=DEFAULT_VERSION, fetch=fetch, start=lambda v: RocketMQServer(v).start(),
+                        describe=lambda s: f"{s.namesrv_addr} {s.broker_addr}",
+                        wait=lambda s: s.broker.process.wait() if s.broker and s.broker.process else None)
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -618,6 +618,19 @@ class NatsAdapter(BrokerAdapter, NatsRetention):
             return self.declare_stream_address(config)
         return super().declare_address(config)
 
+    async def _add_stream(self, config: StreamConfig) -> None:
+        """add_stream, tried again while the server answers "error creating store for stream": a file
+        store whose directory a restarted server (RESTART-*) is still recovering or removing is a
+        transient of the server's file system, not an answer to the declaration (at most 2 s)."""
+        for attempt in range(10):
+            try:
+                await self._js().add_stream(config)
+                return
+            except js_errors.APIError as exc:
+                if "error creating store" not in str(exc) or attempt == 9:
+                    raise
+                await asyncio.sleep(0.2)
+
     @operation
     async def declare_queue(self, config: QueueConfig) -> None:
         if config.address_name in self.stream_addresses:
@@ -637,7 +650,7 @@ class NatsAdapter(BrokerAdapter, NatsRetention):
         if ttl is not None and ttl < MIN_MAX_AGE_MS:
             raise Unsupported(f"a message TTL below {MIN_MAX_AGE_MS} ms (the stream's max_age)")
         per_subject = config.max_per_subject != -1 or config.discard_new_per_subject
-        await self._js().add_stream(StreamConfig(
+        await self._add_stream(StreamConfig(
             # RING-31..33: a message's own subject is a token below the queue's subject
             name=stream, subjects=[subject, f"{subject}.>"] if per_subject else [subject],
             retention=RetentionPolicy.WORK_QUEUE,

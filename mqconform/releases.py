@@ -335,6 +335,31 @@ def _maven_classpath(release: Release) -> Path:
     return target
 
 
+def maven_jars(folder: Path, dependencies: list[tuple[str, str, str]], marker: str) -> Path:
+    """``folder/lib``: the jars of `dependencies` (group, artifact, version) with their runtime
+    dependencies, fetched once with ``mvn dependency:copy-dependencies`` of a generated pom, under a
+    lock; the folder appears only when complete, which the jar `marker` in it says. ReleaseError
+    without mvn, on a failed fetch, or when the marker jar did not come."""
+    lib = folder / "lib"
+    if (lib / marker).is_file():
+        return lib
+    folder.mkdir(parents=True, exist_ok=True)
+    with _locked(folder):
+        if (lib / marker).is_file():
+            return lib
+        with tempfile.TemporaryDirectory(dir=folder) as tmp:
+            pom = Path(tmp) / "pom.xml"
+            pom.write_text(_POM.format(dependencies="".join(_DEPENDENCY.format(*d) for d in dependencies)))
+            _mvn("dependency:copy-dependencies", "-f", str(pom), "-DincludeScope=runtime",
+                 f"-DoutputDirectory={Path(tmp) / 'lib'}")
+            if not (Path(tmp) / "lib" / marker).is_file():
+                raise ReleaseError(f"mvn fetched no {marker}")
+            if lib.exists():
+                shutil.rmtree(lib)
+            os.replace(Path(tmp) / "lib", lib)
+    return lib
+
+
 def _mvn(*args: str) -> str:
     """Run Maven in batch mode (it needs no project for dependency:copy); ReleaseError when it is
     missing or fails, with Maven's own error line."""

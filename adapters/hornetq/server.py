@@ -35,43 +35,19 @@ LAUNCHER = Path(__file__).with_name("Launcher.java")
 ARTIFACTS = ("hornetq-server", "hornetq-stomp-protocol")
 
 
-def _pom(version: str) -> str:
-    deps = "".join(
-        f"<dependency><groupId>org.hornetq</groupId><artifactId>{a}</artifactId>"
-        f"<version>{version}</version></dependency>" for a in ARTIFACTS)
-    return ('<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>'
-            "<groupId>mqconform</groupId><artifactId>hornetq-server-jars</artifactId><version>1</version>"
-            f"<dependencies>{deps}</dependencies></project>\n")
-
-
 def fetch(version: str = DEFAULT_VERSION) -> Path:
-    """The folder of release `version`'s jars (``lib/``), fetched through Maven once, under a lock;
-    AdapterError without mvn or on a failed fetch."""
-    from mqconform.releases import ReleaseError, _locked, _mvn, cache_root
+    """The folder of release `version`'s jars (``lib/``), fetched through Maven once, under a lock
+    (mqconform.releases.maven_jars); AdapterError without mvn or on a failed fetch."""
+    from mqconform.releases import ReleaseError, cache_root, maven_jars
 
     if version not in SERVED:
         raise AdapterError(f"hornetq: release {version} is not served (served: {', '.join(SERVED)})")
-    folder = cache_root() / "servers" / "hornetq" / version
-    lib = folder / "lib"
-    if (lib / f"hornetq-server-{version}.jar").is_file():
-        return lib
-    folder.mkdir(parents=True, exist_ok=True)
-    with _locked(folder):
-        if (lib / f"hornetq-server-{version}.jar").is_file():
-            return lib
-        pom = folder / "pom.xml"
-        pom.write_text(_pom(version))
-        tmp = folder / "lib.partial"
-        shutil.rmtree(tmp, ignore_errors=True)
-        try:
-            _mvn("-f", str(pom), "dependency:copy-dependencies", "-DincludeScope=runtime",
-                 f"-DoutputDirectory={tmp}")
-        except ReleaseError as exc:
-            raise AdapterError(f"hornetq: {exc}") from None
-        if not (tmp / f"hornetq-server-{version}.jar").is_file():
-            raise AdapterError(f"hornetq {version}: mvn fetched no hornetq-server jar")
-        tmp.rename(lib)
-    return lib
+    try:
+        return maven_jars(cache_root() / "servers" / "hornetq" / version,
+                          [("org.hornetq", artifact, version) for artifact in ARTIFACTS],
+                          f"hornetq-server-{version}.jar")
+    except ReleaseError as exc:
+        raise AdapterError(f"hornetq {version}: {exc}") from None
 
 
 def _java() -> str:

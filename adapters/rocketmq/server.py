@@ -19,7 +19,6 @@ import os
 import shutil
 import socket
 import sys
-import tempfile
 from pathlib import Path
 from typing import ClassVar
 
@@ -39,45 +38,21 @@ BROKER_HEAP = [*JVM, "-Xms64m", "-Xmx256m", "-XX:MaxDirectMemorySize=256m"]
 #: the fast-failure send-queue wait the broker starts with (ms)
 START_WAIT_MS = 5
 
-_POM = """<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>
-<groupId>mqconform</groupId><artifactId>rocketmq-jars</artifactId><version>1</version>
-<packaging>pom</packaging><dependencies>{deps}</dependencies></project>
-"""
-
-
-def _pom(version: str) -> str:
-    deps = "".join(f"<dependency><groupId>org.apache.rocketmq</groupId><artifactId>{a}</artifactId>"
-                   f"<version>{version}</version></dependency>" for a in ARTIFACTS)
-    return _POM.format(deps=deps)
 
 
 def fetch(version: str = DEFAULT_VERSION) -> Path:
-    """The folder of release `version`'s jars (fetched with Maven into the cache once, under a lock);
-    AdapterError without mvn or on a failed fetch."""
-    from mqconform.releases import ReleaseError, _locked, _mvn, cache_root
+    """The folder of release `version`'s jars (``lib/``), fetched through Maven once, under a lock
+    (mqconform.releases.maven_jars); AdapterError without mvn or on a failed fetch."""
+    from mqconform.releases import ReleaseError, cache_root, maven_jars
 
     if version not in SERVED:
         raise AdapterError(f"rocketmq: release {version} is not served (served: {', '.join(SERVED)})")
-    folder = cache_root() / "servers" / "rocketmq" / version
-    lib = folder / "lib"
-    if (lib / f"rocketmq-broker-{version}.jar").is_file():
-        return lib
-    with _locked(folder):
-        if (lib / f"rocketmq-broker-{version}.jar").is_file():
-            return lib
-        with tempfile.TemporaryDirectory(dir=folder) as tmp:
-            (Path(tmp) / "pom.xml").write_text(_pom(version))
-            try:
-                _mvn("-f", str(Path(tmp) / "pom.xml"), "dependency:copy-dependencies",
-                     f"-DoutputDirectory={Path(tmp) / 'lib'}")
-            except ReleaseError as exc:
-                raise AdapterError(f"rocketmq {version}: {exc}") from None
-            if not (Path(tmp) / "lib" / f"rocketmq-broker-{version}.jar").is_file():
-                raise AdapterError(f"rocketmq {version}: mvn fetched no rocketmq-broker jar")
-            if lib.exists():
-                shutil.rmtree(lib)
-            os.replace(Path(tmp) / "lib", lib)
-    return lib
+    try:
+        return maven_jars(cache_root() / "servers" / "rocketmq" / version,
+                          [("org.apache.rocketmq", artifact, version) for artifact in ARTIFACTS],
+                          f"rocketmq-broker-{version}.jar")
+    except ReleaseError as exc:
+        raise AdapterError(f"rocketmq {version}: {exc}") from None
 
 
 def classpath(lib: Path) -> str:

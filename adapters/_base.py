@@ -33,6 +33,7 @@ from typing import Any, ClassVar, Concatenate, ParamSpec, TypeVar, overload
 
 from mqconform.reference_model.config import AddressConfig, ConsumerConfig, Message, QueueConfig
 
+from ._latency import LatencyMeter
 from .contract import Result
 
 #: the seed areas that describe other products than the queueing brokers: a broker adapter claiming a
@@ -165,8 +166,29 @@ class BrokerAdapter:
             self._ttl_deadlines.append((self._clock_ms + ttl_ms, time.monotonic() + ttl_ms / 1000))
 
     # ------------------------------------------------------------------ results
+    @property
+    def latency(self) -> LatencyMeter:
+        """The round trips of this adapter's operations so far (kept across opens: one per run)."""
+        meter: LatencyMeter | None = self.__dict__.get("_latency")
+        if meter is None:
+            meter = self.__dict__["_latency"] = LatencyMeter()
+        return meter
+
+    def _settle_deadline(self, floor_s: float) -> float:
+        """The monotonic instant a settle poll of at least `floor_s` gives up: longer while the
+        broker's round trips are slow (adapters/_latency.py)."""
+        return time.monotonic() + self.latency.settle_s(floor_s)
+
     def _do(self, op: str, fn: Callable[[], Any]) -> Result:
-        """Run one operation: ok(value); fail when refused; info when the outcome is unknown."""
+        """Run one operation: ok(value); fail when refused; info when the outcome is unknown. Its
+        round trip is measured (``latency``)."""
+        started = time.monotonic()
+        try:
+            return self._outcome(op, fn)
+        finally:
+            self.latency.record(op, time.monotonic() - started)
+
+    def _outcome(self, op: str, fn: Callable[[], Any]) -> Result:
         try:
             return Result.ok(self._invoke(fn))
         except Unsupported as exc:
@@ -323,7 +345,8 @@ class BrokerAdapter:
 
         A message whose TTL the model sees run out by the new logical time must have run out on the
         broker too: a message sent late in real time (a slow operation, a loaded machine) is waited
-        for until its own deadline since its real send, plus TTL_MARGIN_S (EXPIRY-1/2)."""
+        for until its own deadline since its real send, plus a margin: TTL_MARGIN_S, more while the
+        broker's round trips are slow (``latency``; EXPIRY-1/2)."""
         if "advance_time" not in self.capabilities:
             return self._unsupported("advance")
         if ms < 0:
@@ -333,7 +356,8 @@ class BrokerAdapter:
         behind = min(self._clock_origin + self._clock_ms / 1000 - now, ms / 1000)
         due = [real for logical, real in self._ttl_deadlines if logical <= self._clock_ms]
         self._ttl_deadlines = [(lg, real) for lg, real in self._ttl_deadlines if lg > self._clock_ms]
-        late = max((real + TTL_MARGIN_S - now for real in due), default=0.0)
+        margin = self.latency.ttl_margin_s(TTL_MARGIN_S)
+        late = max((real + margin - now for real in due), default=0.0)
         time.sleep(max(behind, late, 0.0))
         return Result.ok(None)
 

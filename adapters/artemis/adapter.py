@@ -831,7 +831,7 @@ class ArtemisAdapter(BrokerAdapter):
         exactly what the adapter's links hold: every disposition sent has been applied."""
         queue = self.queues[name]
         consumers = [c for c in self.consumers.values() if c.queue == name]
-        deadline = time.monotonic() + self.settle_timeout
+        deadline = self._settle_deadline(self.settle_timeout)
         while True:
             self._pump(0)
             held = sum(len(c.held) + len(c.handler.arrived) for c in consumers)
@@ -848,7 +848,7 @@ class ArtemisAdapter(BrokerAdapter):
         if address.blocked:  # PAGING-3: memory freed lets blocked sends through first
             self._settle_blocked(address)
         consumers = [c for c in self.consumers.values() if c.queue == name]
-        deadline = time.monotonic() + self.settle_timeout
+        deadline = self._settle_deadline(self.settle_timeout)
         while True:
             self._pump(0)
             state = self._queue_state(queue)

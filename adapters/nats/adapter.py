@@ -507,7 +507,7 @@ class NatsAdapter(BrokerAdapter, NatsRetention):
         delivered stream sequence: the sequences from there to the last one, less the interior gaps
         (the stream info's deleted details: an expiry, a delete or an ack above it); asked again for
         up to SETTLE_S, then taken as it is."""
-        deadline = time.monotonic() + SETTLE_S
+        deadline = self._settle_deadline(SETTLE_S)
         while True:
             c = await self._js().consumer_info(state.stream, state.durable_name)
             s = await self._stream_info_state(state.stream)

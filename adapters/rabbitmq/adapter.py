@@ -366,7 +366,7 @@ class RabbitMQAdapter(BrokerAdapter):
         at once or requeued); bounded in time. `via`: the channel of the operation (an ack or nack has
         no reply): the ready count is read on it, so the broker has taken the operation before it
         answers (one channel's frames stay in order)."""
-        deadline = time.monotonic() + self.settle_timeout
+        deadline = self._settle_deadline(self.settle_timeout)
         alternatives = [expect_ready] if isinstance(expect_ready, dict) else list(expect_ready or [])
         hinted = {name for alternative in alternatives for name in alternative}
         pending = [self.queues[n] for n in dict.fromkeys([*names, *hinted]) if n in self.queues]

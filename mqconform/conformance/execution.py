@@ -63,12 +63,20 @@ def run_area_job(job: AreaJob) -> tuple[MachineResult, str | None]:
         result = plan.explore(job.area, lambda: adapter, claimed, run, database=db)
         result.adapter_name = str(getattr(adapter, "name", "") or plan.adapter)
         result.server_version = str(getattr(adapter, "server_version", "") or "")
+        result.latency = round_trips(adapter)
         return result, None
     except (Exception, BaseExceptionGroup) as exc:  # a fault: never a traceback, never a pass
         reason = f"area {job.area}: {fault_reason(exc)}"
         return MachineResult(job.area, unknown=reason), reason
     finally:
         shutdown(adapter)
+
+
+def round_trips(adapter: Any) -> dict[str, Any] | None:
+    """The adapter's measured round trips (a broker adapter's ``latency``), or None."""
+    meter = getattr(adapter, "latency", None)
+    summary = getattr(meter, "summary", None)
+    return summary() if callable(summary) else None
 
 
 def shutdown(adapter: Any) -> None:
@@ -93,6 +101,7 @@ def run_areas(plan: RunPlan, adapter: Any, claimed: Any, run_dir: RunDirectory, 
         try:
             with watch(progress.describe):
                 result = plan.explore(area, lambda: adapter, claimed, run_dir, database=db, progress=progress)
+            result.latency = round_trips(adapter)
             yield area, result, None
         except (Exception, BaseExceptionGroup) as exc:  # a fault: never a traceback, never a pass
             reason = f"area {area}: {fault_reason(exc)}"
@@ -167,6 +176,8 @@ def area_lines(area: str, result: MachineResult, seconds: float, judge: Judge, c
              f"{len(result.findings)} violation(s)" if result.findings else "ok")
     lines = [f"  {area:<11} {state:<15} {result.examples:>5} examples {result.steps:>7} records "
              f"{seconds:6.1f} s"]
+    if result.latency and result.latency.get("p90_ms") is not None:
+        lines[0] += f"  (round trip p90 {result.latency['p90_ms']:.1f} ms)"
     for finding in result.findings:
         rules = failure_rules(finding.rules, claimed)
         lines.append(f"      {judge.label(finding)} {finding.check} [{rules}] "

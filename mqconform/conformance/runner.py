@@ -132,6 +132,8 @@ class MachineResult:
     #: the adapter's name and the implementation's version as it reported them (set by run_area_job)
     adapter_name: str = ""
     server_version: str = ""
+    #: the adapter's round trips when the area ended (adapters/_latency.py summary), when it measures them
+    latency: dict[str, Any] | None = None
 
     def rule_outcomes(self, table: dict[str, tuple[str, ...]], failed: set[str] | None = None,
                       deviating: frozenset[str] | set[str] = frozenset()) -> dict[str, str]:

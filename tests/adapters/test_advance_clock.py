@@ -66,3 +66,36 @@ def test_advance_does_not_wait_for_a_ttl_the_model_has_not_expired(clock: FakeTi
     adapter._note_ttl(5000)
     assert adapter.advance(1000).is_ok
     assert clock.slept == [pytest.approx(1.0)]
+
+
+def _slow_operations(adapter: Clocked, clock: FakeTime, seconds: float, n: int = 10) -> None:
+    """n operations of `seconds` each, measured by the adapter's `_do`."""
+    def step() -> None:
+        clock.now += seconds
+    for _ in range(n):
+        assert adapter._do("counters", step).is_ok
+
+
+@pytest.mark.rules("EXPIRY-1", "EXPIRY-2")
+def test_the_ttl_margin_grows_with_the_round_trips_measured_during_the_run(clock: FakeTime) -> None:
+    quiet, loaded = Clocked(), Clocked()
+    _slow_operations(quiet, clock, 0.002)
+    _slow_operations(loaded, clock, 0.030)
+    assert quiet.latency.ttl_margin_s(_base.TTL_MARGIN_S) == _base.TTL_MARGIN_S  # the floor holds
+    assert loaded.latency.ttl_margin_s(_base.TTL_MARGIN_S) == pytest.approx(0.12)  # 4 x 30 ms
+    loaded._clock_origin = quiet._clock_origin = clock.now
+    loaded._note_ttl(1000)
+    assert loaded.advance(1000).is_ok  # the model expires it now; the broker gets 120 ms, not 50
+    assert clock.now - loaded._clock_origin == pytest.approx(1.12)
+
+
+def test_margins_stay_bounded_and_ignore_what_is_not_a_round_trip(clock: FakeTime) -> None:
+    adapter = Clocked()
+    for _ in range(10):
+        adapter.latency.record("advance", 5.0)  # a sleep, not a round trip
+    assert adapter.latency.typical_s() is None
+    _slow_operations(adapter, clock, 2.0)  # a machine so loaded that nothing is timely
+    assert adapter.latency.ttl_margin_s(0.05) == pytest.approx(0.2)  # capped at 4 x the floor
+    before = clock.now
+    assert adapter._settle_deadline(0.5) - before == pytest.approx(2.0)
+    assert adapter.latency.summary()["p90_ms"] == pytest.approx(2000.0)

@@ -88,6 +88,16 @@ class Line:
     package: str | None = None
     binary: str = ""
     table: tuple[Release, ...] = ()
+    #: the oldest release the adapter can drive, and why none before it (``all`` leaves those out and
+    #: says so; naming one is an error)
+    since: str | None = None
+    since_why: str = ""
+
+    def supported(self, version: str) -> bool:
+        return self.since is None or version_key(version) >= version_key(self.since)
+
+    def unsupported_reason(self, version: str) -> str:
+        return f"{self.adapter} {version}: the adapter needs {self.since} or newer ({self.since_why})"
 
     def release(self, version: str) -> Release:
         if self.package is not None:
@@ -111,7 +121,8 @@ LINES: dict[str, Line] = {
         for v in ARTEMIS_RELEASES)),
     "kafka": Line("kafka", table=tuple(
         Release("kafka", v, f"kafka_2.13-{v}.jar", maven=f"org.apache.kafka:kafka_2.13:jar:{CLASSPATH_KIND}")
-        for v in KAFKA_RELEASES)),
+        for v in KAFKA_RELEASES), since="4.1.0",
+        since_why="4.0 has share groups only as an early-access preview, without the share.version feature"),
 }
 
 
@@ -136,19 +147,29 @@ def line(adapter: str) -> Line:
     return found
 
 
+def left_out(adapter: str) -> list[str]:
+    """The served releases ``--versions all`` leaves out because the adapter cannot drive them."""
+    chosen = line(adapter)
+    return [r.version for r in chosen.table if not chosen.supported(r.version)]
+
+
 def resolve(adapter: str, versions: str) -> list[Release]:
     """The releases a ``--versions`` value names: comma-separated versions, or ``all`` (every one the
-    line has, oldest first). Duplicates are dropped; ReleaseError for an unknown one."""
+    line has that the adapter can drive, oldest first: see :func:`left_out`). Duplicates are dropped;
+    ReleaseError for an unknown one or one older than the adapter's oldest."""
     chosen = line(adapter)
     names = [v.strip() for v in versions.split(",") if v.strip()]
     if not names:
         raise ReleaseError("--versions names no release")
     if names == ["all"]:
         if chosen.package is None:
-            return list(chosen.table)
+            return [r for r in chosen.table if chosen.supported(r.version)]
         names = sorted(available(chosen.package), key=version_key)
     elif "all" in names:
         raise ReleaseError("--versions: 'all' cannot be combined with other versions")
+    for name in names:
+        if not chosen.supported(name):
+            raise ReleaseError(chosen.unsupported_reason(name))
     if chosen.package is not None and not all(_cached_binary(chosen.release(n)).is_file() for n in names):
         known = available(chosen.package)
         missing = [n for n in names if n not in known and not _cached_binary(chosen.release(n)).is_file()]

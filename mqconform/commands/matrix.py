@@ -71,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     from mqconform.history import new_run_id
     from mqconform.reference_model.errors import ModelMisuse
     from mqconform.reference_model.profiles import profile as load_profile
-    from mqconform.releases import ReleaseError, binary, resolve
+    from mqconform.releases import ReleaseError, binary, left_out, line, resolve
 
     if args.engine == "python" and args.master:
         return fail("--master needs --engine spark")
@@ -86,6 +86,7 @@ def run(args: argparse.Namespace) -> int:
                              max_findings=args.max_findings, seed=args.seed,
                              shrink_seconds=args.shrink_seconds)
         releases = resolve(args.adapter, args.versions)
+        skipped = left_out(args.adapter) if args.versions.strip() == "all" else []
         # every release on this machine first: a release that cannot be had stops the campaign here
         binaries = {release.version: binary(release) for release in releases}
         # the probe runs the newest release (an adapter may not run the oldest: its tasks say why)
@@ -119,6 +120,10 @@ def run(args: argparse.Namespace) -> int:
     print(f"mqconform matrix {campaign}: adapter {adapter.name}, {len(releases)} release(s) x "
           f"{len(areas)} area(s) = {len(tasks)} tasks {where}, checked against {claimed.name}, "
           f"settings {settings_name}, {seed_text}", flush=True)
+    if skipped:
+        served = line(args.adapter)
+        print(f"  left out: {', '.join(skipped)} (the adapter needs {served.since} or newer: "
+              f"{served.since_why})", flush=True)
     t0 = time.perf_counter()
     try:
         results = _dispatch(tasks, args.engine, master)

@@ -181,10 +181,15 @@ class MqttAdapter(BrokerAdapter):
     def _classify(self, op: str, exc: Exception) -> Result | None:
         """No answer in time or a lost connection: the outcome is unknown (info)."""
         if isinstance(exc, TimeoutError):
-            return Result.info(f"mqtt: {op}: no {exc} within {self.timeout:g} s")
+            return Result.info(f"mqtt: {op}: no {exc} within {self._bound():.3g} s")
         if isinstance(exc, OSError | ConnectionError):
             return Result.info(f"mqtt: {op}: connection lost ({one_line(exc)})")
         return None
+
+    def _bound(self) -> float:
+        """How long a link waits for an answer: `timeout`, longer while round trips are slow (a loaded
+        machine; adapters/_latency.py)."""
+        return self.latency.settle_s(self.timeout)
 
     def _port(self, ring: int) -> int:
         if self.url:
@@ -194,10 +199,11 @@ class MqttAdapter(BrokerAdapter):
     def _publisher(self, port: int) -> _Link:
         link = self.publishers.get(port)
         if link is None or not link.connected:
-            link = _Link(self.host, port, f"{self.prefix}-pub", self.timeout, self.auth)
+            link = _Link(self.host, port, f"{self.prefix}-pub", self._bound(), self.auth)
             link.connect(clean_start=True, expiry=0)
             link.subscribe(f"{self.prefix}/$will", qos=0)
             self.publishers[port] = link
+        link.timeout = self._bound()
         return link
 
     # ------------------------------------------------------------------ lifecycle
@@ -245,7 +251,7 @@ class MqttAdapter(BrokerAdapter):
         publisher.inbox.clear()
 
     def _session(self, queue: _Queue, clean_start: bool) -> _Link:
-        link = _Link(self.host, queue.port, queue.client_id, self.timeout, self.auth, manual_ack=True)
+        link = _Link(self.host, queue.port, queue.client_id, self._bound(), self.auth, manual_ack=True)
         link.will_token = uuid.uuid4().hex.encode()  # type: ignore[attr-defined]
         link.connect(clean_start=clean_start, expiry=SESSION_EXPIRY_S,
                      will=link.will_token, will_topic=f"{self.prefix}/$will")  # type: ignore[attr-defined]

@@ -26,8 +26,12 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 #: the registry shipped with the suite
 DEFAULT_PATH: Final = Path(__file__).resolve().parent / "deviations.yaml"
 
-_REQUIRED: Final = ("rules", "adapter", "versions", "measured", "check", "shape", "reason", "source")
-_OPTIONAL: Final = ("profiles", "area", "observed", "field", "scenario")
+_REQUIRED: Final = ("adapter", "versions", "measured", "shape", "reason", "source")
+#: an entry names the check it explains with `check` and `rules` (and optionally `observed` and
+#: `field`), or several checks one bug shows through with `shows`: a list of those four keys each
+_ONE_CHECK: Final = ("check", "rules")
+_SHOWN_AS: Final = ("check", "rules", "observed", "field")
+_OPTIONAL: Final = ("profiles", "area", "observed", "field", "scenario", "check", "rules", "shows")
 _OPS: Final[Mapping[str, Callable[[Any, Any], bool]]] = {
     ">=": operator.ge, "<=": operator.le, "==": operator.eq, "!=": operator.ne, ">": operator.gt,
     "<": operator.lt}
@@ -495,13 +499,13 @@ def _measured(file: _Loader, node: Node, versions: VersionRange) -> Measured:
     return Measured(tuple(fails), tuple(holds), note)
 
 
-def _entry(file: _Loader, node: Node, context: _Context, seen: dict[tuple[Any, ...], str]) -> Deviation:
+def _entry(file: _Loader, node: Node, context: _Context,
+           seen: dict[tuple[Any, ...], str]) -> list[Deviation]:
+    """The deviations of one entry: one per check it shows through (``check`` or ``shows``)."""
     fields = file.mapping(node, _REQUIRED + _OPTIONAL, _REQUIRED, "deviation")
-    catalogue = context.catalogue
-    rules = file.names(fields["rules"], "rules")
-    for item, rule in rules:
-        if rule not in catalogue:
-            raise file.error(item, f"unknown rule id {rule!r} (not in the spec catalogue)")
+    if ("shows" in fields) == any(key in fields for key in _SHOWN_AS):
+        raise file.error(node, "a deviation names its check with check and rules (observed, field), or "
+                               "several with shows: a list of those; not both, not neither")
     adapter = file.scalar(fields["adapter"], "adapter")
     if not _ADAPTER.match(adapter):
         raise file.error(fields["adapter"], f"malformed adapter name {adapter!r}")
@@ -528,43 +532,58 @@ def _entry(file: _Loader, node: Node, context: _Context, seen: dict[tuple[Any, .
             raise file.error(node, f"adapter {adapter!r} does not claim one profile by its class: name the "
                                    "profiles the deviation is from (profiles: [...])")
         profiles = [claimed]
-    for item, rule in rules:
-        outside = [p for p in profiles if not catalogue[rule].applies_to(p)]
-        if outside:
-            raise file.error(item, f"rule {rule} does not apply to {', '.join(outside)} (spec/: "
-                                   f"{', '.join(sorted(catalogue[rule].profiles or ()))}), so no run of "
-                                   "that profile can fail it")
-    check = file.scalar(fields["check"], "check")
-    areas = context.checks.get(check)
-    if areas is None:
-        raise file.error(fields["check"], f"unknown check {check!r} (not in mqconform.conformance.rules)")
+    areas_of = context.checks
     area = file.scalar(fields["area"], "area") if "area" in fields else None
-    if area is not None and area not in areas:
-        raise file.error(fields["area"], f"check {check} is not made in area {area!r} "
-                                         f"(it is in: {', '.join(sorted(areas))})")
-    reported = areas[area] if area is not None else frozenset().union(*areas.values())
-    for item, rule in rules:
-        if rule not in reported:
-            where = f" in area {area}" if area else ""
-            raise file.error(item, f"check {check} does not report {rule}{where}")
     shape = file.scalar(fields["shape"], "shape")
     if shape not in SHAPES:
         raise file.error(fields["shape"], f"unknown shape {shape!r} (known: {', '.join(SHAPES)})")
-    observed = file.scalar(fields["observed"], "observed") if "observed" in fields else None
-    if observed is not None and observed not in OBSERVED:
-        raise file.error(fields["observed"], f"unknown observed relation {observed!r} "
-                                             f"(known: {', '.join(OBSERVED)})")
-    field = file.scalar(fields["field"], "field") if "field" in fields else None
     scenario = file.scalar(fields["scenario"], "scenario") if "scenario" in fields else None
-    location = f"{file.name}:{node.start_mark.line + 1}"
-    rule_ids = tuple(rule for _, rule in rules)
-    key = (rule_ids, adapter, versions.text, check, area, shape, observed, field, chosen)
-    if key in seen:
-        raise file.error(node, f"duplicate deviation {check} [{', '.join(rule_ids)}] for {adapter} "
-                               f"{versions.text} (first at {seen[key]})")
-    seen[key] = location
-    return Deviation(rule_ids, adapter, versions, check, shape, file.scalar(fields["reason"], "reason"),
-                     source, measured, chosen, area, observed, field, scenario, location)
+    reason = file.scalar(fields["reason"], "reason")
+    if "shows" in fields:
+        shows = fields["shows"]
+        if not isinstance(shows, SequenceNode) or not shows.value:
+            raise file.error(shows, "shows must be a non-empty list of {check, rules, observed, field}")
+        views = [(item, file.mapping(item, _SHOWN_AS, _ONE_CHECK, "shows item")) for item in shows.value]
+    else:
+        views = [(node, fields)]
+    found: list[Deviation] = []
+    for at, view in views:
+        rules = file.names(view["rules"], "rules")
+        for item, rule in rules:
+            if rule not in context.catalogue:
+                raise file.error(item, f"unknown rule id {rule!r} (not in the spec catalogue)")
+            outside = [p for p in profiles if not context.catalogue[rule].applies_to(p)]
+            if outside:
+                raise file.error(item, f"rule {rule} does not apply to {', '.join(outside)} (spec/: "
+                                       f"{', '.join(sorted(context.catalogue[rule].profiles or ()))}), so "
+                                       "no run of that profile can fail it")
+        check = file.scalar(view["check"], "check")
+        areas = areas_of.get(check)
+        if areas is None:
+            raise file.error(view["check"], f"unknown check {check!r} (not in mqconform.conformance.rules)")
+        if area is not None and area not in areas:
+            raise file.error(fields["area"], f"check {check} is not made in area {area!r} "
+                                             f"(it is in: {', '.join(sorted(areas))})")
+        reported = areas[area] if area is not None else frozenset().union(*areas.values())
+        for item, rule in rules:
+            if rule not in reported:
+                where = f" in area {area}" if area else ""
+                raise file.error(item, f"check {check} does not report {rule}{where}")
+        observed = file.scalar(view["observed"], "observed") if "observed" in view else None
+        if observed is not None and observed not in OBSERVED:
+            raise file.error(view["observed"], f"unknown observed relation {observed!r} "
+                                               f"(known: {', '.join(OBSERVED)})")
+        field = file.scalar(view["field"], "field") if "field" in view else None
+        location = f"{file.name}:{at.start_mark.line + 1}"
+        rule_ids = tuple(rule for _, rule in rules)
+        key = (rule_ids, adapter, versions.text, check, area, shape, observed, field, chosen)
+        if key in seen:
+            raise file.error(at, f"duplicate deviation {check} [{', '.join(rule_ids)}] for {adapter} "
+                                 f"{versions.text} (first at {seen[key]})")
+        seen[key] = location
+        found.append(Deviation(rule_ids, adapter, versions, check, shape, reason, source, measured, chosen,
+                               area, observed, field, scenario, location))
+    return found
 
 
 def load_registry(paths: Iterable[Path] | None = None) -> Registry:
@@ -586,5 +605,6 @@ def load_registry(paths: Iterable[Path] | None = None) -> Registry:
             continue
         if not isinstance(entries, SequenceNode):
             raise file.error(entries, "deviations must be a list of entries")
-        found.extend(_entry(file, item, context, seen) for item in entries.value)
+        for item in entries.value:
+            found.extend(_entry(file, item, context, seen))
     return Registry(tuple(found))

@@ -272,6 +272,45 @@ def test_errors_name_file_and_line(tmp_path: Path, text: str, error: str) -> Non
         load_registry([write(tmp_path, text)])
 
 
+SHOWS = """\
+deviations:
+  - adapter: rabbitmq
+    profiles: [rabbitmq-quorum]
+    versions: ">=3.10, <3.11"
+    measured: {fails: [3.10.8], unmeasured: only 3.10.8 replayed}
+    shape: nack-at-delivery-limit
+    reason: duplicate credit after a nack at the delivery limit
+    source: https://github.com/rabbitmq/rabbitmq-server/pull/5609
+    shows:
+      - {check: counters.pending_count, rules: [DELIVERY-16], observed: lower, field: pending_count}
+      - {check: receive.id, rules: [DELIVERY-16]}
+"""
+
+
+def test_one_bug_shown_through_several_checks_is_one_entry_muting_each_check_alone(tmp_path: Path) -> None:
+    first, second = load_registry([write(tmp_path, SHOWS)]).deviations
+    assert (first.check, first.rules, first.observed, first.field) == (
+        "counters.pending_count", ("DELIVERY-16",), "lower", "pending_count")
+    assert (second.check, second.rules, second.observed, second.field) == ("receive.id", ("DELIVERY-16",),
+                                                                          None, None)
+    assert first.reason == second.reason and first.shape == second.shape == "nack-at-delivery-limit"
+    assert first.location == "dev.yaml:10" and second.location == "dev.yaml:11"
+
+
+@pytest.mark.parametrize(("text", "error"), [
+    (SHOWS.replace("    shows:", "    check: receive.id\n    shows:"),
+     r"dev\.yaml:2: a deviation names its check"),
+    (SHOWS.split("    shows:")[0], r"dev\.yaml:2: a deviation names its check"),
+    (SHOWS.replace("[DELIVERY-16]}", "[EXPIRY-2]}"), r"dev\.yaml:11: check receive.id does not report"),
+    (SHOWS.replace("{check: receive.id, ", "{"), r"dev\.yaml:11: missing key 'check' in shows item"),
+    (SHOWS.replace("field: pending_count}", "field: pending_count, area: ring}"),
+     r"dev\.yaml:10: unknown key 'area' in shows item"),
+])
+def test_shows_errors_name_file_and_line(tmp_path: Path, text: str, error: str) -> None:
+    with pytest.raises(DeviationError, match=f"^{error}"):
+        load_registry([write(tmp_path, text)])
+
+
 def test_a_class_claimed_profile_is_the_default(tmp_path: Path) -> None:
     """nats claims jetstream by its class: an entry without profiles is about jetstream, and a rule
     outside jetstream is an error there."""

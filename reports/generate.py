@@ -315,7 +315,7 @@ def bench_table(rows: int, run: str = "bench-run") -> Any:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from mqconform.reports.store import arrow_schema
+    from mqconform.reports.read.store import arrow_schema
 
     n = max(7, rows - rows % 7)
     index = np.arange(n, dtype=np.int64)
@@ -361,7 +361,7 @@ def write_bench_store(store: Path, table: Any, run: str = "bench-run", adapter: 
     """Write a bench table as one run of a store (with its runs/<run>.json)."""
     import pyarrow.parquet as pq
 
-    from mqconform.reports import store as hstore
+    from mqconform.reports.read import store as hstore
 
     hstore.init_store(store)
     target = hstore.partition_dir(store, adapter, "2026-01-01")
@@ -382,7 +382,7 @@ def spark_bench_store(spark: Any, store: Path, rows: int, run: str = "big-run",
     """The same rows as :func:`bench_table`, generated and written by Spark (``spark.range``)."""
     from pyspark.sql import functions as F
 
-    from mqconform.reports import store as hstore
+    from mqconform.reports.read import store as hstore
 
     hstore.init_store(store)
     n = max(7, rows - rows % 7)

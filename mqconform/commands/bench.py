@@ -163,8 +163,10 @@ def bench_pipeline(rows: int, master: str | None = None) -> dict[str, float]:
     import tempfile
     from pathlib import Path
 
-    from mqconform.reports import checks_python, checks_spark, generate
-    from mqconform.reports import store as hstore
+    from mqconform.reports import generate
+    from mqconform.reports.checks import python_engine as checks_python
+    from mqconform.reports.checks import spark_engine as checks_spark
+    from mqconform.reports.read import store as hstore
     from mqconform.reports.spark_session import get_session
 
     def rate(count: int, fn: Callable[[], object]) -> float:

@@ -73,18 +73,18 @@ def build_report(inputs: list[Path], *, engine: str, master: str | None, out: Pa
     """Check the run directories (or store) in `inputs` and write the report into `out`; prints the
     verdict and returns the exit code (as `mqconform report`). `mqconform run`, `matrix` and `soak`
     call it for the report at their end."""
-    from mqconform.reports.html import write_html
-    from mqconform.reports.jsonout import write_json
-    from mqconform.reports.junit import write_junit
-    from mqconform.reports.markdown import write_markdown
-    from mqconform.reports.matrix import LABELS, build_matrix
-    from mqconform.reports.versions import write_versions
+    from mqconform.reports.render.html import write_html
+    from mqconform.reports.render.jsonout import write_json
+    from mqconform.reports.render.junit import write_junit
+    from mqconform.reports.render.markdown import write_markdown
+    from mqconform.reports.render.matrix import LABELS, build_matrix
+    from mqconform.reports.render.versions import write_versions
     from mqconform.spec import SpecError, load_catalogue
 
     for path in inputs:
         if not Path(path).exists():
             return fail(f"report: {path}: no such run directory or store")
-    from mqconform.reports.store import BadHistory
+    from mqconform.reports.read.store import BadHistory
 
     try:
         result = _pipeline(_expand(inputs), engine=engine, master=master, ignore_bad=ignore_bad, store=store)

@@ -1,4 +1,5 @@
-"""The python engine's integer coding (reports/encode.py): exact keys, any string form, honest refusal."""
+"""The python engine's integer coding (reports/checks/encode.py): exact keys, any string form, honest
+refusal."""
 
 from __future__ import annotations
 
@@ -8,7 +9,10 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from mqconform.reports import checks_python, encode, generate, store
+from mqconform.reports import generate
+from mqconform.reports.checks import encode
+from mqconform.reports.checks import python_engine as checks_python
+from mqconform.reports.read import store
 
 RULES = ("DELIVERY-1", "DELIVERY-2", "DELIVERY-6", "DELIVERY-7", "RING-17")
 

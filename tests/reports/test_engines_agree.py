@@ -102,7 +102,7 @@ def test_bad_inputs_are_listed_and_incomplete_run_has_no_verdicts(python_result:
 
 @pytest.mark.rules("DELIVERY-2", "DELIVERY-15")
 def test_lost_verdicts_say_why() -> None:
-    from mqconform.reports.checks_python import STATS, lost_example, verdict
+    from mqconform.reports.checks.python_engine import STATS, lost_example, verdict
 
     def lost(**figures: int) -> tuple[str, int, str]:
         return verdict("lost", {name: figures.get(name, 0) for name in STATS["lost"]})
@@ -157,7 +157,9 @@ def test_spark_engine_agrees(spark: Any, runs: list[Path], python_result: Any) -
 @pytest.mark.spark
 @pytest.mark.rules(*ALL_RULES)
 def test_spark_on_bench_store_agrees(spark: Any, tmp_path: Path) -> None:
-    from mqconform.reports import checks_python, checks_spark, store
+    from mqconform.reports.checks import python_engine as checks_python
+    from mqconform.reports.checks import spark_engine as checks_spark
+    from mqconform.reports.read import store
 
     table = generate.bench_table(7 * 450)
     generate.write_bench_store(tmp_path / "a", table)
@@ -178,7 +180,9 @@ def test_spark_on_bench_store_agrees(spark: Any, tmp_path: Path) -> None:
 @pytest.mark.rules(*ALL_RULES)
 def test_spark_fast_and_exact_plans_agree(spark: Any, runs: list[Path], tmp_path: Path) -> None:
     """The fast plan (big histories) and the exact plan give the same statistics as the python engine."""
-    from mqconform.reports import checks_python, checks_spark, store
+    from mqconform.reports.checks import python_engine as checks_python
+    from mqconform.reports.checks import spark_engine as checks_spark
+    from mqconform.reports.read import store
 
     st = tmp_path / "store"
     store.ingest([p for p in runs if p.name in ("clean", "duplicate", "counter", "ack-info")], st)

@@ -8,7 +8,10 @@ from typing import Any
 
 import pytest
 
-from mqconform.reports import checks_python, checks_spark, generate, store
+from mqconform.reports import generate
+from mqconform.reports.checks import python_engine as checks_python
+from mqconform.reports.checks import spark_engine as checks_spark
+from mqconform.reports.read import store
 
 #: generated cases with one queue per target, no filter, no drain: the fast plan's histories
 SIMPLE = ("clean", "duplicate", "unexpected", "counter", "ring", "throttle", "ack-info", "lost", "reorder",

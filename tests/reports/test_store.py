@@ -8,7 +8,8 @@ from typing import Any
 import pyarrow.compute as pc
 import pytest
 
-from mqconform.reports import generate, pipeline, store
+from mqconform.reports import generate, pipeline
+from mqconform.reports.read import store
 
 RULES = ("DELIVERY-6", "DELIVERY-2")
 

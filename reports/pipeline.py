@@ -1,9 +1,9 @@
 """The history stage: run directories or a Parquet store in, :class:`PipelineResult` out.
 
-Two engines compute the same statistics (:mod:`.checks_python` in-process, :mod:`.checks_spark` on
-the Parquet store); verdicts come from one shared function, and a check whose rules do not apply to
-the run's profile (spec ``profiles``) is reported ``not_applicable``. Bad input (corrupt or
-truncated line, unknown schema version, incomplete run) raises :class:`BadHistory` unless
+Two engines compute the same statistics (:mod:`.checks.python_engine` in-process,
+:mod:`.checks.spark_engine` on the Parquet store); verdicts come from one shared function, and a check
+whose rules do not apply to the run's profile (spec ``profiles``) is reported ``not_applicable``. Bad
+input (corrupt or truncated line, unknown schema version, incomplete run) raises :class:`BadHistory` unless
 ``ignore_bad``; then it is excluded and listed in ``PipelineResult.bad``, never counted as a pass.
 """
 
@@ -15,10 +15,10 @@ from typing import Any
 
 import attrs
 
-from mqconform.reports import checks_python
-from mqconform.reports import store as hstore
 from mqconform.reports.api import BadInput, CheckResult, PipelineResult, RunInfo
-from mqconform.reports.store import BadHistory
+from mqconform.reports.checks import python_engine as checks_python
+from mqconform.reports.read import store as hstore
+from mqconform.reports.read.store import BadHistory
 
 ENGINES = ("python", "spark")
 
@@ -29,7 +29,7 @@ def check_runs(inputs: list[Path], engine: str = "python", master: str | None = 
                ignore_bad: bool = False, store: Path | None = None) -> PipelineResult:
     """Check run directories and/or history stores with `engine`; optionally ingest into `store`.
 
-    Implements the history checks of :mod:`.checks_python` (DELIVERY-1, DELIVERY-2, DELIVERY-4,
+    Implements the history checks of :mod:`.checks.python_engine` (DELIVERY-1, DELIVERY-2, DELIVERY-4,
     DELIVERY-6, DELIVERY-7, DELIVERY-15, RING-17, THROTTLE-7, ADMISSION-3, ADMISSION-7, REDELIVERY-1/2/12/
     19/22). A failing sequence check names its earliest violation, found by the python engine in both
     cases (on Spark, over the failing runs' rows only), so both engines report the same sentence.
@@ -98,7 +98,7 @@ def _as_dictionary(table: Any) -> Any:
 
 def _spark_stats(usable: list[hstore.RunData], stores: list[Path], store: Path | None,
                  master: str | None) -> checks_python.Stats:
-    from mqconform.reports import checks_spark
+    from mqconform.reports.checks import spark_engine as checks_spark
     from mqconform.reports.spark_session import get_session
 
     spark = get_session(master)

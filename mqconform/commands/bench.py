@@ -163,9 +163,12 @@ def bench_pipeline(rows: int, master: str | None = None) -> dict[str, float]:
     import tempfile
     from pathlib import Path
 
-    from mqconform.reports import checks_python, checks_spark, generate
-    from mqconform.reports import store as hstore
+    from mqconform.reports.checks import python_engine as checks_python
+    from mqconform.reports.checks import spark_engine as checks_spark
+    from mqconform.reports.read import store as hstore
     from mqconform.reports.spark_session import get_session
+
+    from .bench_history import bench_table, write_bench_store
 
     def rate(count: int, fn: Callable[[], object]) -> float:
         t0 = time.perf_counter()
@@ -173,12 +176,12 @@ def bench_pipeline(rows: int, master: str | None = None) -> dict[str, float]:
         return count / (time.perf_counter() - t0)
 
     columns = list(checks_python.NEEDED)
-    table = generate.bench_table(rows)
+    table = bench_table(rows)
     n = table.num_rows
     figures: dict[str, float] = {"rows": float(n)}
     with tempfile.TemporaryDirectory(prefix="mqconform-bench-") as tmp:
         store = Path(tmp) / "store"
-        generate.write_bench_store(store, table)
+        write_bench_store(store, table)
         figures["store_bytes_per_row"] = sum(f.stat().st_size for f in hstore.history_files(store)) / n
         in_memory = [table.select(columns)]  # a list: cleared before Spark needs the memory
         del table

@@ -8,7 +8,7 @@ own server of its release. The driver writes one ordinary run directory per rele
 (``<out>/<adapter>-<release>``: the tasks' histories, the counterexamples, the outcomes as
 `mqconform run` records them), ingests them into the history store (``<out>/store``) and builds
 one report (``<out>/report``) with one implementation column per release and the version matrix
-page (:mod:`mqconform.reports.versions`).
+page (:mod:`mqconform.reports.render.versions`).
 
 Exit codes as `mqconform run`: 0 every applicable rule holds on every release, 1 a rule fails on
 some release, 2 usage or configuration error (one line, e.g. a release that cannot be had),

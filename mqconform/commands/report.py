@@ -1,9 +1,10 @@
 """`mqconform report`: compliance reports from run directories or a history store.
 
-Writes into --out: index.html (+ rules/, cx/), junit.xml, report.json and summary.md (and, when an
-implementation was run in several versions, the version matrix versions.html / versions.md), and prints
-the verdict. Exit codes: 0 no failing rule, 1 a rule fails (or is flaky), 2 bad input or usage,
-3 Spark could not start. Errors are one line on stderr.
+Writes into --out every format of :data:`mqconform.reports.render.RENDERERS`: index.html (+ rules/, cx/),
+junit.xml, report.json and summary.md (and, when an implementation was run in several versions, the
+version matrix versions.html / versions.md), and prints the verdict. Exit codes: 0 no failing rule,
+1 a rule fails (or is flaky), 2 bad input or usage, 3 Spark could not start. Errors are one line on
+stderr.
 """
 
 from __future__ import annotations
@@ -73,18 +74,14 @@ def build_report(inputs: list[Path], *, engine: str, master: str | None, out: Pa
     """Check the run directories (or store) in `inputs` and write the report into `out`; prints the
     verdict and returns the exit code (as `mqconform report`). `mqconform run`, `matrix` and `soak`
     call it for the report at their end."""
-    from mqconform.reports.html import write_html
-    from mqconform.reports.jsonout import write_json
-    from mqconform.reports.junit import write_junit
-    from mqconform.reports.markdown import write_markdown
-    from mqconform.reports.matrix import LABELS, build_matrix
-    from mqconform.reports.versions import write_versions
+    from mqconform.reports.render import RENDERERS, write_report
+    from mqconform.reports.render.matrix import LABELS, build_matrix
     from mqconform.spec import SpecError, load_catalogue
 
     for path in inputs:
         if not Path(path).exists():
             return fail(f"report: {path}: no such run directory or store")
-    from mqconform.reports.store import BadHistory
+    from mqconform.reports.read.store import BadHistory
 
     try:
         result = _pipeline(_expand(inputs), engine=engine, master=master, ignore_bad=ignore_bad, store=store)
@@ -109,12 +106,7 @@ def build_report(inputs: list[Path], *, engine: str, master: str | None, out: Pa
     matrix = build_matrix(result, [rule.id for rule in catalogue])
     out = Path(out)
     try:
-        out.mkdir(parents=True, exist_ok=True)
-        index = write_html(matrix, catalogue, out)
-        write_junit(matrix, catalogue, out / "junit.xml")
-        write_json(matrix, catalogue, out / "report.json")
-        write_markdown(matrix, out / "summary.md")
-        versions = write_versions(matrix, catalogue, out)
+        written = write_report(matrix, catalogue, out)
     except OSError as exc:
         return fail(f"report: cannot write {exc.filename or out}: {exc.strerror or exc}")
     counts = matrix.counts()
@@ -128,8 +120,9 @@ def build_report(inputs: list[Path], *, engine: str, master: str | None, out: Pa
         print(f"  {LABELS[cell.state]:<15} {cell.rule:<14} {cell.implementation.label}{where}{scenario}")
     if result.bad:
         print(f"  {len(result.bad)} input(s) excluded as bad input (listed in the report)", file=sys.stderr)
-    also = ", versions.html, versions.md" if versions is not None else ""
-    print(f"report: {index} (also junit.xml, report.json, summary.md{also})")
+    index, *others = (name for name, path in written.items() if path is not None)
+    also = ", ".join(file for name in others for file in RENDERERS[name].files)
+    print(f"report: {written[index]} (also {also})")
     return 1 if matrix.failing else 0
 
 

@@ -221,7 +221,7 @@ def record_outcomes(run_dir: RunDirectory, results: list[MachineResult], areas: 
     say(f"rules: {counts['pass']} pass, {counts['fail']} fail, {deviations}{counts['unknown']} unknown, "
         f"{counts['not_applicable']} not applicable; rules covered: {verdict.coverage(claimed, set_aside)}")
     exit_code = verdict.exit_code(aborted=aborted is not None)
-    # the implementation's version is a column of the compliance matrix (reports/matrix.py)
+    # the implementation's version is a column of the compliance matrix (reports/render/matrix.py)
     run_dir.meta["versions"]["implementation"] = server_version
     # aborted: the outcomes are what was recorded; the run did not cover every area
     run_dir.finish(exit_code, complete=aborted is None, outcomes=counts, strict=judge.strict,

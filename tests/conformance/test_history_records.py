@@ -16,7 +16,7 @@ from mqconform.conformance.registry import MACHINES
 from mqconform.conformance.runner import MachineResult, run_machine
 from mqconform.history import RunDirectory
 from mqconform.reference_model.profiles import profile
-from mqconform.reports import store
+from mqconform.reports.read import store
 
 RULES = ("REDELIVERY-1", "REDELIVERY-2")
 SKEW = 100

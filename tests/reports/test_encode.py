@@ -1,4 +1,5 @@
-"""The python engine's integer coding (reports/encode.py): exact keys, any string form, honest refusal."""
+"""The python engine's integer coding (reports/checks/encode.py): exact keys, any string form, honest
+refusal."""
 
 from __future__ import annotations
 
@@ -8,13 +9,16 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from mqconform.reports import checks_python, encode, generate, store
+from mqconform.reports.checks import encode
+from mqconform.reports.checks import python_engine as checks_python
+from mqconform.reports.read import store
+from tests.reports import histories
 
 RULES = ("DELIVERY-1", "DELIVERY-2", "DELIVERY-6", "DELIVERY-7", "RING-17")
 
 
 def _records(tmp_path: Path, faults: set[str], run: str = "gen-run") -> Any:
-    run_dir = generate.write_run_dir(tmp_path / "run", run=run, examples=6, seed=5, faults=faults)
+    run_dir = histories.write_run_dir(tmp_path / "run", run=run, examples=6, seed=5, faults=faults)
     return checks_python.rows_table(store.read_run(run_dir).rows).select(list(checks_python.NEEDED))
 
 

@@ -7,7 +7,9 @@ from typing import Any
 
 import pytest
 
-from mqconform.reports import generate, pipeline
+from mqconform.commands import bench_history
+from mqconform.reports import pipeline
+from tests.reports import histories
 
 #: fault -> (check that must notice it, expected verdict, statistic that must be non-zero)
 DETECTED = {
@@ -45,12 +47,12 @@ ALL_RULES = ("DELIVERY-1", "DELIVERY-2", "DELIVERY-4", "DELIVERY-6", "DELIVERY-7
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     base = tmp_path_factory.mktemp("runs")
-    paths = [generate.write_run_dir(base / "clean", run="clean", examples=8, seed=11)]
+    paths = [histories.write_run_dir(base / "clean", run="clean", examples=8, seed=11)]
     for i, fault in enumerate(DETECTED):
-        paths.append(generate.write_run_dir(base / fault, run=fault, examples=4, seed=i, faults={fault}))
-    paths.append(generate.write_run_dir(base / "corrupt", run="corrupt", faults={"corrupt"}))
-    paths.append(generate.write_run_dir(base / "version", run="version", faults={"version"}))
-    paths.append(generate.write_run_dir(base / "incomplete", run="incomplete", faults={"incomplete"}))
+        paths.append(histories.write_run_dir(base / fault, run=fault, examples=4, seed=i, faults={fault}))
+    paths.append(histories.write_run_dir(base / "corrupt", run="corrupt", faults={"corrupt"}))
+    paths.append(histories.write_run_dir(base / "version", run="version", faults={"version"}))
+    paths.append(histories.write_run_dir(base / "incomplete", run="incomplete", faults={"incomplete"}))
     return paths
 
 
@@ -102,7 +104,7 @@ def test_bad_inputs_are_listed_and_incomplete_run_has_no_verdicts(python_result:
 
 @pytest.mark.rules("DELIVERY-2", "DELIVERY-15")
 def test_lost_verdicts_say_why() -> None:
-    from mqconform.reports.checks_python import STATS, lost_example, verdict
+    from mqconform.reports.checks.python_engine import STATS, lost_example, verdict
 
     def lost(**figures: int) -> tuple[str, int, str]:
         return verdict("lost", {name: figures.get(name, 0) for name in STATS["lost"]})
@@ -134,7 +136,7 @@ def test_lost_verdicts_say_why() -> None:
 
 @pytest.mark.rules("RING-17", "REDELIVERY-19")
 def test_profile_gating(tmp_path: Path) -> None:
-    run = generate.write_run_dir(tmp_path / "r", faults={"ring"}, profile="jetstream")
+    run = histories.write_run_dir(tmp_path / "r", faults={"ring"}, profile="jetstream")
     checks = pipeline.check_runs([run]).checks
     ring = [c for c in checks if c.check == "ring-bound"]
     assert ring and ring[0].verdict == "not_applicable"
@@ -157,11 +159,13 @@ def test_spark_engine_agrees(spark: Any, runs: list[Path], python_result: Any) -
 @pytest.mark.spark
 @pytest.mark.rules(*ALL_RULES)
 def test_spark_on_bench_store_agrees(spark: Any, tmp_path: Path) -> None:
-    from mqconform.reports import checks_python, checks_spark, store
+    from mqconform.reports.checks import python_engine as checks_python
+    from mqconform.reports.checks import spark_engine as checks_spark
+    from mqconform.reports.read import store
 
-    table = generate.bench_table(7 * 450)
-    generate.write_bench_store(tmp_path / "a", table)
-    generate.spark_bench_store(spark, tmp_path / "b", 7 * 450)
+    table = bench_history.bench_table(7 * 450)
+    bench_history.write_bench_store(tmp_path / "a", table)
+    histories.spark_bench_store(spark, tmp_path / "b", 7 * 450)
     def full(stats: Any) -> Any:
         return {k: {n: v.get(n, 0) for n in checks_python.STATS[k[3]]} for k, v in stats.items()}
 
@@ -178,11 +182,13 @@ def test_spark_on_bench_store_agrees(spark: Any, tmp_path: Path) -> None:
 @pytest.mark.rules(*ALL_RULES)
 def test_spark_fast_and_exact_plans_agree(spark: Any, runs: list[Path], tmp_path: Path) -> None:
     """The fast plan (big histories) and the exact plan give the same statistics as the python engine."""
-    from mqconform.reports import checks_python, checks_spark, store
+    from mqconform.reports.checks import python_engine as checks_python
+    from mqconform.reports.checks import spark_engine as checks_spark
+    from mqconform.reports.read import store
 
     st = tmp_path / "store"
     store.ingest([p for p in runs if p.name in ("clean", "duplicate", "counter", "ack-info")], st)
-    generate.write_bench_store(st, generate.bench_table(7 * 300))
+    bench_history.write_bench_store(st, bench_history.bench_table(7 * 300))
     py = checks_python.compute_stats(store.read_store_table(st, checks_python.NEEDED))
     fast = checks_spark._fast_stats(spark, checks_spark.load(spark, st).fillna({"queue": checks_spark.NULLQ}),
                                     checks_python.routing_table(checks_spark._small(

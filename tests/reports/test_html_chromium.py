@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from mqconform.reports.html import write_html
-from mqconform.reports.matrix import build_matrix
 from mqconform.reports.pipeline import check_runs
+from mqconform.reports.render.html import write_html
+from mqconform.reports.render.matrix import build_matrix
 from mqconform.spec import load_catalogue
 
 FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",

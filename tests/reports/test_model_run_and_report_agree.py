@@ -21,7 +21,7 @@ import pytest
 from mqconform.cli import main
 
 PROFILES = ("artemis", "jetstream", "rabbitmq-classic", "mosquitto")
-#: the history checks' rules (reports.checks_python.CHECKS)
+#: the history checks' rules (reports.checks.python_engine.CHECKS)
 RULES = ("DELIVERY-1", "DELIVERY-2", "DELIVERY-4", "DELIVERY-6", "DELIVERY-7", "DELIVERY-15", "RING-17",
          "THROTTLE-7", "ADMISSION-3", "ADMISSION-7", "REDELIVERY-1", "REDELIVERY-2", "EXPIRY-7", "RING-21")
 

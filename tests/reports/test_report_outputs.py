@@ -11,13 +11,13 @@ import pytest
 import yaml
 
 from mqconform.reports.api import CheckResult, PipelineResult, RunInfo
-from mqconform.reports.html import write_html
-from mqconform.reports.jsonout import SCHEMA, SCHEMA_KEYS, report_dict
-from mqconform.reports.junit import junit_xml
-from mqconform.reports.markdown import markdown_summary
-from mqconform.reports.matrix import STATES, Implementation, Matrix, build_matrix
 from mqconform.reports.pipeline import BadHistory, check_runs
-from mqconform.reports.timeline import build_timeline, render_svg
+from mqconform.reports.render.html import write_html
+from mqconform.reports.render.jsonout import SCHEMA, SCHEMA_KEYS, report_dict
+from mqconform.reports.render.junit import junit_xml
+from mqconform.reports.render.markdown import markdown_summary
+from mqconform.reports.render.matrix import STATES, Implementation, Matrix, build_matrix
+from mqconform.reports.render.timeline import build_timeline, render_svg
 from mqconform.spec import load_catalogue
 
 CATALOGUE = load_catalogue()

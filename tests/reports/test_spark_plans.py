@@ -8,7 +8,11 @@ from typing import Any
 
 import pytest
 
-from mqconform.reports import checks_python, checks_spark, generate, store
+from mqconform.commands import bench_history
+from mqconform.reports.checks import python_engine as checks_python
+from mqconform.reports.checks import spark_engine as checks_spark
+from mqconform.reports.read import store
+from tests.reports import histories
 
 #: generated cases with one queue per target, no filter, no drain: the fast plan's histories
 SIMPLE = ("clean", "duplicate", "unexpected", "counter", "ring", "throttle", "ack-info", "lost", "reorder",
@@ -23,8 +27,8 @@ def full(stats: Any) -> dict[Any, dict[str, int]]:
 
 
 def ingest(base: Path, cases: tuple[str, ...]) -> Path:
-    runs = [generate.write_run_dir(base / "runs" / case, run=case, examples=4, seed=i,
-                                   faults=set() if case == "clean" else {case})
+    runs = [histories.write_run_dir(base / "runs" / case, run=case, examples=4, seed=i,
+                                    faults=set() if case == "clean" else {case})
             for i, case in enumerate(cases)]
     store.ingest(runs, base / "store")
     return base / "store"
@@ -80,9 +84,9 @@ def test_names_sharing_a_code_go_to_the_exact_plan(spark: Any, tmp_path: Path,
 @pytest.mark.spark
 @pytest.mark.rules("DELIVERY-6", "DELIVERY-4")
 def test_a_store_file_without_the_schema_2_columns_reads_them_as_nulls(spark: Any, tmp_path: Path) -> None:
-    table = generate.bench_table(7 * 200)
+    table = bench_history.bench_table(7 * 200)
     old = table.drop_columns(["priority", "scheduled_at", "delivery_count"])
-    generate.write_bench_store(tmp_path / "st", old)
+    bench_history.write_bench_store(tmp_path / "st", old)
     df = checks_spark.load(spark, tmp_path / "st")
     assert set(store.COLUMNS) <= set(df.columns)
     assert df.filter(df["priority"].isNotNull()).count() == 0
@@ -109,8 +113,8 @@ def test_a_non_destructive_queue_is_left_out_of_delivery_after_ack_by_both_engin
                                                                                   tmp_path: Path) -> None:
     """On a non-destructive queue a delivered message stays listed (DELIVERY-12): the delivery after an
     ack that fails DELIVERY-7 elsewhere is no failure there, nor is the counter identity checked."""
-    run = generate.write_run_dir(tmp_path / "runs" / "after-ack", run="after-ack", examples=4, seed=1,
-                                 faults={"after-ack"})
+    run = histories.write_run_dir(tmp_path / "runs" / "after-ack", run="after-ack", examples=4, seed=1,
+                                  faults={"after-ack"})
     _non_destructive(run)
     store.ingest([run], tmp_path / "store")
     st = tmp_path / "store"

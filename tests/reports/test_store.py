@@ -8,14 +8,16 @@ from typing import Any
 import pyarrow.compute as pc
 import pytest
 
-from mqconform.reports import generate, pipeline, store
+from mqconform.reports import pipeline
+from mqconform.reports.read import store
+from tests.reports import histories
 
 RULES = ("DELIVERY-6", "DELIVERY-2")
 
 
 @pytest.mark.rules(*RULES)
 def test_ingest_is_idempotent(tmp_path: Path) -> None:
-    run = generate.write_run_dir(tmp_path / "run", examples=4, seed=3)
+    run = histories.write_run_dir(tmp_path / "run", examples=4, seed=3)
     st = tmp_path / "store"
     assert store.ingest([run], st) == []
     first = store.read_store_table(st)
@@ -32,7 +34,7 @@ def test_ingest_is_idempotent(tmp_path: Path) -> None:
 
 @pytest.mark.rules(*RULES)
 def test_store_and_run_dir_give_the_same_checks(tmp_path: Path) -> None:
-    run = generate.write_run_dir(tmp_path / "run", faults={"unexpected"})
+    run = histories.write_run_dir(tmp_path / "run", faults={"unexpected"})
     direct = pipeline.check_runs([run], store=tmp_path / "store")
     via_store = pipeline.check_runs([tmp_path / "store"])
     assert direct.checks == via_store.checks
@@ -41,7 +43,7 @@ def test_store_and_run_dir_give_the_same_checks(tmp_path: Path) -> None:
 
 @pytest.mark.rules(*RULES)
 def test_consumer_ops_get_their_queue_and_completions_their_id(tmp_path: Path) -> None:
-    data = store.read_run(generate.write_run_dir(tmp_path / "run", examples=1))
+    data = store.read_run(histories.write_run_dir(tmp_path / "run", examples=1))
     acks = [r for r in data.rows if r["f"] == "ack" and r["type"] == "ok"]
     assert acks and all(r["queue"] == "q" and r["msg"] and r["result"] == "ok" for r in acks)
     receives = [r for r in data.rows if r["f"] == "receive" and r["type"] == "ok"]
@@ -53,7 +55,7 @@ def test_consumer_ops_get_their_queue_and_completions_their_id(tmp_path: Path) -
 @pytest.mark.rules(*RULES)
 @pytest.mark.parametrize(("fault", "line"), [("corrupt", True), ("version", True), ("incomplete", False)])
 def test_bad_input_is_an_error_without_ignore_bad(tmp_path: Path, fault: str, line: bool) -> None:
-    run = generate.write_run_dir(tmp_path / "run", faults={fault})
+    run = histories.write_run_dir(tmp_path / "run", faults={fault})
     with pytest.raises(store.BadHistory) as err:
         pipeline.check_runs([run])
     message = str(err.value)
@@ -63,8 +65,8 @@ def test_bad_input_is_an_error_without_ignore_bad(tmp_path: Path, fault: str, li
 
 @pytest.mark.rules(*RULES)
 def test_ignore_bad_excludes_the_example_and_lists_it(tmp_path: Path) -> None:
-    run = generate.write_run_dir(tmp_path / "run", examples=5, faults={"corrupt", "unexpected"})
-    clean = pipeline.check_runs([generate.write_run_dir(tmp_path / "clean", examples=5)])
+    run = histories.write_run_dir(tmp_path / "run", examples=5, faults={"corrupt", "unexpected"})
+    clean = pipeline.check_runs([histories.write_run_dir(tmp_path / "clean", examples=5)])
     result = pipeline.check_runs([run], ignore_bad=True)
     lines = [b for b in result.bad if b.line is not None]
     assert len(lines) == 1 and lines[0].path.endswith("delivery.jsonl")
@@ -76,7 +78,7 @@ def test_ignore_bad_excludes_the_example_and_lists_it(tmp_path: Path) -> None:
 
 @pytest.mark.rules(*RULES)
 def test_incomplete_run_is_excluded_never_passed(tmp_path: Path) -> None:
-    run = generate.write_run_dir(tmp_path / "run", faults={"incomplete"})
+    run = histories.write_run_dir(tmp_path / "run", faults={"incomplete"})
     result = pipeline.check_runs([run], ignore_bad=True)
     assert result.checks == ()
     assert result.runs[0].status == "incomplete"
@@ -86,7 +88,7 @@ def test_incomplete_run_is_excluded_never_passed(tmp_path: Path) -> None:
 @pytest.mark.rules(*RULES)
 def test_unknown_store_version_is_bad_input(tmp_path: Path) -> None:
     st = tmp_path / "store"
-    store.ingest([generate.write_run_dir(tmp_path / "run")], st)
+    store.ingest([histories.write_run_dir(tmp_path / "run")], st)
     (st / store.SCHEMA_FILE).write_text('{"store_schema": 99}')
     with pytest.raises(store.BadHistory, match="unknown store schema version 99"):
         pipeline.check_runs([st])
@@ -99,7 +101,7 @@ def test_report_command_bad_history_is_one_line_and_exit_2(tmp_path: Path,
 
     from mqconform.commands import report
 
-    run = generate.write_run_dir(tmp_path / "run", faults={"corrupt"})
+    run = histories.write_run_dir(tmp_path / "run", faults={"corrupt"})
     args = argparse.Namespace(inputs=[run], engine="python", master=None, out=tmp_path / "out",
                               ignore_bad=False, store=tmp_path / "store")
     assert report.run(args) == 2
@@ -155,7 +157,7 @@ def _downgrade_to_version_1(st: Path) -> None:
 @pytest.mark.parametrize("dictionary", [False, True])
 def test_version_1_store_stays_readable_and_is_upgraded(tmp_path: Path, dictionary: bool) -> None:
     st = tmp_path / "store"
-    store.ingest([generate.write_run_dir(tmp_path / "old", run="old", examples=2)], st)
+    store.ingest([histories.write_run_dir(tmp_path / "old", run="old", examples=2)], st)
     v2 = store.read_store_table(st, dictionary=dictionary)
     _downgrade_to_version_1(st)
     v1 = store.read_store_table(st, dictionary=dictionary)
@@ -171,7 +173,7 @@ def test_version_1_store_stays_readable_and_is_upgraded(tmp_path: Path, dictiona
     assert not [c for c in from_v1 if c.check in sequence]
     assert {c.check for c in direct} >= sequence
     # re-ingesting another run upgrades the store; the version-1 file is read next to the new one
-    store.ingest([generate.write_run_dir(tmp_path / "new", run="new", examples=2)], st)
+    store.ingest([histories.write_run_dir(tmp_path / "new", run="new", examples=2)], st)
     assert store.check_store_version(st) == store.STORE_SCHEMA_VERSION == 3
     both = store.read_store_table(st, ["run", "f", "delivery_count"], dictionary=dictionary)
     counts = both.filter(pc.equal(both["f"], "delivery_count")).to_pydict()
@@ -231,9 +233,9 @@ def _overtakes(rows: list[dict[str, Any]]) -> dict[str, int]:
 
 
 @pytest.mark.rules(*RULES_V2)
-@pytest.mark.parametrize("case", sorted(generate.ORDER_CASES))
+@pytest.mark.parametrize("case", sorted(histories.ORDER_CASES))
 def test_generated_order_and_count_cases(tmp_path: Path, case: str) -> None:
-    run = generate.write_run_dir(tmp_path / case, examples=3, seed=5, faults={case})
+    run = histories.write_run_dir(tmp_path / case, examples=3, seed=5, faults={case})
     why = _overtakes(store.read_run(run).rows)
     assert (why["reorder"] > 0) == (case == "reorder")
     assert why["drops"] == (case == "count-decrease")  # one reset, in example 2 only

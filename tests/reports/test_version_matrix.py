@@ -1,4 +1,4 @@
-"""The version matrix page (reports/versions.py): releases oldest first, the failing ones, the first
+"""The version matrix page (reports/render/versions.py): releases oldest first, the failing ones, the first
 and the last, and failing cells linked to their counterexample."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import re
 from pathlib import Path
 
 from mqconform.reports.api import RunInfo
-from mqconform.reports.matrix import Cell, Implementation, Matrix, RunCell
-from mqconform.reports.versions import version_key, version_lines, write_versions
+from mqconform.reports.render.matrix import Cell, Implementation, Matrix, RunCell
+from mqconform.reports.render.versions import version_key, version_lines, write_versions
 from mqconform.spec import load_catalogue
 
 VERSIONS = ("2.11.3", "2.10.25", "2.9.0", "2.15.1")  # deliberately out of order

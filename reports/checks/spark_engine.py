@@ -1,6 +1,6 @@
-"""History checks on Spark: the checks of :mod:`.checks_python` as DataFrame expressions.
+"""History checks on Spark: the checks of :mod:`.python_engine` as DataFrame expressions.
 
-Reads the Parquet store (:mod:`.store`; Parquet column pruning: only the columns a check reads) and
+Reads the Parquet store (:mod:`..read.store`; Parquet column pruning: only the columns a check reads) and
 computes the same statistics per (run, machine, queue, check) with group-bys and key joins, no Python
 UDF. Two plans give the same statistics (tests compare them with the python engine):
 
@@ -17,7 +17,7 @@ Each plan is one lazy union collected once; the other jobs collect the queue dec
 records (a few per example), whose routing is resolved by the python engine's own functions, and (fast
 plan) the distinct queue and consumer names, whose codes must be distinct.
 Rule ids (DELIVERY-1, DELIVERY-2, DELIVERY-4, DELIVERY-6, DELIVERY-7, DELIVERY-15, RING-17, THROTTLE-7,
-ADMISSION-3, ADMISSION-7, REDELIVERY-1/2/12/19/22) and verdicts are those of :mod:`.checks_python`.
+ADMISSION-3, ADMISSION-7, REDELIVERY-1/2/12/19/22) and verdicts are those of :mod:`.python_engine`.
 """
 
 from __future__ import annotations
@@ -25,9 +25,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from mqconform.reports import checks_python as cp
-from mqconform.reports.checks_python import ACCEPTED, DEFERRED, NULLQ, REFUSED, TIMEOUT, Stats
-from mqconform.reports.checks_spark_order import FRAMES, NEMESIS, RETURNS, out_of_order
+from mqconform.reports.checks import python_engine as cp
+from mqconform.reports.checks.python_engine import ACCEPTED, DEFERRED, NULLQ, REFUSED, TIMEOUT, Stats
+from mqconform.reports.checks.spark_order import FRAMES, NEMESIS, RETURNS, out_of_order
 
 E = cp.E
 R = cp.R
@@ -41,10 +41,11 @@ def load(spark: Any, store: Path) -> Any:
 
 
 def store_schema() -> Any:
-    """The Spark schema of the store's columns (:data:`.store.COLUMNS`, partition columns as strings)."""
+    """The Spark schema of the store's columns (:data:`..read.store.COLUMNS`, partition columns as
+    strings)."""
     from pyspark.sql import types as T
 
-    from mqconform.reports import store
+    from mqconform.reports.read import store
 
     kinds = {"string": T.StringType(), "int64": T.LongType(), "bool": T.BooleanType()}
     columns = {**store.COLUMNS, **{name: "string" for name in store.PARTITIONS if name not in store.COLUMNS}}
@@ -97,7 +98,7 @@ def _local(spark: Any, rows: list[tuple[Any, ...]], schema: str) -> Any:
 
 
 def compute_stats(spark: Any, store: Path, exact: bool = False) -> Stats:
-    """Statistics of every check over the store at `store` (see checks_python for definitions).
+    """Statistics of every check over the store at `store` (see python_engine for definitions).
 
     The fast plan (:func:`_fast_stats`: one shuffle per message, one per example) serves histories whose
     routing is one queue per target without filters, without drains; it falls back to the exact plan
@@ -292,7 +293,7 @@ def throttle_answers(df: Any, emit: Any) -> None:
 
 def sequence_checks(df: Any, emit: Any) -> None:
     """Per-consumer order (DELIVERY-4) and delivery-count monotonicity (REDELIVERY-1, REDELIVERY-2,
-    REDELIVERY-12, REDELIVERY-19, REDELIVERY-22): window expressions, :mod:`.checks_spark_order`."""
+    REDELIVERY-12, REDELIVERY-19, REDELIVERY-22): window expressions, :mod:`.spark_order`."""
     for check, (frame, names) in FRAMES.items():
         emit(frame(df), check, list(names))
 

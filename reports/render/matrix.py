@@ -3,7 +3,7 @@
 A cell merges, per run, the run's outcome records and the history checks naming the rule (the most
 severe wins), then merges the runs: *flaky* when some runs pass and others fail, otherwise the most
 severe state. It keeps every run's state and the first failing run (chronological) with its
-counterexample. Run directories are read by the history stage (:mod:`.pipeline`) only.
+counterexample. Run directories are read by the history stage (:mod:`..pipeline`) only.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Literal
 
 import attrs
 
-from .api import BadInput, CheckResult, PipelineResult, RunInfo
+from ..api import BadInput, CheckResult, PipelineResult, RunInfo
 
 State = Literal["pass", "fail", "deviation", "unknown", "not_applicable", "flaky", "not_run"]
 #: every state a cell can show, most severe first (flaky outranks fail: runs disagree).

@@ -1,11 +1,12 @@
-"""Generated histories for the pipeline's tests and benchmark, with optional injected faults.
+"""Generated histories for the pipeline's tests, with optional injected faults (not shipped: the
+benchmark's own history is :mod:`mqconform.commands.bench_history`).
 
 :func:`write_run_dir` writes a run directory in the format of :mod:`mqconform.history` (JSON Lines),
 simulating a correct priority queue (sends recorded as the suite records them: a priority only when
 not the default 4, a delivery time only when scheduled; receives, each followed by a ``delivery_count``
 observation; acks, nacks, counters observations) and injecting the named :data:`FAULTS`.
-:func:`bench_table` builds normalised rows column-wise (Arrow, no Python rows) and
-:func:`spark_bench_store` builds a store of any size with Spark itself (``spark.range``).
+:func:`spark_bench_store` builds a store of the benchmark's rows
+(:func:`~mqconform.commands.bench_history.bench_table`) of any size with Spark itself (``spark.range``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,15 @@ import random
 from pathlib import Path
 from typing import Any
 
+from mqconform.commands.bench_history import (
+    PATTERN_F,
+    PATTERN_MSG,
+    PATTERN_PROCESS,
+    PATTERN_RESULT,
+    PATTERN_TYPE,
+    PER_EXAMPLE,
+    write_run_meta,
+)
 from mqconform.history import SCHEMA_VERSION
 from mqconform.reference_model.config import DEFAULT_PRIORITY
 
@@ -298,91 +308,13 @@ def write_run_dir(path: Path, run: str = "gen-run", examples: int = 5, seed: int
     return path
 
 
-# ------------------------------------------------------------------------------ benchmark data
-#: one message = 7 rows: send invoke/ok, receive invoke/ok, ack invoke/ok, a counters observation
-#: (the send invocation has the default priority; no schedule, no delivery_count observation)
-_PATTERN_F = ("send", "send", "receive", "receive", "ack", "ack", "counters")
-_PATTERN_TYPE = ("invoke", "ok", "invoke", "ok", "invoke", "ok", "ok")
-_PATTERN_MSG = (True, True, False, True, True, True, False)
-_PATTERN_RESULT = (None, "accepted", None, None, None, "ok", None)
-_PATTERN_PROCESS = ("producer", "producer", "c-q", "c-q", "c-q", "c-q", "observer")
-PER_EXAMPLE = 100  # messages per example
-
-
-def bench_table(rows: int, run: str = "bench-run") -> Any:
-    """`rows` normalised rows (whole messages of 7 rows) as an Arrow table with the store schema."""
-    import numpy as np
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    from mqconform.reports.store import arrow_schema
-
-    n = max(7, rows - rows % 7)
-    index = np.arange(n, dtype=np.int64)
-    slot = index % 7
-    message = index // 7
-    example = message // PER_EXAMPLE + 1
-
-    def pattern(values: tuple[Any, ...], kind: Any) -> Any:
-        return pc.take(pa.array(values, kind), pa.array(slot))
-
-    msg_ids = pc.binary_join_element_wise("m", pc.cast(pa.array(message % PER_EXAMPLE), pa.string()), "")
-    has_msg = pa.array(np.array(_PATTERN_MSG)[slot])
-    msg = pc.if_else(has_msg, msg_ids, pa.scalar(None, pa.string()))
-    is_counters = pa.array(slot == 6)
-    zero = pa.scalar(0, pa.int64())
-    null_int = pa.scalar(None, pa.int64())
-    done = (message % PER_EXAMPLE) + 1
-    columns = {
-        "run": pa.repeat(pa.scalar(run, pa.string()), n), "profile": pa.repeat(pa.scalar("artemis"), n),
-        "machine": pa.repeat(pa.scalar("delivery"), n), "example": pa.array(example),
-        "index": pa.array(index), "time": pa.array(index * 1000),
-        "process": pattern(_PATTERN_PROCESS, pa.string()),
-        "type": pattern(_PATTERN_TYPE, pa.string()), "f": pattern(_PATTERN_F, pa.string()),
-        "queue": pa.repeat(pa.scalar("q"), n), "msg": msg,
-        "result": pattern(_PATTERN_RESULT, pa.string()),
-        "tx": pattern((None, None, None, None, False, False, None), pa.bool_()),
-        "bound": pa.repeat(pa.scalar(PER_EXAMPLE, pa.int64()), n),
-    }
-    for name in ("c_message", "c_pending", "c_delivering", "c_scheduled", "c_paged", "c_replaced",
-                 "c_killed", "c_expired"):
-        columns[name] = pc.if_else(is_counters, zero, null_int)
-    columns["c_added"] = pc.if_else(is_counters, pa.array(done), null_int)
-    columns["c_acknowledged"] = columns["c_added"]
-    columns["in_flight"] = pa.nulls(n, pa.int64())
-    columns["priority"] = pc.if_else(pa.array(slot == 0), pa.scalar(DEFAULT_PRIORITY, pa.int64()), null_int)
-    columns["scheduled_at"] = columns["delivery_count"] = columns["in_flight"]
-    columns["value"] = pa.nulls(n, pa.string())
-    schema = arrow_schema()
-    return pa.Table.from_arrays([columns[name] for name in schema.names], schema=schema)
-
-
-def write_bench_store(store: Path, table: Any, run: str = "bench-run", adapter: str = "bench") -> None:
-    """Write a bench table as one run of a store (with its runs/<run>.json)."""
-    import pyarrow.parquet as pq
-
-    from mqconform.reports import store as hstore
-
-    hstore.init_store(store)
-    target = hstore.partition_dir(store, adapter, "2026-01-01")
-    target.mkdir(parents=True, exist_ok=True)
-    pq.write_table(table, target / f"{run}.parquet", row_group_size=1 << 20)
-    _write_run_meta(store, run, adapter)
-
-
-def _write_run_meta(store: Path, run: str, adapter: str) -> None:
-    (store / "runs").mkdir(parents=True, exist_ok=True)
-    (store / "runs" / f"{run}.json").write_text(json.dumps({
-        "v": SCHEMA_VERSION, "run": run, "adapter": adapter, "profile": "artemis", "status": "complete",
-        "started": "2026-01-01T00:00:00Z", "exit_code": 0, "versions": {}, "outcomes": []}))
-
-
 def spark_bench_store(spark: Any, store: Path, rows: int, run: str = "big-run",
                       adapter: str = "bench") -> None:
-    """The same rows as :func:`bench_table`, generated and written by Spark (``spark.range``)."""
+    """The same rows as :func:`~mqconform.commands.bench_history.bench_table`, generated and written by
+    Spark (``spark.range``)."""
     from pyspark.sql import functions as F
 
-    from mqconform.reports import store as hstore
+    from mqconform.reports.read import store as hstore
 
     hstore.init_store(store)
     n = max(7, rows - rows % 7)
@@ -402,12 +334,12 @@ def spark_bench_store(spark: Any, store: Path, rows: int, run: str = "big-run",
         F.lit(run).alias("run"), F.lit("artemis").alias("profile"), F.lit("delivery").alias("machine"),
         (F.floor(F.col("message") / PER_EXAMPLE) + 1).cast("long").alias("example"),
         F.col("index").cast("long").alias("index"), (F.col("index") * 1000).alias("time"),
-        pick(_PATTERN_PROCESS).cast("string").alias("process"),
-        pick(_PATTERN_TYPE).cast("string").alias("type"), pick(_PATTERN_F).cast("string").alias("f"),
+        pick(PATTERN_PROCESS).cast("string").alias("process"),
+        pick(PATTERN_TYPE).cast("string").alias("type"), pick(PATTERN_F).cast("string").alias("f"),
         F.lit("q").alias("queue"),
-        F.when(pick(_PATTERN_MSG).cast("boolean"),
+        F.when(pick(PATTERN_MSG).cast("boolean"),
                F.concat(F.lit("m"), (F.col("message") % PER_EXAMPLE).cast("string"))).alias("msg"),
-        pick(_PATTERN_RESULT).cast("string").alias("result"),
+        pick(PATTERN_RESULT).cast("string").alias("result"),
         F.when(F.col("slot").isin(4, 5), F.lit(False)).alias("tx"),
         F.lit(PER_EXAMPLE).cast("long").alias("bound"),
         *[counter.alias(c) for c in ("c_message", "c_pending", "c_delivering", "c_scheduled", "c_paged")],
@@ -419,4 +351,4 @@ def spark_bench_store(spark: Any, store: Path, rows: int, run: str = "big-run",
         F.lit(None).cast("string").alias("value"))
     target = hstore.partition_dir(store, adapter, "2026-01-01")
     df.write.mode("overwrite").parquet(str(target))
-    _write_run_meta(store, run, adapter)
+    write_run_meta(store, run, adapter)

@@ -1,7 +1,7 @@
 """The two sequence checks on Spark: per-consumer ``order`` and ``delivery-count`` monotonicity.
 
-The same definitions as :func:`.checks_python._order` (DELIVERY-4) and
-:func:`.checks_python._delivery_counts` (REDELIVERY-1, REDELIVERY-2, REDELIVERY-12, REDELIVERY-19,
+The same definitions as :func:`.python_engine._order` (DELIVERY-4) and
+:func:`.python_engine._delivery_counts` (REDELIVERY-1, REDELIVERY-2, REDELIVERY-12, REDELIVERY-19,
 REDELIVERY-22), as DataFrame expressions: the "largest value of the earlier rows of a segment" that the
 python engine computes with a running maximum over sorted keys is a window maximum here (rows between
 unbounded preceding and 1 preceding), no Python UDF. Both return frames of per-(run, machine, queue)
@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from mqconform.reference_model.config import DEFAULT_PRIORITY
-from mqconform.reports.checks_python import ACCEPTED, E, R
+from mqconform.reports.checks.python_engine import ACCEPTED, E, R
 
 #: the operations after which a consumer's first receive may be a redelivery (checks_python._return_cuts)
 RETURNS = ("close", "rollback")

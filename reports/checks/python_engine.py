@@ -1,6 +1,6 @@
 """History checks, in-process engine; the check definitions shared with the Spark engine.
 
-Every check is linear in the history. Input: normalised rows (:mod:`.store`). Keys:
+Every check is linear in the history. Input: normalised rows (:mod:`..read.store`). Keys:
 E = (run, machine, example) -- each example is a fresh broker; G = E + queue; a check result is
 per R = (run, machine, queue), its statistics summed over the examples. A *delivery* is a
 ``receive`` ``ok`` row with a message id; its queue is the consumer's queue. Message facts are keyed
@@ -92,7 +92,7 @@ import attrs
 
 from mqconform.reference_model.config import DEFAULT_PRIORITY
 from mqconform.reports.api import CheckResult, RunInfo, Verdict
-from mqconform.reports.encode import LIMIT, RESULT_CLASSES, Codes, TooLarge
+from mqconform.reports.checks.encode import LIMIT, RESULT_CLASSES, Codes, TooLarge
 
 ACCEPTED = frozenset({"accepted", "paged"})
 REFUSED = frozenset({"dropped", "failed"})
@@ -840,7 +840,7 @@ def _answers(stats: Stats, rows: list[JsonRow]) -> None:
 
 
 def rows_table(rows: list[dict[str, Any]]) -> Any:
-    """Normalised rows (:mod:`.store`) as an Arrow table with the store schema."""
-    from mqconform.reports.store import rows_to_table
+    """Normalised rows (:mod:`..read.store`) as an Arrow table with the store schema."""
+    from mqconform.reports.read.store import rows_to_table
 
     return rows_to_table(rows)

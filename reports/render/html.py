@@ -16,7 +16,7 @@ import attrs
 
 from mqconform.spec import Catalogue
 
-from .api import RunInfo
+from ..api import RunInfo
 from .matrix import LABELS, STATES, Cell, Matrix, RunCell
 from .timeline import legend_html, render_svg, timeline_of_file
 
@@ -177,7 +177,7 @@ class HtmlReport:
             items = "".join(f"<li>{h(b.path)}{':' + h(b.line) if b.line else ''}: {h(b.problem)}</li>"
                             for b in m.bad)
             bad = f"<h2>Inputs excluded from the verdicts</h2><ul>{items}</ul>"
-        # several versions of one implementation: the version matrix (reports/versions.py) is beside
+        # several versions of one implementation: the version matrix (reports/render/versions.py) is beside
         several = len({(i.adapter, i.profile) for i in m.implementations}) < len(m.implementations)
         versions = ('<p><a href="versions.html">Version matrix</a>: which releases break which rule, '
                     "and since when</p>") if several else ""

@@ -1,4 +1,4 @@
-"""Integer coding of a history table for the in-process engine (:mod:`.checks_python`).
+"""Integer coding of a history table for the in-process engine (:mod:`.python_engine`).
 
 Grouping and filtering Arrow tables by string columns costs several times more than by integers
 (measured here: a 4-column string group-by 3.3 s, the same on one int64 key 1.4 s, filtering a
@@ -14,7 +14,7 @@ table of strings 12 times slower than of integers, at 21 M rows). So the engine 
 Composite keys are then single int64 columns (:meth:`Codes.mk` per message of an example,
 :meth:`Codes.gk` per example and queue, :meth:`Codes.dk` per example, queue and message,
 :meth:`Codes.rk` per run, machine and queue), and decoded only for the few result rows. String
-columns may be plain or Arrow dictionaries (:func:`.store.read_store_table` with ``dictionary=True``
+columns may be plain or Arrow dictionaries (:func:`..read.store.read_store_table` with ``dictionary=True``
 reads Parquet's dictionary pages directly). The coding is exact: codes are dense dictionary indices,
 and a history whose key space would not fit in 62 bits is refused (:class:`TooLarge`), never folded.
 """

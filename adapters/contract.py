@@ -7,8 +7,9 @@ profile it claims and its capabilities; a rule that needs a missing capability i
 
 docs/contract.md is the adapter writer's reference: every operation with its arguments, defaults and
 answers, the `call` operations, consumer windows and the lifecycle (one instance serves every
-example; ``open()`` resets all state). The constants below list the answers it documents
-(tests/conformance/test_contract_doc.py checks both against the reference adapter).
+example; ``open()`` resets all state). The constants below list the answers it documents, and
+mqconform/operations.py those of the `call` operations (tests/conformance/test_contract_doc.py
+checks both against the reference adapter).
 """
 
 from __future__ import annotations
@@ -69,7 +70,7 @@ EXTRA_CAPABILITIES = frozenset(
      "stream_state"}
     # operations an adapter offers only with the capability, as methods of their own:
     # in_progress(consumer, msg_id) with `ack_wait`, purge(queue) -> int with `purge`, and
-    # nack(..., delay_ms=) with `nack_delay` (see mqconform.conformance.driver)
+    # nack(..., delay_ms=) with `nack_delay` (see mqconform.operations)
     | {f"counter:{name}" for name in COUNTERS}
 )
 
@@ -83,39 +84,6 @@ NOT_OBSERVABLE = "not observable"
 SEND_RESULTS = ("accepted", "paged", "dropped", "failed", "blocked")
 #: What `ack` and `nack` answer; `failed` must change nothing (DELIVERY-8).
 ACK_RESULTS = ("ok", "failed")
-#: `call` operations: op -> the keys of its value where it is a dict (None otherwise).
-CALL_OPS: dict[str, tuple[str, ...] | None] = {
-    "close_session": None, "throttle": None, "offer": None, "complete": None,
-    "throttle_state": ("in_flight", "blocked", "blocks", "waiting"),
-    "admission": None, "submit": None, "take": None, "lock": None,
-    # a real broker's fast failure under load (the rocketmq adapter, machines/admission.py)
-    "admission_load": ("topic", "answers", "stored"),
-    "request": ("answer", "at_ms", "text", "code"),
-    "store": None, "put": None, "remove": None, "open_requester": None, "close_requester": None,
-    "truncate": None,
-    "store_state": ("used_bytes", "live", "free_slots", "index_entries", "blocks_used", "last_message"),
-    "locate": None,
-    # DELIVERY-34: the queue's consumers deliver nothing until the logical time until_ms
-    "pause": None,
-    # RETENTION-1..11 (capability retention): a durable consumer of a stream address as a queue
-    # (answers created or refused), its deletion, and the stream's stored messages
-    "join": None, "leave": None, "retention_state": ("messages",),
-    # DELIVERY-38..40 (capability pull_batch): one pull request, the list of ids it delivered
-    "fetch": None,
-    # RESTART-5 and DELIVERY-27..30: the queue as a JetStream stream and its durable consumer
-    "stream_state": ("msgs", "first_seq", "last_seq", "num_deleted", "num_pending", "num_ack_pending",
-                     "num_redelivered", "delivered_seq", "ack_floor_seq"),
-    "consumer_state": CONSUMER_STATE_KEYS,
-}
-#: the string answers of `call` operations (docs/contract.md "call operations")
-CALL_RESULTS: dict[str, tuple[str, ...]] = {
-    "offer": ("queued", "held"),
-    "submit": ("queued", "OVERLOAD"),
-    "put": ("ok", "e$max_file_exceeded"),
-    "remove": ("ok", "e$record_not_found"),
-    "truncate": ("ok", "e$no_truncate_queue", "e$invalid_io_operation"),
-    "join": ("created", "refused"),
-}
 
 
 @attrs.frozen
@@ -207,18 +175,17 @@ class Adapter(Protocol):
     def pending_ids(self, queue: str) -> Result: ...
 
     def call(self, op: str, **kwargs: Any) -> Result:
-        """Gated operations by name (CALL_OPS): close_session (capability `sessions`), the flow-control
-        components throttle, offer, complete, throttle_state, admission, submit, take, lock, request,
-        and storage: store, put, remove, open_requester, close_requester, truncate, store_state,
-        locate. Arguments, defaults and answers: docs/contract.md. An adapter without the capability
-        returns Result.fail('unsupported: ...')."""
+        """Gated operations by name (mqconform.operations.CALL_OPS): close_session (capability
+        `sessions`), the flow-control components throttle, offer, complete, throttle_state, admission,
+        submit, take, lock, request, and storage: store, put, remove, open_requester, close_requester,
+        truncate, store_state, locate. Arguments, defaults and answers: docs/contract.md. An adapter
+        without the capability returns Result.fail('unsupported: ...')."""
         ...
 
 
-REQUIRED_METHODS = ("open", "close", "declare_address", "declare_queue", "open_consumer", "send",
-                    "receive", "ack", "nack", "commit", "rollback", "close_consumer", "browse",
-                    "counters", "set_ring_size", "advance", "delivery_count", "paging", "pending_ids",
-                    "call")
+#: the methods of the protocol, in its order
+REQUIRED_METHODS = tuple(name for name, value in vars(Adapter).items()
+                         if callable(value) and not name.startswith("_"))
 
 
 def contract_violation(obj: object) -> str | None:

@@ -41,8 +41,8 @@ from mqconform.adapters._base import simple_consumer
 from mqconform.adapters.contract import Adapter, AdapterError, Result
 from mqconform.adapters.nats.server import EmbeddedNatsServer
 from mqconform.adapters.registry import load_adapter
-from mqconform.conformance.driver import call_operation
 from mqconform.history import HistoryWriter
+from mqconform.operations import call_operation
 
 QUEUE = "soak"
 MACHINE = "soak"

@@ -14,12 +14,13 @@ from typing import Any
 from mqconform.adapters.contract import Adapter
 from mqconform.adapters.reference import ReferenceAdapter
 from mqconform.adapters.registry import load_adapter
+from mqconform.operations import call_operation
 from mqconform.reference_model.options import ModelOptions
 from mqconform.reference_model.profiles import profile as load_profile
 from mqconform.scenario import COMPARED, annotate, from_data, run_scenario
 from mqconform.scenario.annotate import ModelRejected
 
-from .driver import Inconclusive, Violation, call_operation
+from .driver import Inconclusive, Violation
 
 __all__ = ["COMPARED", "replay"]
 

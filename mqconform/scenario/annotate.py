@@ -13,16 +13,11 @@ from typing import Any
 
 from mqconform.adapters.contract import COUNTERS
 from mqconform.adapters.reference import ReferenceAdapter
-from mqconform.conformance.driver import call_operation
+from mqconform.operations import COMPARED, call_operation
 from mqconform.reference_model.options import ModelOptions
 
 from .expect import normal
 from .schema import STREAM_STATE_KEYS
-
-#: operations whose result is compared with the model's
-COMPARED = frozenset({"send", "receive", "ack", "nack", "browse", "offer", "complete", "submit", "take",
-                      "send_batch", "receive_batch", "ack_batch",
-                      "put", "remove", "truncate"})
 
 
 class ModelRejected(ValueError):

@@ -15,7 +15,7 @@ import attrs
 
 from mqconform.adapters.contract import COUNTERS, Adapter, Result
 from mqconform.adapters.reference import ReferenceAdapter
-from mqconform.conformance.driver import call_operation
+from mqconform.operations import BATCH_OPS, COMPARED, call_operation
 
 from .expect import Check, Observer, expected_result, normal, show
 from .loader import Scenario, ScenarioStep
@@ -229,8 +229,7 @@ class _Run:
 
 
 #: operations whose value is the point of the step (a null there is shown, not "ok")
-RESULT_OPS = frozenset({"send", "receive", "ack", "nack", "browse", "offer", "complete", "submit", "take",
-                        "put", "remove", "truncate"})
+RESULT_OPS = COMPARED - frozenset(BATCH_OPS)
 
 
 def _result_text(op: str, value: Any) -> str:

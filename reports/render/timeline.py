@@ -128,7 +128,7 @@ def _marks_for(number: int, now: int, op: str, args: Any, result: Any, held: lis
 def build_timeline(profile: str, steps: Sequence[Mapping[str, Any]]) -> Timeline:
     """Replay `steps` on the model under `profile` and collect the marks (see the module docstring)."""
     from mqconform.adapters.reference import ReferenceAdapter
-    from mqconform.conformance.driver import DISPATCH, FLOW_OPS, FLOW_SCALAR
+    from mqconform.operations import call_operation
     from mqconform.reference_model.profiles import profile as load_profile
 
     marks: list[Mark] = []
@@ -145,12 +145,7 @@ def build_timeline(profile: str, steps: Sequence[Mapping[str, Any]]) -> Timeline
             op, args = _op(step)
             held = _held(adapter, str(args), op == "rollback") if op in ("close", "rollback") else []
             seen = len(broker.events)
-            if op in DISPATCH:
-                result = DISPATCH[op](adapter, args)
-            elif op in FLOW_OPS:
-                result = adapter.call(op, **({FLOW_SCALAR[op]: args} if op in FLOW_SCALAR else dict(args)))
-            else:
-                raise ValueError(f"unknown operation {op!r}")
+            result = call_operation(adapter, op, args)
         except Exception as exc:  # a malformed step stops the picture, with the reason shown
             problem = f"step {number}: {exc}"
             break

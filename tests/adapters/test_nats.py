@@ -507,7 +507,7 @@ def test_stream_retention_with_several_consumers_matches_the_model(
     unfiltered consumer; a pull request takes up to its batch while the sizes fit its budget, and the
     first message that does not fit stays first: every answer, the stream's count and each consumer's
     counts as the model's."""
-    from mqconform.conformance.driver import call_operation
+    from mqconform.operations import call_operation
 
     model = ReferenceAdapter("jetstream")
     model.open("m")

@@ -170,7 +170,7 @@ STATE_STEPS: list[tuple[str, object]] = [
 
 
 def _replay_comparing_stream_state(adapter: NatsAdapter, namespace: str) -> int:
-    from mqconform.conformance.driver import call_operation
+    from mqconform.operations import call_operation
 
     model = ReferenceAdapter("jetstream")
     adapter.open(namespace)

@@ -8,15 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from mqconform.adapters.contract import (
-    ACK_RESULTS,
-    CALL_OPS,
-    CALL_RESULTS,
-    EXTRA_CAPABILITIES,
-    SEND_RESULTS,
-)
+from mqconform.adapters.contract import ACK_RESULTS, EXTRA_CAPABILITIES, SEND_RESULTS
 from mqconform.adapters.reference import ReferenceAdapter
-from mqconform.conformance.driver import DISPATCH, FLOW_OPS, call_operation
+from mqconform.operations import CALL_OPS, CALL_RESULTS, OPERATIONS, call_operation
 from mqconform.reference_model.config import AddressConfig, ConsumerConfig, Message, QueueConfig
 from mqconform.reference_model.options import BROKER_FEATURES, FEATURES
 from mqconform.scenario.schema import OPS
@@ -31,7 +25,7 @@ def _documented(name: str) -> bool:
 
 
 def test_every_operation_and_capability_is_documented() -> None:
-    missing = [op for op in (*OPS, *DISPATCH, *FLOW_OPS, *CALL_OPS) if not _documented(op)]
+    missing = [op for op in (*OPS, *OPERATIONS, *CALL_OPS) if not _documented(op)]
     missing += [cap for cap in sorted(FEATURES | BROKER_FEATURES | EXTRA_CAPABILITIES)
                 if not _documented(cap) and not (cap.startswith("counter:") and _documented(cap[8:]))]
     assert not missing, f"docs/contract.md does not mention: {', '.join(missing)}"

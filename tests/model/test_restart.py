@@ -9,7 +9,7 @@ import pytest
 
 from mqconform.adapters.contract import Result
 from mqconform.adapters.reference import ReferenceAdapter
-from mqconform.conformance.driver import call_operation
+from mqconform.operations import call_operation
 from mqconform.reference_model.broker import Broker
 from mqconform.reference_model.config import ConsumerConfig, Message, QueueConfig
 from mqconform.reference_model.errors import ModelMisuse

@@ -176,17 +176,25 @@ class BrokerAdapter:
 
     def _settle_deadline(self, floor_s: float) -> float:
         """The monotonic instant a settle poll of at least `floor_s` gives up: longer while the
-        broker's round trips are slow (adapters/_latency.py)."""
-        return time.monotonic() + self.latency.settle_s(floor_s)
+        broker's round trips are slow (adapters/_latency.py). The operation's round trip is what it
+        took until its first settle: a wait never counts as latency (a settle that runs out its bound
+        would otherwise lengthen the next one)."""
+        now = time.monotonic()
+        if self.__dict__.get("_op_round_trip", 0.0) is None:
+            self._op_round_trip = now - self._op_started
+        return now + self.latency.settle_s(floor_s)
 
     def _do(self, op: str, fn: Callable[[], Any]) -> Result:
         """Run one operation: ok(value); fail when refused; info when the outcome is unknown. Its
         round trip is measured (``latency``)."""
-        started = time.monotonic()
+        self._op_started = started = time.monotonic()
+        self._op_round_trip: float | None = None
         try:
             return self._outcome(op, fn)
         finally:
-            self.latency.record(op, time.monotonic() - started)
+            took = self._op_round_trip
+            self.latency.record(op, time.monotonic() - started if took is None else took)
+            self._op_round_trip = 0.0
 
     def _outcome(self, op: str, fn: Callable[[], Any]) -> Result:
         try:

@@ -20,10 +20,11 @@ NOT_ROUND_TRIPS = frozenset({"advance", "restart", "open", "close", "pause"})
 WINDOW = 64
 #: fewer samples than this and the meter knows nothing: the floors hold
 MIN_SAMPLES = 8
-#: a TTL margin is this many times the typical round trip (its 90th percentile)
-TTL_FACTOR = 4.0
+#: a TTL margin is this many times the typical round trip (the median: an operation that waits for
+#: an answer that does not come, a receive of nothing, is not typical)
+TTL_FACTOR = 6.0
 #: a settle bound is this many times the typical round trip
-SETTLE_FACTOR = 20.0
+SETTLE_FACTOR = 30.0
 #: no margin grows beyond this many times its floor
 CAP_FACTOR = 4.0
 
@@ -40,10 +41,10 @@ class LatencyMeter:
             self._recent.append(seconds)
 
     def typical_s(self) -> float | None:
-        """The 90th percentile of the recent round trips; None before MIN_SAMPLES."""
+        """The median of the recent round trips; None before MIN_SAMPLES."""
         if len(self._recent) < MIN_SAMPLES:
             return None
-        return statistics.quantiles(self._recent, n=10, method="inclusive")[-1]
+        return statistics.median(self._recent)
 
     def _grown(self, floor_s: float, factor: float) -> float:
         typical = self.typical_s()
@@ -61,8 +62,9 @@ class LatencyMeter:
 
     def summary(self) -> dict[str, float | int | None]:
         """The figures a run records: samples, median and 90th percentile round trip (ms)."""
-        typical = self.typical_s()
-        median = statistics.median(self._recent) if self._recent else None
+        enough = len(self._recent) >= MIN_SAMPLES
+        median = statistics.median(self._recent) if enough else None
+        p90 = statistics.quantiles(self._recent, n=10, method="inclusive")[-1] if enough else None
         return {"samples": len(self._recent),
                 "median_ms": None if median is None else round(median * 1000, 2),
-                "p90_ms": None if typical is None else round(typical * 1000, 2)}
+                "p90_ms": None if p90 is None else round(p90 * 1000, 2)}

@@ -176,8 +176,9 @@ def area_lines(area: str, result: MachineResult, seconds: float, judge: Judge, c
              f"{len(result.findings)} violation(s)" if result.findings else "ok")
     lines = [f"  {area:<11} {state:<15} {result.examples:>5} examples {result.steps:>7} records "
              f"{seconds:6.1f} s"]
-    if result.latency and result.latency.get("p90_ms") is not None:
-        lines[0] += f"  (round trip p90 {result.latency['p90_ms']:.1f} ms)"
+    if result.latency and result.latency.get("median_ms") is not None:
+        lines[0] += (f"  (round trip median {result.latency['median_ms']:.1f} ms, "
+                     f"p90 {result.latency['p90_ms']:.1f} ms)")
     for finding in result.findings:
         rules = failure_rules(finding.rules, claimed)
         lines.append(f"      {judge.label(finding)} {finding.check} [{rules}] "

@@ -195,6 +195,19 @@ class _Queue:
     non_destructive: bool = False
     #: a last-value queue's MessageCount leaves out what is being delivered (LastValueQueue)
     last_value: bool = False
+    #: DeliveringCount less what the links hold when a settle last ran out its bound (a broker whose
+    #: count stays off, e.g. after a nack at the delivery limit): later settles take that difference
+    #: as at rest too instead of waiting out their bound after every operation
+    stuck: int = 0
+
+    def at_rest(self, delivering: int, held: int, timed_out: bool = False) -> bool:
+        """Whether the broker's DeliveringCount says nothing is in flight: it equals what the links
+        hold, or is off by the difference a settle that ran out its bound left (see `stuck`). A
+        settle that runs out (`timed_out`) records its difference."""
+        off = delivering - held
+        if timed_out or off == 0:  # the count came right again: nothing is taken as stuck
+            self.stuck = off
+        return off in (0, self.stuck)
 
     def pending(self, counts: dict[str, int]) -> int:
         """The pending count from the queue MBean's counts: MessageCount less what is scheduled and,
@@ -835,7 +848,8 @@ class ArtemisAdapter(BrokerAdapter):
         while True:
             self._pump(0)
             held = sum(len(c.held) + len(c.handler.arrived) for c in consumers)
-            if self._queue_state(queue)["DeliveringCount"] == held or time.monotonic() > deadline:
+            late = time.monotonic() > deadline
+            if queue.at_rest(self._queue_state(queue)["DeliveringCount"], held, late) or late:
                 return
             self._pump(0.002)
 
@@ -855,9 +869,11 @@ class ArtemisAdapter(BrokerAdapter):
             held = sum(len(c.held) + len(c.handler.arrived) for c in consumers)
             pending = queue.pending(state)
             credit = sum(c.link.link.credit for c in consumers)
-            if state["DeliveringCount"] == held and (pending <= 0 or credit <= 0 or queue.non_destructive):
+            late = time.monotonic() > deadline
+            if queue.at_rest(state["DeliveringCount"], held, late) and (
+                    pending <= 0 or credit <= 0 or queue.non_destructive):
                 return
-            if time.monotonic() > deadline:
+            if late:
                 return
             self._pump(0.003)
 

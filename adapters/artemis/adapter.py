@@ -18,8 +18,9 @@ Mapping (physical names ``mqc-<namespace>-<token>-<name>``, one per open):
   ``createQueue(json)`` (QueueConfiguration keys ``ring-size``, ``last-value-key``,
   ``non-destructive``); its per-queue settings (``max-delivery-attempts``, ``redelivery-delay``,
   ``redelivery-delay-multiplier``, ``max-redelivery-delay``, ``dead-letter-address``) are address
-  settings added live with ``addAddressSettings(match, json)`` (Artemis 2.32+, ARTEMIS-3932) for the
-  queue's exact address; close() destroys them all.
+  settings added live with ``addAddressSettings(match, json)`` (Artemis 2.32+, ARTEMIS-3932; before,
+  the positional operation of 58 arguments, see :class:`Features`) for the queue's exact address;
+  close() destroys them all.
 - ``set_ring_size`` is ``updateQueue(json)`` with the new ``ring-size`` (RING-2: nothing is purged).
 - a send is an AMQP transfer, durable, with header priority, application property ``mqcid`` (the
   logical id) and header ttl for a TTL; on a limited address its outcome is read from AddressSize

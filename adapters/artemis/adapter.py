@@ -18,8 +18,9 @@ Mapping (physical names ``mqc-<namespace>-<token>-<name>``, one per open):
   ``createQueue(json)`` (QueueConfiguration keys ``ring-size``, ``last-value-key``,
   ``non-destructive``); its per-queue settings (``max-delivery-attempts``, ``redelivery-delay``,
   ``redelivery-delay-multiplier``, ``max-redelivery-delay``, ``dead-letter-address``) are address
-  settings added live with ``addAddressSettings(match, json)`` (Artemis 2.32+, ARTEMIS-3932) for the
-  queue's exact address; close() destroys them all.
+  settings added live with ``addAddressSettings(match, json)`` (Artemis 2.32+, ARTEMIS-3932; before,
+  the positional operation of 58 arguments, see :class:`Features`) for the queue's exact address;
+  close() destroys them all.
 - ``set_ring_size`` is ``updateQueue(json)`` with the new ``ring-size`` (RING-2: nothing is purged).
 - a send is an AMQP transfer, durable, with header priority, application property ``mqcid`` (the
   logical id) and header ttl for a TTL; on a limited address its outcome is read from AddressSize
@@ -103,8 +104,13 @@ from .server import (
 from .sizing import GRAIN, Sizing, over_threshold, threshold
 
 URL_ENV = "MQCONFORM_ARTEMIS_URL"
-#: live per-address settings (Jolokia addAddressSettings(match, json)) arrived in 2.32.0 (ARTEMIS-3932)
-MIN_VERSION = "2.32.0"
+#: the oldest release the adapter drives (the oldest one served; the positional addAddressSettings of
+#: 58 arguments, ARTEMIS-2810 in 2.14.0, is the same from 2.18.0 to 2.31.2)
+MIN_VERSION = "2.18.0"
+#: live per-address settings as JSON (Jolokia addAddressSettings(match, json)), ARTEMIS-3932
+JSON_SETTINGS_SINCE = "2.32.0"
+#: QueueControl#deliverScheduledMessage(id), ARTEMIS-3872 (commit 63966dcc56, first in 2.25.0)
+DELIVER_SCHEDULED_SINCE = "2.25.0"
 HTTP_URL_ENV = "MQCONFORM_ARTEMIS_HTTP_URL"
 ID_PROPERTY = "mqcid"
 #: SCHED-*: the logical due time of a scheduled message (application property)
@@ -151,6 +157,73 @@ WIDE_CREDIT = 1000
 PULL_WAIT_S = 1.0
 #: the longest pending list read back (address setting managementBrowsePageSize)
 BROWSE_LIMIT = 100_000
+#: ActiveMQServerControl#addAddressSettings with 58 arguments (2.18.0 .. 2.31.2, the same list), in
+#: order: each name is also the key getAddressSettingsAsJSON(match) gives its value under
+_KINDS = {"S": "java.lang.String", "J": "long", "I": "int", "Z": "boolean", "D": "double"}
+POSITIONAL_SETTINGS: tuple[tuple[str, str], ...] = tuple(
+    (name, _KINDS[kind]) for name, kind in (item.split(":") for item in (
+    "addressMatch:S", "DLA:S", "expiryAddress:S", "expiryDelay:J", "lastValueQueue:Z",
+    "maxDeliveryAttempts:I", "maxSizeBytes:J", "pageSizeBytes:I", "pageCacheMaxSize:I",
+    "redeliveryDelay:J", "redeliveryMultiplier:D", "maxRedeliveryDelay:J", "redistributionDelay:J",
+    "sendToDLAOnNoRoute:Z", "addressFullMessagePolicy:S", "slowConsumerThreshold:J",
+    "slowConsumerCheckPeriod:J", "slowConsumerPolicy:S", "autoCreateJmsQueues:Z",
+    "autoDeleteJmsQueues:Z", "autoCreateJmsTopics:Z", "autoDeleteJmsTopics:Z", "autoCreateQueues:Z",
+    "autoDeleteQueues:Z", "autoCreateAddresses:Z", "autoDeleteAddresses:Z", "configDeleteQueues:S",
+    "configDeleteAddresses:S", "maxSizeBytesRejectThreshold:J", "defaultLastValueKey:S",
+    "defaultNonDestructive:Z", "defaultExclusiveQueue:Z", "defaultGroupRebalance:Z",
+    "defaultGroupBuckets:I", "defaultGroupFirstKey:S", "defaultMaxConsumers:I",
+    "defaultPurgeOnNoConsumers:Z", "defaultConsumersBeforeDispatch:I", "defaultDelayBeforeDispatch:J",
+    "defaultQueueRoutingType:S", "defaultAddressRoutingType:S", "defaultConsumerWindowSize:I",
+    "defaultRingSize:J", "autoDeleteCreatedQueues:Z", "autoDeleteQueuesDelay:J",
+    "autoDeleteQueuesMessageCount:J", "autoDeleteAddressesDelay:J",
+    "redeliveryCollisionAvoidanceFactor:D", "retroactiveMessageCount:J",
+    "autoCreateDeadLetterResources:Z", "deadLetterQueuePrefix:S", "deadLetterQueueSuffix:S",
+    "autoCreateExpiryResources:Z", "expiryQueuePrefix:S", "expiryQueueSuffix:S", "minExpiryDelay:J",
+    "maxExpiryDelay:J", "enableMetrics:Z",
+)))
+POSITIONAL_OPERATION = f"addAddressSettings({','.join(kind for _, kind in POSITIONAL_SETTINGS)})"
+#: the adapter's setting names (the JSON keys of addAddressSettings(match, json)) the positional
+#: operation names otherwise
+POSITIONAL_NAMES = {"deadLetterAddress": "DLA"}
+#: settings the positional operation does not carry and the adapter may leave unset: the
+#: catch-all's managementBrowsePageSize (200) bounds what listMessages shows, beyond any example
+POSITIONAL_SKIPPED = frozenset({"managementBrowsePageSize"})
+
+
+@attrs.frozen
+class Features:
+    """What the adapter can drive on one release (one code path; these switches pick the mechanism).
+
+    ``json_settings``: address settings are set live with ``addAddressSettings(match, json)``
+    (2.32.0+, ARTEMIS-3932), which carries every setting; before, with the positional operation of
+    58 arguments (POSITIONAL_SETTINGS), which has no maxSizeMessages, maxReadPageBytes,
+    maxReadPageMessages, prefetchPage*, pageLimit* or pageFullMessagePolicy.
+    ``deliver_scheduled``: QueueControl#deliverScheduledMessage (2.25.0+, ARTEMIS-3872), how the
+    adapter fires a scheduled message at its logical due time."""
+
+    json_settings: bool
+    deliver_scheduled: bool
+
+    @classmethod
+    def of(cls, version: str) -> Features:
+        return cls(json_settings=at_least(version, JSON_SETTINGS_SINCE),
+                   deliver_scheduled=at_least(version, DELIVER_SCHEDULED_SINCE))
+
+    def missing(self) -> dict[str, str]:
+        """The capabilities this release cannot have, each with why."""
+        why: dict[str, str] = {}
+        if not self.json_settings:
+            why["paging"] = (
+                "the PAGE policy before 2.32 (the read budget maxReadPageBytes the model's depage "
+                "follows, PAGING-10, cannot be set live: the positional addAddressSettings has none; "
+                "before 2.24 the broker had no read budget, ARTEMIS-3850)")
+            why["page_limits"] = ("page limits before 2.32 (pageLimitBytes, pageLimitMessages and "
+                                  "pageFullMessagePolicy, ARTEMIS-3178 in 2.28, cannot be set live: the "
+                                  "positional addAddressSettings has none)")
+        if not self.deliver_scheduled:
+            why["scheduling"] = ("scheduling before 2.25 (no QueueControl#deliverScheduledMessage, "
+                                 "ARTEMIS-3872: the adapter cannot fire a message at its logical due time)")
+        return why
 
 
 class _Receiver(MessagingHandler):  # type: ignore[misc]
@@ -262,13 +335,18 @@ class ArtemisAdapter(BrokerAdapter):
         if self.home is not None:
             self.version = self.home.name.removeprefix("apache-artemis-")
         if not self.url and not at_least(self.version, MIN_VERSION):
-            raise AdapterError(f"artemis {self.version}: the adapter needs {MIN_VERSION} or newer "
-                               "(addAddressSettings(json), ARTEMIS-3932)")
+            raise AdapterError(f"artemis {self.version}: the adapter needs {MIN_VERSION} or newer")
+        #: what this release lets the adapter drive (with url=, the version= given: open() checks it)
+        self.features = Features.of(self.version)
+        missing = self.features.missing()
+        #: the reasons of what is not claimed (class defaults and this release's)
+        self.UNSUPPORTED = {**type(self).UNSUPPORTED, **missing}
         self.timeout = float(timeout)
         self.settle_timeout = float(settle_timeout)
         #: an AMQP acceptor granting one credit at a time (BLOCK); the own broker has one
         self.block_url = block_url
-        self.capabilities = CAPABILITIES if block_url or not self.url else CAPABILITIES - {"block_policy"}
+        capabilities = CAPABILITIES if block_url or not self.url else CAPABILITIES - {"block_policy"}
+        self.capabilities = capabilities - set(missing)
         self.block_conn: Any = None
         self.broker: ArtemisProcess | None = None
         self.conn: Any = None
@@ -330,8 +408,10 @@ class ArtemisAdapter(BrokerAdapter):
                 raise AdapterError(f"artemis: no management at {redact(http)}: {exc}") from None
             self.server_version = str(version)
             if not at_least(str(version), MIN_VERSION):
-                raise AdapterError(f"artemis {version}: the adapter needs {MIN_VERSION} or newer "
-                                   "(addAddressSettings(json), ARTEMIS-3932)")
+                raise AdapterError(f"artemis {version}: the adapter needs {MIN_VERSION} or newer")
+            if Features.of(str(version)) != self.features:
+                raise AdapterError(f"artemis {version}: the broker's release is not the one the adapter "
+                                   f"was made for ({self.version}): pass version={version}")
         self.prefix = "mqc-" + physical_prefix(namespace, False)
         self._reset()
         self.addresses_: dict[str, _Address] = {}
@@ -396,19 +476,24 @@ class ArtemisAdapter(BrokerAdapter):
             if config is not None:
                 address.routing, address.config = "MULTICAST", config
                 address.settings.update(self._limit_settings(config))
-                if config.max_size_bytes > 0:
+                if config.max_size_bytes > 0 and self.features.json_settings:
                     # management refuses a page size above max-size-bytes in one setting
                     # (ActiveMQServerControlImpl#addAddressSettings), broker.xml does not: the limit goes
                     # to the match `<address>.#` (it matches the address itself), merged under the
                     # exact match that carries the page size (HierarchicalObjectRepository)
                     limit = threshold(config.max_size_bytes)
-                    mgmt.exec(mgmt.broker, "addAddressSettings(java.lang.String,java.lang.String)",
-                              f"{address.physical}.#",
-                              json.dumps({"maxSizeBytes": limit, "pageSizeBytes": limit}))
+                    self._add_settings(f"{address.physical}.#",
+                                       {"maxSizeBytes": limit, "pageSizeBytes": limit})
+                elif config.max_size_bytes > 0:
+                    # the positional operation sets every field of the match, so the limit goes with
+                    # the page size, which may not exceed it; only PAGE writes page files
+                    # (PagingStoreImpl#page), and PAGE is not offered here (Features.missing)
+                    limit = threshold(config.max_size_bytes)
+                    address.settings["maxSizeBytes"] = limit
+                    address.settings["pageSizeBytes"] = min(address.settings["pageSizeBytes"], limit)
             # listMessages shows at most managementBrowsePageSize (default 200) messages
             address.settings["managementBrowsePageSize"] = BROWSE_LIMIT
-            mgmt.exec(mgmt.broker, "addAddressSettings(java.lang.String,java.lang.String)", address.physical,
-                      json.dumps(address.settings))
+            self._add_settings(address.physical, address.settings)
             mgmt.exec(mgmt.broker, "createAddress(java.lang.String,java.lang.String)", address.physical,
                       address.routing)
             self.addresses_[name] = address
@@ -418,9 +503,35 @@ class ArtemisAdapter(BrokerAdapter):
     def _apply_settings(self, address: _Address, settings: dict[str, Any]) -> None:
         """Address settings for exactly this address (merged with the catch-all ``#``)."""
         address.settings.update(settings)
+        self._add_settings(address.physical, address.settings)
+
+    def _add_settings(self, match: str, settings: dict[str, Any]) -> None:
+        """Address settings for `match`: from 2.32 addAddressSettings(match, json) with just these
+        (the rest merged from wider matches); before, the positional operation, which sets every one
+        of its fields: those not given keep what the match resolves to now (getAddressSettingsAsJSON,
+        which names each field as the operation does). A setting the operation lacks is Unsupported
+        unless it is unset (-1 or None) or POSITIONAL_SKIPPED."""
         mgmt = self._mgmt()
-        mgmt.exec(mgmt.broker, "addAddressSettings(java.lang.String,java.lang.String)", address.physical,
-                  json.dumps(address.settings))
+        if self.features.json_settings:
+            mgmt.exec(mgmt.broker, "addAddressSettings(java.lang.String,java.lang.String)", match,
+                      json.dumps(settings))
+            return
+        values = json.loads(mgmt.exec(mgmt.broker, "getAddressSettingsAsJSON(java.lang.String)", match))
+        values["addressMatch"] = match
+        known = {name for name, _ in POSITIONAL_SETTINGS}
+        for key, value in settings.items():
+            name = POSITIONAL_NAMES.get(key, key)
+            if name in known:
+                values[name] = value
+            elif key not in POSITIONAL_SKIPPED and value not in (-1, None):
+                raise Unsupported(f"address setting {key} on Artemis {self.version} (the positional "
+                                  "addAddressSettings before 2.32 has none)")
+        arguments = []
+        for name, _ in POSITIONAL_SETTINGS:
+            if name not in values and name not in ("DLA", "expiryAddress"):  # unset addresses: absent
+                raise AdapterError(f"artemis {self.version}: getAddressSettingsAsJSON has no {name}")
+            arguments.append(values.get(name))
+        mgmt.exec(mgmt.broker, POSITIONAL_OPERATION, *arguments)
 
     @operation
     def declare_address(self, config: AddressConfig) -> None:
@@ -434,14 +545,21 @@ class ArtemisAdapter(BrokerAdapter):
             raise Unsupported("max_size_bytes 0 or page_size_bytes <= 0 (no broker threshold matches)")
         if config.retroactive_message_count:
             raise Unsupported("retroactive addresses")
+        limited = config.max_size_bytes >= 0 or config.max_size_messages >= 0
+        if config.full_policy == "PAGE" and limited and "paging" not in self.capabilities:
+            raise Unsupported(self._why("paging"))
+        page_limits = (config.page_full_policy is not None or config.page_limit_bytes >= 0
+                       or config.page_limit_messages >= 0)
+        if page_limits and "page_limits" not in self.capabilities:
+            raise Unsupported(self._why("page_limits"))
         if self.sizing is None:
             self.sizing = self._calibrate()
         self._ensure_address(config.name, config)
 
-    @staticmethod
-    def _limit_settings(config: AddressConfig) -> dict[str, Any]:
+    def _limit_settings(self, config: AddressConfig) -> dict[str, Any]:
         """PAGING-1, 3, 4, 9, 10: the address settings of a declared address, its logical byte limits
-        mapped to broker thresholds (.sizing)."""
+        mapped to broker thresholds (.sizing). Before 2.32 (positional settings) without the read
+        budget, which acts only on paged messages and PAGE is not offered there (Features.missing)."""
         budget = threshold(config.read_budget_bytes) if config.read_budget_bytes > 0 else -1
         page = over_threshold(config.page_size_bytes)
         limits: dict[str, Any] = {}
@@ -451,14 +569,16 @@ class ArtemisAdapter(BrokerAdapter):
             limits["pageLimitBytes"] = (config.page_limit_bytes // config.page_size_bytes) * page
         if config.page_limit_messages >= 0:  # PAGING-15
             limits["pageLimitMessages"] = config.page_limit_messages
-        return {**limits,
+        settings = {**limits,
             "addressFullMessagePolicy": config.full_policy,
             "maxSizeMessages": config.max_size_messages,
             "pageSizeBytes": page,
-            "maxReadPageBytes": budget, "prefetchPageBytes": budget,
-            "maxReadPageMessages": config.max_read_page_messages,
-            "prefetchPageMessages": config.max_read_page_messages,
         }
+        if self.features.json_settings:
+            settings.update({"maxReadPageBytes": budget, "prefetchPageBytes": budget,
+                             "maxReadPageMessages": config.max_read_page_messages,
+                             "prefetchPageMessages": config.max_read_page_messages})
+        return settings
 
     def _calibrate(self) -> Sizing:
         """The broker's estimate of an AMQP message (.sizing): one message to an address with one
@@ -674,6 +794,8 @@ class ArtemisAdapter(BrokerAdapter):
                                   "properties": {ID_PROPERTY: message.id, **dict(message.properties)}}
         due = message.scheduled_at_ms if message.scheduled_at_ms and message.scheduled_at_ms > 0 else None
         if due is not None:
+            if "scheduling" not in self.capabilities:
+                raise Unsupported(self._why("scheduling"))
             fields["properties"][DUE_PROPERTY] = due
             fields["annotations"] = {symbol("x-opt-delivery-time"): self._far_origin + due}
         if message.ttl_ms is not None:

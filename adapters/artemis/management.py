@@ -11,6 +11,8 @@ from __future__ import annotations
 import base64
 import http.client
 import json
+import time
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -23,7 +25,7 @@ class Jolokia:
     """Jolokia client for one broker (``url`` = ``http://host:port/console/jolokia``)."""
 
     def __init__(self, url: str, user: str, password: str, broker_name: str = "127.0.0.1",
-                 timeout: float = 10.0) -> None:
+                 timeout: float = 10.0, on_round_trip: Callable[[float], None] | None = None) -> None:
         parts = urlsplit(url)
         self.host, self.port = parts.hostname or "127.0.0.1", parts.port or 8161
         self.path = parts.path or "/console/jolokia"
@@ -34,6 +36,8 @@ class Jolokia:
                         "Content-Type": "application/json"}
         self.broker = f'org.apache.activemq.artemis:broker="{broker_name}"'
         self._conn: http.client.HTTPConnection | None = None
+        #: told the seconds of every answered request (the adapter's latency meter)
+        self.on_round_trip = on_round_trip
 
     # ------------------------------------------------------------------ names
     def address_mbean(self, address: str) -> str:
@@ -49,6 +53,7 @@ class Jolokia:
         for attempt in range(2):
             if self._conn is None:
                 self._conn = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
+            started = time.monotonic()
             try:
                 self._conn.request("POST", self.path, payload, self.headers)
                 response = self._conn.getresponse()
@@ -58,6 +63,8 @@ class Jolokia:
                 if attempt:
                     raise ManagementError(f"jolokia unreachable: {exc}") from None
                 continue
+            if self.on_round_trip is not None:
+                self.on_round_trip(time.monotonic() - started)
             if response.status != 200:
                 raise ManagementError(f"jolokia HTTP {response.status}")
             return json.loads(data)

@@ -809,6 +809,7 @@ class ArtemisAdapter(BrokerAdapter):
             self._settle_address(address)
             return outcome
         before = self._address_size(address)
+        paging_before = before is not None and self._paging_address(address)
         added = self._added(address)
         try:
             self._sender(address).send(amqp, timeout=self.timeout)
@@ -818,9 +819,11 @@ class ArtemisAdapter(BrokerAdapter):
                 return "failed"  # PAGING-3, 14: FAIL (or page-full FAIL) refuses the send
             raise Refused(f"artemis: send refused: {exc}") from None
         outcome = "accepted"
-        if before is not None and address.queues and self._address_size(address) == before:
+        if before is not None and address.queues and (paging_before or self._address_size(address) == before):
             # PAGING-3, 6, 7, 14: not held in memory: written to a page file (PAGE: the queues count
-            # it added) or discarded (DROP, or a page-full address under PAGE)
+            # it added) or discarded (DROP, or a page-full address under PAGE). An address already
+            # paging takes nothing into memory (PagingStoreImpl#page); its AddressSize may still fall:
+            # a ring queue replaces a message held in memory by the paged one (RING-10)
             paging = address.config is not None and address.config.full_policy == "PAGE"
             paged = paging and self._added(address) != added
             outcome = "paged" if paged else "dropped"
@@ -850,6 +853,11 @@ class ArtemisAdapter(BrokerAdapter):
         if address.config is None or not address.queues:
             return None
         return int(self._queue_state(self.queues[address.queues[0]])["MessagesAdded"])
+
+    def _paging_address(self, address: _Address) -> bool:
+        """AddressControl Paging of a limited address: page mode under PAGE, full under DROP."""
+        mgmt = self._mgmt()
+        return bool(mgmt.read(mgmt.address_mbean(address.physical), "Paging")["Paging"])
 
     def _address_size(self, address: _Address) -> int | None:
         """AddressSize of a limited address (None for the others: nothing to measure)."""

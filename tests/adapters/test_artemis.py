@@ -320,6 +320,16 @@ def test_a_new_consumer_restarts_the_rotation(artemis: ArtemisAdapter, namespace
     assert outcome.verdict == "pass", outcome.verdict_line()
 
 
+@pytest.mark.rules("PAGING-3")
+def test_a_paged_send_is_paged_when_a_ring_frees_memory(artemis: ArtemisAdapter, namespace: str) -> None:
+    """A send into an address in page mode is `paged`, even when the ring queue's replacement makes the
+    address smaller (AddressSize falls instead of staying)."""
+    scenario = load(SCENARIOS / "artemis-paged-send-ring-replaces.yaml")
+    assert run_scenario(scenario, ReferenceAdapter(options=profile("artemis"))).verdict == "pass"
+    outcome = run_scenario(scenario, artemis, namespace=namespace)  # counters are not observable in page mode
+    assert outcome.verdict == "pass", outcome.verdict_line()
+
+
 @pytest.mark.rules("DELIVERY-12")
 def test_finding_non_destructive_direct_delivery(artemis: ArtemisAdapter, namespace: str) -> None:
     """The registered deviation (docs/findings/artemis-non-destructive-direct-delivery.md): the model

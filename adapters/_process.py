@@ -43,6 +43,30 @@ def port_accepts(port: int, host: str = LOOPBACK, timeout: float = 0.2) -> bool:
         return False
 
 
+def java(broker: str, package: str = "openjdk-17-jre-headless") -> str:
+    """The java on PATH that starts `broker`; AdapterError naming the Debian package without one."""
+    found = shutil.which("java")
+    if found is None:
+        raise AdapterError(f"{broker}: no java on PATH (apt-get install {package})")
+    return found
+
+
+def maven_release(broker: str, version: str, served: Sequence[str], group: str,
+                  artifacts: Sequence[str], marker: str) -> Path:
+    """The folder of `broker` release `version`'s jars (``lib/``): `artifacts` of Maven `group` at that
+    version, fetched once under a lock (mqconform.releases.maven_jars) into the cache; `marker` is a
+    jar the complete folder has. AdapterError for an unserved release, without mvn or on a failed fetch."""
+    from mqconform.releases import ReleaseError, cache_root, maven_jars
+
+    if version not in served:
+        raise AdapterError(f"{broker}: release {version} is not served (served: {', '.join(served)})")
+    try:
+        return maven_jars(cache_root() / "servers" / broker / version,
+                          [(group, artifact, version) for artifact in artifacts], marker)
+    except ReleaseError as exc:
+        raise AdapterError(f"{broker} {version}: {exc}") from None
+
+
 def die_with_parent() -> None:
     """In the child before exec (Linux): SIGTERM when the thread that started it ends (the kernel
     ties PR_SET_PDEATHSIG to the creating thread, so only the main thread may use it)."""

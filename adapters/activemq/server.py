@@ -16,7 +16,7 @@ import os
 import shutil
 from pathlib import Path
 
-from .._process import ServerProcess
+from .._process import ServerProcess, java
 from ..contract import AdapterError
 
 HOME_ENV = "MQCONFORM_ACTIVEMQ_HOME"
@@ -72,8 +72,7 @@ def find_home(explicit: str | None = None) -> str:
     if not (Path(home) / "bin" / "activemq.jar").is_file():
         raise AdapterError(f"activemq: no ActiveMQ at {home} (run scripts/install-debian.sh, set "
                            f"{HOME_ENV}, or pass url= to use a running broker)")
-    if shutil.which("java") is None:
-        raise AdapterError("activemq: no java on PATH (apt-get install default-jre-headless)")
+    java("activemq", "default-jre-headless")
     return home
 
 
@@ -98,10 +97,10 @@ class ActiveMQProcess(ServerProcess):
         return f"stomp://127.0.0.1:{self.port}"
 
     def _command(self, conf: Path, data: Path) -> list[str]:
-        java = shutil.which("java") or "java"
+        binary = shutil.which("java") or "java"
         opens = ["java.base/java.lang", "java.base/java.util", "java.base/java.net",
                  "java.base/java.security", "java.base/java.util.concurrent"]
-        return [java, "-Xms64M", f"-Xmx{self.heap_mb}M",
+        return [binary, "-Xms64M", f"-Xmx{self.heap_mb}M",
                 *[arg for mod in opens for arg in ("--add-opens", f"{mod}=ALL-UNNAMED")],
                 f"-Dlog4j.configuration=file:{conf}/log4j.properties",
                 f"-Dactivemq.classpath={conf}", f"-Dactivemq.home={self.home}",

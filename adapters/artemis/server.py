@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -26,7 +25,7 @@ from pathlib import Path
 from mqconform.conformance.deviations import parse_version
 from mqconform.releases import ARTEMIS_RELEASES
 
-from .._process import LOOPBACK, ServerProcess, free_port, port_accepts, release_main
+from .._process import LOOPBACK, ServerProcess, free_port, java, port_accepts, release_main
 from ..contract import AdapterError
 
 #: the releases Maven Central serves (mqconform.releases' artemis line); the default is the newest
@@ -71,13 +70,6 @@ def home_of(server_bin: str) -> Path:
     return launcher.parent.parent
 
 
-def _java() -> str:
-    java = shutil.which("java")
-    if java is None:
-        raise AdapterError("artemis: no java on PATH (apt-get install openjdk-17-jre-headless)")
-    return java
-
-
 def _rewrite_broker_xml(text: str, port: int, block_port: int) -> str:
     """One acceptor on 127.0.0.1:`port` (AMQP, CORE, STOMP), one AMQP acceptor on `block_port` that
     grants a producer one credit at a time (PAGING-3 BLOCK: the broker grants the next credit only while
@@ -113,7 +105,7 @@ class ArtemisProcess(ServerProcess):
         super().__init__()
         self.version = version
         self.home = home if home is not None else fetch(version)
-        self.java = _java()
+        self.java = java("artemis")
         self.http_port = 0
         #: the AMQP acceptor granting one credit at a time (address-full policy BLOCK)
         self.block_port = 0

@@ -15,13 +15,11 @@ HornetQ 2.4.9 runs on Java 17 without ``--add-opens`` (measured).
 from __future__ import annotations
 
 import contextlib
-import shutil
 import socket
 import sys
 from pathlib import Path
 
-from .._process import LOOPBACK, ServerProcess, free_port, port_accepts, release_main
-from ..contract import AdapterError
+from .._process import LOOPBACK, ServerProcess, free_port, java, maven_release, port_accepts, release_main
 
 #: the 2.4 releases Maven Central serves (maven-metadata.xml of org.hornetq:hornetq-server; 2.4.2,
 #: 2.4.8, 2.4.10 and later are not on Central), oldest first; the default is the newest
@@ -38,23 +36,8 @@ ARTIFACTS = ("hornetq-server", "hornetq-stomp-protocol")
 def fetch(version: str = DEFAULT_VERSION) -> Path:
     """The folder of release `version`'s jars (``lib/``), fetched through Maven once, under a lock
     (mqconform.releases.maven_jars); AdapterError without mvn or on a failed fetch."""
-    from mqconform.releases import ReleaseError, cache_root, maven_jars
-
-    if version not in SERVED:
-        raise AdapterError(f"hornetq: release {version} is not served (served: {', '.join(SERVED)})")
-    try:
-        return maven_jars(cache_root() / "servers" / "hornetq" / version,
-                          [("org.hornetq", artifact, version) for artifact in ARTIFACTS],
-                          f"hornetq-server-{version}.jar")
-    except ReleaseError as exc:
-        raise AdapterError(f"hornetq {version}: {exc}") from None
-
-
-def _java() -> str:
-    java = shutil.which("java")
-    if java is None:
-        raise AdapterError("hornetq: no java on PATH (apt-get install openjdk-17-jre-headless)")
-    return java
+    return maven_release("hornetq", version, SERVED, "org.hornetq", ARTIFACTS,
+                         f"hornetq-server-{version}.jar")
 
 
 class Control:
@@ -98,7 +81,7 @@ class HornetQProcess(ServerProcess):
         super().__init__()
         self.version = version
         self.lib = fetch(version)
-        self.java = _java()
+        self.java = java("hornetq")
         self.control_port = 0
 
     @property

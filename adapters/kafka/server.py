@@ -23,7 +23,6 @@ The process plumbing (ports, readiness wait, die-with-parent, stop and removal) 
 from __future__ import annotations
 
 import base64
-import shutil
 import subprocess
 import sys
 import uuid
@@ -31,7 +30,7 @@ from pathlib import Path
 
 from mqconform.releases import KAFKA_RELEASES
 
-from .._process import LOOPBACK, ServerProcess, free_port, last_line, port_accepts, release_main
+from .._process import LOOPBACK, ServerProcess, free_port, java, last_line, port_accepts, release_main
 from ..contract import AdapterError
 
 #: the releases Maven Central serves (mqconform.releases' kafka line); the default is the newest
@@ -86,13 +85,6 @@ def lib_of(server_bin: str) -> Path:
     return jar.parent
 
 
-def _java() -> str:
-    java = shutil.which("java")
-    if java is None:
-        raise AdapterError("kafka: no java on PATH (apt-get install openjdk-17-jre-headless)")
-    return java
-
-
 def cluster_id() -> str:
     """A KRaft cluster id as ``StorageTool random-uuid`` prints one (org.apache.kafka.common.Uuid:
     16 random bytes, URL-safe base64 without padding)."""
@@ -133,7 +125,7 @@ class KafkaProcess(ServerProcess):
         super().__init__()
         self.version = version
         self.lib = lib if lib is not None else fetch(version)
-        self.java = _java()
+        self.java = java("kafka")
         self.controller_port = 0
 
     @property

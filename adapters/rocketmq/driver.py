@@ -18,9 +18,9 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from .._process import die_with_parent, stop_process
+from .._process import die_with_parent, java, stop_process
 from ..contract import AdapterError
-from .server import classpath, java
+from .server import classpath
 
 SOURCE = Path(__file__).with_name("Driver.java")
 HEAP = ["-Xms32m", "-Xmx256m"]
@@ -37,7 +37,7 @@ class Driver:
         self._log = log.open("ab")
         self._lock = threading.Lock()
         self.process = subprocess.Popen(
-            [java(), *HEAP, "-cp", classpath(lib), str(SOURCE)], stdin=subprocess.PIPE,
+            [java("rocketmq"), *HEAP, "-cp", classpath(lib), str(SOURCE)], stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=self._log, start_new_session=True,
             preexec_fn=die_with_parent if threading.current_thread() is threading.main_thread() else None)
         try:

@@ -16,13 +16,12 @@ tick, ADMISSION-4).
 from __future__ import annotations
 
 import os
-import shutil
 import socket
 import sys
 from pathlib import Path
 from typing import ClassVar
 
-from .._process import LOOPBACK, ServerProcess, free_port, port_accepts, release_main
+from .._process import LOOPBACK, ServerProcess, free_port, java, maven_release, port_accepts, release_main
 from ..contract import AdapterError
 
 #: the newest 5.x release whose jars Maven Central serves completely (5.5.1 lacks rocketmq-srvutil)
@@ -43,27 +42,12 @@ START_WAIT_MS = 5
 def fetch(version: str = DEFAULT_VERSION) -> Path:
     """The folder of release `version`'s jars (``lib/``), fetched through Maven once, under a lock
     (mqconform.releases.maven_jars); AdapterError without mvn or on a failed fetch."""
-    from mqconform.releases import ReleaseError, cache_root, maven_jars
-
-    if version not in SERVED:
-        raise AdapterError(f"rocketmq: release {version} is not served (served: {', '.join(SERVED)})")
-    try:
-        return maven_jars(cache_root() / "servers" / "rocketmq" / version,
-                          [("org.apache.rocketmq", artifact, version) for artifact in ARTIFACTS],
-                          f"rocketmq-broker-{version}.jar")
-    except ReleaseError as exc:
-        raise AdapterError(f"rocketmq {version}: {exc}") from None
+    return maven_release("rocketmq", version, SERVED, "org.apache.rocketmq", ARTIFACTS,
+                         f"rocketmq-broker-{version}.jar")
 
 
 def classpath(lib: Path) -> str:
     return os.pathsep.join(str(p) for p in sorted(lib.glob("*.jar")))
-
-
-def java() -> str:
-    found = shutil.which("java")
-    if found is None:
-        raise AdapterError("rocketmq: no java on PATH (apt-get install openjdk-17-jre-headless)")
-    return found
 
 
 def _port_free(port: int) -> bool:
@@ -104,7 +88,7 @@ class _JavaProcess(ServerProcess):
     def _prepare(self, workdir: Path) -> tuple[list[str], Path | None]:
         (workdir / self.conf_name).write_text(self._conf())
         # ROCKETMQ_HOME: the property MixAll reads before the environment variable
-        command = [java(), *self.heap, f"-Duser.home={workdir}", f"-Drocketmq.home.dir={workdir}",
+        command = [java("rocketmq"), *self.heap, f"-Duser.home={workdir}", f"-Drocketmq.home.dir={workdir}",
                    "-cp", classpath(self.lib), self.main_class, "-c", str(workdir / self.conf_name)]
         return command, workdir
 

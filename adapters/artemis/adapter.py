@@ -808,8 +808,7 @@ class ArtemisAdapter(BrokerAdapter):
             outcome = self._send_blocking(address, amqp)
             self._settle_address(address)
             return outcome
-        before = self._address_size(address)
-        paging_before = before is not None and self._paging_address(address)
+        before, paging_before = self._address_memory(address)
         added = self._added(address)
         try:
             self._sender(address).send(amqp, timeout=self.timeout)
@@ -854,10 +853,14 @@ class ArtemisAdapter(BrokerAdapter):
             return None
         return int(self._queue_state(self.queues[address.queues[0]])["MessagesAdded"])
 
-    def _paging_address(self, address: _Address) -> bool:
-        """AddressControl Paging of a limited address: page mode under PAGE, full under DROP."""
+    def _address_memory(self, address: _Address) -> tuple[int | None, bool]:
+        """AddressSize and Paging (page mode under PAGE, full under DROP) of a limited address, in one
+        request; (None, False) for the others: nothing to measure."""
+        if address.config is None:
+            return None, False
         mgmt = self._mgmt()
-        return bool(mgmt.read(mgmt.address_mbean(address.physical), "Paging")["Paging"])
+        state = mgmt.read(mgmt.address_mbean(address.physical), "AddressSize", "Paging")
+        return int(state["AddressSize"]), bool(state["Paging"])
 
     def _address_size(self, address: _Address) -> int | None:
         """AddressSize of a limited address (None for the others: nothing to measure)."""
@@ -961,8 +964,7 @@ class ArtemisAdapter(BrokerAdapter):
         address = self.addresses_[queue.address]
         if address.config is None or address.config.full_policy != "PAGE":
             return False
-        mgmt = self._mgmt()
-        return bool(mgmt.read(mgmt.address_mbean(address.physical), "Paging")["Paging"])
+        return self._address_memory(address)[1]
 
     def _queue_state(self, queue: _Queue) -> dict[str, Any]:
         mgmt = self._mgmt()

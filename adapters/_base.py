@@ -145,6 +145,9 @@ class BrokerAdapter:
     #: advance sleeps on the wall clock (see `advance`): areas whose examples sleep seconds run fewer
     #: examples against it (ConformanceMachine.REAL_TIME_SHARE)
     real_time: ClassVar[bool] = True
+    #: the operation under way: when it started, and its round trip once its first settle began
+    _op_started: float | None = None
+    _op_round_trip: float | None = None
     #: operation or feature -> why it is not offered (overrides UNSUPPORTED_DEFAULTS)
     UNSUPPORTED: ClassVar[Mapping[str, str]] = {}
 
@@ -180,7 +183,7 @@ class BrokerAdapter:
         took until its first settle: a wait never counts as latency (a settle that runs out its bound
         would otherwise lengthen the next one)."""
         now = time.monotonic()
-        if self.__dict__.get("_op_round_trip", 0.0) is None:
+        if self._op_started is not None and self._op_round_trip is None:
             self._op_round_trip = now - self._op_started
         return now + self.latency.settle_s(floor_s)
 
@@ -188,13 +191,13 @@ class BrokerAdapter:
         """Run one operation: ok(value); fail when refused; info when the outcome is unknown. Its
         round trip is measured (``latency``)."""
         self._op_started = started = time.monotonic()
-        self._op_round_trip: float | None = None
+        self._op_round_trip = None
         try:
             return self._outcome(op, fn)
         finally:
             took = self._op_round_trip
             self.latency.record(op, time.monotonic() - started if took is None else took)
-            self._op_round_trip = 0.0
+            self._op_started = None
 
     def _outcome(self, op: str, fn: Callable[[], Any]) -> Result:
         try:

@@ -36,7 +36,7 @@ CONSUMER_STATE_KEYS = ("num_pending", "num_ack_pending", "num_redelivered", "del
 #: pulls one message), `consumer_prefetch` = unbounded window with `max_unacked` (AMQP basic.qos),
 #: `max_unacked` = a bound on delivered-but-unacknowledged messages with pull consumers.
 #: `ring_zero` = a ring (max length) of 0 is possible (NATS max_msgs 0 means unlimited: not offered).
-#: Issue 14 (gated by the driver, so an adapter without them needs nothing new): `overflow:<policy>` =
+#: Gated by the driver, so an adapter without them needs nothing new: `overflow:<policy>` =
 #: the queue declaration's `overflow` policy is honoured (RING-28); features `max_length_bytes`
 #: (QueueConfig.max_length_bytes), `nack_reject` / `nack_multiple` = nack() takes `requeue=False` /
 #: `multiple=True` keywords (passed only when not the default); `message_ttl` = QueueConfig.message_ttl_ms
@@ -45,7 +45,7 @@ CONSUMER_STATE_KEYS = ("num_pending", "num_ack_pending", "num_redelivered", "del
 #: ConsumerConfig.priority (DELIVERY-25), `single_active_consumer` = QueueConfig.single_active_consumer
 #: (DELIVERY-26), each passed only when not the default; `max_per_subject` = QueueConfig.max_per_subject,
 #: discard_new_per_subject and Message.subject (RING-31..33, JetStream per-subject limits).
-#: Issue 10: the model feature `restart` (profiles jetstream, activemq-classic) =
+#: The model feature `restart` (profiles jetstream, activemq-classic) =
 #: ``call("restart", mode="graceful"|"kill")`` restarts the implementation (SIGTERM or SIGKILL) on
 #: its own store and returns once it serves again, the adapter reconnected; consumers the profile
 #: keeps (RESTART-3) stay usable, the others are gone (RESTART-2). `stream_state` =

@@ -401,6 +401,19 @@ CALL_RESULTS: Final = {name: op.answers for name, op in OPERATIONS.items() if op
 COMPARED: Final = frozenset(name for name, op in OPERATIONS.items() if op.compared)
 
 
+def process_of(op: str, args: Any) -> str:
+    """Who performs a step, for the history's `process`: the consumer it names (its reference of
+    kind consumer), "producer" for what it sends to an address, else "control"."""
+    operation = OPERATIONS.get(op)
+    for field, kind in operation.references if operation is not None else ():
+        value = args if field == "" else args.get(field) if isinstance(args, Mapping) else None
+        if kind == "consumer" and isinstance(value, str):
+            return value
+        if kind == "address" and field == "to":
+            return "producer"
+    return "control"
+
+
 def call_operation(adapter: Adapter, op: str, args: Any) -> Result:
     """Run one scenario-language operation on an adapter (every caller's one way to run one)."""
     operation = SCENARIO_OPS.get(op)

@@ -15,7 +15,7 @@ import attrs
 from mqconform.adapters.contract import Adapter, Result
 from mqconform.adapters.reference import ReferenceAdapter
 from mqconform.history import HistoryWriter
-from mqconform.operations import batch_items, call_operation
+from mqconform.operations import batch_items, call_operation, process_of
 from mqconform.reference_model.options import ModelOptions
 
 
@@ -57,14 +57,6 @@ class Step:
         if self.expect:
             step["expect"] = self.expect
         return step
-
-
-def _process(op: str, args: Any) -> str:
-    if op in ("receive", "commit", "rollback", "close", "close_session"):
-        return str(args)
-    if isinstance(args, Mapping) and "consumer" in args:
-        return str(args["consumer"])
-    return "producer" if op == "send" else "control"
 
 
 def _queue_of(args: Any) -> str | None:
@@ -175,7 +167,7 @@ class Driver:
         implementation accepted the operation); the implementation's value is None when it failed."""
         history = self.history
         if history is not None:
-            process, queue = _process(op, args), _queue_of(args)
+            process, queue = process_of(op, args), _queue_of(args)
             history.record("invoke", op, args, process=process, queue=queue)
         expected = call_operation(self.model, op, args)
         if not expected.is_ok:
@@ -208,7 +200,7 @@ class Driver:
         the implementation's Result, for the caller to check (an `info` answer stops the run). The
         step is kept without an expectation: replayed, the model refuses it again."""
         history = self.history
-        process, queue = _process(op, args), _queue_of(args)
+        process, queue = process_of(op, args), _queue_of(args)
         if history is not None:
             history.record("invoke", op, args, process=process, queue=queue)
         expected = call_operation(self.model, op, args)

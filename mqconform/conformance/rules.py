@@ -391,7 +391,7 @@ for _area, _extra in _PROFILE_RULES.items():
 RESTART_AREAS = ("delivery", "redelivery")
 for _area in RESTART_AREAS:
     TABLES[_area].update(TABLES["restart"])
-#: Issue 14: the brokers' vocabulary the ring machine (and the redelivery machine, its subclass)
+#: The brokers' vocabulary the ring machine (and the redelivery machine, its subclass)
 #: generates, each compared under a check of its own (machines/ring.py), which also evidences what
 #: the generic check it stands in for does: a send to a queue with a declared overflow policy
 #: (RING-28) or a binding byte bound (RING-27) and the stored count after it; a nack with

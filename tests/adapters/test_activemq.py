@@ -191,7 +191,7 @@ def test_broker_killed_mid_test_gives_info(namespace: str) -> None:
 
 @pytest.mark.rules("DELIVERY-24")
 def test_the_consumer_served_moves_to_the_end_of_the_list(shared: ActiveMQAdapter, namespace: str) -> None:
-    """Issue 13 campaign (seed 1, delivery area): Queue#doActualDispatch moves the consumer it served to
+    """A campaign (seed 1, delivery area): Queue#doActualDispatch moves the consumer it served to
     the end of the consumer list, and a full consumer keeps its place. The model's consumer_rotation
     move_to_end holds both scenarios on the broker; a cursor (Artemis) fails the first, RabbitMQ's
     rotation (a full consumer loses its turn) the second, on the broker too."""
@@ -255,7 +255,7 @@ def test_exclusive_consumers_hand_over_and_a_higher_priority_takes_over(shared: 
 
 @pytest.mark.rules("REDELIVERY-17", "DELIVERY-26")
 def test_a_close_appends_to_the_redelivery_list(shared: ActiveMQAdapter, namespace: str) -> None:
-    """Issue 13 campaign (seed 4, delivery area): a closed subscription's messages join the tail of the
+    """A campaign (seed 4, delivery area): a closed subscription's messages join the tail of the
     queue's redelivery list (QueueDispatchPendingList#addForRedelivery), behind earlier returns nobody
     took yet. The profile's return_placement returns holds it on the model and the broker; the head
     placement it had before fails at the first receive, on the model."""

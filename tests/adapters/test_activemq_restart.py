@@ -1,4 +1,4 @@
-"""Issue 10 on ActiveMQ Classic: restarts as a step on the adapter's private KahaDB broker (graceful
+"""Restarts on ActiveMQ Classic as a step on the adapter's private KahaDB broker (graceful
 and SIGKILL). Each broker start takes a JVM start-up (several seconds), so this stays at one
 scenario with both modes and one direct check of the adapter."""
 

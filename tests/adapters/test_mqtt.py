@@ -197,7 +197,7 @@ def test_raw_roundtrip_loop() -> None:
 
 @pytest.mark.rules("REDELIVERY-23")
 def test_two_closes_give_back_in_original_order(shared: MqttAdapter, namespace: str) -> None:
-    """Issue 13 campaign (seed 9, delivery area): what two closed consumers held comes back in its
+    """A campaign (seed 9, delivery area): what two closed consumers held comes back in its
     original order (the session's in-flight messages), which the profile's return_placement sorted
     says; a head placement in close order fails on the model and the broker does not follow it."""
     from pathlib import Path

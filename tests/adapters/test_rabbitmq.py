@@ -349,7 +349,7 @@ def _on_rabbitmq(scenario: Any, queue_type: str, namespace: str, strict: bool = 
 
 @pytest.mark.rules("RING-14")
 def test_classic_requeue_over_max_length_drops_the_requeued_head(namespace: str) -> None:
-    """Issue 13 (ring area, dev settings): with x-max-length 1, a nacked m1 goes back to the head, is
+    """A campaign (ring area, dev settings): with x-max-length 1, a nacked m1 goes back to the head, is
     dropped by maybe_drop_head, and only then is m2 delivered. The model under rabbitmq-classic and
     the broker both hold the scenario; the model without requeue_trims_first does not."""
     from pathlib import Path
@@ -387,7 +387,7 @@ def test_invalid_ack_example_holds_on_rabbitmq(queue_type: str, namespace: str) 
 
 @pytest.mark.rules("REDELIVERY-2", "REDELIVERY-12", "REDELIVERY-13")
 def test_quorum_close_counts_as_a_return_once(namespace: str) -> None:
-    """Issue 13 (redelivery area): four closes and a nack make x-delivery-count 5 > limit 4, so the
+    """A campaign (redelivery area): four closes and a nack make x-delivery-count 5 > limit 4, so the
     nack dead-letters m1, on the model and on the broker; the adapter closes a consumer's channel
     without pika's per-delivery rejects (each of which a quorum queue counts as a return)."""
     from pathlib import Path
@@ -424,7 +424,7 @@ def test_quorum_delivery_count_of_a_message_not_held_is_not_observable(namespace
 
 @pytest.mark.rules("REDELIVERY-8", "REDELIVERY-10", "REDELIVERY-13")
 def test_quorum_closes_then_nack_at_the_limit_is_5609_before_3_11(namespace: str) -> None:
-    """Issue 13's quorum counterexample: four closes and a nack at the delivery limit dead-letter m1 on
+    """A campaign's quorum counterexample: four closes and a nack at the delivery limit dead-letter m1 on
     both sides; before 3.11 the broker's duplicate credit (rabbitmq-server#5609) leaves one message
     fewer ready right after the nack, which the registry lists for the counters that show it."""
     from pathlib import Path
@@ -469,7 +469,7 @@ def test_invalid_ack_reopens_a_prefetch_consumer(rabbit: RabbitMQAdapter) -> Non
 @pytest.mark.rules("DELIVERY-24")
 @pytest.mark.parametrize("queue_type", QUEUE_TYPES)
 def test_a_consumer_found_full_rejoins_the_rotation_at_the_end(queue_type: str, namespace: str) -> None:
-    """Issue 13: a consumer a dispatch finds without room leaves the rotation and rejoins behind the
+    """A campaign: a consumer a dispatch finds without room leaves the rotation and rejoins behind the
     others once it has room (rabbit_queue_consumers block/unblock; rabbit_fifo's service queue). The
     model's consumer_rotation active_queue holds it on both queue types; the other rotations do not."""
     from pathlib import Path
@@ -489,7 +489,7 @@ def test_a_consumer_found_full_rejoins_the_rotation_at_the_end(queue_type: str, 
 
 @pytest.mark.rules("DELIVERY-24", "RING-14")
 def test_an_ack_puts_a_full_consumer_back_in_the_rotation_at_once(namespace: str) -> None:
-    """Issue 13 campaign (seed 4, ring area): the ack that gives a blocked consumer room puts it back
+    """A campaign (seed 4, ring area): the ack that gives a blocked consumer room puts it back
     at the end of the rotation at once, with nothing waiting, so the next message goes to it and not
     to a consumer opened after the ack. The model and the broker agree on the counts after the close."""
     from pathlib import Path
@@ -505,7 +505,7 @@ def test_an_ack_puts_a_full_consumer_back_in_the_rotation_at_once(namespace: str
 
 @pytest.mark.rules("REDELIVERY-31")
 def test_quorum_get_returns_come_back_in_tag_text_order(namespace: str) -> None:
-    """Issue 13 campaign (quorum seed 4, redelivery area): messages taken by basic.get return on the
+    """A campaign (quorum seed 4, redelivery area): messages taken by basic.get return on the
     channel's close in the order of their delivery tags as text (one rabbit_fifo consumer per get,
     tagged integer_to_binary(DeliveryTag), cancelled in maps:keys order). The profile's option
     pull_return_order tag_text holds it on the model and the broker; delivery order does not."""
@@ -551,7 +551,7 @@ def test_the_machines_keep_a_quorum_pull_consumer_at_32_gets() -> None:
 @pytest.mark.rules("DELIVERY-24")
 @pytest.mark.parametrize("queue_type", QUEUE_TYPES)
 def test_a_quorum_consumer_without_credit_leaves_the_rotation(queue_type: str, namespace: str) -> None:
-    """Issue 13 campaign (quorum seed 9): rabbit_fifo takes a consumer out of its service queue as soon
+    """A campaign (quorum seed 9): rabbit_fifo takes a consumer out of its service queue as soon
     as a delivery uses up its credit, so after a nack the message goes to the consumer opened
     meanwhile; a classic queue gives it back to the first consumer. The scenario (written for quorum)
     holds on the quorum model and broker, and fails at the same step on the classic model and broker."""
@@ -591,7 +591,7 @@ def test_consumer_priorities_come_first_while_they_have_room(queue_type: str, na
 @pytest.mark.rules("EXPIRY-3", "EXPIRY-4", "EXPIRY-5")
 @pytest.mark.parametrize("queue_type", QUEUE_TYPES)
 def test_expiry_at_the_head_and_after_a_requeue(queue_type: str, namespace: str) -> None:
-    """Issue 14: a short per-message TTL waits behind a longer-lived head; a held message past its
+    """A short per-message TTL waits behind a longer-lived head; a held message past its
     time is dead-lettered (expired) the moment it is requeued; the lower TTL wins. Both queue types
     hold it; the model with Artemis's scope (ready), combination (message_first) or JetStream's drop
     does not."""
@@ -640,7 +640,7 @@ def test_the_next_single_active_consumer(queue_type: str, namespace: str) -> Non
 @pytest.mark.parametrize("queue_type", QUEUE_TYPES)
 def test_a_quorum_queue_serves_the_next_single_active_consumer_before_the_returns(
         queue_type: str, namespace: str) -> None:
-    """Issue 13 campaign (quorum seed 2): closing the active consumer (basic.cancel, channel.close)
+    """A campaign (quorum seed 2): closing the active consumer (basic.cancel, channel.close)
     makes a quorum queue serve the next one from the queue before what the closed one held returns;
     a classic queue returns it first. The scenario says quorum: it passes there and fails at the
     same step on classic, for the broker and for the model (single_active_handover_first)."""
@@ -686,7 +686,7 @@ def test_a_consumer_keeps_its_priority_after_a_channel_error(queue_type: str, na
 
 @pytest.mark.rules("REDELIVERY-23", "REDELIVERY-10")
 def test_a_return_goes_among_earlier_head_inserts_by_sequence(namespace: str) -> None:
-    """Issue 13 campaign (delivery area): a message returned after other returns went to the head goes
+    """A campaign (delivery area): a message returned after other returns went to the head goes
     among them by its sequence (LinkedListImpl#addSorted scans for its place), so two closes restore
     publish order on the model and on RabbitMQ; a head placement in close order does not."""
     from pathlib import Path
@@ -706,7 +706,7 @@ def test_a_return_goes_among_earlier_head_inserts_by_sequence(namespace: str) ->
 @pytest.mark.rules("EXPIRY-3", "EXPIRY-7")
 @pytest.mark.parametrize("queue_type", QUEUE_TYPES)
 def test_a_return_past_its_ttl_is_dead_lettered_and_nothing_else(queue_type: str, namespace: str) -> None:
-    """Issue 13 campaign (quorum seed 3, expiry area): a message held past its TTL is dead-lettered as
+    """A campaign (quorum seed 3, expiry area): a message held past its TTL is dead-lettered as
     the close returns it; the adapter must not wait for it to come back as ready (its settle timeout
     let the next message's TTL run out on the broker's clock while the model's stood still)."""
     from pathlib import Path
@@ -724,7 +724,7 @@ def test_a_return_past_its_ttl_is_dead_lettered_and_nothing_else(queue_type: str
 @pytest.mark.rules("EXPIRY-4", "EXPIRY-5")
 @pytest.mark.parametrize("queue_type", QUEUE_TYPES)
 def test_a_delivery_that_exposes_an_expired_head_expires_it_first(queue_type: str, namespace: str) -> None:
-    """Issue 13 campaign (rabbitmq seed 2, expiry area): with head-only expiry, delivering the head
+    """A campaign (rabbitmq seed 2, expiry area): with head-only expiry, delivering the head
     exposes the next message, which leaves at once if past its TTL, before the next delivery (the
     model delivered it)."""
     from pathlib import Path

@@ -1,4 +1,4 @@
-"""Issue 14 in the machines: the ring machine declares queues with the claimed profile's own overflow
+"""The brokers' vocabulary in the machines: the ring machine declares queues with the claimed profile's own overflow
 policies and byte bounds, and nacks with the forms the profile and the adapter both have."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Ring queues: the bound counts pending only, one head evicted per add, returns never evict.
 
-Issue 14: the queue declaration draws its overflow policy among the claimed profile's own
+The queue declaration draws its overflow policy among the claimed profile's own
 (`overflow_policies`, RING-28) that the adapter can honour, and a byte bound beside the count
 bound where both have `max_length_bytes` (RING-27); nack draws its forms, requeue=false
 (REDELIVERY-24) and multiple (REDELIVERY-25), where both have them.

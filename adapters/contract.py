@@ -19,6 +19,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 import attrs
 
 from mqconform.reference_model.config import AddressConfig, ConsumerConfig, Message, QueueConfig
+from mqconform.reference_model.options import ModelOptions
 
 ResultType = Literal["ok", "fail", "info"]
 
@@ -73,6 +74,28 @@ EXTRA_CAPABILITIES = frozenset(
     # nack(..., delay_ms=) with `nack_delay` (see mqconform.operations)
     | {f"counter:{name}" for name in COUNTERS}
 )
+
+#: what the contract asks of an adapter *without* a capability, as model options: without
+#: `invalid_ack` an ack or nack of a message the consumer does not hold answers `failed` and changes
+#: nothing, whatever the claimed broker does with it (DELIVERY-8; docs/contract.md)
+WITHOUT_CAPABILITY: dict[str, dict[str, Any]] = {"invalid_ack": {"invalid_ack": "refused"}}
+
+
+def contract_changes(options: ModelOptions, capabilities: frozenset[str] | set[str]) -> dict[str, Any]:
+    """The model options (of ModelOptions `options`) that an adapter with `capabilities` is held to
+    in place of the claimed profile's (see WITHOUT_CAPABILITY); empty when there are none."""
+    changes: dict[str, Any] = {}
+    for capability, wanted in WITHOUT_CAPABILITY.items():
+        if capability not in capabilities:
+            changes.update({k: v for k, v in wanted.items() if getattr(options, k) != v})
+    return changes
+
+
+def model_for(options: ModelOptions, capabilities: frozenset[str] | set[str]) -> ModelOptions:
+    """The claimed profile's ModelOptions as the contract applies them to an adapter with
+    `capabilities` (the profile itself unless a capability is missing; see WITHOUT_CAPABILITY)."""
+    changes = contract_changes(options, capabilities)
+    return options.evolve(**changes) if changes else options
 
 
 #: The error prefix of an observation the adapter cannot make in the current state, although it has

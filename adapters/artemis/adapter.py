@@ -970,7 +970,7 @@ class ArtemisAdapter(BrokerAdapter):
         mgmt = self._mgmt()
         mbean = self._queue_mbean(queue)
         return mgmt.read(mbean, "MessageCount", "DeliveringCount", "ScheduledCount", "MessagesAdded",
-                         "MessagesAcknowledged", "MessagesKilled", "MessagesExpired")
+                         "MessagesAcknowledged", "MessagesKilled", "MessagesExpired", flush=True)
 
     def _await_delivering(self, name: str) -> None:
         """Wait (bounded by settle_timeout) until the broker counts as delivering on queue `name`
@@ -1100,8 +1100,14 @@ class ArtemisAdapter(BrokerAdapter):
         return self._listed(q)
 
     def _listed(self, q: _Queue) -> list[str]:
-        """QueueControl#listMessages: pending in delivery order, then the page cursor (browserIterator)."""
-        listed = self._mgmt().exec(self._queue_mbean(q), "listMessages(java.lang.String)", "")
+        """QueueControl#listMessages: pending in delivery order, then the page cursor (browserIterator),
+        after QueueControl#flushExecutor (messages still in the queue's intermediate list are not
+        listed: see Jolokia.read)."""
+        mbean = self._queue_mbean(q)
+        mgmt = self._mgmt()
+        listing = {"type": "exec", "mbean": mbean, "operation": "listMessages(java.lang.String)",
+                   "arguments": [""]}
+        _, listed = mgmt.bulk([mgmt.flush_request(mbean), listing])
         return [str(m.get(ID_PROPERTY)) for m in listed]
 
     @operation

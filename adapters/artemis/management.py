@@ -81,10 +81,21 @@ class Jolokia:
         return self._value(self._post({"type": "exec", "mbean": mbean, "operation": operation,
                                        "arguments": list(arguments)}))
 
-    def read(self, mbean: str, *attributes: str) -> dict[str, Any]:
-        """Several attributes of one MBean in one request."""
-        answers = self._post([{"type": "read", "mbean": mbean, "attribute": a} for a in attributes])
-        return {a: self._value(answer) for a, answer in zip(attributes, answers, strict=True)}
+    def read(self, mbean: str, *attributes: str, flush: bool = False) -> dict[str, Any]:
+        """Several attributes of one MBean in one request. With `flush` (a queue's MBean) the request
+        first runs QueueControl#flushExecutor, so the counts include what the queue's executor has
+        not yet moved from its intermediate list (QueueImpl#addTail adds there; MessageCount and
+        MessagesAdded count a message once the executor took it: "useful if you need the exact
+        number of counts")."""
+        first = [self.flush_request(mbean)] if flush else []
+        answers = self._post(first + [{"type": "read", "mbean": mbean, "attribute": a} for a in attributes])
+        values = [self._value(answer) for answer in answers]
+        return dict(zip(attributes, values[len(first):], strict=True))
+
+    @staticmethod
+    def flush_request(mbean: str) -> dict[str, Any]:
+        """QueueControl#flushExecutor as a bulk request (see `read`)."""
+        return {"type": "exec", "mbean": mbean, "operation": "flushExecutor()", "arguments": []}
 
     def bulk(self, requests: list[dict[str, Any]]) -> list[Any]:
         """Several raw requests in one round trip; their values (ManagementError on the first refusal)."""

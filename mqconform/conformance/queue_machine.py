@@ -77,8 +77,8 @@ class QueueMachine(ConformanceMachine):
     CONSUMER_ORDER: ClassVar[bool] = False
     #: DELIVERY-8 for every adapter: the machine sends the acks that must fail (a second ack, an ack
     #: of another consumer's message, an ack after a close, ...) also to an adapter without the
-    #: capability invalid_ack, where the claimed profile refuses them (invalid_ack "refused": the
-    #: answer is `failed` and nothing changes, what the contract asks of such an adapter)
+    #: capability invalid_ack: the answer is `failed` and nothing changes, what the contract asks of
+    #: such an adapter (the model it meets refuses them: adapters.contract.model_for)
     REFUSED_ACKS: ClassVar[bool] = False
     #: DELIVERY-31..33: the machine draws deletes by id where the capability is offered (within
     #: `ack`; the delivery, ring and redelivery machines: their tables have the check delete.result)
@@ -414,7 +414,8 @@ class QueueMachine(ConformanceMachine):
 
     def sends_invalid_acks(self) -> bool:
         """With the capability invalid_ack the answer is the profile's (DELIVERY-22); without it, in a
-        machine with REFUSED_ACKS, under a profile that refuses them: `failed`, nothing changes."""
+        machine with REFUSED_ACKS: `failed`, nothing changes (the model is held to invalid_ack refused
+        for such an adapter, whatever its profile: adapters.contract.model_for)."""
         if self.can("invalid_ack"):
             return True
         return self.REFUSED_ACKS and self.options.invalid_ack == "refused"

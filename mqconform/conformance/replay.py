@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from mqconform.adapters.contract import Adapter
+from mqconform.adapters.contract import Adapter, model_for
 from mqconform.adapters.reference import ReferenceAdapter
 from mqconform.adapters.registry import load_adapter
 from mqconform.operations import call_operation
@@ -31,7 +31,7 @@ def replay(*, adapter: str | Adapter, profile: str, steps: Sequence[Mapping[str,
     """Run `steps` on `adapter`; raise Violation (an AssertionError) at the first difference from the
     model of `profile`, Inconclusive when the adapter gives no answer."""
     impl = adapter if not isinstance(adapter, str) else load_adapter(adapter, **(adapter_options or {}))
-    claimed = load_profile(profile)
+    claimed = model_for(load_profile(profile), frozenset(impl.capabilities))
     try:
         annotated = annotate(steps, claimed)
     except ModelRejected:

@@ -41,7 +41,7 @@ _COMMON = {
     # an inert refusal changes nothing (Artemis)
     "ack.invalid": ("DELIVERY-8", "DELIVERY-22"),
     "ack.failed_no_effect": ("DELIVERY-8", "DELIVERY-22"),
-    # DELIVERY-8 without the capability invalid_ack (the delivery machine, a refusing profile): the
+    # DELIVERY-8 without the capability invalid_ack (the delivery machine, every profile): the
     # adapter may refuse the ack itself, but it answers failed and nothing changes
     "ack.refused": ("DELIVERY-8",),
     "ack.refused_no_effect": ("DELIVERY-8",),

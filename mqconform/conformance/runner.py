@@ -24,7 +24,7 @@ from hypothesis.database import DirectoryBasedExampleDatabase
 from hypothesis.errors import Flaky
 from hypothesis.stateful import run_state_machine_as_test
 
-from mqconform.adapters.contract import EXTRA_CAPABILITIES, Adapter
+from mqconform.adapters.contract import EXTRA_CAPABILITIES, Adapter, contract_changes
 from mqconform.history import RunDirectory
 from mqconform.progress import AreaProgress
 from mqconform.reference_model.options import ModelOptions
@@ -68,6 +68,8 @@ class Finding:
     shown: tuple[str, Any, Any] | None = None
     #: shrinking stopped at its time budget: the counterexample is the smallest found until then
     shrink_cut: bool = False
+    #: model options the adapter was held to in place of its profile's (adapters.contract.model_for)
+    options: dict[str, Any] = attrs.field(factory=dict)
 
 
 @attrs.frozen
@@ -203,6 +205,9 @@ def run_machine(base: type[ConformanceMachine], adapter_factory: Callable[[], Ad
     stable_imports()
     result = MachineResult(base.area)
     probe = adapter_factory()
+    # what the contract asks of this adapter in place of its profile (adapters.contract.model_for)
+    held_to = contract_changes(claimed, frozenset(probe.capabilities))
+    claimed = claimed.evolve(**held_to) if held_to else claimed
     why = not_run(base, frozenset(claimed.features) | EXTRA_CAPABILITIES, frozenset(probe.capabilities))
     if why is not None:
         result.needs = why
@@ -268,7 +273,8 @@ def run_machine(base: type[ConformanceMachine], adapter_factory: Callable[[], Ad
             result.findings.append(Finding(base.area, failed.check, failed.rules, message, shrunk.steps,
                                            seconds, flaky=flaky, field=failed.field,
                                            expected=failed.expected, actual=failed.actual, shown=shown,
-                                           shrink_cut=cut))
+                                           shrink_cut=cut,
+                                           options=held_to))
             disabled.add(failed.check)
             if progress is not None:
                 progress.findings = len(result.findings)
@@ -312,12 +318,14 @@ def scenario_text(finding: Finding, profile: str) -> str:
     from mqconform.scenario import ModelRejected, annotate
 
     raw = [s.as_scenario() for s in finding.steps]
+    claimed = load_profile(profile)
     try:
-        steps = annotate(raw, load_profile(profile))
+        steps = annotate(raw, claimed.evolve(**finding.options) if finding.options else claimed)
     except ModelRejected:
         steps = raw  # cannot happen for steps the machine ran on the same model; keep the raw form
-    return yaml.safe_dump({"profile": profile, "steps": steps}, sort_keys=False, default_flow_style=None,
-                          width=110)
+    options = {"options": dict(finding.options)} if finding.options else {}
+    return yaml.safe_dump({"profile": profile, **options, "steps": steps}, sort_keys=False,
+                          default_flow_style=None, width=110)
 
 
 def write_counterexample(run: RunDirectory, finding: Finding, adapter_name: str,

@@ -4,54 +4,9 @@ By default it starts its own broker (:mod:`.server`: the bin distribution of ``v
 Maven, an instance on free loopback ports, started once per process); ``url=`` (``amqp://host:port``)
 with ``http_url=`` (Jolokia, ``http://host:8161/console/jolokia``), ``user=``/``password=`` (or
 ``$MQCONFORM_ARTEMIS_URL`` / ``$MQCONFORM_ARTEMIS_HTTP_URL``) use a running one. It claims the
-`artemis` profile.
-
-Mapping (physical names ``mqc-<namespace>-<token>-<name>``, one per open):
-
-- an address a queue declaration makes is ``createAddress(name, "ANYCAST")``; one declared with
-  ``address`` is MULTICAST (every queue gets a copy, PAGING-2) with its limits and full policy (PAGE,
-  DROP, FAIL) as address settings. Artemis counts each message's memory estimate, not a body length:
-  :mod:`.sizing` sends a message of logical size s as a body weighing s * UNIT broker bytes and maps
-  each logical limit to a threshold that lands on the same side (limits on the match ``<address>.#``:
-  management refuses a page size above max-size-bytes in one setting). BLOCK: the sender uses the
-  broker's one-credit acceptor (``block_url``; see ``_send_blocking``); a queue with
-  ``createQueue(json)`` (QueueConfiguration keys ``ring-size``, ``last-value-key``,
-  ``non-destructive``); its per-queue settings (``max-delivery-attempts``, ``redelivery-delay``,
-  ``redelivery-delay-multiplier``, ``max-redelivery-delay``, ``dead-letter-address``) are address
-  settings added live with ``addAddressSettings(match, json)`` (Artemis 2.32+, ARTEMIS-3932; before,
-  the positional operation of 58 arguments, see :class:`Features`) for the queue's exact address;
-  close() destroys them all.
-- ``set_ring_size`` is ``updateQueue(json)`` with the new ``ring-size`` (RING-2: nothing is purged).
-- a send is an AMQP transfer, durable, with header priority, application property ``mqcid`` (the
-  logical id) and header ttl for a TTL; on a limited address its outcome is read from AddressSize
-  (unchanged: paged under PAGE, dropped under DROP; FAIL rejects it). A scheduled send carries
-  ``x-opt-delivery-time`` a day ahead plus its logical due time (property ``mqcdue``): the broker's
-  scheduler orders it, the adapter fires it at the logical due time (``_fire``).
-- a consumer is an AMQP receiver link. Window 0 (``consumer_pull``): nothing is flowed at rest;
-  ``receive`` flows one credit (with drain when management shows nothing pending) and takes what
-  arrives (see ``_pull``). Window -1 with ``max_unacked`` n (``consumer_prefetch``):
-  the link keeps n credits minus what the consumer holds unsettled, topped up on settlement. Several
-  consumers of a queue share the first one's mode (no ``independent_consumers``: a nack and the
-  credit it frees are two frames, so another consumer's credit could take the returned message).
-  Artemis' byte windows (``window_bytes``, core ClientConsumerImpl credits) do not exist over AMQP
-  (link credit counts messages), so ``window_bytes`` is not claimed.
-- ``ack`` = disposition accepted + settle; ``nack`` = ``modified{delivery-failed=true}`` + settle:
-  the count is kept, redelivery delay and max-delivery-attempts apply (ProtonServerSenderContext
-  L389-420, ServerConsumerImpl#individualCancel). ``close`` detaches the link: its unsettled deliveries
-  go back with their counts undone (REDELIVERY-8).
-- after each operation the adapter waits until the broker has done what it does on its own threads
-  (dispatch, settlement): the queue's DeliveringCount equals what the adapter's links hold, and
-  nothing is pending while a link has credit (bounded by ``settle_timeout``).
-- counters come from the queue MBean: MessageCount, DeliveringCount, ScheduledCount, MessagesAdded,
-  MessagesAcknowledged, MessagesKilled, MessagesExpired; pending = MessageCount - delivering -
-  scheduled, paged = 0 while the address is not in page mode; in page mode counters and
-  ``pending_ids`` are *not observable* (management shows no split between pending and paged
-  messages). ``paging`` is AddressControl Paging. ``MessagesReplaced`` (ring and last-value
-  evictions) is not exposed by management (only QueueImpl#getMessagesReplaced): ``counter:replaced``
-  is not claimed.
-- ``pending_ids`` is ``listMessages("")`` (QueueImpl#browserIterator: the pending list in delivery
-  order); ``delivery_count`` of a held message is the AMQP header ``delivery-count`` + 1
-  (AMQPMessage#createDeliveryCopy); of any other message it is not observable.
+`artemis` profile. How each operation maps to the broker (AMQP links and dispositions, address
+settings, management reads, the settle after each operation), what is not observable and why, and the
+per-release switches (:class:`Features`): docs/adapters/artemis.md.
 """
 
 from __future__ import annotations

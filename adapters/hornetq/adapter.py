@@ -1,56 +1,9 @@
 """The `hornetq` adapter: an embedded HornetQ 2.4 over STOMP 1.2 (stomp.py) plus the launcher's control
 socket, claiming the `hornetq-2.4` profile; the paging area (PAGE, DROP, FAIL) on the real broker.
 
-It starts its own server (:mod:`.server`, once per process). Mapping (physical names
-``mqc-<token>-<name>``, a random token per open and no namespace text, since the destination header
-is part of every message's size; new per open, so every address's paging store is created with the
-settings of its declaration):
-
-- an address is a core address setting (``max-size-bytes``, ``page-size-bytes``,
-  ``address-full-policy``) written before its first queue; a queue is a durable core queue on it.
-- sizes. HornetQ counts a message's memory estimate once per address plus
-  ``MessageReferenceImpl#getMemoryEstimate`` (R, 48 bytes) per queue reference
-  (ServerMessageImpl#incrementRefCount), and is full when the sum is *above* max-size-bytes
-  (PagingStoreImpl#isFull, #addSize). The estimate is fixed + the body buffer's capacity (a power of
-  two at least the encoded message, 512 minimum) + the properties; every STOMP header is a string
-  property, and its part is exact (TypedProperties#getMemoryOffset: 17 + 2 x (key + value
-  characters)). So the adapter picks a buffer capacity, fills the body to 3/4 of it and pads a header
-  until the estimate is exactly ``UNIT`` x size (the fixed part measured once per server on a
-  calibration address, then checked for the machines' sizes), and sets
-  ``max-size-bytes`` = ``UNIT`` x max - ``SLACK`` (half of ``UNIT`` x ``STEP``): with sizes and
-  limits in multiples of ``STEP``, the address is full exactly when the model's sum of logical sizes
-  reaches its max (PAGING-1), and a queue's depage budget (QueueImpl#needsDepage: its references'
-  estimates below max-size-bytes) lands exactly too, as long as the references' 48 bytes each
-  ((messages in memory) x (queues) x 48) and HornetQ's negative drift of the address size (48 bytes
-  per depaged message acknowledged, finding 3) each stay below ``SLACK`` (1500 bytes: 31 depaged
-  acknowledgements per address). A size whose estimate no buffer reaches is refused
-  (docs/adapters/hornetq.md lists them).
-- ``page-size-bytes`` = ``UNIT`` x page size, at most max-size-bytes - 1 (HornetQ refuses a PAGE
-  store whose page size is not below max-size-bytes, PagingStoreImpl constructor); page files are not
-  observable.
-- a send is a STOMP SEND with a receipt, ``persistent:true``: RECEIPT is ``accepted``, or ``paged``
-  when the store was in page mode as it was routed (PagingStoreImpl#page), or ``dropped`` under DROP
-  when the store was full (the broker pretends to page and discards it); an ERROR under FAIL is
-  ``failed`` (HQ119...: address is full). The sender has its own connection, made again after an
-  ERROR.
-- a consumer is a pull consumer (window 0): a receive reads the queue's pending in-memory list
-  (QueueImpl#iterator, dispatch order) and, when it is not empty, makes a new SUBSCRIBE (ack
-  ``client-individual``) with the selector ``mqcid = '<the head's id>'``, which the broker dispatches
-  that one message to; it lives until the message is acknowledged: ``ack`` is ACK then UNSUBSCRIBE.
-  The selector matters: an ACK returns the subscription's credit (StompSession#acknowledge) and an
-  unfiltered subscription would take the next message before the UNSUBSCRIBE, and give it back, a
-  dispatch that also starts a depage (HornetQ counts dispatched messages out of the queue's memory).
-  ``close`` unsubscribes them (the broker returns the messages to the head). Each queue has its own
-  STOMP connection (StompSession keys held messages by message id, one for every queue's copy).
-- counters from the server (QueueImpl): message_count (includes paged), delivering, scheduled,
-  pending = the in-memory references (QueueImpl#iterator), paged = the rest (``added`` is read but
-  not claimed: it over-counts a delivering depaged message, see the findings). The paging flag
-  is PagingStoreImpl#isPaging after the cursor executors ran what was submitted
-  (PageCursorProvider#flushExecutors), so a page cleanup the acks scheduled has run (PAGING-8).
-
-Not offered: BLOCK (HornetQ 2.4 STOMP sends take no producer credits, so BLOCK never holds a STOMP
-producer: docs/findings/hornetq-2.4-paging.md), push windows and prefetch, nack, transactions,
-selectors, browse, scheduling, ring queues (none in HornetQ), time.
+It starts its own server (:mod:`.server`, once per process). How each operation maps, how logical
+sizes are made exact on HornetQ's memory estimates (``UNIT``, ``STEP``, ``SLACK``) and what is not
+offered and why: docs/adapters/hornetq.md.
 """
 
 from __future__ import annotations

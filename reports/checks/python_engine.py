@@ -1,79 +1,9 @@
 """History checks, in-process engine; the check definitions shared with the Spark engine.
 
-Every check is linear in the history. Input: normalised rows (:mod:`..read.store`). Keys:
-E = (run, machine, example) -- each example is a fresh broker; G = E + queue; a check result is
-per R = (run, machine, queue), its statistics summed over the examples. A *delivery* is a
-``receive`` ``ok`` row with a message id; its queue is the consumer's queue. Message facts are keyed
-by (E, msg); "sent" means a ``send`` invocation with that id in the same example (to any address:
-routing may fan out). Engines compute only the statistics; :func:`verdict` turns them into the
-verdict, count and sentence, so both engines share it.
-
-``total-queue`` (DELIVERY-6, DELIVERY-2), Jepsen's total-queue accounting. Per send queue:
-attempted (distinct ids invoked), acknowledged (send ok ``accepted``/``paged``), refused (send ok
-``dropped``/``failed``, or send ``fail``), indeterminate (send ``info``, or ``blocked``: a blocked
-send is held until the address has room, PAGING-26, so it may still arrive). Per delivering
-queue: delivered (deliveries), duplicated (deliveries minus distinct (G, msg) delivered: a statistic,
-redelivery and at-least-once are allowed), unexpected (deliveries of an id never sent: DELIVERY-6),
-refused_delivered (deliveries of an id whose send was refused: DELIVERY-2), recovered (distinct ids
-delivered whose send was indeterminate or blocked). Fails when unexpected + refused_delivered > 0.
-
-``lost`` (DELIVERY-2, DELIVERY-15). Per destination queue Q of each example. Routing: a send to
-target T goes to every queue declared (``queue`` invoke) *before* the send with ``address`` T (a queue
-declared without address is bound to its own name); when no declaration binds T, Q = T (counters are
-per queue). A queue with a ``filter`` makes the routing of T's sends to it unknowable, and a queue
-declared with a bound under a profile whose bound drops new messages silently (RING-21, Mosquitto:
-the sender is told ``accepted``) makes their fate unknowable: that example is ``not_applicable`` for Q
-(counted in ``not_applicable_examples``), never a pass. The ways out of Q other than an ack are the
-queue's counters (the model's reasons, :meth:`reference_model._core.BrokerCore._terminate`):
-``replaced`` (ring and length-limit eviction, a returning message over the ring, last-value
-replacement), ``killed`` (dead-lettering, reject, purge, delete by id, JetStream +TERM) and
-``expired`` (EXPIRY-1..7, to an expiry or dead-letter address or dropped); a send refused at the door
-(limits, paging DROP/FAIL) is answered ``dropped``/``failed`` and never accepted. With an ``f="drain"``
-``ok`` record ``{"empty": true}`` on Q in the example, Jepsen's total-queue accounting applies:
-lost = max(0, acknowledged ids routed to Q never delivered on Q - replaced - killed - expired).
-Otherwise, against the *last* counters observation of Q: lost = max(0, acknowledged - consumed -
-possibly_consumed - message_count - replaced - killed - expired), consumed = distinct ids with an
-``ack`` ``ok`` on Q, possibly_consumed = distinct ids whose ``ack`` completed ``info`` only (it may have
-happened: Jepsen's indeterminate, never a false loss). It can only under-count, never over-count. An
-example with neither a drain nor a final counters observation carrying message_count, replaced and
-killed is *unknown*: the run could not tell; so is one whose final observation lacks ``expired`` when
-the other figures leave messages unaccounted for (expiry may account for them). When no example of the
-queue has them (the implementation shows no such counters and the run has no drain), the check is *not
-applicable*, as for a missing capability.
-
-``delivery-after-ack`` (DELIVERY-7). Per (G, msg): deliveries with an index after the first
-non-transactional ``ack`` ``ok`` of that id on that queue (redelivery only of unacknowledged messages).
-Not applicable when nothing was acknowledged outside a transaction. A queue declared non-destructive
-or last-value (:func:`shared_listing`) is left out: its delivered messages stay listed and each
-consumer walks the list (DELIVERY-12).
-
-``counter-identity`` (DELIVERY-1). Per ``counters`` observation with all five fields:
-message_count == pending + delivering + scheduled + paged. Unknown when no observation has them.
-Observations of a non-destructive or last-value queue are counted but not checked (DELIVERY-12: a
-last-value queue leaves delivering out of messageCount).
-
-``ring-bound`` (RING-17). Per ``counters`` observation of a queue whose ring size in effect is >= 0:
-pending_count <= ring size, unless a ``nack`` ``ok`` or a ``set_ring_size`` ``ok`` on that queue
-came earlier in the example (RING-9, RING-2 exempt it: counted ``exempt``). Unknown when every
-observation is exempt.
-
-``throttle-bound`` (THROTTLE-7). Per ``throttle_state`` observation: 0 <= in_flight <= high + 1.
-
-``admission-answer`` (ADMISSION-7, ADMISSION-3). Per ``answer`` observation (``{id, answer, at_ms,
-submitted_ms, wait_ms}``, written by the admission machine each time a request's answer changes): a
-request with more than one distinct answer (answer, at_ms) breaks ADMISSION-7; a
-``TIMEOUT_CLEAN_QUEUE`` answer with at_ms - submitted_ms < wait_ms breaks ADMISSION-3.
-
-``order`` (DELIVERY-4). Per consumer and priority level, its first deliveries (a message's first
-receive on the queue) before the queue's first close or rollback and before any broker stop/start
-(or restart step): out of order when an earlier one was of a message whose send was invoked only
-after this message's send had completed ``accepted`` (so this one arrived first). Scheduled
-messages, ids sent more than once and sends without an accepted completion prove no arrival time
-and are left out (so are sends recorded without a priority: a store of schema 1 kept no schedule).
-
-``delivery-count`` (REDELIVERY-1, REDELIVERY-2, REDELIVERY-12, REDELIVERY-19, REDELIVERY-22). Per
-(E, queue, msg), the ``delivery_count`` observations the suite records right after each delivery:
-none lower than an earlier one (a cancel undoes at most its own dispatch's increment).
+Every check is linear in the history. Input: normalised rows (:mod:`..read.store`). Engines compute
+only the statistics; :func:`verdict` turns them into the verdict, count and sentence, so both engines
+share it. What each check computes (keys, ways out of a queue, when it is unknown or not applicable):
+docs/reports.md, *The history checks*.
 
 Engine: one coding pass (:mod:`.encode`) turns strings into integer codes and every composite key
 into one int64; the statistics are then vectorised ``pyarrow.compute`` with Arrow's hash group-by and

@@ -224,8 +224,10 @@ def _dispatch(tasks: list[Any], engine: str, master: str) -> list[Any]:
                      f"{len(result.result.findings)} violation(s)" if result.result.findings else "ok")
             seconds = (f"{result.group_seconds:.1f} s for its group of {result.group.count(',') + 1}"
                        if result.group else f"{result.seconds:.1f} s")
+            left = (f"; left {result.left} example(s) where its state no longer enabled the model's rules"
+                    if getattr(result, "left", 0) else "")
             heartbeat.say(f"  [{len(done)}/{len(tasks)}] {result.release} {result.area}: {state} "
-                          f"({seconds} on {result.host})")
+                          f"({seconds} on {result.host}{left})")
 
     if engine == "python":
         with Heartbeat(describe) as heartbeat:

@@ -58,6 +58,9 @@ class TaskResult:
     #: seconds (`seconds` is then this release's share); empty for a task of one release
     group: str = ""
     group_seconds: float = 0.0
+    #: lockstep: the examples this release left because its machine no longer enabled the rules the
+    #: model's did (it explored less than it would alone: the matrix says so)
+    left: int = 0
 
 
 def run_task(task: CampaignTask) -> TaskResult:
@@ -150,6 +153,7 @@ def run_group(task: GroupTask) -> list[TaskResult]:
     with ThreadPoolExecutor(max_workers=len(task.releases) or 1) as pool:
         opened = list(pool.map(lambda release: _open_release(plan, release, task.area), task.releases))
     results: list[MachineResult | None] = [None] * len(task.releases)
+    left = [0] * len(task.releases)
     faults: list[str | None] = [fault for _, _, fault in opened]
     try:
         live = [i for i, (adapter, _, fault) in enumerate(opened) if fault is None]
@@ -167,8 +171,9 @@ def run_group(task: GroupTask) -> list[TaskResult]:
                 done = run_lockstep(MACHINES[task.area], members, claimed, hyp, max_reruns=plan.max_reruns,
                                     seed_value=plan.seed, cap_real_time=plan.max_examples is None,
                                     shrink_seconds=plan.shrink_seconds)
-                for i, result in zip(indexes, done, strict=True):
+                for i, member, result in zip(indexes, members, done, strict=True):
                     results[i] = result
+                    left[i] = member.left
             except (Exception, BaseExceptionGroup) as exc:  # a fault: never a traceback, never a pass
                 for i in indexes:
                     faults[i] = f"area {task.area}: {fault_reason(exc)}"
@@ -184,7 +189,7 @@ def run_group(task: GroupTask) -> list[TaskResult]:
             result = MachineResult(task.area, unknown=faults[i])
         out.append(TaskResult(release.version, task.area, result, faults[i], opened[i][1],
                               _pack(scratches[i]), socket.gethostname(), seconds / len(task.releases), label,
-                              seconds))
+                              seconds, left[i]))
         shutil.rmtree(scratches[i], ignore_errors=True)
     return out
 

@@ -184,9 +184,7 @@ def run_group(task: GroupTask) -> list[TaskResult]:
     label = ",".join(r.version for r in task.releases)
     out = []
     for i, release in enumerate(task.releases):
-        result = results[i]
-        if result is None:
-            result = MachineResult(task.area, unknown=faults[i])
+        result = results[i] or MachineResult(task.area, unknown=faults[i])
         out.append(TaskResult(release.version, task.area, result, faults[i], opened[i][1],
                               _pack(scratches[i]), socket.gethostname(), seconds / len(task.releases), label,
                               seconds, left[i]))

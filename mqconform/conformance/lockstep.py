@@ -222,7 +222,7 @@ def _leader_class(base: type[ConformanceMachine], context: RunContext, group: _G
         group.finish(self)
 
     cls = machine_class(base, context)
-    cls.__init__ = init  # type: ignore[misc]
+    cls.__init__ = init  # type: ignore[method-assign]
     cls.teardown = teardown  # type: ignore[method-assign]
     state = base.setup_state()
     cls._setup_state_per_class[cls] = _SetupState(

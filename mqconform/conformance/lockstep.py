@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import sys
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -67,6 +68,10 @@ from .runner import (
     not_run,
     stable_imports,
 )
+
+
+class _Aborted(Exception):
+    """The example ended by an exception on the leader (see _Group.finish)."""
 
 
 class _Everything(frozenset):  # type: ignore[type-arg]
@@ -191,10 +196,25 @@ class _Group:
                 machine.adapter.close()
 
     def finish(self, leader: Any) -> None:
-        """The example's teardown on every release still in it (their final drain), then the leader's."""
+        """The example's teardown on every release still in it: their final drain, unless the example
+        ended by an exception (Hypothesis stops an example that runs out of data by raising in a
+        draw): a machine's teardown then only cleans up, so each release's runs with an exception in
+        hand too, as it would alone."""
+        aborted = sys.exc_info()[0] is not None
+
+        def down(machine: Any) -> None:
+            if machine is leader:
+                return
+            if not aborted:
+                machine.teardown()
+                return
+            try:
+                raise _Aborted
+            except _Aborted:
+                machine.teardown()
+
         try:
-            self.step(leader, lambda machine: None if machine is leader else machine.teardown(),
-                      is_rule=False)
+            self.step(leader, down, is_rule=False)
         finally:
             for member in self.members:
                 member.machine = None

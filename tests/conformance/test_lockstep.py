@@ -6,6 +6,9 @@ shrunk once and replayed on the other members that found it."""
 from __future__ import annotations
 
 import itertools
+import json
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,7 +21,8 @@ from mqconform.conformance import settings as suite_settings
 from mqconform.conformance.lockstep import Member, partition, run_lockstep
 from mqconform.conformance.registry import MACHINES
 from mqconform.conformance.runner import run_machine
-from mqconform.reference_model.profiles import ARTEMIS
+from mqconform.history import RunDirectory
+from mqconform.reference_model.profiles import ARTEMIS, JETSTREAM
 from mqconform.releases import Release
 from mqconform.selftest.mutants import MUTANTS
 
@@ -99,3 +103,47 @@ def test_releases_are_grouped_by_capability_set_in_even_groups() -> None:
                                                         ["2.4", "2.5", "2.6"]]
     assert [len(g) for g in release_groups(releases, 1, None)] == [1] * 9
     assert [len(g) for g in release_groups(releases, 5, None)] == [5, 4]
+
+
+def _records(path: Path) -> list[tuple[Any, ...]]:
+    return [(r["example"], r["type"], r["f"], json.dumps(r.get("value"), sort_keys=True))
+            for r in map(json.loads, path.read_text().splitlines())]
+
+
+def test_a_member_records_the_history_it_records_alone(tmp_path: Path) -> None:
+    """Every operation and answer, the final drains included."""
+    area = "redelivery"
+    hyp = suite_settings.get("dev", database=None, max_examples=25)
+    model = ReferenceAdapter(options=JETSTREAM)
+    alone = RunDirectory(tmp_path / "alone", "reference", "jetstream", {})
+    run_machine(MACHINES[area], lambda: model, JETSTREAM, hyp, alone, seed_value=1)
+    together = RunDirectory(tmp_path / "together", "reference", "jetstream", {})
+    members = [Member("one", ReferenceAdapter(options=JETSTREAM), together.history(area)),
+               Member("two", ReferenceAdapter(options=JETSTREAM))]
+    run_lockstep(MACHINES[area], members, JETSTREAM, hyp, seed_value=1)
+    one = _records(alone.path / "history" / f"{area}.jsonl")
+    two = _records(together.path / "history" / f"{area}.jsonl")
+    assert len(one) > 1000 and one == two
+
+
+def test_an_example_ended_by_an_exception_is_torn_down_with_one_in_hand() -> None:
+    """Hypothesis ends an example that runs out of data by raising in a draw; a machine's teardown
+    then drains nothing (QueueMachine.teardown looks at sys.exc_info()), and a member's teardown,
+    in its own thread, must see an exception in hand too."""
+    seen: list[bool] = []
+
+    class Machine:
+        adapter = ReferenceAdapter(options=ARTEMIS)
+
+        def teardown(self) -> None:
+            seen.append(sys.exc_info()[0] is not None)
+
+    member = Member("m", Machine.adapter, machine=Machine())
+    group = lockstep._Group(DELIVERY, [member], 1, 0.0)
+    try:
+        raise ValueError("out of data")
+    except ValueError:
+        group.finish(object())
+    member.machine = Machine()
+    group.finish(object())
+    assert seen == [True, False]

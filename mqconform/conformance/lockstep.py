@@ -326,21 +326,31 @@ def _shrink_once(area: str, members: list[Member], claimed: ModelOptions, budget
     is added to its result's seconds."""
     shrunk: dict[str, list[Step]] = {}
     for member in members:
-        factory = _constant(member.adapter)
-        for violation, steps, seconds in member.raw:
-            t0 = time.perf_counter()
-            found = None
-            theirs = shrunk.get(violation.check)
-            if theirs is not None:
-                replayed = shrink(theirs, claimed, factory, 0.0)  # one replay, no deletions
-                if replayed.what is not None:
-                    found = replayed
-            if found is None:
-                found = shrink(steps, claimed, factory, budget_s)
-                if found.what is not None:
-                    shrunk.setdefault(violation.check, found.steps)
-            member.result.findings.append(finding_of(area, violation, found, seconds, claimed, factory))
-            member.result.seconds += time.perf_counter() - t0
+        try:
+            _shrink_member(area, member, claimed, budget_s, shrunk)
+        except Exception as exc:  # this release's replay failed: no verdict for it, the others go on
+            member.result.unknown = (f"shrinking a finding: the adapter raised {type(exc).__name__}: "
+                                     f"{first_line(exc)}")
+
+
+def _shrink_member(area: str, member: Member, claimed: ModelOptions, budget_s: float,
+                   shrunk: dict[str, list[Step]]) -> None:
+    """_shrink_once for one member (`shrunk`: check -> the counterexample found first)."""
+    factory = _constant(member.adapter)
+    for violation, steps, seconds in member.raw:
+        t0 = time.perf_counter()
+        found = None
+        theirs = shrunk.get(violation.check)
+        if theirs is not None:
+            replayed = shrink(theirs, claimed, factory, 0.0)  # one replay, no deletions
+            if replayed.what is not None:
+                found = replayed
+        if found is None:
+            found = shrink(steps, claimed, factory, budget_s)
+            if found.what is not None:
+                shrunk.setdefault(violation.check, found.steps)
+        member.result.findings.append(finding_of(area, violation, found, seconds, claimed, factory))
+        member.result.seconds += time.perf_counter() - t0
 
 
 def _constant(adapter: Adapter) -> Callable[[], Adapter]:

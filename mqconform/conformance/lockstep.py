@@ -97,6 +97,7 @@ class Member:
     #: examples this release left because its state no longer enabled the leader's rules
     left: int = 0
     context: RunContext | None = None
+    machine_class: Any = None
     machine: Any = None
 
 
@@ -141,7 +142,9 @@ class _Group:
             assert member.context is not None
             member.context.disabled = frozenset(member.disabled)
             try:
-                machine = member.context.current = machine_class(self.base, member.context)()
+                if member.machine_class is None:  # one class per release (Hypothesis caches per class)
+                    member.machine_class = machine_class(self.base, member.context)
+                machine = member.machine_class()
             except BaseException as exc:  # opening the example on this release failed
                 self._stop(member, exc)
                 continue

@@ -31,6 +31,10 @@ DEFAULT_ADAPTER = "nats"
 #: task slots per core of this machine when the adapter's areas wait on a real clock (most of a
 #: task's time is a sleep on the broker's clock, so a core serves several); one per core otherwise
 WAITING_SLOTS_PER_CORE = 3
+#: releases per task (--group) by default: one for every adapter. Lockstep groups save no CPU (a
+#: machine per release beside the leader) and, several at once on 2 loaded cores, overloaded the
+#: machine into timeouts and expiry timing findings (docs/matrix.md, *Releases in lockstep*)
+GROUP_DEFAULTS: dict[str, int] = {}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -57,6 +61,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--slots", type=int, metavar="N",
                         help="tasks at once in local mode (default: 3 per core for a broker, whose "
                              "tasks mostly sleep on its clock; 1 per core for an in-process adapter)")
+    parser.add_argument("--group", type=int, metavar="N",
+                        help="releases per task: releases of one capability set explore each area in "
+                             "lockstep (one Hypothesis run drives the model and one server per release, "
+                             "each step on all at once; a finding is shrunk once and replayed on the "
+                             "others); 1: one task per (release, area) (default 1)")
     parser.add_argument("--seed", type=int, metavar="N", help="Hypothesis seed (as mqconform run)")
     parser.add_argument("--strict", action="store_true",
                         help="registered known deviations count as failures")
@@ -67,7 +76,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from mqconform.adapters.registry import AdapterLoadError, load_adapter
-    from mqconform.conformance.campaign import CampaignTask
+    from mqconform.conformance.campaign import CampaignTask, GroupTask
     from mqconform.conformance.deviations import DeviationError
     from mqconform.conformance.plan import RunPlan
     from mqconform.conformance.verdict import load_deviations
@@ -80,6 +89,8 @@ def run(args: argparse.Namespace) -> int:
         return fail("--master needs --engine spark")
     if args.slots is not None and (args.slots < 1 or args.master):
         return fail("--slots must be at least 1, and applies to local mode only (not with --master)")
+    if args.group is not None and args.group < 1:
+        return fail("--group must be at least 1")
     try:
         options = adapter_options(args)
         if "url" in options or "server_bin" in options:
@@ -115,13 +126,20 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         return fail(f"cannot write the campaign directory {out}: {exc.strerror or exc}")
     run_ids = {release.version: new_run_id() for release in releases}
-    tasks = [CampaignTask(plan, release, area, run_ids[release.version])
-             for release in releases for area in areas]
+    size = args.group if args.group is not None else GROUP_DEFAULTS.get(args.adapter, 1)
+    tasks: list[Any]
+    groups = release_groups(releases, size, _capabilities_of(adapter))
+    # a release alone in its group runs the one-release task (Hypothesis' own shrinking included)
+    tasks = [GroupTask(plan, tuple(group), area, tuple(run_ids[r.version] for r in group)) if len(group) > 1
+             else CampaignTask(plan, group[0], area, run_ids[group[0].version])
+             for group in groups for area in areas]
     master = args.master or local_master(args.slots, bool(getattr(adapter, "real_time", False)))
     seed_text = f"seed {seed}" if seed is not None else "seed derandomized"
     where = f"Spark {master}" if args.engine == "spark" else "in this process"
+    lockstep = sum(isinstance(task, GroupTask) for task in tasks)
+    grouped = f" ({lockstep} of them lockstep groups of 2-{size} releases)" if lockstep else ""
     print(f"mqconform matrix {campaign}: adapter {adapter.name}, {len(releases)} release(s) x "
-          f"{len(areas)} area(s) = {len(tasks)} tasks {where}, checked against {claimed.name}, "
+          f"{len(areas)} area(s) = {len(tasks)} tasks{grouped} {where}, checked against {claimed.name}, "
           f"settings {settings_name}, {seed_text}", flush=True)
     if skipped:
         served = line(args.adapter)
@@ -149,6 +167,10 @@ def run(args: argparse.Namespace) -> int:
           + ", ".join(f"{area} {seconds:.0f} s" for area, seconds in time_by(results, "area")))
     print("matrix: by release: " + ", ".join(f"{release} {seconds:.0f} s"
                                              for release, seconds in time_by(results, "release")))
+    by_group = {(r.group, r.area): r.group_seconds for r in results if r.group}
+    if by_group:
+        print("matrix: by group (lockstep task time, a release's share above): " + ", ".join(
+            f"{area} [{group}] {seconds:.0f} s" for (group, area), seconds in by_group.items()))
     by_release: dict[str, list[Any]] = {}
     for result in results:
         by_release.setdefault(result.release, []).append(result)
@@ -180,9 +202,12 @@ def _dispatch(tasks: list[Any], engine: str, master: str) -> list[Any]:
     driver hears of each as it ends; python: one after the other in this process."""
     from concurrent.futures import ThreadPoolExecutor, as_completed
 
-    from mqconform.conformance.campaign import run_task
+    from mqconform.conformance.campaign import GroupTask, run_group, run_task
 
-    done: dict[int, Any] = {}
+    def execute(task: Any) -> list[Any]:
+        return run_group(task) if isinstance(task, GroupTask) else [run_task(task)]
+
+    done: dict[int, list[Any]] = {}
     started = time.perf_counter()
     tracker: Any = None  # Spark's status tracker, once there is a session
 
@@ -191,28 +216,33 @@ def _dispatch(tasks: list[Any], engine: str, master: str) -> list[Any]:
         elapsed = time.perf_counter() - started
         return f"matrix: {len(done)} of {len(tasks)} tasks done{running}, {elapsed:.0f} s"
 
-    def report(index: int, result: Any) -> None:
-        done[index] = result
-        state = ("n/a" if result.result.needs is not None else "UNKNOWN" if result.result.unknown else
-                 f"{len(result.result.findings)} violation(s)" if result.result.findings else "ok")
-        heartbeat.say(f"  [{len(done)}/{len(tasks)}] {result.release} {result.area}: {state} "
-                      f"({result.seconds:.1f} s on {result.host})")
+    def report(index: int, results: list[Any]) -> None:
+        done[index] = results
+        for result in results:
+            state = ("n/a" if result.result.needs is not None else "UNKNOWN" if result.result.unknown else
+                     f"{len(result.result.findings)} violation(s)" if result.result.findings else "ok")
+            seconds = (f"{result.group_seconds:.1f} s for its group of {result.group.count(',') + 1}"
+                       if result.group else f"{result.seconds:.1f} s")
+            left = (f"; left {result.left} example(s) where its state no longer enabled the model's rules"
+                    if getattr(result, "left", 0) else "")
+            heartbeat.say(f"  [{len(done)}/{len(tasks)}] {result.release} {result.area}: {state} "
+                          f"({seconds} on {result.host}{left})")
 
     if engine == "python":
         with Heartbeat(describe) as heartbeat:
             for index, task in enumerate(tasks):
-                report(index, run_task(task))
-        return [done[i] for i in range(len(tasks))]
+                report(index, execute(task))
+        return [r for i in range(len(tasks)) for r in done[i]]
     from mqconform.reports.spark_session import get_session
 
     sc = get_session(master, app="mqconform-matrix").sparkContext
     tracker = sc.statusTracker()
     with ThreadPoolExecutor(max_workers=min(len(tasks), 64)) as pool, Heartbeat(describe) as heartbeat:
-        futures = {pool.submit(lambda t: sc.parallelize([t], 1).map(run_task).collect()[0], task): index
+        futures = {pool.submit(lambda t: sc.parallelize([t], 1).map(execute).collect()[0], task): index
                    for index, task in enumerate(tasks)}
         for future in as_completed(futures):
             report(futures[future], future.result())
-    return [done[i] for i in range(len(tasks))]
+    return [r for i in range(len(tasks)) for r in done[i]]
 
 
 def local_master(slots: int | None, waits_on_clock: bool) -> str:
@@ -222,6 +252,41 @@ def local_master(slots: int | None, waits_on_clock: bool) -> str:
 
     cores = os.cpu_count() or 1
     return f"local[{slots or cores * (WAITING_SLOTS_PER_CORE if waits_on_clock else 1)}]"
+
+
+def release_groups(releases: list[Any], size: int, capabilities: Any = None) -> list[list[Any]]:
+    """The releases in lockstep groups of at most `size`: consecutive releases of one capability set
+    (`capabilities(version)`, when the adapter's module says it without a server; else the task
+    splits a group by the capabilities its servers show), each run of them cut into as few groups
+    as `size` allows, of even sizes."""
+    runs: list[list[Any]] = []
+    last: Any = object()
+    for release in releases:
+        try:
+            key = capabilities(release.version) if capabilities is not None else None
+        except Exception:  # a version the function cannot read: its own group
+            key = object()
+        if not runs or key != last:
+            runs.append([])
+        runs[-1].append(release)
+        last = key
+    groups: list[list[Any]] = []
+    for run in runs:
+        count = -(-len(run) // size)
+        base, extra = divmod(len(run), count)
+        start = 0
+        for n in range(count):
+            width = base + (1 if n < extra else 0)
+            groups.append(run[start:start + width])
+            start += width
+    return groups
+
+
+def _capabilities_of(adapter: Any) -> Any:
+    """The adapter module's ``capabilities_for(version)`` (nats, redis), or None."""
+    module = sys.modules.get(type(adapter).__module__)
+    found = getattr(module, "capabilities_for", None)
+    return found if callable(found) else None
 
 
 def time_by(results: list[Any], key: str) -> list[tuple[str, float]]:

@@ -54,6 +54,13 @@ class TaskResult:
     files: bytes  # a tar.gz of the scratch run directory (history/<area>.jsonl, .hypothesis/)
     host: str
     seconds: float
+    #: the lockstep group the release ran in (its releases, joined by commas) and the group task's
+    #: seconds (`seconds` is then this release's share); empty for a task of one release
+    group: str = ""
+    group_seconds: float = 0.0
+    #: lockstep: the examples this release left because its machine no longer enabled the rules the
+    #: model's did (it explored less than it would alone: the matrix says so)
+    left: int = 0
 
 
 def run_task(task: CampaignTask) -> TaskResult:
@@ -113,3 +120,99 @@ def unpack(files: bytes, into: Path) -> None:
     """Unpack a task's files into the release's run directory (regular files only, inside `into`)."""
     with tarfile.open(fileobj=io.BytesIO(files), mode="r:gz") as archive:
         archive.extractall(into, filter="data")
+
+
+@attrs.frozen
+class GroupTask:
+    """One area of the campaign's plan against several releases at once (pickled to a Spark worker):
+    the releases of one capability set explore in lockstep (mqconform.conformance.lockstep)."""
+
+    plan: RunPlan
+    releases: tuple[Release, ...]
+    area: str
+    run_ids: tuple[str, ...]
+
+
+def run_group(task: GroupTask) -> list[TaskResult]:
+    """Run one area on several releases: each release's adapter (its own server) is started and
+    probed, the releases are split by capability set (lockstep.partition) and each part explores in
+    lockstep; one TaskResult per release, in task order, as run_task gives for that release (a
+    release that cannot be had or reached is a fault of its own; the others run)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from mqconform.reference_model.profiles import profile as load_profile
+
+    from .execution import shutdown
+    from .lockstep import Member, partition, run_lockstep
+    from .registry import MACHINES
+    from .runner import fault_reason
+
+    started = time.perf_counter()
+    plan = task.plan
+    scratches = [Path(tempfile.mkdtemp(prefix="mqc-task-")) for _ in task.releases]
+    with ThreadPoolExecutor(max_workers=len(task.releases) or 1) as pool:
+        opened = list(pool.map(lambda release: _open_release(plan, release, task.area), task.releases))
+    results: list[MachineResult | None] = [None] * len(task.releases)
+    left = [0] * len(task.releases)
+    faults: list[str | None] = [fault for _, _, fault in opened]
+    try:
+        live = [i for i, (adapter, _, fault) in enumerate(opened) if fault is None]
+        for part in partition([opened[i][0] for i in live]):
+            indexes = [live[i] for i in part]
+            try:
+                claimed = load_profile(plan.profile or opened[indexes[0]][0].profile)
+                members = []
+                for i in indexes:
+                    (scratches[i] / "history").mkdir()
+                    run = RunDirectory.attach(scratches[i], opened[i][0].name, claimed.name, task.run_ids[i],
+                                              time.monotonic_ns())
+                    members.append(Member(task.releases[i].version, opened[i][0], run.history(task.area)))
+                hyp = plan.hypothesis(database=None)
+                done = run_lockstep(MACHINES[task.area], members, claimed, hyp, max_reruns=plan.max_reruns,
+                                    seed_value=plan.seed, cap_real_time=plan.max_examples is None,
+                                    shrink_seconds=plan.shrink_seconds)
+                for i, member, result in zip(indexes, members, done, strict=True):
+                    results[i] = result
+                    left[i] = member.left
+            except (Exception, BaseExceptionGroup) as exc:  # a fault: never a traceback, never a pass
+                for i in indexes:
+                    faults[i] = f"area {task.area}: {fault_reason(exc)}"
+    finally:
+        with ThreadPoolExecutor(max_workers=len(task.releases) or 1) as pool:
+            list(pool.map(lambda item: shutdown(item[0]), opened))
+    seconds = time.perf_counter() - started
+    label = ",".join(r.version for r in task.releases)
+    out = []
+    for i, release in enumerate(task.releases):
+        result = results[i] or MachineResult(task.area, unknown=faults[i])
+        out.append(TaskResult(release.version, task.area, result, faults[i], opened[i][1],
+                              _pack(scratches[i]), socket.gethostname(), seconds / len(task.releases), label,
+                              seconds, left[i]))
+        shutil.rmtree(scratches[i], ignore_errors=True)
+    return out
+
+
+def _open_release(plan: RunPlan, release: Release, area: str) -> tuple[Any, str, str | None]:
+    """(the release's adapter on its own server, the server's version, None) or (None, "", the fault)."""
+    from mqconform.adapters.contract import AdapterError
+    from mqconform.adapters.registry import load_adapter
+    from mqconform.releases import ReleaseError, binary
+
+    from .execution import shutdown
+    from .runner import fault_reason
+
+    adapter: Any = None
+    try:
+        options = {**plan.adapter_options, "server_bin": str(binary(release))}
+        adapter = load_adapter(plan.adapter, **options)
+        adapter.open("mqc-probe")
+        adapter.close()
+        return adapter, str(getattr(adapter, "server_version", "") or ""), None
+    except ReleaseError as exc:
+        fault = f"area {area}: release {release.version}: {exc}"
+    except AdapterError as exc:
+        fault = f"area {area}: cannot reach the implementation: {exc}"
+    except (Exception, BaseExceptionGroup) as exc:
+        fault = f"area {area}: {fault_reason(exc)}"
+    shutdown(adapter)
+    return None, "", fault

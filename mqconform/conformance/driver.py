@@ -86,6 +86,11 @@ class Driver:
         self.on_violation: Callable[[Violation, list[Step]], None] | None = None
         #: a check failed in this example (a machine's teardown then adds no checks of its own)
         self.violated = False
+        #: called with each violation and the steps so far instead of raising it, when set: true means
+        #: the check is disabled from here on and the example goes on, as a run that had disabled it
+        #: from the start would go on (a lockstep group records each release's findings this way,
+        #: mqconform.conformance.lockstep); false raises it as usual
+        self.keep_going: Callable[[Violation, list[Step]], bool] | None = None
 
     # ------------------------------------------------------------------ recording
     def observe(self, f: str, queue: str | None, value: Any) -> None:
@@ -102,9 +107,12 @@ class Driver:
             return
         self.checked.add(name)
         if not ok:
-            self.violated = True
             violation = Violation(name, self.rules.get(name, ()), message(), field=field,
                                   expected=expected, actual=actual)
+            if self.keep_going is not None and self.keep_going(violation, self.steps):
+                self.disabled = self.disabled | {name}
+                return
+            self.violated = True
             if self.on_violation is not None:
                 self.on_violation(violation, self.steps)
             raise violation

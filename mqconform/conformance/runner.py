@@ -32,7 +32,7 @@ from mqconform.text import first_line
 
 from .base import ConformanceMachine, RunContext
 from .driver import Inconclusive, Step, Violation
-from .minimize import reproduces, shrink
+from .minimize import Minimized, reproduces, shrink
 
 MAX_RERUNS = 8
 #: how often a counterexample whose check compared one value is replayed before it is reported; one
@@ -260,21 +260,8 @@ def run_machine(base: type[ConformanceMachine], adapter_factory: Callable[[], Ad
             cut = (shrink_seconds is not None and context.first_violation_at is not None
                    and time.perf_counter() - context.first_violation_at >= shrink_seconds)
             shrunk = shrink(steps, claimed, adapter_factory)
-            shown = (shrunk.field, shrunk.expected, shrunk.actual) if shrunk.what is not None else None
-            flaky = shrunk.what is None and bool(failed.field) and not reproduces(
-                shrunk.steps, claimed, adapter_factory, FLAKY_REPLAYS - 1)
-            message = shrunk.message or failed.message
-            if cut:
-                message = (f"shrinking cut after {shrink_seconds:g} s (the smallest counterexample found "
-                           f"until then): {message}")
-            if flaky:
-                message = (f"flaky: did not fail again in {FLAKY_REPLAYS} replays of its {len(shrunk.steps)} "
-                           f"steps (found after {seconds:.1f} s): {message}")
-            result.findings.append(Finding(base.area, failed.check, failed.rules, message, shrunk.steps,
-                                           seconds, flaky=flaky, field=failed.field,
-                                           expected=failed.expected, actual=failed.actual, shown=shown,
-                                           shrink_cut=cut,
-                                           options=held_to))
+            result.findings.append(finding_of(base.area, failed, shrunk, seconds, claimed, adapter_factory,
+                                              cut_after=shrink_seconds if cut else None, options=held_to))
             disabled.add(failed.check)
             if progress is not None:
                 progress.findings = len(result.findings)
@@ -284,6 +271,28 @@ def run_machine(base: type[ConformanceMachine], adapter_factory: Callable[[], Ad
             history.close()
     result.seconds = time.perf_counter() - started
     return result
+
+
+def finding_of(area: str, failed: Violation, shrunk: Minimized, seconds: float, claimed: ModelOptions,
+               adapter_factory: Callable[[], Adapter], *, cut_after: float | None = None,
+               options: dict[str, Any] | None = None) -> Finding:
+    """The finding of a violation from its steps as minimised on the adapter (minimize.shrink): what
+    the minimised replay shows, and FLAKY when the violation compared one value and no replay fails
+    again (FLAKY_REPLAYS in all). `cut_after`: shrinking stopped at that many seconds. `options`: the
+    model options the adapter was held to in place of its profile's (adapters.contract.model_for)."""
+    shown = (shrunk.field, shrunk.expected, shrunk.actual) if shrunk.what is not None else None
+    flaky = shrunk.what is None and bool(failed.field) and not reproduces(
+        shrunk.steps, claimed, adapter_factory, FLAKY_REPLAYS - 1)
+    message = shrunk.message or failed.message
+    if cut_after is not None:
+        message = (f"shrinking cut after {cut_after:g} s (the smallest counterexample found "
+                   f"until then): {message}")
+    if flaky:
+        message = (f"flaky: did not fail again in {FLAKY_REPLAYS} replays of its {len(shrunk.steps)} "
+                   f"steps (found after {seconds:.1f} s): {message}")
+    return Finding(area, failed.check, failed.rules, message, shrunk.steps, seconds, flaky=flaky,
+                   field=failed.field, expected=failed.expected, actual=failed.actual, shown=shown,
+                   shrink_cut=cut_after is not None, options=dict(options or {}))
 
 
 @contextlib.contextmanager

@@ -19,13 +19,40 @@ from mqconform.cli import main
 NATS_RELEASES = "2.10.25,2.15.1"
 
 
-def _matrix(out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+def _matrix(out: Path, *extra: str, versions: str = NATS_RELEASES) -> subprocess.CompletedProcess[str]:
     # a fresh process per engine, as from the command line (runner.stable_imports: the same local
     # modules loaded in the driver and in a Spark worker, so both explore the same examples)
     return subprocess.run(
-        [sys.executable, "-m", "mqconform.cli", "matrix", "--adapter", "nats", "--versions", NATS_RELEASES,
+        [sys.executable, "-m", "mqconform.cli", "matrix", "--adapter", "nats", "--versions", versions,
          "--areas", "delivery,ring", "--max-examples", "3", "--seed", "1", "--settings", "dev",
          "--out", str(out), *extra], capture_output=True, text=True, timeout=540, check=False)
+
+
+def _history(run_dir: Path) -> dict[str, list[tuple[str, str, str]]]:
+    """Each area's history records without their times (kind, operation, value)."""
+    return {p.stem: [(r.get("type"), r.get("f"), json.dumps(r.get("value"), sort_keys=True))
+                     for r in map(json.loads, p.read_text().splitlines())]
+            for p in sorted((run_dir / "history").glob("*.jsonl"))}
+
+
+def test_releases_in_lockstep_record_what_each_records_alone(tmp_path: Path) -> None:
+    """Two releases of one capability set in one lockstep task per area, against one task per
+    release and area: the same outcomes and the same histories (operations and answers)."""
+    versions = "2.14.1,2.15.1"
+    grouped = _matrix(tmp_path / "grouped", "--engine", "python", "--no-report", "--group", "2",
+                      versions=versions)
+    assert grouped.returncode == 0, grouped.stderr[-2000:]
+    assert "2 tasks (2 of them lockstep groups of 2-2 releases)" in grouped.stdout
+    assert "matrix: by group (lockstep task time" in grouped.stdout
+    alone = _matrix(tmp_path / "alone", "--engine", "python", "--no-report", "--group", "1",
+                    versions=versions)
+    assert alone.returncode == 0, alone.stderr[-2000:]
+    assert "4 tasks in this process" in alone.stdout
+    for version in versions.split(","):
+        one, two = tmp_path / "grouped" / f"nats-{version}", tmp_path / "alone" / f"nats-{version}"
+        assert _outcomes(one) and _outcomes(one) == _outcomes(two)
+        assert _history(one) == _history(two)
+        assert json.loads((one / "run.json").read_text())["versions"]["implementation"] == version
 
 
 def _outcomes(run_dir: Path) -> list[tuple[str, str]]:

@@ -26,6 +26,11 @@ class PullBatchMixin(BrokerCore):
     if TYPE_CHECKING:
         def receive(self, consumer_name: str) -> str | None: ...  # delivery
         def _first_match(self, queue: QueueState, consumer: ConsumerState) -> Ref | None: ...  # delivery
+        def _check_thresholds(self, queue: QueueState, min_pending: int,
+                              min_ack_pending: int) -> None: ...  # priority_groups
+        def _overflow_serves(self, queue: QueueState, ref: Ref, min_pending: int,
+                             min_ack_pending: int) -> bool: ...  # priority_groups
+        def _overflow_declined(self, queue: QueueState, ref: Ref) -> None: ...  # priority_groups
 
     def _next_pull(self, queue: QueueState, consumer: ConsumerState) -> Ref | None:
         """The message the consumer's next receive would take (None: none), without taking it."""
@@ -42,8 +47,10 @@ class PullBatchMixin(BrokerCore):
         ref = self._next_pull(self._queue(consumer.config.queue), consumer)
         return None if ref is None else ref.size
 
-    def fetch(self, consumer_name: str, batch: int, max_bytes: int = 0) -> list[str]:
-        """The ids one pull request with `batch` and `max_bytes` delivers, in order."""
+    def fetch(self, consumer_name: str, batch: int, max_bytes: int = 0, min_pending: int = 0,
+              min_ack_pending: int = 0) -> list[str]:
+        """The ids one pull request with `batch` and `max_bytes` delivers, in order; with `min_pending`
+        or `min_ack_pending` (an overflow queue's thresholds, DELIVERY-41..44) only while they hold."""
         self._need("pull_batch", "fetch")
         if batch < 1 or max_bytes < 0:
             raise ModelMisuse("a fetch has batch >= 1 and max_bytes >= 0")
@@ -51,12 +58,16 @@ class PullBatchMixin(BrokerCore):
         if not consumer.no_buffering or consumer.config.browser:
             raise ModelMisuse("fetch is a pull consumer's request")
         queue = self._queue(consumer.config.queue)
+        self._check_thresholds(queue, min_pending, min_ack_pending)
         got: list[str] = []
         left = max_bytes
         while len(got) < batch:
             ref = self._next_pull(queue, consumer)
             if ref is None:
                 break
+            if not self._overflow_serves(queue, ref, min_pending, min_ack_pending):
+                self._overflow_declined(queue, ref)
+                break  # DELIVERY-44: checked before max_bytes (consumer.go nextWaiting)
             if max_bytes:
                 if ref.size > left:
                     break  # DELIVERY-39/40: the request ends, the message stays

@@ -192,6 +192,8 @@ class QueueState:
         self.ring_size = config.ring_size
         #: DELIVERY-34: the queue's consumers deliver nothing before this logical time (ms)
         self.paused_until = 0
+        #: DELIVERY-41..44: the durable's ADR-42 priority policy (None: none; set by join)
+        self.priority_policy: str | None = None
         #: RING-27: the byte bound (-1: none)
         self.max_bytes = config.max_length_bytes
         #: RING-31..33: per-subject bound (-1: none) and whether discard new refuses at it

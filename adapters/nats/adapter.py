@@ -236,6 +236,10 @@ MIN_VERSION: Mapping[str, tuple[int, int, int]] = {
     "js:max_deliver_one_not_redelivered": (2, 11, 4),  # num_redelivered 0 with MaxDeliver 1 (#6877)
     "js:message_schedules": (2, 12, 0),      # Nats-Schedule @at (#7170)
     "js:schedule_repeat": (2, 14, 0),        # @every, cron, time zones (#7504)
+    # DELIVERY-41..44: ADR-42 priority groups, the overflow policy (min_pending, min_ack_pending)
+    "priority_overflow": (2, 11, 0),
+    # DELIVERY-43: both thresholds given, either suffices (before 2.12.5 both had to hold: 43071fa5b)
+    "js:overflow_either_threshold": (2, 12, 5),
     # RING-31..33: max_msgs_per_subject with discard_new_per_subject; from 2.14.0 only, where a
     # discard-new max_bytes check refuses a store only when it would exceed max_bytes (before
     # 8311cde5c "Only use store's DiscardNew error for R1 & off-by-ones" it compared with >=)
@@ -302,6 +306,8 @@ class _Queue:
     #: first stream sequence it delivers (DeliverPolicy New: the stream's last sequence + 1 at join)
     durable_name: str = DURABLE
     start_seq: int = 0
+    #: DELIVERY-41..44: the durable's priority group (None: no priority policy); every pull names it
+    priority_group: str | None = None
 
 
 @attrs.define
@@ -472,13 +478,21 @@ class NatsAdapter(BrokerAdapter, NatsRetention):
             return self._consumer_state(str(kwargs.get("queue", "")))
         if op in ("join", "leave", "retention_state") and "retention" in self.capabilities:
             if op == "join":
-                return self.join(str(kwargs.get("name", "")), str(kwargs.get("address", "")))
+                priority = kwargs.get("priority")
+                if priority is not None and "priority_overflow" not in self.capabilities:
+                    return Result.fail("unsupported: priority_overflow")
+                return self.join(str(kwargs.get("name", "")), str(kwargs.get("address", "")),
+                                 None if priority is None else str(priority))
             if op == "leave":
                 return self.leave(str(kwargs.get("queue", "")))
             return self.retention_state(str(kwargs.get("address", "")))
         if op == "fetch" and "pull_batch" in self.capabilities:
+            thresholds = {key: int(kwargs[key]) for key in ("min_pending", "min_ack_pending")
+                          if kwargs.get(key)}
+            if thresholds and "priority_overflow" not in self.capabilities:
+                return Result.fail("unsupported: priority_overflow")
             return self._fetch(str(kwargs.get("consumer", "")), int(kwargs.get("batch", 1)),
-                               int(kwargs.get("max_bytes", 0)))
+                               int(kwargs.get("max_bytes", 0)), **thresholds)
         if op == "pause" and "consumer_pause" in self.capabilities:
             return self._pause(str(kwargs.get("queue", "")), int(kwargs.get("until_ms", 0)))
         if op != "restart" or "restart" not in self.capabilities:
@@ -760,13 +774,13 @@ class NatsAdapter(BrokerAdapter, NatsRetention):
         queue = self._queue(state.queue)
         if self._nc is None or self._sub is None:
             raise nats_errors.ConnectionClosedError
-        request: dict[str, Any] = {"batch": 1, "no_wait": True}
+        request: dict[str, Any] = {"batch": 1, "no_wait": True, **self._group(queue)}
         if queue.max_ack_pending < UNBOUNDED_ACK_PENDING:
             # at the ack-pending cap a no_wait request is left waiting (2.9) or unanswered: ask
             # with an expiry instead (still served at once by a NAKed message's redelivery)
             info = await self._js().consumer_info(queue.stream, queue.durable_name)
             if info.num_ack_pending >= queue.max_ack_pending:
-                request = {"batch": 1, "expires": int(self.fetch_timeout * 1e9)}
+                request = {"batch": 1, "expires": int(self.fetch_timeout * 1e9), **self._group(queue)}
         await self._nc.publish(f"$JS.API.CONSUMER.MSG.NEXT.{queue.stream}.{queue.durable_name}",
                                json.dumps(request).encode(), reply=self._inbox)
         msg = await self._sub.next_msg(timeout=self.fetch_timeout + self.request_timeout)
@@ -789,13 +803,22 @@ class NatsAdapter(BrokerAdapter, NatsRetention):
         state.tokens[msg_id] = msg
         return str(msg_id)
 
+    @staticmethod
+    def _group(queue: _Queue) -> dict[str, str]:
+        """DELIVERY-41..44: a pull request of a priority consumer names its group (else 400)."""
+        return {} if queue.priority_group is None else {"group": queue.priority_group}
+
     @operation(name="fetch")
-    async def _fetch(self, consumer: str, batch: int, max_bytes: int) -> list[str]:
+    async def _fetch(self, consumer: str, batch: int, max_bytes: int, min_pending: int = 0,
+                     min_ack_pending: int = 0) -> list[str]:
         """DELIVERY-38..40 (capability ``pull_batch``): one no_wait pull request for `batch` messages
         within `max_bytes` x BYTE_UNIT bytes (0: no budget; only on a stream address, whose messages
         are padded to just within their size in units: :meth:`_stream_payload`); the messages until
         `batch` of them came or a 404/408/409 status ended the request (or nothing more came within
-        the fetch and request timeouts: the budget was spent to the byte)."""
+        the fetch and request timeouts: the budget was spent to the byte). DELIVERY-41..44
+        (``priority_overflow``): an overflow queue's thresholds, the request expiring after
+        ``fetch_timeout`` (before 2.11.11 and 2.12.2 a no_wait request given nothing waits for a
+        message the thresholds let through until it expires)."""
         state = self._consumer(consumer)
         queue = self._queue(state.queue)
         if max_bytes and queue.address not in self.stream_addresses:
@@ -804,9 +827,15 @@ class NatsAdapter(BrokerAdapter, NatsRetention):
             raise Unsupported(f"fetch max_bytes with a batch over {FETCH_MAX_BATCH} (not exact)")
         if self._nc is None or self._sub is None:
             raise nats_errors.ConnectionClosedError
-        request: dict[str, Any] = {"batch": batch, "no_wait": True}
+        request: dict[str, Any] = {"batch": batch, "no_wait": True, **self._group(queue)}
         if max_bytes:
             request["max_bytes"] = max_bytes * BYTE_UNIT
+        if min_pending or min_ack_pending:
+            if queue.priority_group is None:
+                raise Unsupported("min_pending or min_ack_pending on a queue without the overflow policy")
+            request.update({key: value for key, value in (("min_pending", min_pending),
+                                                          ("min_ack_pending", min_ack_pending)) if value})
+            request["expires"] = int(self.fetch_timeout * 1e9)
         await self._nc.publish(f"$JS.API.CONSUMER.MSG.NEXT.{queue.stream}.{queue.durable_name}",
                                json.dumps(request).encode(), reply=self._inbox)
         got: list[str] = []

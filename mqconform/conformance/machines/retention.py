@@ -6,7 +6,9 @@ every step it compares the stream's stored messages (``call("retention_state", a
 a check of the retention (RETENTION-1/5/10, after a leave RETENTION-2/7, after a terminate RETENTION-8,
 after a send with no consumer RETENTION-4) and each queue's consumer counts (RETENTION-11). With
 ``pull_batch`` a consumer also pulls batches within a byte budget (DELIVERY-38..40): messages have
-sizes of 1 to 3 units.
+sizes of 1 to 3 units. With ``priority_overflow`` a queue may join with the overflow priority policy
+(ADR-42), and its fetches name ``min_pending`` or ``min_ack_pending`` thresholds (DELIVERY-41..44;
+both at once only where the server takes either, ``js:overflow_either_threshold``).
 """
 
 from __future__ import annotations
@@ -28,6 +30,10 @@ SIZES = st.sampled_from((1, 1, 2, 3))
 #: DELIVERY-38..40: a fetch's batch and byte budget (0: none), in the message sizes' units
 BATCHES = st.integers(min_value=1, max_value=4)
 BUDGETS = st.sampled_from((0, 1, 2, 3, 5))
+#: DELIVERY-41..44: an overflow fetch's thresholds (0: none)
+THRESHOLDS = st.sampled_from((0, 0, 1, 2, 3, 5))
+#: DELIVERY-43: the nats adapter's gate of both thresholds at once (either suffices from 2.12.5)
+EITHER_GATE = "js:overflow_either_threshold"
 #: what the consumer counts are compared on (their sequences are per queue in the model, per stream in
 #: JetStream: not compared here)
 COUNT_FIELDS = ("num_pending", "num_ack_pending", "num_redelivered")
@@ -46,6 +52,8 @@ class RetentionMachine(ConformanceMachine):
         self.sent = 0
         #: queue -> its consumer; queues that joined after a send (RETENTION-6)
         self.queues: dict[str, str] = {}
+        #: DELIVERY-41..44: the queues of the overflow priority policy
+        self.overflow: set[str] = set()
         self.late: set[str] = set()
         #: the check the next stream comparison reports under (the step that ran before it)
         self.stream_check = ""
@@ -54,34 +62,41 @@ class RetentionMachine(ConformanceMachine):
         return self.d.model.world.broker
 
     @initialize(policy=st.sampled_from(("limits", "interest", "workqueue")),
-                queues=st.integers(min_value=0, max_value=2))
-    def setup(self, policy: str, queues: int) -> None:
+                queues=st.integers(min_value=0, max_value=2), overflow=st.booleans())
+    def setup(self, policy: str, queues: int, overflow: bool) -> None:
         """The stream and its first queues (a WorkQueue stream's one consumer joins first: a send
-        before it is not modelled)."""
+        before it is not modelled), of the overflow priority policy or none."""
         self.policy = policy
         self.d.both("address", {"name": ADDRESS, "retention": policy})
         self.ready = True
         for _ in range(max(queues, int(policy == "workqueue"))):
-            self._join()
+            self._join(overflow)
 
     @precondition(lambda self: self.ready and self.joined < MAX_QUEUES + 1)
-    @rule()
-    def join(self) -> None:
-        self._join()
+    @rule(overflow=st.booleans())
+    def join(self, overflow: bool) -> None:
+        self._join(overflow)
 
-    def _join(self) -> None:
+    def _join(self, overflow: bool) -> None:
         """RETENTION-9: a second consumer of a WorkQueue stream is refused; else a new queue with its
-        pull consumer (RETENTION-6: after sends it starts at the next message)."""
+        pull consumer (RETENTION-6: after sends it starts at the next message); with
+        ``priority_overflow`` the queue may have the overflow priority policy (DELIVERY-41..44)."""
         self.joined += 1
         name = f"q{self.joined}"
         check = "join.workqueue" if self.policy == "workqueue" else "join.result"
-        answer = self.d.both("join", {"name": name, "address": ADDRESS}, compare=check)
+        args = {"name": name, "address": ADDRESS}
+        overflow = overflow and self.can("priority_overflow")
+        if overflow:
+            args["priority"] = "overflow"
+        answer = self.d.both("join", args, compare=check)
         self.stream_check = "stream.workqueue_join" if self.policy == "workqueue" else ""
         if answer != "created":
             return
         consumer = f"c-{name}"
         self.d.both("consumer", {"name": consumer, "queue": name, "window_bytes": 0})
         self.queues[name] = consumer
+        if overflow:
+            self.overflow.add(name)
         if self.sent:
             self.late.add(name)
 
@@ -107,16 +122,25 @@ class RetentionMachine(ConformanceMachine):
         self.stream_check = ""
 
     @precondition(lambda self: self.ready and self.queues and self.can("pull_batch"))
-    @rule(which=WHICH, batch=BATCHES, max_bytes=BUDGETS)
-    def fetch(self, which: int, batch: int, max_bytes: int) -> None:
+    @rule(which=WHICH, batch=BATCHES, max_bytes=BUDGETS, min_pending=THRESHOLDS,
+          min_ack_pending=THRESHOLDS)
+    def fetch(self, which: int, batch: int, max_bytes: int, min_pending: int, min_ack_pending: int) -> None:
         """DELIVERY-38 (a batch), DELIVERY-39 (within a byte budget), DELIVERY-40 (the next message
-        larger than the budget: nothing)."""
-        _, consumer = self._consumer(which)
+        larger than the budget: nothing); on an overflow queue, thresholds instead of a budget:
+        DELIVERY-41 (min_pending), DELIVERY-42 (min_ack_pending), DELIVERY-43 (both: either)."""
+        queue, consumer = self._consumer(which)
+        args: dict[str, Any] = {"consumer": consumer, "batch": batch, "max_bytes": max_bytes}
         check = "fetch.batch"
-        if max_bytes:
+        if queue in self.overflow and (min_pending or min_ack_pending):
+            if min_pending and min_ack_pending and self._version_gated(EITHER_GATE):
+                min_ack_pending = 0
+            args.update(max_bytes=0, min_pending=min_pending, min_ack_pending=min_ack_pending)
+            check = ("fetch.either_threshold" if min_pending and min_ack_pending
+                     else "fetch.min_pending" if min_pending else "fetch.min_ack_pending")
+        elif max_bytes:
             size = self._broker().next_size(consumer)
             check = "fetch.too_large" if size is not None and size > max_bytes else "fetch.budget"
-        self.d.both("fetch", {"consumer": consumer, "batch": batch, "max_bytes": max_bytes}, compare=check)
+        self.d.both("fetch", args, compare=check)
         self.stream_check = ""
 
     def _held(self, consumer: str) -> list[str]:
@@ -148,6 +172,7 @@ class RetentionMachine(ConformanceMachine):
         self.d.both("leave", queue)
         del self.queues[queue]
         self.late.discard(queue)
+        self.overflow.discard(queue)
         self.stream_check = f"leave.{self.policy}"
 
     @precondition(lambda self: self.ready and not self.queues and self.sent >= MAX_MESSAGES

@@ -1,4 +1,5 @@
-"""Mutants of stream retention and pull batches (RETENTION-1..11, DELIVERY-38..40), claiming jetstream
+"""Mutants of stream retention, pull batches and overflow pull requests (RETENTION-1..11,
+DELIVERY-38..44), claiming jetstream
 (:mod:`.mutants` makes each a Mutant: name, description, broker class)."""
 
 from __future__ import annotations
@@ -29,9 +30,32 @@ class _LeaveKeepsInterest(Broker):
                 address.hold(msg)
 
 
+class _OverflowNeedsBoth(Broker):
+    """An overflow pull request that names both thresholds is given a message only when both hold
+    (nats-server 2.11.0 to 2.12.4, before 43071fa5b; DELIVERY-43)."""
+
+    def _overflow_serves(self, queue: QueueState, ref: Ref, min_pending: int, min_ack_pending: int) -> bool:
+        if not (min_pending and min_ack_pending):
+            return super()._overflow_serves(queue, ref, min_pending, min_ack_pending)
+        return (super()._overflow_serves(queue, ref, min_pending, 0)
+                and super()._overflow_serves(queue, ref, 0, min_ack_pending))
+
+
+class _DeclinedRedeliveryStaysFirst(Broker):
+    """A redelivery an overflow pull request is not given keeps its place at the front of the
+    redelivery queue (DELIVERY-44)."""
+
+    def _overflow_declined(self, queue: QueueState, ref: Ref) -> None:
+        return None
+
+
 #: (name, description, broker class) of each mutant of the retention area
 RETENTION_MUTANTS: tuple[tuple[str, str, type[Broker]], ...] = (
     ("limits-drops-acked", "a Limits stream deletes a message one consumer acknowledged", _LimitsDropsAcked),
     ("leave-keeps-interest", "deleting a consumer of an Interest stream releases nothing",
      _LeaveKeepsInterest),
+    ("overflow-needs-both", "an overflow pull request with both thresholds needs both to hold",
+     _OverflowNeedsBoth),
+    ("declined-redelivery-stays-first", "a redelivery an overflow pull request declines keeps its place",
+     _DeclinedRedeliveryStaysFirst),
 )

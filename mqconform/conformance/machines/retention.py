@@ -147,12 +147,18 @@ class RetentionMachine(ConformanceMachine):
         return list(self._broker().unacked_ids(consumer))
 
     @precondition(lambda self: self.ready and self.queues)
-    @rule(which=WHICH, index=WHICH, how=st.sampled_from(("ack", "ack", "nak", "term")))
+    @rule(which=WHICH, index=WHICH, how=st.sampled_from(("ack", "ack", "nak", "term", "nak_all")))
     def settle(self, which: int, index: int, how: str) -> None:
-        """An ack, a NAK or a terminate (RETENTION-8) of a message the consumer holds."""
+        """An ack, a NAK or a terminate (RETENTION-8) of a message the consumer holds, or a NAK of
+        each one it holds (several waiting for redelivery at once: DELIVERY-44)."""
         _, consumer = self._consumer(which)
         held = self._held(consumer)
         if not held:
+            return
+        if how == "nak_all":
+            for msg in held:
+                self.d.both("nack", {"consumer": consumer, "id": msg}, compare="nack.result")
+            self.stream_check = ""
             return
         msg = held[index % len(held)]
         if how == "ack":

@@ -155,11 +155,12 @@ def _declare_queue(adapter: Adapter, args: Mapping[str, Any]) -> Result:
 
 
 def _join(adapter: Adapter, args: Mapping[str, Any]) -> Result:
-    """RETENTION-9; DELIVERY-41..44: a priority policy only with ``priority_overflow`` (passed only
-    when given, so an adapter without it needs no argument)."""
+    """RETENTION-9; DELIVERY-41..47: a priority policy only with its capability, ``priority_overflow``
+    or ``priority_pinned`` (passed only when given, so an adapter without them needs no argument)."""
     extra: dict[str, Any] = {}
     if args.get("priority") is not None:
-        refused = _missing(adapter, ["priority_overflow"])
+        refused = _missing(adapter, ["priority_pinned" if args["priority"] == "pinned_client"
+                                     else "priority_overflow"])
         if refused is not None:
             return refused
         extra["priority"] = str(args["priority"])
@@ -372,12 +373,16 @@ OPERATIONS: Final[Mapping[str, Operation]] = {op.name: op for op in (
               needs=("consumer_pause",), call=True, model=model.pause,
               run=lambda a, x: a.call("pause", queue=x["queue"], until_ms=int(x["until_ms"]))),
     # RETENTION-1..11: a durable consumer of a stream address, as queue `name` (value created or
-    # refused), leave deletes it; DELIVERY-41..44: `priority` overflow, the durable's ADR-42 priority policy
-    Operation("join", {"name": _req("str"), "address": _req("str"), "priority": _f(("overflow", None))},
+    # refused), leave deletes it; DELIVERY-41..47: `priority`, the durable's ADR-42 priority policy
+    Operation("join", {"name": _req("str"), "address": _req("str"),
+                       "priority": _f(("overflow", "pinned_client", None))},
               declares="queue", references=(("address", "address"),), needs=("retention",), call=True,
               answers=("created", "refused"), model=model.join, run=_join),
     Operation("leave", scalar="str", references=(("", "queue"),), needs=("retention",), call=True,
               model=model.leave, run=lambda a, x: a.call("leave", queue=str(x))),
+    # DELIVERY-45: the pin of a pinned_client queue is cleared ($JS.API.CONSUMER.UNPIN)
+    Operation("unpin", scalar="str", references=(("", "queue"),), needs=("priority_pinned",), call=True,
+              model=model.unpin, run=lambda a, x: a.call("unpin", queue=str(x))),
     # DELIVERY-38..40: one pull request for up to `batch` messages within `max_bytes` (0: no budget);
     # the value is the list of ids it delivered
     # DELIVERY-41..44: an overflow queue's thresholds (0: none; capability priority_overflow)

@@ -85,6 +85,12 @@ def fetch(world: World, kw: dict[str, Any]) -> Any:
 
 
 @model_call
+def unpin(world: World, kw: dict[str, Any]) -> Any:
+    """DELIVERY-45: the pin of a pinned_client queue is cleared."""
+    world.broker.unpin(str(kw["queue"]))
+
+
+@model_call
 def join(world: World, kw: dict[str, Any]) -> Any:
     """RETENTION-9: a durable consumer of a stream address, as a queue (DELIVERY-41..44: with its
     priority policy)."""

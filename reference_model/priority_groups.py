@@ -1,4 +1,5 @@
-"""Pull consumer priority groups, the overflow policy (DELIVERY-41..44, feature priority_overflow).
+"""Pull consumer priority groups: the overflow policy (DELIVERY-41..44, feature priority_overflow)
+and the pinned_client policy (DELIVERY-45..47, feature priority_pinned).
 
 JetStream's ADR-42: a durable consumer with ``priority_groups`` [g] and ``priority_policy`` overflow (a
 queue of a stream address joined with ``priority: overflow``) serves a pull request that names
@@ -9,6 +10,13 @@ before each message of the request; a message the request is not given stays the
 (a redelivery goes to the back of the redelivery queue) and the request ends (DELIVERY-44). Weighing
 reads the durable's counters as :meth:`consumer_state` does: linear in the messages the queue holds,
 and only for a request that names a threshold.
+
+A queue joined with ``priority: pinned_client`` serves one pull client at a time: with no pin, the
+first client without a pin id whose request finds a message is pinned (its messages carry the new id,
+which it names from then on, DELIVERY-45); while a pin holds, only requests naming it are served, a
+client without an id gets nothing (DELIVERY-46), and one naming an older id is refused and forgets it
+(423; with no pin only once a message is there to take, DELIVERY-47). ``unpin`` clears the pin
+(``$JS.API.CONSUMER.UNPIN``). The pin's timeout (``priority_timeout``) is longer than any example.
 """
 
 from __future__ import annotations
@@ -19,10 +27,10 @@ from ._core import BrokerCore
 from .errors import ModelMisuse
 
 if TYPE_CHECKING:
-    from .state import QueueState, Ref
+    from .state import ConsumerState, QueueState, Ref
 
-#: ADR-42 priority policies the model has
-PRIORITY_POLICIES = ("overflow",)
+#: ADR-42 priority policies the model has, each with its feature
+PRIORITY_POLICIES = {"overflow": "priority_overflow", "pinned_client": "priority_pinned"}
 
 
 class PriorityGroupsMixin(BrokerCore):
@@ -35,9 +43,9 @@ class PriorityGroupsMixin(BrokerCore):
         """A queue's priority policy needs the feature and one of PRIORITY_POLICIES."""
         if priority is None:
             return
-        self._need("priority_overflow", "priority")
         if priority not in PRIORITY_POLICIES:
             raise ModelMisuse(f"unknown priority policy {priority!r}")
+        self._need(PRIORITY_POLICIES[priority], f"priority {priority}")
 
     def _check_thresholds(self, queue: QueueState, min_pending: int, min_ack_pending: int) -> None:
         if not (min_pending or min_ack_pending):
@@ -64,3 +72,30 @@ class PriorityGroupsMixin(BrokerCore):
         """DELIVERY-44: a redelivery not given goes to the back of the redelivery queue."""
         if ref.id in queue.pending.returned_ids:
             queue.pending.requeue_returned(ref)
+
+    def _pin_admits(self, queue: QueueState, consumer: ConsumerState, available: bool) -> bool:
+        """DELIVERY-45..47: whether a pull request of `consumer` on a pinned_client queue is served
+        now (`available`: a message is there for it); pins it or makes it forget an older id."""
+        if queue.pinned is None:
+            if not available:
+                return False  # nextWaiting runs only for a message: the request waits
+            if consumer.pin is not None:
+                consumer.pin = None  # 423 Nats-Wrong-Pin-Id
+                return False
+            queue.pins += 1
+            queue.pinned = consumer.pin = queue.pins
+            return True
+        if consumer.pin == queue.pinned:
+            return available
+        if consumer.pin is not None:
+            consumer.pin = None  # 423 Nats-Pin-Id mismatch (processNextMsgRequest)
+        return False
+
+    def unpin(self, queue_name: str) -> None:
+        """DELIVERY-45: ``$JS.API.CONSUMER.UNPIN``: the queue's pin is cleared (its client keeps
+        naming the old id until a request of it is refused)."""
+        self._need("priority_pinned", "unpin")
+        queue = self._queue(queue_name)
+        if queue.priority_policy != "pinned_client":
+            raise ModelMisuse(f"queue {queue_name!r} is not of the pinned_client priority policy")
+        queue.pinned = None

@@ -31,6 +31,8 @@ class PullBatchMixin(BrokerCore):
         def _overflow_serves(self, queue: QueueState, ref: Ref, min_pending: int,
                              min_ack_pending: int) -> bool: ...  # priority_groups
         def _overflow_declined(self, queue: QueueState, ref: Ref) -> None: ...  # priority_groups
+        def _pin_admits(self, queue: QueueState, consumer: ConsumerState,
+                        available: bool) -> bool: ...  # priority_groups
 
     def _next_pull(self, queue: QueueState, consumer: ConsumerState) -> Ref | None:
         """The message the consumer's next receive would take (None: none), without taking it."""
@@ -64,6 +66,8 @@ class PullBatchMixin(BrokerCore):
         while len(got) < batch:
             ref = self._next_pull(queue, consumer)
             if ref is None:
+                if not got and queue.priority_policy == "pinned_client":
+                    self._pin_admits(queue, consumer, False)  # DELIVERY-47: refused at the request
                 break
             if not self._overflow_serves(queue, ref, min_pending, min_ack_pending):
                 self._overflow_declined(queue, ref)
@@ -73,6 +77,8 @@ class PullBatchMixin(BrokerCore):
                     break  # DELIVERY-39/40: the request ends, the message stays
                 left -= ref.size
             msg_id = self.receive(consumer_name)
+            if msg_id is None:
+                break  # DELIVERY-46/47: a pinned_client queue does not serve this client now
             assert msg_id == ref.id
             got.append(msg_id)
             if max_bytes and left == 0:

@@ -28,6 +28,8 @@ RETENTION = {"limits": RetentionPolicy.LIMITS, "interest": RetentionPolicy.INTER
              "workqueue": RetentionPolicy.WORK_QUEUE}
 #: DELIVERY-41..44: the one priority group of a durable with a priority policy (ADR-42: one per consumer)
 PRIORITY_GROUP = "g"
+#: DELIVERY-45: a pinned_client durable's priority_timeout (10 min: longer than any example)
+PIN_TIMEOUT_NS = 600 * 10**9
 #: RETENTION-9: JSConsumerWQMultipleUnfilteredErr, JSConsumerWQConsumerNotUniqueErr
 WORKQUEUE_REFUSED = (10099, 10100)
 
@@ -74,9 +76,9 @@ class NatsRetention:
 
     def join(self, name: str, address: str, priority: str | None = None) -> Result:
         """RETENTION-9: a durable consumer of the stream as queue `name`: created or refused.
-        DELIVERY-41..44: with `priority` overflow the durable has ``priority_groups`` [PRIORITY_GROUP]
-        and ``priority_policy`` overflow (ADR-42, nats-server 2.11+), created through the JetStream
-        API itself (nats-py's ConsumerConfig has neither field)."""
+        DELIVERY-41..47: with `priority` (overflow, pinned_client) the durable has ``priority_groups``
+        [PRIORITY_GROUP] and that ``priority_policy`` (ADR-42, nats-server 2.11+), created through the
+        JetStream API itself (nats-py's ConsumerConfig has neither field)."""
         from .adapter import UNBOUNDED_ACK_PENDING, _Queue, _token
 
         async def run() -> str:
@@ -102,8 +104,7 @@ class NatsRetention:
                 raise
             start = int(info.delivered.stream_seq or 0) + 1 if info.delivered else 0
             self.queues[name] = _Queue(name, stream, subject, address, durable=True, durable_name=durable,
-                                       start_seq=start,
-                                       priority_group=None if priority is None else PRIORITY_GROUP)
+                                       start_seq=start, priority_policy=priority)
             self.addresses[address].append(name)
             return "created"
         return self._do("join", run)
@@ -111,9 +112,10 @@ class NatsRetention:
     async def _create_priority_consumer(self, stream: str, config: JsConsumerConfig, priority: str) -> Any:
         """``$JS.API.CONSUMER.CREATE.<stream>.<durable>`` with the config and its priority group and
         policy; the ConsumerInfo (an APIError for the server's error answer)."""
-        body = {"stream_name": stream, "action": "create",
-                "config": {**config.as_dict(), "priority_groups": [PRIORITY_GROUP],
-                           "priority_policy": priority}}
+        extra: dict[str, Any] = {"priority_groups": [PRIORITY_GROUP], "priority_policy": priority}
+        if priority == "pinned_client":  # DELIVERY-45: a pin never times out within an example
+            extra["priority_timeout"] = PIN_TIMEOUT_NS
+        body = {"stream_name": stream, "action": "create", "config": {**config.as_dict(), **extra}}
         reply = await self._nc.request(f"$JS.API.CONSUMER.CREATE.{stream}.{config.durable_name}",
                                        json.dumps(body).encode(), timeout=self.request_timeout)
         answer = json.loads(reply.data)

@@ -289,6 +289,10 @@ TABLES["retention"] = {
     "fetch.min_pending": ("DELIVERY-41", "DELIVERY-44"),
     "fetch.min_ack_pending": ("DELIVERY-42", "DELIVERY-44"),
     "fetch.either_threshold": ("DELIVERY-43", "DELIVERY-41", "DELIVERY-42"),
+    # DELIVERY-45..47 (capability priority_pinned): the clients of a pinned_client queue
+    "receive.pinned": ("DELIVERY-46", "DELIVERY-45", "DELIVERY-47"),
+    "fetch.pinned": ("DELIVERY-46", "DELIVERY-45", "DELIVERY-47"),
+    "unpin.accepted": ("DELIVERY-45",),
 }
 
 

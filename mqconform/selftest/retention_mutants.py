@@ -1,11 +1,11 @@
-"""Mutants of stream retention, pull batches and overflow pull requests (RETENTION-1..11,
-DELIVERY-38..44), claiming jetstream
+"""Mutants of stream retention, pull batches and priority groups (RETENTION-1..11, DELIVERY-38..47),
+claiming jetstream
 (:mod:`.mutants` makes each a Mutant: name, description, broker class)."""
 
 from __future__ import annotations
 
 from mqconform.reference_model.broker import Broker
-from mqconform.reference_model.state import QueueState, Ref
+from mqconform.reference_model.state import ConsumerState, QueueState, Ref
 
 
 class _LimitsDropsAcked(Broker):
@@ -41,12 +41,14 @@ class _OverflowNeedsBoth(Broker):
                 and super()._overflow_serves(queue, ref, 0, min_ack_pending))
 
 
-class _DeclinedRedeliveryStaysFirst(Broker):
-    """A redelivery an overflow pull request is not given keeps its place at the front of the
-    redelivery queue (DELIVERY-44)."""
+class _UnpinForgetsNothing(Broker):
+    """A client that names an old pin id is served as soon as no pin holds, instead of being refused
+    (DELIVERY-47): it is pinned again under its old id."""
 
-    def _overflow_declined(self, queue: QueueState, ref: Ref) -> None:
-        return None
+    def _pin_admits(self, queue: QueueState, consumer: ConsumerState, available: bool) -> bool:
+        if queue.pinned is None and consumer.pin is not None and available:
+            consumer.pin = None
+        return super()._pin_admits(queue, consumer, available)
 
 
 #: (name, description, broker class) of each mutant of the retention area
@@ -56,6 +58,6 @@ RETENTION_MUTANTS: tuple[tuple[str, str, type[Broker]], ...] = (
      _LeaveKeepsInterest),
     ("overflow-needs-both", "an overflow pull request with both thresholds needs both to hold",
      _OverflowNeedsBoth),
-    ("declined-redelivery-stays-first", "a redelivery an overflow pull request declines keeps its place",
-     _DeclinedRedeliveryStaysFirst),
+    ("old-pin-id-served", "a client naming an old pin id is pinned again instead of refused",
+     _UnpinForgetsNothing),
 )

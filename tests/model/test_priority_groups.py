@@ -79,7 +79,71 @@ def test_thresholds_need_an_overflow_queue_and_the_feature() -> None:
     with pytest.raises(ModelMisuse):
         overflow().fetch("c", 1, min_pending=-1)
     with pytest.raises(ModelMisuse):
-        overflow(priority="pinned_client")
+        overflow(priority="exclusive")
     other = Broker(ARTEMIS)
     with pytest.raises(Unsupported):
         other.join("q", "s", priority="overflow")
+
+
+def pinned(*ids: str, clients: int = 2) -> Broker:
+    broker = Broker(JETSTREAM)
+    broker.declare_address(AddressConfig("s", retention="limits"))
+    assert broker.join("q", "s", priority="pinned_client") == "created"
+    for n in range(1, clients + 1):
+        broker.open_consumer(ConsumerConfig(f"c{n}", "q", window_bytes=0))
+    for msg_id in ids:
+        assert broker.send("s", Message(msg_id)) == "accepted"
+    return broker
+
+
+@pytest.mark.rules("DELIVERY-45", "DELIVERY-46")
+def test_the_first_client_served_is_pinned_and_the_others_wait() -> None:
+    broker = pinned("m1", "m2", "m3")
+    assert broker.receive("c2") == "m1"  # pinned
+    assert broker.receive("c1") is None and broker.fetch("c1", 2) == []
+    assert broker.fetch("c2", 2) == ["m2", "m3"]
+    assert broker.nack("c2", "m2") == "ok"
+    assert broker.receive("c1") is None
+    assert broker.receive("c2") == "m2"
+
+
+@pytest.mark.rules("DELIVERY-46")
+def test_no_pin_before_a_message_is_there() -> None:
+    broker = pinned()
+    assert broker.receive("c1") is None and broker.fetch("c1", 2) == []
+    broker.send("s", Message("m1"))
+    assert broker.receive("c2") == "m1"
+    broker.send("s", Message("m2"))
+    assert broker.receive("c1") is None
+
+
+@pytest.mark.rules("DELIVERY-45", "DELIVERY-47")
+def test_after_an_unpin_the_old_client_is_refused_once_and_may_be_pinned_again() -> None:
+    broker = pinned("m1", "m2", "m3", "m4")
+    assert broker.receive("c1") == "m1"
+    broker.unpin("q")
+    assert broker.receive("c1") is None  # it named the old id: refused, it forgets it
+    assert broker.receive("c1") == "m2"  # without an id: pinned again
+    broker.unpin("q")
+    assert broker.receive("c2") == "m3"  # c2 pinned
+    assert broker.fetch("c1", 2) == []  # the old id, refused at once
+    assert broker.receive("c1") is None  # now without an id: it waits
+    assert broker.fetch("c2", 3) == ["m4"]
+
+
+@pytest.mark.rules("DELIVERY-47")
+def test_an_old_id_is_kept_while_no_pin_holds_and_no_message_is_there() -> None:
+    broker = pinned("m1")
+    assert broker.receive("c1") == "m1"
+    broker.unpin("q")
+    assert broker.fetch("c1", 1) == [] and broker.receive("c1") is None  # nothing there: waits
+    broker.send("s", Message("m2"))
+    assert broker.fetch("c1", 1) == []  # now refused (423 Nats-Wrong-Pin-Id)
+    assert broker.fetch("c1", 1) == ["m2"]
+
+
+def test_unpin_needs_a_pinned_client_queue() -> None:
+    with pytest.raises(ModelMisuse):
+        overflow().unpin("q")
+    with pytest.raises(Unsupported):
+        Broker(ARTEMIS).unpin("q")

@@ -549,15 +549,18 @@ class NatsAdapter(BrokerAdapter, NatsRetention):
     async def _stream_info_state(self, stream: str) -> dict[str, Any]:
         """The stream's state with its deleted details (the interior sequences no longer stored),
         which nats-py's stream_info does not ask for: $JS.API.STREAM.INFO with deleted_details."""
-        assert self._nc is not None
-        reply = await self._nc.request(f"$JS.API.STREAM.INFO.{stream}",
-                                       json.dumps({"deleted_details": True}).encode(),
-                                       timeout=self.request_timeout)
-        answer = json.loads(reply.data)
-        if "error" in answer:
-            raise Refused(f"nats: stream info: {answer['error'].get('description', answer['error'])}")
+        answer = await self._api(f"$JS.API.STREAM.INFO.{stream}", {"deleted_details": True}, "stream info")
         state: dict[str, Any] = answer.get("state", {})
         return state
+
+    async def _api(self, subject: str, body: Mapping[str, Any], what: str) -> dict[str, Any]:
+        """One JetStream API request with a JSON body; its answer (Refused for an error answer)."""
+        assert self._nc is not None
+        reply = await self._nc.request(subject, json.dumps(body).encode(), timeout=self.request_timeout)
+        answer: dict[str, Any] = json.loads(reply.data)
+        if "error" in answer:
+            raise Refused(f"nats: {what}: {answer['error'].get('description', answer['error'])}")
+        return answer
 
     async def _durable_state(self, state: _Queue, messages: int) -> dict[str, int]:
         """DELIVERY-27..29: the durable consumer's info (consumer.go info()); before the durable
@@ -960,22 +963,12 @@ class NatsAdapter(BrokerAdapter, NatsRetention):
         state = self._queue(queue)
         if state.priority_policy != "pinned_client":
             raise Unsupported("unpin of a queue without the pinned_client policy")
-        assert self._nc is not None
-        reply = await self._nc.request(f"$JS.API.CONSUMER.UNPIN.{state.stream}.{state.durable_name}",
-                                       json.dumps({"group": PRIORITY_GROUP}).encode(),
-                                       timeout=self.request_timeout)
-        answer = json.loads(reply.data)
-        if "error" in answer:
-            raise Refused(f"nats: unpin: {answer['error'].get('description', answer['error'])}")
+        await self._api(f"$JS.API.CONSUMER.UNPIN.{state.stream}.{state.durable_name}",
+                        {"group": PRIORITY_GROUP}, "unpin")
 
     async def _send_pause(self, state: _Queue) -> None:
-        assert self._nc is not None
-        reply = await self._nc.request(f"$JS.API.CONSUMER.PAUSE.{state.stream}.{state.durable_name}",
-                                       json.dumps({"pause_until": state.pause_until}).encode(),
-                                       timeout=self.request_timeout)
-        answer = json.loads(reply.data)
-        if "error" in answer:
-            raise Refused(f"nats: pause: {answer['error'].get('description', answer['error'])}")
+        await self._api(f"$JS.API.CONSUMER.PAUSE.{state.stream}.{state.durable_name}",
+                        {"pause_until": state.pause_until}, "pause")
 
     @operation
     async def set_ring_size(self, queue: str, size: int) -> None:

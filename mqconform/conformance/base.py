@@ -85,12 +85,6 @@ class ConformanceMachine(RuleBasedStateMachine):
     def can(self, *capabilities: str) -> bool:
         return all(c in self.caps for c in capabilities)
 
-    def _version_gated(self, gate: str) -> bool:
-        """True when the adapter states server-version gates (``js:*`` capabilities) but not `gate`:
-        the feature is newer than its server (the model follows the newest behaviour)."""
-        offered = frozenset(self.adapter.capabilities)
-        return any(c.startswith("js:") for c in offered) and gate not in offered
-
     @property
     def options(self) -> ModelOptions:
         return self.context.claimed

@@ -142,6 +142,12 @@ class RedeliveryMachine(RestartSteps, RingMachine):
         if getattr(self, "timed", False):
             self.since_advance += 1
 
+    def _version_gated(self, gate: str) -> bool:
+        """True when the adapter states server-version gates (``js:*`` capabilities) but not `gate`:
+        the feature is newer than its server (the model follows the newest behaviour)."""
+        offered = frozenset(self.adapter.capabilities)
+        return any(c.startswith("js:") for c in offered) and gate not in offered
+
     @precondition(lambda self: self.ready)
     @rule(size_index=WHICH, priority=st.just(4))
     def send(self, size_index: int, priority: int) -> None:

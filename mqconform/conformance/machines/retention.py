@@ -148,7 +148,8 @@ class RetentionMachine(ConformanceMachine):
             args["max_bytes"] = max_bytes = 0
             check = "fetch.pinned"
         elif self.priority.get(queue) == "overflow" and (min_pending or min_ack_pending):
-            if min_pending and min_ack_pending and self._version_gated(EITHER_GATE):
+            offered = frozenset(self.adapter.capabilities)  # a server older than the gate: one only
+            if min_pending and EITHER_GATE not in offered and any(c.startswith("js:") for c in offered):
                 min_ack_pending = 0
             args.update(max_bytes=0, min_pending=min_pending, min_ack_pending=min_ack_pending)
             check = ("fetch.either_threshold" if min_pending and min_ack_pending

@@ -7,7 +7,8 @@ queue of a stream address joined with ``priority: overflow``) serves a pull requ
 n (DELIVERY-41), one that names ``min_ack_pending`` n only while num_ack_pending is at least n
 (DELIVERY-42), and one that names both when either holds (DELIVERY-43). The thresholds are weighed
 before each message of the request; a message the request is not given stays the consumer's next one
-(a redelivery goes to the back of the redelivery queue) and the request ends (DELIVERY-44). Weighing
+(a redelivery goes to the back of the redelivery queue, :meth:`PullBatchMixin._put_back`) and the
+request ends (DELIVERY-44). Weighing
 reads the durable's counters as :meth:`consumer_state` does: linear in the messages the queue holds,
 and only for a request that names a threshold.
 
@@ -67,11 +68,6 @@ class PriorityGroupsMixin(BrokerCore):
         pending = counts["num_pending"] + (1 if ref.delivery_count > 0 else 0)
         return ((min_pending > 0 and pending >= min_pending)
                 or (min_ack_pending > 0 and counts["num_ack_pending"] >= min_ack_pending))
-
-    def _overflow_declined(self, queue: QueueState, ref: Ref) -> None:
-        """DELIVERY-44: a redelivery not given goes to the back of the redelivery queue."""
-        if ref.id in queue.pending.returned_ids:
-            queue.pending.requeue_returned(ref)
 
     def _pin_admits(self, queue: QueueState, consumer: ConsumerState, available: bool) -> bool:
         """DELIVERY-45..47: whether a pull request of `consumer` on a pinned_client queue is served

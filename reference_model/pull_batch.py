@@ -3,8 +3,9 @@
 JetStream's ``$JS.API.CONSUMER.MSG.NEXT`` with ``batch`` n, ``no_wait`` and ``max_bytes`` b: the
 consumer's next messages in delivery order, as single receives would give them, at most n of them
 (fewer when fewer are available, DELIVERY-38); each must fit in what is left of b, and the first that
-does not ends the request and stays for the next one, even when a later message would fit (409
-Message Size Exceeds MaxBytes, DELIVERY-39; the first one too large: nothing, DELIVERY-40). b = 0
+does not ends the request and stays for the next one (a redelivery at the back of the redelivery
+queue), even when a later message would fit (409 Message Size Exceeds MaxBytes, DELIVERY-39; the first
+one too large: nothing, DELIVERY-40). b = 0
 means no byte budget. A message's size is the model's ``size`` (the nats adapter makes the size the
 server counts, subject, ack reply, headers and payload, just within size x 1 KiB).
 """
@@ -30,7 +31,6 @@ class PullBatchMixin(BrokerCore):
                               min_ack_pending: int) -> None: ...  # priority_groups
         def _overflow_serves(self, queue: QueueState, ref: Ref, min_pending: int,
                              min_ack_pending: int) -> bool: ...  # priority_groups
-        def _overflow_declined(self, queue: QueueState, ref: Ref) -> None: ...  # priority_groups
         def _pin_admits(self, queue: QueueState, consumer: ConsumerState,
                         available: bool) -> bool: ...  # priority_groups
 
@@ -42,6 +42,14 @@ class PullBatchMixin(BrokerCore):
         if not consumer.under_unacked_limit(self._parked(queue)):
             return None
         return self._first_match(queue, consumer)
+
+    @staticmethod
+    def _put_back(queue: QueueState, ref: Ref) -> None:
+        """DELIVERY-39, 40, 44: a message no waiting request takes stays the consumer's next one, but a
+        redelivery goes to the back of the redelivery queue (consumer.go loopAndGatherMsgs:
+        getNextToRedeliver took it off the front, addToRedeliverQueue appends it)."""
+        if ref.id in queue.pending.returned_ids:
+            queue.pending.requeue_returned(ref)
 
     def next_size(self, consumer_name: str) -> int | None:
         """The size of the message the consumer's next pull would take (None: none now)."""
@@ -70,10 +78,11 @@ class PullBatchMixin(BrokerCore):
                     self._pin_admits(queue, consumer, False)  # DELIVERY-47: refused at the request
                 break
             if not self._overflow_serves(queue, ref, min_pending, min_ack_pending):
-                self._overflow_declined(queue, ref)
+                self._put_back(queue, ref)
                 break  # DELIVERY-44: checked before max_bytes (consumer.go nextWaiting)
             if max_bytes:
                 if ref.size > left:
+                    self._put_back(queue, ref)
                     break  # DELIVERY-39/40: the request ends, the message stays
                 left -= ref.size
             msg_id = self.receive(consumer_name)

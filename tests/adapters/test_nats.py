@@ -493,7 +493,14 @@ RETENTION_STEPS: dict[str, list[tuple[str, Any]]] = {
               # a batch fulfilled with bytes left (the server's "409 Batch Completed" follows it)
               ("send", {"to": "s", "id": "m6", "size": 1}),
               ("fetch", {"consumer": "c-q1", "batch": 1, "max_bytes": 3}),
-              ("send", {"to": "s", "id": "m7", "size": 1}), ("receive", "c-q1")],
+              ("send", {"to": "s", "id": "m7", "size": 1}), ("receive", "c-q1"),
+              # DELIVERY-39/44: redeliveries waiting; the one the budget does not fit goes to the back
+              ("nack", {"consumer": "c-q1", "id": "m6"}), ("nack", {"consumer": "c-q1", "id": "m7"}),
+              ("fetch", {"consumer": "c-q1", "batch": 2, "max_bytes": 2}),
+              ("nack", {"consumer": "c-q1", "id": "m5"}), ("nack", {"consumer": "c-q1", "id": "m6"}),
+              ("nack", {"consumer": "c-q1", "id": "m7"}),
+              ("fetch", {"consumer": "c-q1", "batch": 3, "max_bytes": 1}), ("receive", "c-q1"),
+              ("receive", "c-q1")],
     # DELIVERY-41..44: an overflow queue's thresholds beside a queue without a priority policy
     "overflow": [("join", {"name": "q1", "address": "s", "priority": "overflow"}),
                  ("join", {"name": "q2", "address": "s"}),
@@ -558,7 +565,7 @@ def test_stream_retention_with_several_consumers_matches_the_model(
             want_state = model.call("consumer_state", queue=queue).value
             got_state = nats_adapter.call("consumer_state", queue=queue).value
             assert {k: got_state[k] for k in fields} == {k: want_state[k] for k in fields}, (op, args, queue)
-    expected = {"fetch": [0, 0, 1, 2, 3, 4, 5, 6, 6, 6, 6, 6, 6, 6, 6, 7, 7, 8, 8],
+    expected = {"fetch": [0, 0, 1, 2, 3, 4, 5, 6, 6, 6, 6, 6, 6, 6, 6, 7, 7, 8, 8, *[8] * 9],
                 "overflow": [0, 0, 0, 1, 2, 3, 4, 5, *[5] * 14],
                 "pinned": [0, 0, 0, 1, 2, 3, 4, *[4] * 14, 5, 5, 5, 5],
                 "limits": [0, 0, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 2],

@@ -147,3 +147,15 @@ def test_unpin_needs_a_pinned_client_queue() -> None:
         overflow().unpin("q")
     with pytest.raises(Unsupported):
         Broker(ARTEMIS).unpin("q")
+
+
+@pytest.mark.rules("DELIVERY-39", "DELIVERY-44")
+def test_a_redelivery_a_budget_does_not_fit_goes_to_the_back_of_the_redelivery_queue() -> None:
+    broker = overflow(priority=None)
+    for msg_id, size in (("m1", 1), ("m2", 2), ("m3", 1)):
+        broker.send("s", Message(msg_id, size=size))
+    assert broker.fetch("c", 3) == ["m1", "m2", "m3"]
+    for msg_id in ("m1", "m2", "m3"):
+        assert broker.nack("c", msg_id) == "ok"
+    assert broker.fetch("c", 3, max_bytes=2) == ["m1"]  # m2 does not fit: behind m3 now
+    assert broker.fetch("c", 3) == ["m3", "m2"]

@@ -154,6 +154,31 @@ def _declare_queue(adapter: Adapter, args: Mapping[str, Any]) -> Result:
     return adapter.declare_queue(QueueConfig(**config))
 
 
+def _join(adapter: Adapter, args: Mapping[str, Any]) -> Result:
+    """RETENTION-9; DELIVERY-41..47: a priority policy only with its capability, ``priority_overflow``
+    or ``priority_pinned`` (passed only when given, so an adapter without them needs no argument)."""
+    extra: dict[str, Any] = {}
+    if args.get("priority") is not None:
+        refused = _missing(adapter, ["priority_pinned" if args["priority"] == "pinned_client"
+                                     else "priority_overflow"])
+        if refused is not None:
+            return refused
+        extra["priority"] = str(args["priority"])
+    return adapter.call("join", name=str(args["name"]), address=str(args["address"]), **extra)
+
+
+def _fetch(adapter: Adapter, args: Mapping[str, Any]) -> Result:
+    """DELIVERY-38..40; DELIVERY-41..44: thresholds only with ``priority_overflow`` (passed only when
+    not 0)."""
+    extra = {key: int(args[key]) for key in ("min_pending", "min_ack_pending") if args.get(key)}
+    if extra:
+        refused = _missing(adapter, ["priority_overflow"])
+        if refused is not None:
+            return refused
+    return adapter.call("fetch", consumer=str(args["consumer"]), batch=int(args["batch"]),
+                        max_bytes=int(args.get("max_bytes", 0)), **extra)
+
+
 def _declare_address(adapter: Adapter, args: Mapping[str, Any]) -> Result:
     """RETENTION-1..11: an address with a retention needs the ``retention`` capability."""
     refused = _missing(adapter, ["retention"]) if args.get("retention") is not None else None
@@ -348,19 +373,23 @@ OPERATIONS: Final[Mapping[str, Operation]] = {op.name: op for op in (
               needs=("consumer_pause",), call=True, model=model.pause,
               run=lambda a, x: a.call("pause", queue=x["queue"], until_ms=int(x["until_ms"]))),
     # RETENTION-1..11: a durable consumer of a stream address, as queue `name` (value created or
-    # refused); leave deletes it
-    Operation("join", {"name": _req("str"), "address": _req("str")}, declares="queue",
-              references=(("address", "address"),), needs=("retention",), call=True,
-              answers=("created", "refused"), model=model.join,
-              run=lambda a, x: a.call("join", name=str(x["name"]), address=str(x["address"]))),
+    # refused), leave deletes it; DELIVERY-41..47: `priority`, the durable's ADR-42 priority policy
+    Operation("join", {"name": _req("str"), "address": _req("str"),
+                       "priority": _f(("overflow", "pinned_client", None))},
+              declares="queue", references=(("address", "address"),), needs=("retention",), call=True,
+              answers=("created", "refused"), model=model.join, run=_join),
     Operation("leave", scalar="str", references=(("", "queue"),), needs=("retention",), call=True,
               model=model.leave, run=lambda a, x: a.call("leave", queue=str(x))),
+    # DELIVERY-45: the pin of a pinned_client queue is cleared ($JS.API.CONSUMER.UNPIN)
+    Operation("unpin", scalar="str", references=(("", "queue"),), needs=("priority_pinned",), call=True,
+              model=model.unpin, run=lambda a, x: a.call("unpin", queue=str(x))),
     # DELIVERY-38..40: one pull request for up to `batch` messages within `max_bytes` (0: no budget);
     # the value is the list of ids it delivered
-    Operation("fetch", {"consumer": _req("str"), "batch": _req("int"), "max_bytes": _f("int", 0)},
+    # DELIVERY-41..44: an overflow queue's thresholds (0: none; capability priority_overflow)
+    Operation("fetch", {"consumer": _req("str"), "batch": _req("int"), "max_bytes": _f("int", 0),
+                        "min_pending": _f("int", 0), "min_ack_pending": _f("int", 0)},
               references=(("consumer", "consumer"),), needs=("pull_batch",), call=True, model=model.fetch,
-              run=lambda a, x: a.call("fetch", consumer=str(x["consumer"]), batch=int(x["batch"]),
-                                      max_bytes=int(x.get("max_bytes", 0)))),
+              run=_fetch),
     # batches: the single operations in order (no adapter method of their own); the value is the list
     # of the single values, or the first answer that is not ok
     Operation("send_batch", {"to": _req("str"), "ids": _req("list"), "size": _f("int", 100),

@@ -78,14 +78,24 @@ def pause(world: World, kw: dict[str, Any]) -> Any:
 
 @model_call
 def fetch(world: World, kw: dict[str, Any]) -> Any:
-    """DELIVERY-38..40: one pull request for a batch within max_bytes."""
-    return world.broker.fetch(str(kw["consumer"]), int(kw["batch"]), int(kw.get("max_bytes", 0)))
+    """DELIVERY-38..40: one pull request for a batch within max_bytes; DELIVERY-41..44: with an
+    overflow queue's thresholds."""
+    return world.broker.fetch(str(kw["consumer"]), int(kw["batch"]), int(kw.get("max_bytes", 0)),
+                              int(kw.get("min_pending", 0)), int(kw.get("min_ack_pending", 0)))
+
+
+@model_call
+def unpin(world: World, kw: dict[str, Any]) -> Any:
+    """DELIVERY-45: the pin of a pinned_client queue is cleared."""
+    world.broker.unpin(str(kw["queue"]))
 
 
 @model_call
 def join(world: World, kw: dict[str, Any]) -> Any:
-    """RETENTION-9: a durable consumer of a stream address, as a queue."""
-    return world.broker.join(str(kw["name"]), str(kw["address"]))
+    """RETENTION-9: a durable consumer of a stream address, as a queue (DELIVERY-41..44: with its
+    priority policy)."""
+    priority = kw.get("priority")
+    return world.broker.join(str(kw["name"]), str(kw["address"]), None if priority is None else str(priority))
 
 
 @model_call

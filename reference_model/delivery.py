@@ -11,6 +11,8 @@ or close returns goes through :mod:`.redelivery` (RING-8, REDELIVERY-2, 3, 8).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ._core import AckResult, BrokerCore
 from .config import ConsumerConfig
 from .errors import ModelMisuse, Unsupported
@@ -21,6 +23,10 @@ from .state import ConsumerState, QueueState, Ref, ref_priority
 
 class DeliveryMixin(BrokerCore):
     """Consumers, dispatch and acknowledgement."""
+
+    if TYPE_CHECKING:
+        def _pin_admits(self, queue: QueueState, consumer: ConsumerState,
+                        available: bool) -> bool: ...  # priority_groups
 
     def open_consumer(self, config: ConsumerConfig) -> None:
         """Open a consumer; dispatch to it happens at once (DELIVERY window rules)."""
@@ -206,6 +212,9 @@ class DeliveryMixin(BrokerCore):
             self._take_exhausted(queue)  # REDELIVERY-21: before the ack-pending cap (getNextMsg)
             if consumer.under_unacked_limit(self._parked(queue)):
                 ref = self._first_match(queue, consumer)
+            if queue.priority_policy == "pinned_client" and not self._pin_admits(queue, consumer,
+                                                                                   ref is not None):
+                ref = None  # DELIVERY-45..47
             if ref is not None:
                 self._take(queue, consumer, ref)
                 self._dispatch(queue, consumer, ref)

@@ -49,7 +49,10 @@ BROKER_FEATURES = frozenset({"max_length_bytes", "nack_reject", "nack_multiple",
                              # RETENTION-1..11 stream retention with several consumers (JetStream)
                              "retention",
                              # DELIVERY-38..40 a pull request for a batch within max_bytes (JetStream)
-                             "pull_batch"})
+                             "pull_batch",
+                             # DELIVERY-41..44 the overflow priority policy of pull requests, DELIVERY-45..47
+                             # the pinned_client one (JetStream priority groups)
+                             "priority_overflow", "priority_pinned"})
 #: EXPIRY-1..7: message expiry as Artemis has it (expiry-delay, message expiration, expiry-address)
 EXPIRY_FEATURES = frozenset({"message_ttl", "per_message_ttl", "expiry_address"})
 #: a restart of the implementation as a step (RESTART-1..4): only profiles whose sources say

@@ -180,6 +180,14 @@ class PendingList(Generic[T]):
         self._insert(item, (_RETURN_BAND, self._return_counter), size)
         self.returned_ids.add(item.id)
 
+    def requeue_returned(self, item: T) -> None:
+        """Move a message of the redelivery queue to its back (DELIVERY-44)."""
+        if item.id not in self.returned_ids:
+            raise ModelMisuse(f"message {item.id!r} is not in the redelivery queue")
+        size = self._size_of[item.id]
+        self.remove(item.id)
+        self.add_returned(item, size)
+
     def returned(self) -> list[T]:
         """The messages in the redelivery queue (added with add_returned), in delivery order."""
         found: list[T] = []

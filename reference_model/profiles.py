@@ -170,7 +170,9 @@ JETSTREAM = ModelOptions(
        "consumer_pause",  # DELIVERY-34
        "max_per_subject",  # RING-31..33
        "retention",  # RETENTION-1..11
-       "pull_batch"}  # DELIVERY-38..40
+       "pull_batch",  # DELIVERY-38..40
+       "priority_overflow",  # DELIVERY-41..44
+       "priority_pinned"}  # DELIVERY-45..47
     | _TTL,
     # DELIVERY-32: STREAM.MSG.DELETE removes a delivered, unacknowledged message too
     delete_scope="stored",

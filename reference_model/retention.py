@@ -33,6 +33,7 @@ class RetentionMixin(BrokerCore):
 
     if TYPE_CHECKING:
         def declare_queue(self, config: QueueConfig) -> None: ...
+        def _check_priority(self, priority: str | None) -> None: ...  # priority_groups
 
     def _check_retention(self, config: AddressConfig) -> None:
         """An address with a retention needs the feature and one of RETENTIONS."""
@@ -56,13 +57,16 @@ class RetentionMixin(BrokerCore):
         if address.config.retention == "limits":
             address.stream_accepted += 1
 
-    def join(self, queue_name: str, address_name: str) -> JoinResult:
+    def join(self, queue_name: str, address_name: str, priority: str | None = None) -> JoinResult:
         """A durable consumer of the stream, as queue `queue_name`: ``refused`` for a second one of a
-        WorkQueue stream (RETENTION-9), else ``created`` (a queue of the address from now on)."""
+        WorkQueue stream (RETENTION-9), else ``created`` (a queue of the address from now on); with
+        `priority` its ADR-42 priority policy (DELIVERY-41..44)."""
         address = self._stream(address_name)
+        self._check_priority(priority)
         if address.config.retention == "workqueue" and address.queue_states:
             return "refused"
         self.declare_queue(QueueConfig(name=queue_name, address=address_name, max_delivery_attempts=-1))
+        self._queue(queue_name).priority_policy = priority
         return "created"
 
     def leave(self, queue_name: str) -> None:

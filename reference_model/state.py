@@ -85,6 +85,8 @@ class ConsumerState:
     blocked: bool = False
     #: DELIVERY-26: when the consumer subscribed (a broker-wide sequence; single_active_next)
     registered: int = 0
+    #: DELIVERY-45..47: the pin id this pull client names in its requests (None: none)
+    pin: int | None = None
     #: copies of the config read by has_room on every dispatch (set after init)
     pushes: bool = attrs.field(init=False, default=True)
     window_bytes: int = attrs.field(init=False, default=0)
@@ -192,6 +194,12 @@ class QueueState:
         self.ring_size = config.ring_size
         #: DELIVERY-34: the queue's consumers deliver nothing before this logical time (ms)
         self.paused_until = 0
+        #: DELIVERY-41..47: the durable's ADR-42 priority policy (None: none; set by join)
+        self.priority_policy: str | None = None
+        #: DELIVERY-45..47: the current pin id of a pinned_client queue (None: none) and the last
+        #: one assigned
+        self.pinned: int | None = None
+        self.pins = 0
         #: RING-27: the byte bound (-1: none)
         self.max_bytes = config.max_length_bytes
         #: RING-31..33: per-subject bound (-1: none) and whether discard new refuses at it

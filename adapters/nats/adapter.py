@@ -122,7 +122,7 @@ from mqconform.text import one_line
 from .._base import BrokerAdapter, Refused, Unsupported, lowest_ttl, operation
 from .._urls import redact
 from ..contract import AdapterError, Result
-from .retention import NatsRetention
+from .retention import PRIORITY_GROUP, NatsRetention
 from .server import EmbeddedNatsServer
 
 T = TypeVar("T")
@@ -184,6 +184,8 @@ NATS_TTL_UNIT_MS = 1000
 #: "sequence N not found" for an interior gap (both codes name any failed delete with the store's error
 #: as description, so the description is read too)
 MSG_NOT_FOUND = (10043, 10057)
+#: DELIVERY-45: the header that carries a pinned client's pin id on each delivery
+PIN_HEADER = "Nats-Pin-Id"
 #: RING-28: the queue's overflow policy -> the stream's discard policy
 DISCARD = {"discard-old": DiscardPolicy.OLD, "discard-new": DiscardPolicy.NEW}
 #: JetStream's error code for a publish that discard=new refuses (RING-24)
@@ -236,6 +238,12 @@ MIN_VERSION: Mapping[str, tuple[int, int, int]] = {
     "js:max_deliver_one_not_redelivered": (2, 11, 4),  # num_redelivered 0 with MaxDeliver 1 (#6877)
     "js:message_schedules": (2, 12, 0),      # Nats-Schedule @at (#7170)
     "js:schedule_repeat": (2, 14, 0),        # @every, cron, time zones (#7504)
+    # DELIVERY-41..44: ADR-42 priority groups, the overflow policy (min_pending, min_ack_pending)
+    "priority_overflow": (2, 11, 0),
+    # DELIVERY-45..47: ADR-42 priority groups, the pinned_client policy (Nats-Pin-Id, 423, UNPIN)
+    "priority_pinned": (2, 11, 0),
+    # DELIVERY-43: both thresholds given, either suffices (before 2.12.5 both had to hold: 43071fa5b)
+    "js:overflow_either_threshold": (2, 12, 5),
     # RING-31..33: max_msgs_per_subject with discard_new_per_subject; from 2.14.0 only, where a
     # discard-new max_bytes check refuses a store only when it would exceed max_bytes (before
     # 8311cde5c "Only use store's DiscardNew error for R1 & off-by-ones" it compared with >=)
@@ -302,6 +310,9 @@ class _Queue:
     #: first stream sequence it delivers (DeliverPolicy New: the stream's last sequence + 1 at join)
     durable_name: str = DURABLE
     start_seq: int = 0
+    #: DELIVERY-41..47: the durable's ADR-42 priority policy (None: none); every pull then names the
+    #: group PRIORITY_GROUP
+    priority_policy: str | None = None
 
 
 @attrs.define
@@ -313,6 +324,9 @@ class _Consumer:
     #: DELIVERY-22: message id -> its last delivery to this consumer, settled or not (the reply
     #: subject an ack of a message the consumer no longer holds is sent on)
     tokens: dict[str, Msg] = attrs.Factory(dict)
+    #: DELIVERY-45..47: the pin id this client names in its pull requests (the Nats-Pin-Id of its
+    #: last delivery, forgotten on a 423)
+    pin: str | None = None
 
 
 class NatsAdapter(BrokerAdapter, NatsRetention):
@@ -472,13 +486,24 @@ class NatsAdapter(BrokerAdapter, NatsRetention):
             return self._consumer_state(str(kwargs.get("queue", "")))
         if op in ("join", "leave", "retention_state") and "retention" in self.capabilities:
             if op == "join":
-                return self.join(str(kwargs.get("name", "")), str(kwargs.get("address", "")))
+                priority = kwargs.get("priority")
+                needed = "priority_pinned" if priority == "pinned_client" else "priority_overflow"
+                if priority is not None and needed not in self.capabilities:
+                    return Result.fail(f"unsupported: {needed}")
+                return self.join(str(kwargs.get("name", "")), str(kwargs.get("address", "")),
+                                 None if priority is None else str(priority))
             if op == "leave":
                 return self.leave(str(kwargs.get("queue", "")))
             return self.retention_state(str(kwargs.get("address", "")))
         if op == "fetch" and "pull_batch" in self.capabilities:
+            thresholds = {key: int(kwargs[key]) for key in ("min_pending", "min_ack_pending")
+                          if kwargs.get(key)}
+            if thresholds and "priority_overflow" not in self.capabilities:
+                return Result.fail("unsupported: priority_overflow")
             return self._fetch(str(kwargs.get("consumer", "")), int(kwargs.get("batch", 1)),
-                               int(kwargs.get("max_bytes", 0)))
+                               int(kwargs.get("max_bytes", 0)), **thresholds)
+        if op == "unpin" and "priority_pinned" in self.capabilities:
+            return self._unpin(str(kwargs.get("queue", "")))
         if op == "pause" and "consumer_pause" in self.capabilities:
             return self._pause(str(kwargs.get("queue", "")), int(kwargs.get("until_ms", 0)))
         if op != "restart" or "restart" not in self.capabilities:
@@ -524,15 +549,18 @@ class NatsAdapter(BrokerAdapter, NatsRetention):
     async def _stream_info_state(self, stream: str) -> dict[str, Any]:
         """The stream's state with its deleted details (the interior sequences no longer stored),
         which nats-py's stream_info does not ask for: $JS.API.STREAM.INFO with deleted_details."""
-        assert self._nc is not None
-        reply = await self._nc.request(f"$JS.API.STREAM.INFO.{stream}",
-                                       json.dumps({"deleted_details": True}).encode(),
-                                       timeout=self.request_timeout)
-        answer = json.loads(reply.data)
-        if "error" in answer:
-            raise Refused(f"nats: stream info: {answer['error'].get('description', answer['error'])}")
+        answer = await self._api(f"$JS.API.STREAM.INFO.{stream}", {"deleted_details": True}, "stream info")
         state: dict[str, Any] = answer.get("state", {})
         return state
+
+    async def _api(self, subject: str, body: Mapping[str, Any], what: str) -> dict[str, Any]:
+        """One JetStream API request with a JSON body; its answer (Refused for an error answer)."""
+        assert self._nc is not None
+        reply = await self._nc.request(subject, json.dumps(body).encode(), timeout=self.request_timeout)
+        answer: dict[str, Any] = json.loads(reply.data)
+        if "error" in answer:
+            raise Refused(f"nats: {what}: {answer['error'].get('description', answer['error'])}")
+        return answer
 
     async def _durable_state(self, state: _Queue, messages: int) -> dict[str, int]:
         """DELIVERY-27..29: the durable consumer's info (consumer.go info()); before the durable
@@ -760,13 +788,13 @@ class NatsAdapter(BrokerAdapter, NatsRetention):
         queue = self._queue(state.queue)
         if self._nc is None or self._sub is None:
             raise nats_errors.ConnectionClosedError
-        request: dict[str, Any] = {"batch": 1, "no_wait": True}
+        request: dict[str, Any] = {"batch": 1, "no_wait": True, **self._group(queue, state)}
         if queue.max_ack_pending < UNBOUNDED_ACK_PENDING:
             # at the ack-pending cap a no_wait request is left waiting (2.9) or unanswered: ask
             # with an expiry instead (still served at once by a NAKed message's redelivery)
             info = await self._js().consumer_info(queue.stream, queue.durable_name)
             if info.num_ack_pending >= queue.max_ack_pending:
-                request = {"batch": 1, "expires": int(self.fetch_timeout * 1e9)}
+                request = {"batch": 1, "expires": int(self.fetch_timeout * 1e9), **self._group(queue, state)}
         await self._nc.publish(f"$JS.API.CONSUMER.MSG.NEXT.{queue.stream}.{queue.durable_name}",
                                json.dumps(request).encode(), reply=self._inbox)
         msg = await self._sub.next_msg(timeout=self.fetch_timeout + self.request_timeout)
@@ -778,6 +806,9 @@ class NatsAdapter(BrokerAdapter, NatsRetention):
         status = msg.headers.get("Status") if msg.headers else None
         if status in ends:
             return None
+        if status == "423":  # DELIVERY-47: a pin id that is not the current pin; forget it
+            state.pin = None
+            return None
         if status is not None:
             description = msg.headers.get("Description", "") if msg.headers else ""
             raise Refused(f"nats: {op}: {status} {description}".strip())
@@ -785,17 +816,37 @@ class NatsAdapter(BrokerAdapter, NatsRetention):
         if msg_id is None:
             raise Refused(f"nats: {op}: a message without an {ID_HEADER} header")
         queue.delivered[msg_id] = msg.metadata.num_delivered
+        if queue.priority_policy == "pinned_client":  # DELIVERY-45: the client's pin from now on
+            state.pin = msg.headers.get(PIN_HEADER) if msg.headers else None
         state.held[msg_id] = msg
         state.tokens[msg_id] = msg
         return str(msg_id)
 
+    def _group(self, queue: _Queue, state: _Consumer) -> dict[str, Any]:
+        """DELIVERY-41..47: a pull request of a priority consumer names its group (else 400), a pinned
+        client its pin id; on a pinned_client queue it expires after ``fetch_timeout`` (a request
+        without an id while a pin holds waits; before 2.11.11 and 2.12.2 a no_wait one only ends at
+        its expiry)."""
+        if queue.priority_policy is None:
+            return {}
+        fields: dict[str, Any] = {"group": PRIORITY_GROUP}
+        if queue.priority_policy == "pinned_client":
+            fields["expires"] = int(self.fetch_timeout * 1e9)
+            if state.pin is not None:
+                fields["id"] = state.pin
+        return fields
+
     @operation(name="fetch")
-    async def _fetch(self, consumer: str, batch: int, max_bytes: int) -> list[str]:
+    async def _fetch(self, consumer: str, batch: int, max_bytes: int, min_pending: int = 0,
+                     min_ack_pending: int = 0) -> list[str]:
         """DELIVERY-38..40 (capability ``pull_batch``): one no_wait pull request for `batch` messages
         within `max_bytes` x BYTE_UNIT bytes (0: no budget; only on a stream address, whose messages
         are padded to just within their size in units: :meth:`_stream_payload`); the messages until
         `batch` of them came or a 404/408/409 status ended the request (or nothing more came within
-        the fetch and request timeouts: the budget was spent to the byte)."""
+        the fetch and request timeouts: the budget was spent to the byte). DELIVERY-41..44
+        (``priority_overflow``): an overflow queue's thresholds, the request expiring after
+        ``fetch_timeout`` (before 2.11.11 and 2.12.2 a no_wait request given nothing waits for a
+        message the thresholds let through until it expires)."""
         state = self._consumer(consumer)
         queue = self._queue(state.queue)
         if max_bytes and queue.address not in self.stream_addresses:
@@ -804,9 +855,15 @@ class NatsAdapter(BrokerAdapter, NatsRetention):
             raise Unsupported(f"fetch max_bytes with a batch over {FETCH_MAX_BATCH} (not exact)")
         if self._nc is None or self._sub is None:
             raise nats_errors.ConnectionClosedError
-        request: dict[str, Any] = {"batch": batch, "no_wait": True}
+        request: dict[str, Any] = {"batch": batch, "no_wait": True, **self._group(queue, state)}
         if max_bytes:
             request["max_bytes"] = max_bytes * BYTE_UNIT
+        if min_pending or min_ack_pending:
+            if queue.priority_policy != "overflow":
+                raise Unsupported("min_pending or min_ack_pending on a queue without the overflow policy")
+            request.update({key: value for key, value in (("min_pending", min_pending),
+                                                          ("min_ack_pending", min_ack_pending)) if value})
+            request["expires"] = int(self.fetch_timeout * 1e9)
         await self._nc.publish(f"$JS.API.CONSUMER.MSG.NEXT.{queue.stream}.{queue.durable_name}",
                                json.dumps(request).encode(), reply=self._inbox)
         got: list[str] = []
@@ -900,14 +957,18 @@ class NatsAdapter(BrokerAdapter, NatsRetention):
         if state.durable:
             await self._send_pause(state)
 
+    @operation(name="unpin")
+    async def _unpin(self, queue: str) -> None:
+        """DELIVERY-45: ``$JS.API.CONSUMER.UNPIN`` of the queue's durable and its group."""
+        state = self._queue(queue)
+        if state.priority_policy != "pinned_client":
+            raise Unsupported("unpin of a queue without the pinned_client policy")
+        await self._api(f"$JS.API.CONSUMER.UNPIN.{state.stream}.{state.durable_name}",
+                        {"group": PRIORITY_GROUP}, "unpin")
+
     async def _send_pause(self, state: _Queue) -> None:
-        assert self._nc is not None
-        reply = await self._nc.request(f"$JS.API.CONSUMER.PAUSE.{state.stream}.{state.durable_name}",
-                                       json.dumps({"pause_until": state.pause_until}).encode(),
-                                       timeout=self.request_timeout)
-        answer = json.loads(reply.data)
-        if "error" in answer:
-            raise Refused(f"nats: pause: {answer['error'].get('description', answer['error'])}")
+        await self._api(f"$JS.API.CONSUMER.PAUSE.{state.stream}.{state.durable_name}",
+                        {"pause_until": state.pause_until}, "pause")
 
     @operation
     async def set_ring_size(self, queue: str, size: int) -> None:

@@ -11,10 +11,11 @@ queue's consumers, receives, acks and ``consumer_state`` are the adapter's usual
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Any
 
 from nats.js import errors as js_errors
-from nats.js.api import AckPolicy, DeliverPolicy, RetentionPolicy, StreamConfig
+from nats.js.api import AckPolicy, ConsumerInfo, DeliverPolicy, RetentionPolicy, StreamConfig
 from nats.js.api import ConsumerConfig as JsConsumerConfig
 
 from mqconform.reference_model.config import AddressConfig
@@ -25,6 +26,10 @@ from ..contract import Result
 #: the address's retention -> the stream's retention policy
 RETENTION = {"limits": RetentionPolicy.LIMITS, "interest": RetentionPolicy.INTEREST,
              "workqueue": RetentionPolicy.WORK_QUEUE}
+#: DELIVERY-41..44: the one priority group of a durable with a priority policy (ADR-42: one per consumer)
+PRIORITY_GROUP = "g"
+#: DELIVERY-45: a pinned_client durable's priority_timeout (10 min: longer than any example)
+PIN_TIMEOUT_NS = 600 * 10**9
 #: RETENTION-9: JSConsumerWQMultipleUnfilteredErr, JSConsumerWQConsumerNotUniqueErr
 WORKQUEUE_REFUSED = (10099, 10100)
 
@@ -42,6 +47,8 @@ class NatsRetention:
         consumers: dict[str, Any]
         storage: Any
         ack_wait_s: float
+        request_timeout: float
+        _nc: Any
 
         def _js(self) -> Any: ...
         def _do(self, op: str, fn: Any) -> Result: ...
@@ -67,8 +74,11 @@ class NatsRetention:
             self.stream_addresses[config.name] = str(config.retention)
         return self._do("declare_address", run)
 
-    def join(self, name: str, address: str) -> Result:
-        """RETENTION-9: a durable consumer of the stream as queue `name`: created or refused."""
+    def join(self, name: str, address: str, priority: str | None = None) -> Result:
+        """RETENTION-9: a durable consumer of the stream as queue `name`: created or refused.
+        DELIVERY-41..47: with `priority` (overflow, pinned_client) the durable has ``priority_groups``
+        [PRIORITY_GROUP] and that ``priority_policy`` (ADR-42, nats-server 2.11+), created through the
+        JetStream API itself (nats-py's ConsumerConfig has neither field)."""
         from .adapter import UNBOUNDED_ACK_PENDING, _Queue, _token
 
         async def run() -> str:
@@ -79,21 +89,39 @@ class NatsRetention:
                 raise Refused(f"queue {name!r} already exists")
             stream, subject = self._stream_names(address)
             durable = _token(name)
+            config = JsConsumerConfig(
+                durable_name=durable, ack_policy=AckPolicy.EXPLICIT,
+                deliver_policy=DeliverPolicy.ALL if retention == "workqueue" else DeliverPolicy.NEW,
+                ack_wait=self.ack_wait_s, max_ack_pending=UNBOUNDED_ACK_PENDING, max_deliver=-1)
             try:
-                info = await self._js().add_consumer(stream, JsConsumerConfig(
-                    durable_name=durable, ack_policy=AckPolicy.EXPLICIT,
-                    deliver_policy=DeliverPolicy.ALL if retention == "workqueue" else DeliverPolicy.NEW,
-                    ack_wait=self.ack_wait_s, max_ack_pending=UNBOUNDED_ACK_PENDING, max_deliver=-1))
+                if priority is None:
+                    info = await self._js().add_consumer(stream, config)
+                else:
+                    info = await self._create_priority_consumer(stream, config, priority)
             except js_errors.APIError as exc:
                 if exc.err_code in WORKQUEUE_REFUSED:
                     return "refused"
                 raise
             start = int(info.delivered.stream_seq or 0) + 1 if info.delivered else 0
             self.queues[name] = _Queue(name, stream, subject, address, durable=True, durable_name=durable,
-                                       start_seq=start)
+                                       start_seq=start, priority_policy=priority)
             self.addresses[address].append(name)
             return "created"
         return self._do("join", run)
+
+    async def _create_priority_consumer(self, stream: str, config: JsConsumerConfig, priority: str) -> Any:
+        """``$JS.API.CONSUMER.CREATE.<stream>.<durable>`` with the config and its priority group and
+        policy; the ConsumerInfo (an APIError for the server's error answer)."""
+        extra: dict[str, Any] = {"priority_groups": [PRIORITY_GROUP], "priority_policy": priority}
+        if priority == "pinned_client":  # DELIVERY-45: a pin never times out within an example
+            extra["priority_timeout"] = PIN_TIMEOUT_NS
+        body = {"stream_name": stream, "action": "create", "config": {**config.as_dict(), **extra}}
+        reply = await self._nc.request(f"$JS.API.CONSUMER.CREATE.{stream}.{config.durable_name}",
+                                       json.dumps(body).encode(), timeout=self.request_timeout)
+        answer = json.loads(reply.data)
+        if "error" in answer:
+            js_errors.APIError.from_error(answer["error"])
+        return ConsumerInfo.from_response(answer)
 
     def leave(self, queue: str) -> Result:
         """RETENTION-2/7: delete the queue's durable (its consumers forgotten: what they held is the

@@ -285,6 +285,14 @@ TABLES["retention"] = {
     "fetch.budget": ("DELIVERY-39", "DELIVERY-38"),
     "fetch.too_large": ("DELIVERY-40", "DELIVERY-39"),
     "fetch.accepted": ("DELIVERY-38",),
+    # DELIVERY-41..44 (capability priority_overflow): an overflow queue's pull request thresholds
+    "fetch.min_pending": ("DELIVERY-41", "DELIVERY-44"),
+    "fetch.min_ack_pending": ("DELIVERY-42", "DELIVERY-44"),
+    "fetch.either_threshold": ("DELIVERY-43", "DELIVERY-41", "DELIVERY-42"),
+    # DELIVERY-45..47 (capability priority_pinned): the clients of a pinned_client queue
+    "receive.pinned": ("DELIVERY-46", "DELIVERY-45", "DELIVERY-47"),
+    "fetch.pinned": ("DELIVERY-46", "DELIVERY-45", "DELIVERY-47"),
+    "unpin.accepted": ("DELIVERY-45",),
 }
 
 

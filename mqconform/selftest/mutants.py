@@ -21,7 +21,7 @@ from mqconform.reference_model.storage import PutResult, QueueFile, RemoveResult
 from mqconform.reference_model.throttle import Throttle
 from mqconform.reference_model.world import World
 
-from .retention_mutants import RETENTION_MUTANTS
+from .retention_mutants import RETENTION_EXAMPLES, RETENTION_MUTANTS
 
 WorldFactory = Callable[[ModelOptions], World]
 
@@ -516,7 +516,8 @@ FLOW_MUTANTS: tuple[Mutant, ...] = (
 
 def _retention_mutants() -> tuple[Mutant, ...]:
     """The retention area's mutants (:mod:`.retention_mutants`), claiming jetstream."""
-    return tuple(Mutant(name, "retention", description, _broker(cls), options=JETSTREAM)
+    return tuple(Mutant(name, "retention", description, _broker(cls), options=JETSTREAM,
+                        examples=RETENTION_EXAMPLES.get(name))
                  for name, description, cls in RETENTION_MUTANTS)
 
 

@@ -493,11 +493,44 @@ RETENTION_STEPS: dict[str, list[tuple[str, Any]]] = {
               # a batch fulfilled with bytes left (the server's "409 Batch Completed" follows it)
               ("send", {"to": "s", "id": "m6", "size": 1}),
               ("fetch", {"consumer": "c-q1", "batch": 1, "max_bytes": 3}),
-              ("send", {"to": "s", "id": "m7", "size": 1}), ("receive", "c-q1")],
+              ("send", {"to": "s", "id": "m7", "size": 1}), ("receive", "c-q1"),
+              # DELIVERY-39/44: redeliveries waiting; the one the budget does not fit goes to the back
+              ("nack", {"consumer": "c-q1", "id": "m6"}), ("nack", {"consumer": "c-q1", "id": "m7"}),
+              ("fetch", {"consumer": "c-q1", "batch": 2, "max_bytes": 2}),
+              ("nack", {"consumer": "c-q1", "id": "m5"}), ("nack", {"consumer": "c-q1", "id": "m6"}),
+              ("nack", {"consumer": "c-q1", "id": "m7"}),
+              ("fetch", {"consumer": "c-q1", "batch": 3, "max_bytes": 1}), ("receive", "c-q1"),
+              ("receive", "c-q1")],
+    # DELIVERY-41..44: an overflow queue's thresholds beside a queue without a priority policy
+    "overflow": [("join", {"name": "q1", "address": "s", "priority": "overflow"}),
+                 ("join", {"name": "q2", "address": "s"}),
+                 *(("send", {"to": "s", "id": f"m{n}", "size": 1}) for n in range(5)),
+                 ("fetch", {"consumer": "c-q1", "batch": 3, "min_pending": 4}),
+                 ("fetch", {"consumer": "c-q1", "batch": 3, "min_ack_pending": 1}),
+                 ("receive", "c-q1"), ("receive", "c-q2"),
+                 ("fetch", {"consumer": "c-q1", "batch": 2, "min_ack_pending": 2}),
+                 ("fetch", {"consumer": "c-q1", "batch": 2, "min_ack_pending": 1}),
+                 ("nack", {"consumer": "c-q1", "id": "m0"}), ("nack", {"consumer": "c-q1", "id": "m2"}),
+                 ("ack", {"consumer": "c-q1", "id": "m1"}),
+                 ("fetch", {"consumer": "c-q1", "batch": 3, "min_pending": 3}),
+                 ("fetch", {"consumer": "c-q1", "batch": 3, "min_pending": 9, "min_ack_pending": 3}),
+                 ("fetch", {"consumer": "c-q1", "batch": 3, "min_pending": 2}),
+                 ("receive", "c-q1"), ("fetch", {"consumer": "c-q2", "batch": 4})],
+    # DELIVERY-45..47: two clients of a pinned_client queue, unpins, an old pin id refused
+    "pinned": [("join", {"name": "q1", "address": "s", "priority": "pinned_client"}),
+               ("consumer", {"name": "c2", "queue": "q1", "window_bytes": 0}),
+               *(("send", {"to": "s", "id": f"m{n}", "size": 1}) for n in range(4)),
+               ("receive", "c-q1"), ("receive", "c2"), ("unpin", "q1"),
+               ("fetch", {"consumer": "c-q1", "batch": 1}), ("fetch", {"consumer": "c-q1", "batch": 2}),
+               ("unpin", "q1"), ("ack", {"consumer": "c-q1", "id": "m1"}), ("receive", "c2"),
+               ("fetch", {"consumer": "c-q1", "batch": 1}), ("nack", {"consumer": "c2", "id": "m3"}),
+               ("receive", "c-q1"), ("fetch", {"consumer": "c2", "batch": 3}), ("unpin", "q1"),
+               ("receive", "c2"), ("send", {"to": "s", "id": "m4", "size": 1}), ("receive", "c2"),
+               ("receive", "c-q1"), ("receive", "c2")],
 }
 
 
-@pytest.mark.rules(*(f"RETENTION-{n}" for n in range(1, 12)), "DELIVERY-38", "DELIVERY-39", "DELIVERY-40")
+@pytest.mark.rules(*(f"RETENTION-{n}" for n in range(1, 12)), *(f"DELIVERY-{n}" for n in range(38, 48)))
 @pytest.mark.parametrize("retention", sorted(RETENTION_STEPS))
 def test_stream_retention_with_several_consumers_matches_the_model(
         retention: str, nats_adapter: NatsAdapter) -> None:
@@ -513,7 +546,7 @@ def test_stream_retention_with_several_consumers_matches_the_model(
     model.open("m")
     queues: list[str] = []
     seen = []
-    policy = "limits" if retention == "fetch" else retention
+    policy = "limits" if retention in ("fetch", "overflow", "pinned") else retention
     for op, args in [("address", {"name": "s", "retention": policy}), *RETENTION_STEPS[retention]]:
         want, got = call_operation(model, op, args), call_operation(nats_adapter, op, args)
         assert (got.type, got.value) == (want.type, want.value), (op, args, got, want)
@@ -532,7 +565,9 @@ def test_stream_retention_with_several_consumers_matches_the_model(
             want_state = model.call("consumer_state", queue=queue).value
             got_state = nats_adapter.call("consumer_state", queue=queue).value
             assert {k: got_state[k] for k in fields} == {k: want_state[k] for k in fields}, (op, args, queue)
-    expected = {"fetch": [0, 0, 1, 2, 3, 4, 5, 6, 6, 6, 6, 6, 6, 6, 6, 7, 7, 8, 8],
+    expected = {"fetch": [0, 0, 1, 2, 3, 4, 5, 6, 6, 6, 6, 6, 6, 6, 6, 7, 7, 8, 8, *[8] * 9],
+                "overflow": [0, 0, 0, 1, 2, 3, 4, 5, *[5] * 14],
+                "pinned": [0, 0, 0, 1, 2, 3, 4, *[4] * 14, 5, 5, 5, 5],
                 "limits": [0, 0, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 2],
                 "interest": [0, 0, 0, 1, 1, 2, 3, 3, 3, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 0],
                 "workqueue": [0, 0, 1, 2, 2, 2, 1]}
@@ -540,8 +575,9 @@ def test_stream_retention_with_several_consumers_matches_the_model(
 
 
 @pytest.mark.rules("RETENTION-3", "RETENTION-4", "RETENTION-5", "RETENTION-6", "RETENTION-7", "RETENTION-8",
-                   "DELIVERY-38", "DELIVERY-39", "DELIVERY-40")
-@pytest.mark.parametrize("name", ["jetstream-interest-retention.yaml", "jetstream-pull-max-bytes.yaml"])
+                   *(f"DELIVERY-{n}" for n in range(38, 48)))
+@pytest.mark.parametrize("name", ["jetstream-interest-retention.yaml", "jetstream-pull-max-bytes.yaml",
+                                  "jetstream-pull-overflow.yaml", "jetstream-pull-pinned-client.yaml"])
 def test_retention_and_pull_batch_examples_hold_on_the_model_and_the_server(
         name: str, embedded: NatsAdapter, namespace: str) -> None:
     """The spec's worked examples of Interest retention and of a pull request within max_bytes pass on
@@ -567,3 +603,16 @@ def test_pull_batch_follows_the_server_release() -> None:
     assert "pull_batch" not in capabilities_for("2.8.4")
     assert {"pull_batch", "retention"} <= capabilities_for("2.9.0")
     assert "retention" in capabilities_for("2.8.4")
+
+
+def test_priority_groups_follow_the_server_release() -> None:
+    """DELIVERY-41..47 need ADR-42 priority groups (2.11.0); both overflow thresholds at once, either
+    one sufficing, only from 2.12.5 (nats-server 43071fa5b: before it both had to hold)."""
+    from mqconform.adapters.nats.adapter import capabilities_for
+
+    assert "priority_overflow" not in capabilities_for("2.10.29")
+    assert "priority_overflow" in capabilities_for("2.11.0")
+    assert "js:overflow_either_threshold" not in capabilities_for("2.12.4")
+    assert "js:overflow_either_threshold" in capabilities_for("2.12.5")
+    assert "priority_pinned" not in capabilities_for("2.10.29")
+    assert "priority_pinned" in capabilities_for("2.11.0")

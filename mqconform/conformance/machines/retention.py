@@ -6,7 +6,11 @@ every step it compares the stream's stored messages (``call("retention_state", a
 a check of the retention (RETENTION-1/5/10, after a leave RETENTION-2/7, after a terminate RETENTION-8,
 after a send with no consumer RETENTION-4) and each queue's consumer counts (RETENTION-11). With
 ``pull_batch`` a consumer also pulls batches within a byte budget (DELIVERY-38..40): messages have
-sizes of 1 to 3 units.
+sizes of 1 to 3 units. With ``priority_overflow`` a queue may join with the overflow priority policy
+(ADR-42), and its fetches name ``min_pending`` or ``min_ack_pending`` thresholds (DELIVERY-41..44;
+both at once only where the server takes either, ``js:overflow_either_threshold``); with
+``priority_pinned`` one with the pinned_client policy, which gets a second pull client, and is now and
+then unpinned (DELIVERY-45..47).
 """
 
 from __future__ import annotations
@@ -28,6 +32,13 @@ SIZES = st.sampled_from((1, 1, 2, 3))
 #: DELIVERY-38..40: a fetch's batch and byte budget (0: none), in the message sizes' units
 BATCHES = st.integers(min_value=1, max_value=4)
 BUDGETS = st.sampled_from((0, 1, 2, 3, 5))
+#: DELIVERY-41..44: an overflow fetch's thresholds (0: none)
+THRESHOLDS = st.sampled_from((0, 0, 1, 2, 3, 5))
+#: DELIVERY-43: the nats adapter's gate of both thresholds at once (either suffices from 2.12.5)
+EITHER_GATE = "js:overflow_either_threshold"
+#: DELIVERY-41..47: the priority policy a queue joins with (None: none), each with its capability
+PRIORITIES = st.sampled_from((None, "overflow", "pinned_client"))
+NEEDS = {"overflow": "priority_overflow", "pinned_client": "priority_pinned"}
 #: what the consumer counts are compared on (their sequences are per queue in the model, per stream in
 #: JetStream: not compared here)
 COUNT_FIELDS = ("num_pending", "num_ack_pending", "num_redelivered")
@@ -46,6 +57,10 @@ class RetentionMachine(ConformanceMachine):
         self.sent = 0
         #: queue -> its consumer; queues that joined after a send (RETENTION-6)
         self.queues: dict[str, str] = {}
+        #: DELIVERY-41..47: each queue's priority policy (absent: none); a pinned_client queue's
+        #: second pull client
+        self.priority: dict[str, str] = {}
+        self.second: dict[str, str] = {}
         self.late: set[str] = set()
         #: the check the next stream comparison reports under (the step that ran before it)
         self.stream_check = ""
@@ -54,34 +69,45 @@ class RetentionMachine(ConformanceMachine):
         return self.d.model.world.broker
 
     @initialize(policy=st.sampled_from(("limits", "interest", "workqueue")),
-                queues=st.integers(min_value=0, max_value=2))
-    def setup(self, policy: str, queues: int) -> None:
+                queues=st.integers(min_value=0, max_value=2), priority=PRIORITIES)
+    def setup(self, policy: str, queues: int, priority: str | None) -> None:
         """The stream and its first queues (a WorkQueue stream's one consumer joins first: a send
-        before it is not modelled)."""
+        before it is not modelled), of the overflow priority policy or none."""
         self.policy = policy
         self.d.both("address", {"name": ADDRESS, "retention": policy})
         self.ready = True
         for _ in range(max(queues, int(policy == "workqueue"))):
-            self._join()
+            self._join(priority)
 
     @precondition(lambda self: self.ready and self.joined < MAX_QUEUES + 1)
-    @rule()
-    def join(self) -> None:
-        self._join()
+    @rule(priority=PRIORITIES)
+    def join(self, priority: str | None) -> None:
+        self._join(priority)
 
-    def _join(self) -> None:
+    def _join(self, priority: str | None) -> None:
         """RETENTION-9: a second consumer of a WorkQueue stream is refused; else a new queue with its
-        pull consumer (RETENTION-6: after sends it starts at the next message)."""
+        pull consumer (RETENTION-6: after sends it starts at the next message); with the capability of
+        `priority` the queue has that priority policy (DELIVERY-41..47)."""
         self.joined += 1
         name = f"q{self.joined}"
         check = "join.workqueue" if self.policy == "workqueue" else "join.result"
-        answer = self.d.both("join", {"name": name, "address": ADDRESS}, compare=check)
+        args = {"name": name, "address": ADDRESS}
+        if priority is not None and not self.can(NEEDS[priority]):
+            priority = None
+        if priority is not None:
+            args["priority"] = priority
+        answer = self.d.both("join", args, compare=check)
         self.stream_check = "stream.workqueue_join" if self.policy == "workqueue" else ""
         if answer != "created":
             return
         consumer = f"c-{name}"
         self.d.both("consumer", {"name": consumer, "queue": name, "window_bytes": 0})
         self.queues[name] = consumer
+        if priority is not None:
+            self.priority[name] = priority
+        if priority == "pinned_client":
+            self.second[name] = f"c-{name}-b"
+            self.d.both("consumer", {"name": self.second[name], "queue": name, "window_bytes": 0})
         if self.sent:
             self.late.add(name)
 
@@ -93,9 +119,8 @@ class RetentionMachine(ConformanceMachine):
         self.stream_check = "send.no_interest" if self.policy == "interest" and not self.queues else ""
 
     def _consumer(self, which: int) -> tuple[str, str]:
-        names = sorted(self.queues)
-        queue = names[which % len(names)]
-        return queue, self.queues[queue]
+        clients = [*sorted(self.queues.items()), *sorted(self.second.items())]
+        return clients[which % len(clients)]
 
     @precondition(lambda self: self.ready and self.queues)
     @rule(which=WHICH)
@@ -103,32 +128,67 @@ class RetentionMachine(ConformanceMachine):
         """RETENTION-3 (RETENTION-6 for a queue that joined after sends): each consumer receives the
         messages sent after it joined, in order."""
         queue, consumer = self._consumer(which)
-        self.d.both("receive", consumer, compare="receive.late" if queue in self.late else "receive.id")
+        check = ("receive.pinned" if self.priority.get(queue) == "pinned_client"
+                 else "receive.late" if queue in self.late else "receive.id")
+        self.d.both("receive", consumer, compare=check)
         self.stream_check = ""
 
     @precondition(lambda self: self.ready and self.queues and self.can("pull_batch"))
-    @rule(which=WHICH, batch=BATCHES, max_bytes=BUDGETS)
-    def fetch(self, which: int, batch: int, max_bytes: int) -> None:
+    @rule(which=WHICH, batch=BATCHES, max_bytes=BUDGETS, min_pending=THRESHOLDS,
+          min_ack_pending=THRESHOLDS)
+    def fetch(self, which: int, batch: int, max_bytes: int, min_pending: int, min_ack_pending: int) -> None:
         """DELIVERY-38 (a batch), DELIVERY-39 (within a byte budget), DELIVERY-40 (the next message
-        larger than the budget: nothing)."""
-        _, consumer = self._consumer(which)
+        larger than the budget: nothing); on an overflow queue, thresholds instead of a budget:
+        DELIVERY-41 (min_pending), DELIVERY-42 (min_ack_pending), DELIVERY-43 (both: either)."""
+        queue, consumer = self._consumer(which)
+        args: dict[str, Any] = {"consumer": consumer, "batch": batch, "max_bytes": max_bytes}
         check = "fetch.batch"
-        if max_bytes:
+        if self.priority.get(queue) == "pinned_client":
+            # DELIVERY-45..47 (2.14 gives a pin back when max_bytes refuses the message it came with)
+            args["max_bytes"] = max_bytes = 0
+            check = "fetch.pinned"
+        elif self.priority.get(queue) == "overflow" and (min_pending or min_ack_pending):
+            offered = frozenset(self.adapter.capabilities)  # a server older than the gate: one only
+            if min_pending and EITHER_GATE not in offered and any(c.startswith("js:") for c in offered):
+                min_ack_pending = 0
+            args.update(max_bytes=0, min_pending=min_pending, min_ack_pending=min_ack_pending)
+            check = ("fetch.either_threshold" if min_pending and min_ack_pending
+                     else "fetch.min_pending" if min_pending else "fetch.min_ack_pending")
+        elif max_bytes:
+            if self._broker().queues[queue].pending.returned_ids:
+                # a budget spent to the unit leaves the server the padding's few bytes, so it weighs
+                # one message more: a redelivery it does not fit goes to the back (DELIVERY-44), where
+                # the model, spent exactly, stops; one message per request keeps them apart
+                args["batch"] = batch = 1
             size = self._broker().next_size(consumer)
             check = "fetch.too_large" if size is not None and size > max_bytes else "fetch.budget"
-        self.d.both("fetch", {"consumer": consumer, "batch": batch, "max_bytes": max_bytes}, compare=check)
+        self.d.both("fetch", args, compare=check)
+        self.stream_check = ""
+
+    @precondition(lambda self: self.ready and "pinned_client" in self.priority.values())
+    @rule(which=WHICH)
+    def unpin(self, which: int) -> None:
+        """DELIVERY-45: the pin of a pinned_client queue is cleared."""
+        pinned = sorted(q for q, p in self.priority.items() if p == "pinned_client")
+        self.d.both("unpin", pinned[which % len(pinned)])
         self.stream_check = ""
 
     def _held(self, consumer: str) -> list[str]:
         return list(self._broker().unacked_ids(consumer))
 
     @precondition(lambda self: self.ready and self.queues)
-    @rule(which=WHICH, index=WHICH, how=st.sampled_from(("ack", "ack", "nak", "term")))
+    @rule(which=WHICH, index=WHICH, how=st.sampled_from(("ack", "ack", "nak", "term", "nak_all")))
     def settle(self, which: int, index: int, how: str) -> None:
-        """An ack, a NAK or a terminate (RETENTION-8) of a message the consumer holds."""
+        """An ack, a NAK or a terminate (RETENTION-8) of a message the consumer holds, or a NAK of
+        each one it holds (several waiting for redelivery at once: DELIVERY-44)."""
         _, consumer = self._consumer(which)
         held = self._held(consumer)
         if not held:
+            return
+        if how == "nak_all":
+            for msg in held:
+                self.d.both("nack", {"consumer": consumer, "id": msg}, compare="nack.result")
+            self.stream_check = ""
             return
         msg = held[index % len(held)]
         if how == "ack":
@@ -143,11 +203,13 @@ class RetentionMachine(ConformanceMachine):
     @rule(which=WHICH)
     def leave(self, which: int) -> None:
         """RETENTION-2 / RETENTION-7: the queue's consumer closes and its durable is deleted."""
-        queue, consumer = self._consumer(which)
-        self.d.both("close", consumer)
+        queue, _ = self._consumer(which)
+        self.d.both("close", self.queues.pop(queue))
+        if queue in self.second:
+            self.d.both("close", self.second.pop(queue))
         self.d.both("leave", queue)
-        del self.queues[queue]
         self.late.discard(queue)
+        self.priority.pop(queue, None)
         self.stream_check = f"leave.{self.policy}"
 
     @precondition(lambda self: self.ready and not self.queues and self.sent >= MAX_MESSAGES

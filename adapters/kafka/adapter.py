@@ -80,15 +80,20 @@ MIN_VERSION = (4, 1)
 GROUP_LIMIT_SINCE = (4, 3)
 #: how long a share fetch may wait on the broker for records (librdkafka fetch.wait.max.ms) ...
 FETCH_WAIT_MS = 10
-#: ... and how long after an empty poll the adapter waits for the last one to come back
-FETCH_SETTLE_S = 0.2
+#: ... and how long after an empty poll the adapter waits for the last one to come back (a floor: every
+#: wait of the adapter grows with the broker's measured round trips, adapters/_latency.py)
+FETCH_SETTLE_S = 0.05
+#: how long an empty receive polls: a member that has fetched before (a fetch with records available
+#: comes back in 1-5 ms here), and a member's first poll (it joins the group first: 10-110 ms measured)
+RECEIVE_WAIT_S, FIRST_POLL_WAIT_S = 0.25, 0.5
 #: the record a queue's declaration sends and consumes itself (see _warm), and how long it may take
 WARM_MARKER = b"\x00mqconform-warm-up"
 WARM_TIMEOUT_S = 30.0
 #: how long the first poll of a new group waits for a record (4.3+, older releases)
 JOIN_WAIT_S, OLD_JOIN_WAIT_S = 5.0, 15.0
-#: how long after a commit the adapter looks for a record the member fetched on its own (_drain)
-DRAIN_S = 1.0
+#: how long after a commit the adapter looks for a record the member fetched on its own (_drain; it came
+#: back in 1-5 ms when there was one)
+DRAIN_S = 0.1
 #: a group's acquisition lock (the broker's group.share.min.record.lock.duration.ms, set by .server)
 MIN_LOCK_MS = 1000
 
@@ -150,7 +155,8 @@ class KafkaShareAdapter(BrokerAdapter):
         "redelivery_delay": "redelivery delay (a released record is available at once)",
     }
 
-    def __init__(self, url: str | None = None, version: str = DEFAULT_VERSION, receive_timeout: float = 1.0,
+    def __init__(self, url: str | None = None, version: str = DEFAULT_VERSION,
+                 receive_timeout: float | None = None,
                  join_timeout: float | None = None, timeout: float = 10.0,
                  server_bin: str | None = None) -> None:
         self.url = url or os.environ.get(URL_ENV) or None
@@ -161,7 +167,8 @@ class KafkaShareAdapter(BrokerAdapter):
         if not self.url and (parse_version(self.version) or (99,)) < MIN_VERSION:
             raise AdapterError(f"kafka {self.version}: the adapter needs 4.1.0 or newer (4.0 has share "
                                "groups only as an early-access preview without the share.version feature)")
-        self.receive_timeout = float(receive_timeout)
+        #: how long an empty receive polls: given, a fixed time; else bounded by the measured latency
+        self.receive_timeout = float(receive_timeout) if receive_timeout is not None else None
         #: the first poll of a new group waits for the group's initialization: measured up to ~4 s on
         #: 4.4.0 and ~10 s on 4.2.2 on a loaded 2-core machine
         self.join_timeout = float(join_timeout) if join_timeout is not None else (
@@ -305,8 +312,8 @@ class KafkaShareAdapter(BrokerAdapter):
             if records:
                 member.client.commit_sync(self.timeout)
             if any(r.value() == WARM_MARKER for r in records):
-                queue.served = True
-                time.sleep(FETCH_SETTLE_S)
+                queue.served = member.polled = True
+                self._settle_fetch()
                 return
         raise TimeoutError(f"the new share group served nothing within {WARM_TIMEOUT_S:.0f} s")
 
@@ -345,7 +352,7 @@ class KafkaShareAdapter(BrokerAdapter):
         is best effort (a share fetch acquires whole batches, and released in-flight records with
         them), a fetch of at most 1 byte returns one record batch, and every send is its own batch.
         fetch.wait.max.ms is short so that no share fetch is left waiting on the broker after a poll
-        (see `_poll`)."""
+        (see `_take`)."""
         client = ShareConsumer({"bootstrap.servers": self.bootstrap, "group.id": queue.group,
                                 "share.acknowledgement.mode": "explicit", "max.poll.records": 1,
                                 "fetch.max.bytes": 1, "max.partition.fetch.bytes": 1,
@@ -353,24 +360,61 @@ class KafkaShareAdapter(BrokerAdapter):
         client.subscribe([queue.topic])
         return _Member(client)
 
-    def _poll(self, queue: _Queue, member: _Member) -> Any:
-        """One acquired record for `member`, or None when none came within the wait: the join wait
-        until the group has served anyone, else receive_timeout. After an empty poll the adapter waits
-        until the member's last share fetch has surely come back (fetch.wait.max.ms), so that a record
-        sent next is not acquired by a member nobody polls."""
-        wait = self.receive_timeout if queue.served else max(self.join_timeout, self.receive_timeout)
-        deadline = time.monotonic() + wait
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                time.sleep(FETCH_SETTLE_S)
-                return None
-            records = [r for r in member.client.poll(min(left, 0.2)) if r.error() is None]
+    def _receive_wait(self, queue: _Queue) -> float:
+        """How long a receive polls for a record before it answers None: the join wait until the group
+        has served anyone; else receive_timeout when given; else RECEIVE_WAIT_S, or FIRST_POLL_WAIT_S
+        when no idle member has polled yet (a new one joins the group first), longer while the broker's
+        round trips are slow (adapters/_latency.py)."""
+        if not queue.served:
+            return max(self.join_timeout, self.receive_timeout or 0.0)
+        if self.receive_timeout is not None:
+            return self.receive_timeout
+        joined = any(member.polled for member in queue.idle)
+        return self.latency.settle_s(RECEIVE_WAIT_S if joined else FIRST_POLL_WAIT_S)
+
+    def _settle_fetch(self) -> None:
+        """Wait until a share fetch the member left on the broker has surely come back (it waits there
+        at most fetch.wait.max.ms): FETCH_SETTLE_S, longer while round trips are slow."""
+        time.sleep(self.latency.settle_s(FETCH_SETTLE_S))
+
+    def _collect(self, queue: _Queue, timeout_s: float) -> None:
+        """Poll every idle member, the first for up to `timeout_s` and the others without waiting: a
+        subscribed share consumer fetches in the background, so any idle member may have acquired the
+        lowest available record, not only the one a receive polls. A member that got one is stashed
+        with it for the next receive (see `receive`)."""
+        for index, member in enumerate(list(queue.idle)):
+            member.polled = True
+            records = [r for r in member.client.poll(timeout_s if index == 0 else 0) if r.error() is None]
             if len(records) > 1:
                 raise TimeoutError(f"a share fetch of at most 1 byte acquired {len(records)} records")
             if records:
+                member.record = records[0]
                 queue.served = True
-                return records[0]
+                queue.idle.remove(member)
+                queue.stashed.append(member)
+
+    def _take(self, queue: _Queue) -> _Member | None:
+        """The member holding the lowest offset acquired for the queue and not yet received, polling
+        the idle members (a new one when none is idle) until one acquires a record, for up to
+        `_receive_wait`; None when none came. After an empty wait the adapter waits until the last
+        share fetches have surely come back (`_settle_fetch`), so that a record sent next is not
+        acquired by a member nobody polls; a receive that got nothing measured no round trip."""
+        self._collect(queue, 0)
+        if not queue.stashed:
+            if not queue.idle:
+                queue.idle.append(self._new_member(queue))
+            deadline = time.monotonic() + self._receive_wait(queue)
+            while not queue.stashed:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    self._settle_fetch()
+                    self._no_round_trip()
+                    return None
+                self._collect(queue, min(left, 0.02))
+        member = min(queue.stashed, key=lambda m: int(m.record.offset()))
+        queue.stashed.remove(member)
+        queue.busy.append(member)
+        return member
 
     def _release(self, queue: _Queue, member: _Member, kind: Any) -> bool:
         """Acknowledge the member's record with `kind` and commit; whether the broker took it. Then
@@ -388,7 +432,7 @@ class KafkaShareAdapter(BrokerAdapter):
         it released included. Such a record is stashed with the member: the next receive of any
         consumer of the queue takes it, as the broker gave it out at that moment (its delivery count
         is already up by one, as the model's is at that receive)."""
-        deadline = time.monotonic() + DRAIN_S
+        deadline = self._settle_deadline(DRAIN_S)
         while (left := deadline - time.monotonic()) > 0:
             records = [r for r in member.client.poll(min(left, 0.05)) if r.error() is None]
             if len(records) > 1:
@@ -397,17 +441,8 @@ class KafkaShareAdapter(BrokerAdapter):
                 member.record = records[0]
                 queue.stashed.append(member)
                 return
-        time.sleep(FETCH_SETTLE_S)
+        self._settle_fetch()
         queue.idle.append(member)
-
-    def _probe(self, queue: _Queue) -> None:
-        """Stash what an idle member fetched on its own after `_drain` gave up waiting for it."""
-        for member in list(queue.idle):
-            records = [r for r in member.client.poll(0) if r.error() is None]
-            if records:
-                member.record = records[0]
-                queue.idle.remove(member)
-                queue.stashed.append(member)
 
     @operation
     def close_consumer(self, consumer: str) -> None:
@@ -452,25 +487,13 @@ class KafkaShareAdapter(BrokerAdapter):
 
     @operation
     def receive(self, consumer: str) -> str | None:
-        """A pull: an idle member of the group (or a new one) polls for one record."""
+        """A pull: the lowest offset an idle member of the group (or a new one) acquired (`_take`)."""
         state = self._consumer(consumer)
         queue = self._queue(state.queue)
-        self._probe(queue)
-        if queue.stashed:  # see _drain: the lowest offset a member already acquired
-            member = min(queue.stashed, key=lambda m: int(m.record.offset()))
-            queue.stashed.remove(member)
-            queue.busy.append(member)
-            record = member.record
-        else:
-            member = queue.idle.pop() if queue.idle else self._new_member(queue)
-            queue.busy.append(member)
-            record = self._poll(queue, member)
-            if record is None:
-                queue.busy.remove(member)
-                queue.idle.append(member)
-                return None
-        member.record = record
-        msg_id = str(record.value().decode())
+        member = self._take(queue)
+        if member is None:
+            return None
+        msg_id = str(member.record.value().decode())
         self._forget_stale(queue, msg_id)
         state.held[msg_id] = member
         return msg_id

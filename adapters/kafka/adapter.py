@@ -125,6 +125,12 @@ class _Queue:
     stale: list[_Member] = attrs.Factory(list)
     #: a member of the group has ever been given a record (the group is initialized and assigned)
     served: bool = False
+    #: the group's delivery count limit: a record released at it is archived
+    limit: int = BROKER_LIMIT
+    #: records sent to the topic, and those of them the group is done with (ACCEPTed, REJECTed, or
+    #: RELEASEd at the limit, as the broker took each): what `_drain` may skip waiting for
+    sent: int = 0
+    finished: int = 0
 
 
 @attrs.define
@@ -286,7 +292,8 @@ class KafkaShareAdapter(BrokerAdapter):
         address = config.address_name
         if address not in self.addresses:
             self._create_address(address)
-        queue = _Queue(config.name, self._physical(address), self._physical(config.name))
+        queue = _Queue(config.name, self._physical(address), self._physical(config.name),
+                       limit=limit if limit is not None else BROKER_LIMIT)
         self._alter_group(queue.group, settings)
         self._warm(queue)
         self.addresses[address].append(config.name)
@@ -423,15 +430,26 @@ class KafkaShareAdapter(BrokerAdapter):
         queue.busy.remove(member)
         member.client.acknowledge(record, kind)
         answers = member.client.commit_sync(self.timeout)
+        taken = not any(error is not None for error in answers.values())
+        if taken and (kind != AcknowledgeType.RELEASE or int(record.delivery_count()) >= queue.limit):
+            queue.finished += 1
         self._drain(queue, member)
-        return not any(error is not None for error in answers.values())
+        return taken
 
     def _drain(self, queue: _Queue, member: _Member) -> None:
         """A share consumer with nothing left to acknowledge fetches on its own right after a commit
         (librdkafka 2.16), so it may have acquired the lowest available record already, the very one
         it released included. Such a record is stashed with the member: the next receive of any
         consumer of the queue takes it, as the broker gave it out at that moment (its delivery count
-        is already up by one, as the model's is at that receive)."""
+        is already up by one, as the model's is at that receive). The wait is skipped when every
+        record sent is finished or held by a member (`_Queue.sent`; never with an acquisition lock of
+        its own, which could run out): the member then has nothing to acquire, and should the broker
+        differ, the next receive polls this member too (`_collect`)."""
+        held = len(queue.busy) + len(queue.stashed) + len(queue.stale)
+        if queue.lock_ms is None and queue.sent - queue.finished - held <= 0:
+            self._settle_deadline(DRAIN_S)  # the round trip of the operation ends here
+            queue.idle.append(member)
+            return
         deadline = self._settle_deadline(DRAIN_S)
         while (left := deadline - time.monotonic()) > 0:
             records = [r for r in member.client.poll(min(left, 0.05)) if r.error() is None]
@@ -483,7 +501,11 @@ class KafkaShareAdapter(BrokerAdapter):
         self.producer.produce(self._physical(to), value=message.id.encode(), on_delivery=delivered)
         if self.producer.flush(self.timeout) > 0:
             raise TimeoutError("the record was not acknowledged by the broker")
-        return "failed" if failures else "accepted"
+        if failures:
+            return "failed"
+        for name in self.addresses.get(to, []):
+            self._queue(name).sent += 1
+        return "accepted"
 
     @operation
     def receive(self, consumer: str) -> str | None:

@@ -14,14 +14,17 @@ Mapping (physical names ``mqc-<namespace>-<token>-<name>``, one per open):
   serve once (``_warm``: a marker record polled and accepted). One queue per address: a second share
   group would start at the topic's start, not at its declaration.
 - a send is a produce of the logical id as the record value, flushed (acks=all, idempotent): ``accepted``.
-- a consumer pulls (window 0, ``consumer_pull``): each ``receive`` is one poll of a share consumer of
-  the group (explicit acknowledgement, ``max.poll.records`` 1 and a fetch of at most 1 byte, so the
-  broker acquires one record: SharePartition#acquire, the lowest available offset) for up to
-  ``receive_timeout`` seconds (``join_timeout`` until the group has served anyone). A share consumer
-  may not poll again before it acknowledged what it got, so the group's members form a pool: a
-  receive uses an idle member or joins a new one, and a model consumer's held records may sit with
-  several members. librdkafka 2.16 fetches on its own right after a commit: what a member acquires
-  that way is stashed and handed to the next receive of the queue (``_drain``).
+- a consumer pulls (window 0, ``consumer_pull``): each ``receive`` polls the share consumers of the
+  group (explicit acknowledgement, ``max.poll.records`` 1 and a fetch of at most 1 byte, so the broker
+  acquires one record: SharePartition#acquire, the lowest available offset) until one acquired a
+  record: ``receive_timeout`` seconds when given, else 0.25 s (0.5 s for a member's first poll)
+  growing with the measured round trips (``join_timeout`` until the group has served anyone). A share
+  consumer may not poll again before it acknowledged what it got, so the group's members form a pool:
+  a receive polls every idle member (a subscribed share consumer also fetches in the background) or
+  joins a new one, and a model consumer's held records may sit with several members. librdkafka 2.16
+  fetches on its own right after a commit: what a member acquires that way is stashed and handed to
+  the next receive of the queue (``_drain``, which waits for it only while some record sent is
+  neither finished nor held).
 - the acquisition lock (``share.record.lock.duration.ms``, a group config) is the consumers' ack wait,
   at least 1 s and one value per queue (REDELIVERY-41); without one it is the broker's (10 minutes
   here). A record acquired again after its lock ran out leaves the consumer that held it.

@@ -1,5 +1,5 @@
-"""The brokers' vocabulary in the machines: the ring machine declares queues with the claimed profile's own overflow
-policies and byte bounds, and nacks with the forms the profile and the adapter both have."""
+"""The brokers' vocabulary in the machines: the ring machine declares queues with the claimed profile's
+own overflow policies and byte bounds, and nacks with the forms the profile and the adapter both have."""
 
 from __future__ import annotations
 

@@ -80,6 +80,9 @@ MIN_LIMIT, MAX_LIMIT, BROKER_LIMIT = 2, 10, 5
 #: takes no --feature share.version=1); on 4.1.2 (preview) a new share group served its first member
 #: nothing within 25 s in 2 of 4 tries (3 of 4 with 500 ms heartbeats), confluent-kafka 2.16.1
 MIN_VERSION = (4, 2)
+#: stated before 4.3: a queue cannot declare a delivery limit of its own (the redelivery machine's
+#: FIXED_LIMIT: its queues then take the profile's default, the broker's 5)
+FIXED_LIMIT = "fixed_delivery_limit"
 #: the release that has the group config share.delivery.count.limit (KAFKA-20159); before it every
 #: group has the broker's limit, so a queue may only declare that one
 GROUP_LIMIT_SINCE = (4, 3)
@@ -186,7 +189,8 @@ class KafkaShareAdapter(BrokerAdapter):
         self.join_timeout = float(join_timeout) if join_timeout is not None else (
             JOIN_WAIT_S if self._group_limits else OLD_JOIN_WAIT_S)
         self.timeout = float(timeout)
-        self.capabilities = CAPABILITIES
+        #: before 4.3 a queue may only have the broker's delivery limit: the machines declare none
+        self.capabilities = CAPABILITIES if self._group_limits else CAPABILITIES | {FIXED_LIMIT}
         self.broker: KafkaProcess | None = None
         self.bootstrap = ""
         self.admin: AdminClient | None = None

@@ -135,10 +135,17 @@ class _Queue:
     served: bool = False
     #: the group's delivery count limit: a record released at it is archived
     limit: int = BROKER_LIMIT
-    #: records sent to the topic, and those of them the group is done with (ACCEPTed, REJECTed, or
-    #: RELEASEd at the limit, as the broker took each): what `_drain` may skip waiting for
-    sent: int = 0
-    finished: int = 0
+    #: the offsets of the records sent to the topic, and of those the group is done with (ACCEPTed,
+    #: REJECTed, or RELEASEd at the limit, as the broker took each): see `available`
+    sent: set[int] = attrs.Factory(set)
+    finished: set[int] = attrs.Factory(set)
+
+    def available(self) -> set[int]:
+        """The offsets the broker should give out next: sent, not finished, held by no member (empty
+        unknown with an acquisition lock of the queue's own, which may run out: see `_drain`)."""
+        held = {int(m.record.offset()) for m in (*self.busy, *self.stashed, *self.stale)
+                if m.record is not None}
+        return self.sent - self.finished - held
 
 
 @attrs.define
@@ -413,21 +420,27 @@ class KafkaShareAdapter(BrokerAdapter):
     def _take(self, queue: _Queue) -> _Member | None:
         """The member holding the lowest offset acquired for the queue and not yet received, polling
         the idle members (a new one when none is idle) until one acquires a record, for up to
-        `_receive_wait`; None when none came. After an empty wait the adapter waits until the last
-        share fetches have surely come back (`_settle_fetch`), so that a record sent next is not
-        acquired by a member nobody polls; a receive that got nothing measured no round trip."""
+        `_receive_wait`; None when none came. Idle members fetch concurrently, so the lowest available
+        record may still be on its way to one while a higher one has arrived at another: while a lower
+        offset is available (`_Queue.available`) the receive keeps polling within the same wait, then
+        answers with the lowest that came. After an empty wait the adapter waits until the last share
+        fetches have surely come back (`_settle_fetch`), so that a record sent next is not acquired by
+        a member nobody polls; a receive that got nothing measured no round trip."""
         self._collect(queue, 0)
-        if not queue.stashed:
-            if not queue.idle:
-                queue.idle.append(self._new_member(queue))
-            deadline = time.monotonic() + self._receive_wait(queue)
-            while not queue.stashed:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    self._settle_fetch()
-                    self._no_round_trip()
-                    return None
-                self._collect(queue, min(left, 0.02))
+        deadline: float | None = None
+        while not queue.stashed or (queue.idle and self._lower_on_its_way(queue)):
+            if deadline is None:
+                if not queue.idle and not queue.stashed:
+                    queue.idle.append(self._new_member(queue))
+                deadline = time.monotonic() + self._receive_wait(queue)
+            left = deadline - time.monotonic()
+            if left <= 0:
+                if queue.stashed:
+                    break
+                self._settle_fetch()
+                self._no_round_trip()
+                return None
+            self._collect(queue, min(left, 0.02))
         member = min(queue.stashed, key=lambda m: int(m.record.offset()))
         queue.stashed.remove(member)
         queue.busy.append(member)
@@ -442,7 +455,7 @@ class KafkaShareAdapter(BrokerAdapter):
         answers = member.client.commit_sync(self.timeout)
         taken = not any(error is not None for error in answers.values())
         if taken and (kind != AcknowledgeType.RELEASE or int(record.delivery_count()) >= queue.limit):
-            queue.finished += 1
+            queue.finished.add(int(record.offset()))
         self._drain(queue, member)
         return taken
 
@@ -452,11 +465,10 @@ class KafkaShareAdapter(BrokerAdapter):
         it released included. Such a record is stashed with the member: the next receive of any
         consumer of the queue takes it, as the broker gave it out at that moment (its delivery count
         is already up by one, as the model's is at that receive). The wait is skipped when every
-        record sent is finished or held by a member (`_Queue.sent`; never with an acquisition lock of
-        its own, which could run out): the member then has nothing to acquire, and should the broker
+        record sent is finished or held by a member (`_Queue.available`; never with an acquisition lock
+        of its own, which could run out): the member then has nothing to acquire, and should the broker
         differ, the next receive polls this member too (`_collect`)."""
-        held = len(queue.busy) + len(queue.stashed) + len(queue.stale)
-        if queue.lock_ms is None and queue.sent - queue.finished - held <= 0:
+        if queue.lock_ms is None and not queue.available():
             self._settle_deadline(DRAIN_S)  # the round trip of the operation ends here
             queue.idle.append(member)
             return
@@ -496,6 +508,15 @@ class KafkaShareAdapter(BrokerAdapter):
             thread.join(max(0.0, deadline - time.monotonic()))
 
     # ------------------------------------------------------------------ messages
+    @staticmethod
+    def _lower_on_its_way(queue: _Queue) -> bool:
+        """A record below the lowest stashed one is available (never known with a lock of the
+        queue's own, which may run out)."""
+        if queue.lock_ms is not None:
+            return False
+        lowest = min(int(m.record.offset()) for m in queue.stashed)
+        return any(offset < lowest for offset in queue.available())
+
     @operation
     def send(self, to: str, message: Message) -> str:
         self._route(to, message)
@@ -503,9 +524,13 @@ class KafkaShareAdapter(BrokerAdapter):
             raise Unsupported("message TTLs")
         failures: list[str] = []
 
-        def delivered(err: Any, _msg: Any) -> None:
+        offsets: list[int] = []
+
+        def delivered(err: Any, msg: Any) -> None:
             if err is not None:
                 failures.append(str(err))
+            else:
+                offsets.append(int(msg.offset()))
 
         assert self.producer is not None
         self.producer.produce(self._physical(to), value=message.id.encode(), on_delivery=delivered)
@@ -514,7 +539,7 @@ class KafkaShareAdapter(BrokerAdapter):
         if failures:
             return "failed"
         for name in self.addresses.get(to, []):
-            self._queue(name).sent += 1
+            self._queue(name).sent.update(offsets)
         return "accepted"
 
     @operation

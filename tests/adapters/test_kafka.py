@@ -161,6 +161,21 @@ def test_a_record_an_idle_member_fetched_in_the_background_is_received() -> None
     assert queue.busy == [background] and queue.idle == [quiet]
 
 
+def test_a_receive_waits_for_a_lower_offset_still_on_its_way() -> None:
+    """Idle members fetch concurrently: the higher of two records sent may reach its member first.
+    While a lower offset is available and held by nobody, the receive keeps polling, and answers
+    with the lowest (DELIVERY-4), not with the one that came first."""
+    adapter = KafkaShareAdapter(url="127.0.0.1:9")
+    queue = _Queue("q", "topic", "group", served=True, sent={4, 5})
+    late = _Member(_ScriptedShareConsumer([], [], [_Record("m4", 4)]), polled=True)
+    early = _Member(_ScriptedShareConsumer([_Record("m5", 5)]), polled=True)
+    queue.idle = [late, early]
+    adapter.queues["q"] = queue
+    adapter.consumers["c"] = _Consumer("c", "q")
+    assert adapter.receive("c").value == "m4"
+    assert adapter.receive("c").value == "m5"
+
+
 def test_limits_the_broker_cannot_express_are_unsupported(kafka: KafkaShareAdapter, namespace: str) -> None:
     kafka.open(namespace)
     try:

@@ -187,6 +187,12 @@ class BrokerAdapter:
             self._op_round_trip = now - self._op_started
         return now + self.latency.settle_s(floor_s)
 
+    def _no_round_trip(self) -> None:
+        """The operation under way measured no round trip (e.g. a receive that got nothing after its
+        wait): the meter leaves it out (LatencyMeter.record ignores a negative time)."""
+        if self._op_started is not None:
+            self._op_round_trip = -1.0
+
     def _do(self, op: str, fn: Callable[[], Any]) -> Result:
         """Run one operation: ok(value); fail when refused; info when the outcome is unknown. Its
         round trip is measured (``latency``)."""

@@ -14,14 +14,17 @@ Mapping (physical names ``mqc-<namespace>-<token>-<name>``, one per open):
   serve once (``_warm``: a marker record polled and accepted). One queue per address: a second share
   group would start at the topic's start, not at its declaration.
 - a send is a produce of the logical id as the record value, flushed (acks=all, idempotent): ``accepted``.
-- a consumer pulls (window 0, ``consumer_pull``): each ``receive`` is one poll of a share consumer of
-  the group (explicit acknowledgement, ``max.poll.records`` 1 and a fetch of at most 1 byte, so the
-  broker acquires one record: SharePartition#acquire, the lowest available offset) for up to
-  ``receive_timeout`` seconds (``join_timeout`` until the group has served anyone). A share consumer
-  may not poll again before it acknowledged what it got, so the group's members form a pool: a
-  receive uses an idle member or joins a new one, and a model consumer's held records may sit with
-  several members. librdkafka 2.16 fetches on its own right after a commit: what a member acquires
-  that way is stashed and handed to the next receive of the queue (``_drain``).
+- a consumer pulls (window 0, ``consumer_pull``): each ``receive`` polls the share consumers of the
+  group (explicit acknowledgement, ``max.poll.records`` 1 and a fetch of at most 1 byte, so the broker
+  acquires one record: SharePartition#acquire, the lowest available offset) until one acquired a
+  record: ``receive_timeout`` seconds when given, else 0.25 s (0.5 s for a member's first poll)
+  growing with the measured round trips (``join_timeout`` until the group has served anyone). A share
+  consumer may not poll again before it acknowledged what it got, so the group's members form a pool:
+  a receive polls every idle member (a subscribed share consumer also fetches in the background) or
+  joins a new one, and a model consumer's held records may sit with several members. librdkafka 2.16
+  fetches on its own right after a commit: what a member acquires that way is stashed and handed to
+  the next receive of the queue (``_drain``, which waits for it only while some record sent is
+  neither finished nor held).
 - the acquisition lock (``share.record.lock.duration.ms``, a group config) is the consumers' ack wait,
   at least 1 s and one value per queue (REDELIVERY-41); without one it is the broker's (10 minutes
   here). A record acquired again after its lock ran out leaves the consumer that held it.
@@ -73,22 +76,32 @@ CAPABILITIES = frozenset({
 #: a group's delivery count limit (ShareGroupConfig: group.share.min/max.delivery.count.limit) and the
 #: broker's default (group.share.delivery.count.limit)
 MIN_LIMIT, MAX_LIMIT, BROKER_LIMIT = 2, 10, 5
-#: the first release whose storage format takes --feature share.version=1 (4.0: early access only)
-MIN_VERSION = (4, 1)
+#: the first release the adapter drives: 4.0 has share groups as early access only (its storage format
+#: takes no --feature share.version=1); on 4.1.2 (preview) a new share group served its first member
+#: nothing within 25 s in 2 of 4 tries (3 of 4 with 500 ms heartbeats), confluent-kafka 2.16.1
+MIN_VERSION = (4, 2)
+#: stated before 4.3: a queue cannot declare a delivery limit of its own (the redelivery machine's
+#: FIXED_LIMIT: its queues then take the profile's default, the broker's 5)
+FIXED_LIMIT = "fixed_delivery_limit"
 #: the release that has the group config share.delivery.count.limit (KAFKA-20159); before it every
 #: group has the broker's limit, so a queue may only declare that one
 GROUP_LIMIT_SINCE = (4, 3)
 #: how long a share fetch may wait on the broker for records (librdkafka fetch.wait.max.ms) ...
 FETCH_WAIT_MS = 10
-#: ... and how long after an empty poll the adapter waits for the last one to come back
-FETCH_SETTLE_S = 0.2
+#: ... and how long after an empty poll the adapter waits for the last one to come back (a floor: every
+#: wait of the adapter grows with the broker's measured round trips, adapters/_latency.py)
+FETCH_SETTLE_S = 0.05
+#: how long an empty receive polls: a member that has fetched before (a fetch with records available
+#: comes back in 1-5 ms here), and a member's first poll (it joins the group first: 10-110 ms measured)
+RECEIVE_WAIT_S, FIRST_POLL_WAIT_S = 0.25, 0.5
 #: the record a queue's declaration sends and consumes itself (see _warm), and how long it may take
 WARM_MARKER = b"\x00mqconform-warm-up"
 WARM_TIMEOUT_S = 30.0
 #: how long the first poll of a new group waits for a record (4.3+, older releases)
 JOIN_WAIT_S, OLD_JOIN_WAIT_S = 5.0, 15.0
-#: how long after a commit the adapter looks for a record the member fetched on its own (_drain)
-DRAIN_S = 1.0
+#: how long after a commit the adapter looks for a record the member fetched on its own (_drain; it came
+#: back in 1-5 ms when there was one)
+DRAIN_S = 0.1
 #: a group's acquisition lock (the broker's group.share.min.record.lock.duration.ms, set by .server)
 MIN_LOCK_MS = 1000
 
@@ -120,6 +133,19 @@ class _Queue:
     stale: list[_Member] = attrs.Factory(list)
     #: a member of the group has ever been given a record (the group is initialized and assigned)
     served: bool = False
+    #: the group's delivery count limit: a record released at it is archived
+    limit: int = BROKER_LIMIT
+    #: the offsets of the records sent to the topic, and of those the group is done with (ACCEPTed,
+    #: REJECTed, or RELEASEd at the limit, as the broker took each): see `available`
+    sent: set[int] = attrs.Factory(set)
+    finished: set[int] = attrs.Factory(set)
+
+    def available(self) -> set[int]:
+        """The offsets the broker should give out next: sent, not finished, held by no member (empty
+        unknown with an acquisition lock of the queue's own, which may run out: see `_drain`)."""
+        held = {int(m.record.offset()) for m in (*self.busy, *self.stashed, *self.stale)
+                if m.record is not None}
+        return self.sent - self.finished - held
 
 
 @attrs.define
@@ -150,7 +176,8 @@ class KafkaShareAdapter(BrokerAdapter):
         "redelivery_delay": "redelivery delay (a released record is available at once)",
     }
 
-    def __init__(self, url: str | None = None, version: str = DEFAULT_VERSION, receive_timeout: float = 1.0,
+    def __init__(self, url: str | None = None, version: str = DEFAULT_VERSION,
+                 receive_timeout: float | None = None,
                  join_timeout: float | None = None, timeout: float = 10.0,
                  server_bin: str | None = None) -> None:
         self.url = url or os.environ.get(URL_ENV) or None
@@ -159,15 +186,18 @@ class KafkaShareAdapter(BrokerAdapter):
         if self.lib is not None:
             self.version = self.lib.parent.name
         if not self.url and (parse_version(self.version) or (99,)) < MIN_VERSION:
-            raise AdapterError(f"kafka {self.version}: the adapter needs 4.1.0 or newer (4.0 has share "
-                               "groups only as an early-access preview without the share.version feature)")
-        self.receive_timeout = float(receive_timeout)
+            raise AdapterError(f"kafka {self.version}: the adapter needs 4.2.0 or newer (4.0 has share "
+                               "groups only as an early-access preview without the share.version feature; "
+                               "on 4.1, a preview, a new share group often serves its first member nothing)")
+        #: how long an empty receive polls: given, a fixed time; else bounded by the measured latency
+        self.receive_timeout = float(receive_timeout) if receive_timeout is not None else None
         #: the first poll of a new group waits for the group's initialization: measured up to ~4 s on
         #: 4.4.0 and ~10 s on 4.2.2 on a loaded 2-core machine
         self.join_timeout = float(join_timeout) if join_timeout is not None else (
             JOIN_WAIT_S if self._group_limits else OLD_JOIN_WAIT_S)
         self.timeout = float(timeout)
-        self.capabilities = CAPABILITIES
+        #: before 4.3 a queue may only have the broker's delivery limit: the machines declare none
+        self.capabilities = CAPABILITIES if self._group_limits else CAPABILITIES | {FIXED_LIMIT}
         self.broker: KafkaProcess | None = None
         self.bootstrap = ""
         self.admin: AdminClient | None = None
@@ -279,7 +309,8 @@ class KafkaShareAdapter(BrokerAdapter):
         address = config.address_name
         if address not in self.addresses:
             self._create_address(address)
-        queue = _Queue(config.name, self._physical(address), self._physical(config.name))
+        queue = _Queue(config.name, self._physical(address), self._physical(config.name),
+                       limit=limit if limit is not None else BROKER_LIMIT)
         self._alter_group(queue.group, settings)
         self._warm(queue)
         self.addresses[address].append(config.name)
@@ -305,8 +336,8 @@ class KafkaShareAdapter(BrokerAdapter):
             if records:
                 member.client.commit_sync(self.timeout)
             if any(r.value() == WARM_MARKER for r in records):
-                queue.served = True
-                time.sleep(FETCH_SETTLE_S)
+                queue.served = member.polled = True
+                self._settle_fetch()
                 return
         raise TimeoutError(f"the new share group served nothing within {WARM_TIMEOUT_S:.0f} s")
 
@@ -345,7 +376,7 @@ class KafkaShareAdapter(BrokerAdapter):
         is best effort (a share fetch acquires whole batches, and released in-flight records with
         them), a fetch of at most 1 byte returns one record batch, and every send is its own batch.
         fetch.wait.max.ms is short so that no share fetch is left waiting on the broker after a poll
-        (see `_poll`)."""
+        (see `_take`)."""
         client = ShareConsumer({"bootstrap.servers": self.bootstrap, "group.id": queue.group,
                                 "share.acknowledgement.mode": "explicit", "max.poll.records": 1,
                                 "fetch.max.bytes": 1, "max.partition.fetch.bytes": 1,
@@ -353,24 +384,67 @@ class KafkaShareAdapter(BrokerAdapter):
         client.subscribe([queue.topic])
         return _Member(client)
 
-    def _poll(self, queue: _Queue, member: _Member) -> Any:
-        """One acquired record for `member`, or None when none came within the wait: the join wait
-        until the group has served anyone, else receive_timeout. After an empty poll the adapter waits
-        until the member's last share fetch has surely come back (fetch.wait.max.ms), so that a record
-        sent next is not acquired by a member nobody polls."""
-        wait = self.receive_timeout if queue.served else max(self.join_timeout, self.receive_timeout)
-        deadline = time.monotonic() + wait
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                time.sleep(FETCH_SETTLE_S)
-                return None
-            records = [r for r in member.client.poll(min(left, 0.2)) if r.error() is None]
+    def _receive_wait(self, queue: _Queue) -> float:
+        """How long a receive polls for a record before it answers None: the join wait until the group
+        has served anyone; else receive_timeout when given; else RECEIVE_WAIT_S, or FIRST_POLL_WAIT_S
+        when no idle member has polled yet (a new one joins the group first), longer while the broker's
+        round trips are slow (adapters/_latency.py)."""
+        if not queue.served:
+            return max(self.join_timeout, self.receive_timeout or 0.0)
+        if self.receive_timeout is not None:
+            return self.receive_timeout
+        joined = any(member.polled for member in queue.idle)
+        return self.latency.settle_s(RECEIVE_WAIT_S if joined else FIRST_POLL_WAIT_S)
+
+    def _settle_fetch(self) -> None:
+        """Wait until a share fetch the member left on the broker has surely come back (it waits there
+        at most fetch.wait.max.ms): FETCH_SETTLE_S, longer while round trips are slow."""
+        time.sleep(self.latency.settle_s(FETCH_SETTLE_S))
+
+    def _collect(self, queue: _Queue, timeout_s: float) -> None:
+        """Poll every idle member, the first for up to `timeout_s` and the others without waiting: a
+        subscribed share consumer fetches in the background, so any idle member may have acquired the
+        lowest available record, not only the one a receive polls. A member that got one is stashed
+        with it for the next receive (see `receive`)."""
+        for index, member in enumerate(list(queue.idle)):
+            member.polled = True
+            records = [r for r in member.client.poll(timeout_s if index == 0 else 0) if r.error() is None]
             if len(records) > 1:
                 raise TimeoutError(f"a share fetch of at most 1 byte acquired {len(records)} records")
             if records:
+                member.record = records[0]
                 queue.served = True
-                return records[0]
+                queue.idle.remove(member)
+                queue.stashed.append(member)
+
+    def _take(self, queue: _Queue) -> _Member | None:
+        """The member holding the lowest offset acquired for the queue and not yet received, polling
+        the idle members (a new one when none is idle) until one acquires a record, for up to
+        `_receive_wait`; None when none came. Idle members fetch concurrently, so the lowest available
+        record may still be on its way to one while a higher one has arrived at another: while a lower
+        offset is available (`_Queue.available`) the receive keeps polling within the same wait, then
+        answers with the lowest that came. After an empty wait the adapter waits until the last share
+        fetches have surely come back (`_settle_fetch`), so that a record sent next is not acquired by
+        a member nobody polls; a receive that got nothing measured no round trip."""
+        self._collect(queue, 0)
+        deadline: float | None = None
+        while not queue.stashed or (queue.idle and self._lower_on_its_way(queue)):
+            if deadline is None:
+                if not queue.idle and not queue.stashed:
+                    queue.idle.append(self._new_member(queue))
+                deadline = time.monotonic() + self._receive_wait(queue)
+            left = deadline - time.monotonic()
+            if left <= 0:
+                if queue.stashed:
+                    break
+                self._settle_fetch()
+                self._no_round_trip()
+                return None
+            self._collect(queue, min(left, 0.02))
+        member = min(queue.stashed, key=lambda m: int(m.record.offset()))
+        queue.stashed.remove(member)
+        queue.busy.append(member)
+        return member
 
     def _release(self, queue: _Queue, member: _Member, kind: Any) -> bool:
         """Acknowledge the member's record with `kind` and commit; whether the broker took it. Then
@@ -379,16 +453,26 @@ class KafkaShareAdapter(BrokerAdapter):
         queue.busy.remove(member)
         member.client.acknowledge(record, kind)
         answers = member.client.commit_sync(self.timeout)
+        taken = not any(error is not None for error in answers.values())
+        if taken and (kind != AcknowledgeType.RELEASE or int(record.delivery_count()) >= queue.limit):
+            queue.finished.add(int(record.offset()))
         self._drain(queue, member)
-        return not any(error is not None for error in answers.values())
+        return taken
 
     def _drain(self, queue: _Queue, member: _Member) -> None:
         """A share consumer with nothing left to acknowledge fetches on its own right after a commit
         (librdkafka 2.16), so it may have acquired the lowest available record already, the very one
         it released included. Such a record is stashed with the member: the next receive of any
         consumer of the queue takes it, as the broker gave it out at that moment (its delivery count
-        is already up by one, as the model's is at that receive)."""
-        deadline = time.monotonic() + DRAIN_S
+        is already up by one, as the model's is at that receive). The wait is skipped when every
+        record sent is finished or held by a member (`_Queue.available`; never with an acquisition lock
+        of its own, which could run out): the member then has nothing to acquire, and should the broker
+        differ, the next receive polls this member too (`_collect`)."""
+        if queue.lock_ms is None and not queue.available():
+            self._settle_deadline(DRAIN_S)  # the round trip of the operation ends here
+            queue.idle.append(member)
+            return
+        deadline = self._settle_deadline(DRAIN_S)
         while (left := deadline - time.monotonic()) > 0:
             records = [r for r in member.client.poll(min(left, 0.05)) if r.error() is None]
             if len(records) > 1:
@@ -397,17 +481,8 @@ class KafkaShareAdapter(BrokerAdapter):
                 member.record = records[0]
                 queue.stashed.append(member)
                 return
-        time.sleep(FETCH_SETTLE_S)
+        self._settle_fetch()
         queue.idle.append(member)
-
-    def _probe(self, queue: _Queue) -> None:
-        """Stash what an idle member fetched on its own after `_drain` gave up waiting for it."""
-        for member in list(queue.idle):
-            records = [r for r in member.client.poll(0) if r.error() is None]
-            if records:
-                member.record = records[0]
-                queue.idle.remove(member)
-                queue.stashed.append(member)
 
     @operation
     def close_consumer(self, consumer: str) -> None:
@@ -433,6 +508,15 @@ class KafkaShareAdapter(BrokerAdapter):
             thread.join(max(0.0, deadline - time.monotonic()))
 
     # ------------------------------------------------------------------ messages
+    @staticmethod
+    def _lower_on_its_way(queue: _Queue) -> bool:
+        """A record below the lowest stashed one is available (never known with a lock of the
+        queue's own, which may run out)."""
+        if queue.lock_ms is not None:
+            return False
+        lowest = min(int(m.record.offset()) for m in queue.stashed)
+        return any(offset < lowest for offset in queue.available())
+
     @operation
     def send(self, to: str, message: Message) -> str:
         self._route(to, message)
@@ -440,37 +524,33 @@ class KafkaShareAdapter(BrokerAdapter):
             raise Unsupported("message TTLs")
         failures: list[str] = []
 
-        def delivered(err: Any, _msg: Any) -> None:
+        offsets: list[int] = []
+
+        def delivered(err: Any, msg: Any) -> None:
             if err is not None:
                 failures.append(str(err))
+            else:
+                offsets.append(int(msg.offset()))
 
         assert self.producer is not None
         self.producer.produce(self._physical(to), value=message.id.encode(), on_delivery=delivered)
         if self.producer.flush(self.timeout) > 0:
             raise TimeoutError("the record was not acknowledged by the broker")
-        return "failed" if failures else "accepted"
+        if failures:
+            return "failed"
+        for name in self.addresses.get(to, []):
+            self._queue(name).sent.update(offsets)
+        return "accepted"
 
     @operation
     def receive(self, consumer: str) -> str | None:
-        """A pull: an idle member of the group (or a new one) polls for one record."""
+        """A pull: the lowest offset an idle member of the group (or a new one) acquired (`_take`)."""
         state = self._consumer(consumer)
         queue = self._queue(state.queue)
-        self._probe(queue)
-        if queue.stashed:  # see _drain: the lowest offset a member already acquired
-            member = min(queue.stashed, key=lambda m: int(m.record.offset()))
-            queue.stashed.remove(member)
-            queue.busy.append(member)
-            record = member.record
-        else:
-            member = queue.idle.pop() if queue.idle else self._new_member(queue)
-            queue.busy.append(member)
-            record = self._poll(queue, member)
-            if record is None:
-                queue.busy.remove(member)
-                queue.idle.append(member)
-                return None
-        member.record = record
-        msg_id = str(record.value().decode())
+        member = self._take(queue)
+        if member is None:
+            return None
+        msg_id = str(member.record.value().decode())
         self._forget_stale(queue, msg_id)
         state.held[msg_id] = member
         return msg_id

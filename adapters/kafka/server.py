@@ -11,10 +11,10 @@ depends on a default), then ``kafka.Kafka server.properties`` (what ``bin/kafka-
 runs) with a small heap.
 
 Share-group settings for a test broker (GroupCoordinatorConfig / ShareGroupConfig of the release):
-heartbeats every 500 ms instead of 5 s and assignments at once (a new consumer is served within a
-second); a default acquisition lock of 10 minutes (no lock runs out within an example unless the
-queue's consumers ask for an ack wait) and a minimum of 1 s (so a group may ask for a short
-``share.record.lock.duration.ms``, the model's ack wait).
+heartbeats every 100 ms instead of 5 s and assignments at once (a new group serves its first fetch
+within 0.2-0.3 s, a new member of it within 0.1 s); a default acquisition lock of 10 minutes (no lock
+runs out within an example unless the queue's consumers ask for an ack wait) and a minimum of 1 s (so a
+group may ask for a short ``share.record.lock.duration.ms``, the model's ack wait).
 
 ``python -m mqconform.adapters.kafka.server --fetch [--version V]`` warms the cache (setup.sh).
 The process plumbing (ports, readiness wait, die-with-parent, stop and removal) is :mod:`.._process`.
@@ -52,8 +52,8 @@ SETTINGS = {
     "share.coordinator.state.topic.replication.factor": "1",
     "share.coordinator.state.topic.min.isr": "1",
     "group.initial.rebalance.delay.ms": "0",
-    "group.share.heartbeat.interval.ms": "500",
-    "group.share.min.heartbeat.interval.ms": "500",
+    "group.share.heartbeat.interval.ms": "100",
+    "group.share.min.heartbeat.interval.ms": "100",
     "group.share.assignment.interval.ms": "0",
     "group.share.min.record.lock.duration.ms": "1000",
     "group.share.record.lock.duration.ms": "600000",

@@ -14,6 +14,7 @@ import pytest
 
 from mqconform.adapters.contract import Result
 from mqconform.adapters.kafka import KafkaShareAdapter
+from mqconform.adapters.kafka.adapter import _Consumer, _Member, _Queue
 from mqconform.adapters.kafka.server import fetch
 from mqconform.adapters.reference import ReferenceAdapter
 from mqconform.reference_model.config import ConsumerConfig, Message, QueueConfig
@@ -117,6 +118,62 @@ def test_an_acquisition_lock_runs_out_on_the_broker_clock(both: Both) -> None:
     assert both("receive", "d") == "m1" and both.count("q", "m1") == 2
     assert both("ack", "d", "m1") == "ok"
     assert both("receive", "d") == "m2"
+
+
+class _Record:
+    """A fetched record as confluent-kafka hands it out (value, offset, no error)."""
+
+    def __init__(self, value: str, offset: int) -> None:
+        self._value, self._offset = value.encode(), offset
+
+    def value(self) -> bytes:
+        return self._value
+
+    def offset(self) -> int:
+        return self._offset
+
+    def error(self) -> None:
+        return None
+
+
+class _ScriptedShareConsumer:
+    """A share consumer whose successive polls return the scripted record lists (then nothing)."""
+
+    def __init__(self, *polls: list[_Record]) -> None:
+        self.polls = list(polls)
+
+    def poll(self, timeout: float) -> list[_Record]:
+        return self.polls.pop(0) if self.polls else []
+
+
+def test_a_record_an_idle_member_fetched_in_the_background_is_received() -> None:
+    """A subscribed share consumer fetches on its own, so the record a receive waits for may be
+    acquired by an idle member other than the one the receive polls, while it waits: the receive
+    polls every idle member and answers with it, not with None (the record would stay held)."""
+    adapter = KafkaShareAdapter(url="127.0.0.1:9")
+    queue = _Queue("q", "topic", "group", served=True)
+    quiet = _Member(_ScriptedShareConsumer(), polled=True)
+    background = _Member(_ScriptedShareConsumer([], [], [_Record("m1", 3)]), polled=True)
+    queue.idle = [background, quiet]
+    adapter.queues["q"] = queue
+    adapter.consumers["c"] = _Consumer("c", "q")
+    assert adapter.receive("c").value == "m1"
+    assert queue.busy == [background] and queue.idle == [quiet]
+
+
+def test_a_receive_waits_for_a_lower_offset_still_on_its_way() -> None:
+    """Idle members fetch concurrently: the higher of two records sent may reach its member first.
+    While a lower offset is available and held by nobody, the receive keeps polling, and answers
+    with the lowest (DELIVERY-4), not with the one that came first."""
+    adapter = KafkaShareAdapter(url="127.0.0.1:9")
+    queue = _Queue("q", "topic", "group", served=True, sent={4, 5})
+    late = _Member(_ScriptedShareConsumer([], [], [_Record("m4", 4)]), polled=True)
+    early = _Member(_ScriptedShareConsumer([_Record("m5", 5)]), polled=True)
+    queue.idle = [late, early]
+    adapter.queues["q"] = queue
+    adapter.consumers["c"] = _Consumer("c", "q")
+    assert adapter.receive("c").value == "m4"
+    assert adapter.receive("c").value == "m5"
 
 
 def test_limits_the_broker_cannot_express_are_unsupported(kafka: KafkaShareAdapter, namespace: str) -> None:

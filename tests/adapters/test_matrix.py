@@ -153,11 +153,11 @@ def test_the_artemis_line_is_every_served_release_from_maven_central() -> None:
 
 def test_all_leaves_out_the_kafka_releases_the_adapter_cannot_drive_and_says_why() -> None:
     chosen = [r.version for r in releases.resolve("kafka", "all")]
-    assert chosen == [v for v in releases.KAFKA_RELEASES if not v.startswith("4.0.")]
-    assert releases.left_out("kafka") == ["4.0.0", "4.0.1", "4.0.2"]
+    assert chosen == [v for v in releases.KAFKA_RELEASES if not v.startswith(("4.0.", "4.1."))]
+    assert releases.left_out("kafka") == ["4.0.0", "4.0.1", "4.0.2", "4.1.0", "4.1.1", "4.1.2"]
     assert releases.left_out("artemis") == [] and releases.left_out("nats") == []
-    with pytest.raises(releases.ReleaseError, match=r"kafka 4\.0\.1: the adapter needs 4\.1\.0 or newer"):
-        releases.resolve("kafka", "4.1.0,4.0.1")
+    with pytest.raises(releases.ReleaseError, match=r"kafka 4\.1\.2: the adapter needs 4\.2\.0 or newer"):
+        releases.resolve("kafka", "4.2.0,4.1.2")
 
 
 def test_a_maven_release_is_fetched_once_and_a_refused_one_is_one_line(

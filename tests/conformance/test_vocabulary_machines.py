@@ -1,5 +1,5 @@
-"""The brokers' vocabulary in the machines: the ring machine declares queues with the claimed profile's own overflow
-policies and byte bounds, and nacks with the forms the profile and the adapter both have."""
+"""The brokers' vocabulary in the machines: the ring machine declares queues with the claimed profile's
+own overflow policies and byte bounds, and nacks with the forms the profile and the adapter both have."""
 
 from __future__ import annotations
 
@@ -9,10 +9,11 @@ from typing import Any
 import attrs
 import pytest
 
+from mqconform.adapters.contract import Result
 from mqconform.adapters.reference import ReferenceAdapter
 from mqconform.conformance import settings as suite_settings
 from mqconform.conformance.driver import Driver
-from mqconform.conformance.machines.redelivery import RedeliveryMachine
+from mqconform.conformance.machines.redelivery import FIXED_LIMIT, RedeliveryMachine
 from mqconform.conformance.machines.ring import RingMachine
 from mqconform.conformance.runner import merge_outcomes, run_machine
 from mqconform.reference_model.profiles import profile
@@ -128,3 +129,35 @@ def test_a_subject_limit_update_that_trims_nothing_fails_ring_34() -> None:
     assert "RING-34" in passed
     broken = _run(_IgnoresSubjectLimitUpdates, "jetstream", 200)
     assert any("RING-34" in f.rules for f in broken.findings), [(f.check, f.rules) for f in broken.findings]
+
+
+class _BrokerLimitOnly(ReferenceAdapter):
+    """Kafka before 4.3: a queue has the broker's delivery limit, a declared one is refused."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.capabilities = self.capabilities | {FIXED_LIMIT}
+        self.declared: list[int | None] = []
+
+    def declare_queue(self, config: Any) -> Any:
+        self.declared.append(config.max_delivery_attempts)
+        if config.max_delivery_attempts is not None:
+            return Result.fail("unsupported: a delivery limit of its own")
+        return super().declare_queue(config)
+
+
+@pytest.mark.rules("REDELIVERY-26")
+def test_an_adapter_with_only_the_brokers_delivery_limit_gets_the_profiles_default() -> None:
+    """The redelivery machine declares no delivery limit for an adapter that states FIXED_LIMIT: its
+    queues take the profile's default (REDELIVERY-26) instead of a limit the adapter refuses (the run
+    was inconclusive)."""
+    adapters: list[_BrokerLimitOnly] = []
+
+    def factory() -> _BrokerLimitOnly:
+        adapters.append(_BrokerLimitOnly("kafka-share"))
+        return adapters[-1]
+
+    hyp = suite_settings.get("dev", max_examples=30, database=None)
+    result = run_machine(RedeliveryMachine, factory, profile("kafka-share"), hyp, seed_value=1)
+    assert result.findings == [] and result.unknown is None
+    assert {limit for adapter in adapters for limit in adapter.declared} == {None}

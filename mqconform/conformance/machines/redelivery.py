@@ -62,6 +62,9 @@ TIMED_ODDS = 6
 #: version gates of the nats adapter (adapters/nats/adapter.py MIN_VERSION), read from its capabilities
 LEN_EQ_GATE = "js:backoff_len_eq_max_deliver"
 MAX_DELIVER_ONE_GATE = "js:max_deliver_one_not_redelivered"
+#: stated by an adapter whose queues cannot declare a delivery limit of their own (Kafka before 4.3:
+#: every share group has the broker's): its queues take the profile's default limit (REDELIVERY-26)
+FIXED_LIMIT = "fixed_delivery_limit"
 
 
 class RedeliveryMachine(RestartSteps, RingMachine):
@@ -87,7 +90,8 @@ class RedeliveryMachine(RestartSteps, RingMachine):
             attempts = 2  # num_redelivered counts a message past MaxDeliver 1 before 2.11.4 (#6877)
         attempts = max(attempts, self._broker().options.min_delivery_limit)  # REDELIVERY-40
         queue: dict[str, Any] = {"name": "q"}
-        if not default_limit:  # else the profile's default limit (REDELIVERY-26)
+        if not default_limit and FIXED_LIMIT not in self.adapter.capabilities:  # else the profile's
+            # default limit (REDELIVERY-26)
             queue["max_delivery_attempts"] = attempts
         if self.can("redelivery_delay") and delay:
             queue.update(redelivery_delay_ms=delay, redelivery_multiplier=multiplier,

@@ -2,42 +2,9 @@
 
 By default it starts its own broker (:mod:`.server`: one KRaft node of ``version`` from Maven, started
 once per process); ``url=`` (``host:port``, or ``$MQCONFORM_KAFKA_URL``) uses a running one with share
-groups enabled. It claims the `kafka-share` profile (reference_model/profiles.py; docs/adapters/kafka.md).
-
-Mapping (physical names ``mqc-<namespace>-<token>-<name>``, one per open):
-
-- a queue is a share group (named like the queue) on a topic of one partition (named like its
-  address, the queue's own name by default). Group configs (Admin incrementalAlterConfigs on the
-  GROUP resource) at declaration: ``share.auto.offset.reset=earliest`` (a message sent before the first
-  consumer joined is delivered, as the model says) and ``share.delivery.count.limit`` = the queue's
-  ``max_delivery_attempts`` (Kafka 4.3+; 2..10 on a default broker). The declaration lets the new group
-  serve once (``_warm``: a marker record polled and accepted). One queue per address: a second share
-  group would start at the topic's start, not at its declaration.
-- a send is a produce of the logical id as the record value, flushed (acks=all, idempotent): ``accepted``.
-- a consumer pulls (window 0, ``consumer_pull``): each ``receive`` polls the share consumers of the
-  group (explicit acknowledgement, ``max.poll.records`` 1 and a fetch of at most 1 byte, so the broker
-  acquires one record: SharePartition#acquire, the lowest available offset) until one acquired a
-  record: ``receive_timeout`` seconds when given, else 0.25 s (0.5 s for a member's first poll)
-  growing with the measured round trips (``join_timeout`` until the group has served anyone). A share
-  consumer may not poll again before it acknowledged what it got, so the group's members form a pool:
-  a receive polls every idle member (a subscribed share consumer also fetches in the background) or
-  joins a new one, and a model consumer's held records may sit with several members. librdkafka 2.16
-  fetches on its own right after a commit: what a member acquires that way is stashed and handed to
-  the next receive of the queue (``_drain``, which waits for it only while some record sent is
-  neither finished nor held).
-- the acquisition lock (``share.record.lock.duration.ms``, a group config) is the consumers' ack wait,
-  at least 1 s and one value per queue (REDELIVERY-41); without one it is the broker's (10 minutes
-  here). A record acquired again after its lock ran out leaves the consumer that held it.
-- ``ack`` = ACCEPT + commit_sync; ``nack`` = RELEASE (available again at its offset, count kept) or,
-  with ``requeue: false``, REJECT (archived); an ack of a record the broker no longer holds for the
-  member (lock run out) answers failed (INVALID_RECORD_STATE). ``close`` RELEASEs what the consumer
-  held: the same transition a member leaving the group makes (SharePartition#releaseAcquiredRecords),
-  without tearing down members (closing share consumers in quick succession can hang librdkafka).
-- ``delivery_count`` of a held record is Message.delivery_count() (ShareFetch AcquiredRecords
-  DeliveryCount); of any other record it is not observable (no admin API lists a share partition's
-  records). No counters: Kafka shows none per share group (only a start offset and a lag).
-- releases before 4.3 have no group config share.delivery.count.limit: a queue may only declare the
-  broker's limit (5).
+groups enabled. It claims the `kafka-share` profile (reference_model/profiles.py). How each operation
+maps to share groups, members and acknowledgements, and what the client makes hard:
+docs/adapters/kafka.md.
 """
 
 from __future__ import annotations

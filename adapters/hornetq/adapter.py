@@ -429,7 +429,14 @@ class HornetQAdapter(BrokerAdapter):
             if pending:
                 break
             # depaging runs on the page executor: wait while the queue still has paged messages
-            if self._counts(queue)["paged_count"] <= 0 or time.monotonic() > deadline:
+            if self._counts(queue)["paged_count"] <= 0:
+                # a depage may have landed between the two reads (paged 0 now, the list read before):
+                # the message is in memory, so list once more before answering nothing
+                pending = self._ctl("list", queue.physical, ID_HEADER)
+                if pending:
+                    break
+                return None
+            if time.monotonic() > deadline:
                 return None
             time.sleep(0.01)
         head = pending[0]

@@ -14,7 +14,8 @@ checks both against the reference adapter).
 
 from __future__ import annotations
 
-from typing import Any, Literal, Protocol, runtime_checkable
+from collections.abc import Mapping
+from typing import Any, Final, Literal, Protocol, runtime_checkable
 
 import attrs
 
@@ -78,7 +79,7 @@ EXTRA_CAPABILITIES = frozenset(
 #: what the contract asks of an adapter *without* a capability, as model options: without
 #: `invalid_ack` an ack or nack of a message the consumer does not hold answers `failed` and changes
 #: nothing, whatever the claimed broker does with it (DELIVERY-8; docs/contract.md)
-WITHOUT_CAPABILITY: dict[str, dict[str, Any]] = {"invalid_ack": {"invalid_ack": "refused"}}
+WITHOUT_CAPABILITY: Final[Mapping[str, Mapping[str, Any]]] = {"invalid_ack": {"invalid_ack": "refused"}}
 
 
 def contract_changes(options: ModelOptions, capabilities: frozenset[str] | set[str]) -> dict[str, Any]:

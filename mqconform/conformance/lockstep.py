@@ -50,7 +50,7 @@ import attrs
 from hypothesis import Verbosity, seed, settings
 from hypothesis.stateful import run_state_machine_as_test
 
-from mqconform.adapters.contract import EXTRA_CAPABILITIES, Adapter, contract_changes
+from mqconform.adapters.contract import EXTRA_CAPABILITIES, Adapter, contract_changes, model_for
 from mqconform.adapters.reference import ReferenceAdapter
 from mqconform.history import HistoryWriter
 from mqconform.reference_model.options import ModelOptions
@@ -280,7 +280,7 @@ def run_lockstep(base: type[ConformanceMachine], members: list[Member], claimed:
     if any(frozenset(m.adapter.capabilities) != capabilities for m in members):
         raise ValueError("a lockstep group needs one capability set (see lockstep.partition)")
     held_to = contract_changes(claimed, capabilities)  # what the contract asks of these adapters
-    claimed = claimed.evolve(**held_to) if held_to else claimed
+    claimed = model_for(claimed, capabilities)
     why = not_run(base, frozenset(claimed.features) | EXTRA_CAPABILITIES, capabilities)
     if why is not None:
         for member in members:

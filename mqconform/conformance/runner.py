@@ -24,7 +24,7 @@ from hypothesis.database import DirectoryBasedExampleDatabase
 from hypothesis.errors import Flaky
 from hypothesis.stateful import run_state_machine_as_test
 
-from mqconform.adapters.contract import EXTRA_CAPABILITIES, Adapter, contract_changes
+from mqconform.adapters.contract import EXTRA_CAPABILITIES, Adapter, contract_changes, model_for
 from mqconform.history import RunDirectory
 from mqconform.progress import AreaProgress
 from mqconform.reference_model.options import ModelOptions
@@ -207,7 +207,7 @@ def run_machine(base: type[ConformanceMachine], adapter_factory: Callable[[], Ad
     probe = adapter_factory()
     # what the contract asks of this adapter in place of its profile (adapters.contract.model_for)
     held_to = contract_changes(claimed, frozenset(probe.capabilities))
-    claimed = claimed.evolve(**held_to) if held_to else claimed
+    claimed = model_for(claimed, frozenset(probe.capabilities))
     why = not_run(base, frozenset(claimed.features) | EXTRA_CAPABILITIES, frozenset(probe.capabilities))
     if why is not None:
         result.needs = why

@@ -115,7 +115,7 @@ class BrokerCore:
         if ref.page is not None and ref.page in address.page_outstanding:
             address.page_outstanding[ref.page] -= 1
             if address.page_outstanding[ref.page] == 0:
-                self._drop_page(address, ref.page)
+                self._clean_pages(address)
         if was_pending_ack and self.options.has("consumer_state"):
             self._left_ack_pending(queue, ref)
 
@@ -166,4 +166,4 @@ class BrokerCore:
                               reason: str) -> None: ...  # redelivery
         def _route(self, address: AddressState, message: Message,
                    unblocking: bool = False) -> SendResult: ...  # paging
-        def _drop_page(self, address: AddressState, page: int) -> None: ...  # paging
+        def _clean_pages(self, address: AddressState) -> None: ...  # paging

@@ -1,7 +1,7 @@
 """Addresses: routing a send under the address-full policies, page files, depaging, unblocking.
 
 Implements PAGING-1..3 and 6..7 (routing, one copy per address, FAIL/DROP/BLOCK/PAGE, page mode),
-PAGING-8..11 (page cleanup, per-queue depage under the read budget), PAGING-29 (HornetQ 2.4's
+PAGING-8..11 and 30 (page cleanup, per-queue depage under the read budget), PAGING-29 (HornetQ 2.4's
 budget), PAGING-13..16 page limits,
 PAGING-17..20 and 26..27 (HornetQ whole-page depage, BLOCK never pages) and RING-16 (the address keeps
 its retained messages). Static configuration advice (PAGING-21) is the separate :mod:`.paging_advice`.
@@ -105,6 +105,15 @@ class PagingMixin(BrokerCore):
                 return
         address.page_full = False
         self._event("page_free", address.name, "")
+
+    def _clean_pages(self, address: AddressState) -> None:
+        """PAGING-9 / PAGING-30: page cleanup once a page file is complete: every complete page file
+        goes except the one being written while an earlier one still holds an unacknowledged message."""
+        complete = [page for page, left in address.page_outstanding.items() if left == 0]
+        if len(complete) < len(address.page_outstanding):
+            complete = [page for page in complete if page != address.page_number]
+        for page in complete:
+            self._drop_page(address, page)
 
     def _drop_page(self, address: AddressState, page: int) -> None:
         del address.pages[page]

@@ -386,10 +386,12 @@ _PROFILE_RULES: dict[str, dict[str, tuple[str, ...]]] = {
     },
 }
 #: machines/paging.py: a send compared under its address's policy (PAGING-26 BLOCK never pages,
-#: PAGING-27 DROP and FAIL discard before any queue, PAGING-13..16 page limits and page-full)
+#: PAGING-27 DROP and FAIL discard before any queue, PAGING-13..16 page limits and page-full, PAGING-30
+#: the current page file kept by page cleanup)
 for _check, _ids in {"send.blocked": ("PAGING-26",), "send.dropped": ("PAGING-27",),
                      "send.failed_full": ("PAGING-27",),
-                     "send.page_full": ("PAGING-13", "PAGING-14", "PAGING-15", "PAGING-16")}.items():
+                     "send.page_full": ("PAGING-13", "PAGING-14", "PAGING-15", "PAGING-16",
+                                        "PAGING-30")}.items():
     TABLES["paging"][_check] = _ids + TABLES["paging"]["send.result"]
 for _area, _extra in _PROFILE_RULES.items():
     for _check, _ids in _extra.items():

@@ -340,6 +340,16 @@ def test_finding_non_destructive_direct_delivery(artemis: ArtemisAdapter, namesp
     assert (outcome.verdict, outcome.step) == ("fail", 3), outcome.verdict_line()
 
 
+@pytest.mark.rules("RING-11")
+def test_finding_ring_page_returns(artemis: ArtemisAdapter, namespace: str) -> None:
+    """The registered deviation (docs/findings/artemis-ring-page-returns.md): the ring replaces both
+    returns on the model; Artemis 2.40.0 replaces the paged one and keeps the other over the ring."""
+    scenario = load(ROOT / "docs" / "findings" / "artemis-ring-page-returns.yaml")
+    assert run_scenario(scenario, ReferenceAdapter(options=profile("artemis"))).verdict == "pass"
+    outcome = run_scenario(scenario, artemis, namespace=namespace)
+    assert (outcome.verdict, outcome.step) == ("fail", 8), outcome.verdict_line()
+
+
 def _refused(outcome: object) -> list[str]:
     """The not-applicable entries that stopped a case (a step the adapter refused)."""
     return [n for n in getattr(outcome, "not_applicable", []) if "the rest was not run" in n]

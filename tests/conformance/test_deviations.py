@@ -72,6 +72,7 @@ FAILING_STEP = {
     "tests/adapters/scenarios/artemis-drop-at-limit-delivering-negative.yaml": 6,
     "docs/findings/artemis-priority-after-cancel.yaml": 10,
     "tests/adapters/scenarios/artemis-non-destructive-ring-direct-delivery.yaml": 3,
+    "docs/findings/artemis-ring-page-returns.yaml": 8,
 }
 
 #: the shipped scenarios -> the steps before the one that gives the bug its shape (the nack at the
@@ -88,6 +89,7 @@ BEFORE_SHAPE = {
     "tests/adapters/scenarios/artemis-drop-at-limit-delivering-negative.yaml": 5,
     "docs/findings/artemis-priority-after-cancel.yaml": 8,
     "tests/adapters/scenarios/artemis-non-destructive-ring-direct-delivery.yaml": 2,
+    "docs/findings/artemis-ring-page-returns.yaml": 6,
 }
 
 #: the shipped registry, loaded once for the tests that only read it
@@ -356,3 +358,21 @@ def test_a_same_priority_send_without_a_cancel_is_not_the_priority_shape() -> No
     assert trace is not None and SHAPES["same-priority-send-not-reset"](trace)
     trace = model_trace(plain[:-1], "artemis")
     assert trace is not None and not SHAPES["same-priority-send-not-reset"](trace)
+
+
+def test_returns_to_a_ring_without_paged_messages_are_not_the_paged_return_shape() -> None:
+    """ring-replaces-returning-paged needs a returning message that was paged: the same close on an
+    address that never pages (every message in memory), or one whose returns the ring keeps, is not it."""
+    from mqconform.conformance.deviations import SHAPES
+
+    shape = SHAPES["ring-replaces-returning-paged"]
+    steps = _steps("docs/findings/artemis-ring-page-returns.yaml", 8)
+    trace = model_trace(steps, "artemis")
+    assert trace is not None and shape(trace)
+    memory = [Step("address", {"name": "a"}), *steps[1:]]
+    trace = model_trace(memory, "artemis")
+    assert trace is not None and not shape(trace)
+    wide = [steps[0], Step("queue", {"name": "q1", "address": "a", "ring_size": 5}), *steps[2:]]
+    trace = model_trace(wide, "artemis")
+    assert trace is not None and not shape(trace)
+

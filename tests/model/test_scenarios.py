@@ -54,6 +54,17 @@ def test_example_passes_on_the_model(path: Path, capsys) -> None:  # type: ignor
     assert f"PASS {path}" in out and "not applicable" not in out
 
 
+@pytest.mark.rules("PAGING-10", "PAGING-11")
+def test_close_with_held_paged_messages_reads_nothing_past_the_budget(capsys) -> None:  # type: ignore[no-untyped-def]
+    """The model side of docs/findings/artemis-close-return-overreads-page.md: m4..m6, read from the page
+    and held, return on a close and fill the read budget again, so m7 stays in the page (a browse after
+    a new consumer takes them again lists m4..m6 first). Artemis 2.40.0 over-reads m7 in some runs."""
+    findings = Path(__file__).resolve().parents[2] / "docs" / "findings"
+    path = findings / "artemis-close-return-overreads-page.yaml"
+    assert main(["scenario", str(path)]) == 0
+    assert f"PASS {path}: 11 steps, 3 expectations held" in capsys.readouterr().out
+
+
 def test_quiet_prints_only_verdicts(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
     assert main(["scenario", "-q", str(_write(tmp_path, RING))]) == 0
     lines = capsys.readouterr().out.splitlines()

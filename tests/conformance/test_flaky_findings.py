@@ -25,6 +25,17 @@ def test_a_glitch_that_does_not_replay_is_reported_flaky(tmp_path: Path,
     assert flaky and all(o["counterexample"] for o in flaky)  # the counterexample is kept
 
 
+def test_a_glitch_in_a_receive_that_does_not_replay_is_reported_flaky(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An operation's result compares one value too (the message a receive gives): a receive that once
+    answers nothing where the model delivers, and never again on replay, is flaky, not a failure."""
+    code = main(["run", "--adapter", "tests.flaky_adapter:OnceLateReceive", "--areas", "delivery",
+                 "--settings", "ci", "--max-examples", "20", "--no-report", "--out", str(tmp_path / "run")])
+    printed = capsys.readouterr().out
+    assert code == 3, printed
+    assert "FLAKY " in printed and "FAIL " not in printed
+
+
 def test_a_glitch_that_replays_is_a_failure(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # the example adapter's bug shows every time: replayed, it fails again, so it is a plain failure
     code = main(["run", "--adapter", "tests.example_adapter:FifoAdapter", "-o", "lose_returns=true",

@@ -278,8 +278,9 @@ def finding_of(area: str, failed: Violation, shrunk: Minimized, seconds: float, 
                options: dict[str, Any] | None = None) -> Finding:
     """The finding of a violation from its steps as minimised on the adapter (minimize.shrink): what
     the minimised replay shows, and FLAKY when the violation compared one value (a field, or an
-    operation's result) and no replay fails again (FLAKY_REPLAYS in all). `cut_after`: shrinking stopped at that many seconds. `options`: the
-    model options the adapter was held to in place of its profile's (adapters.contract.model_for)."""
+    operation's result) and no replay fails again (FLAKY_REPLAYS in all). `cut_after`: shrinking
+    stopped at that many seconds. `options`: the model options the adapter was held to in place of
+    its profile's (adapters.contract.model_for)."""
     shown = (shrunk.field, shrunk.expected, shrunk.actual) if shrunk.what is not None else None
     compared = bool(failed.field) or failed.expected is not None or failed.actual is not None
     flaky = shrunk.what is None and compared and not reproduces(

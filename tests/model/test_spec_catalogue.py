@@ -151,6 +151,22 @@ def test_every_source_opens(catalogue: Catalogue) -> None:
     assert not problems, "\n".join(problems)
 
 
+def test_every_example_source_opens() -> None:
+    """The `# source:` line of each spec/examples/ case cites only what a user can open: every file or
+    repository path it names exists here (the rules it lists carry the upstream links)."""
+    names = {path.name for path in ROOT.rglob("*") if not {".git", ".venv"} & set(path.parts)}
+    problems = []
+    for example in sorted((ROOT / "spec" / "examples").rglob("*.yaml")):
+        lines = example.read_text(encoding="utf-8").splitlines()
+        source = next((line for line in lines[:3] if line.startswith("# source:")), "")
+        text = _URL.sub(" ", source)
+        missing = [path.rstrip(".,;:") for path in _LOCAL_PATH.findall(text)
+                   if not (ROOT / path.rstrip(".,;:")).exists()]
+        missing += [name for name in _BARE_NAME.findall(text) if name not in names]
+        problems += [f"{example.name}: {name} is not in the repository" for name in missing]
+    assert not problems, "\n".join(problems)
+
+
 def test_source_check_catches_what_a_user_cannot_open(tmp_path: Path) -> None:
     """The check above fails on a note kept outside the repository, a missing path and a broken URL."""
     bad = (

@@ -350,6 +350,16 @@ def test_finding_ring_page_returns(artemis: ArtemisAdapter, namespace: str) -> N
     assert (outcome.verdict, outcome.step) == ("fail", 8), outcome.verdict_line()
 
 
+@pytest.mark.rules("RING-17", "RING-12")
+def test_finding_non_destructive_ring_evicts_delivered(artemis: ArtemisAdapter, namespace: str) -> None:
+    """docs/findings/artemis-non-destructive-ring-evicts-delivered.md: the ring evicts a delivered message
+    of a non-destructive queue; the model counts 2, Artemis 2.40.0 keeps the evicted one counted (3)."""
+    scenario = load(ROOT / "docs" / "findings" / "artemis-non-destructive-ring-evicts-delivered.yaml")
+    assert run_scenario(scenario, ReferenceAdapter(options=profile("artemis"))).verdict == "pass"
+    outcome = run_scenario(scenario, artemis, namespace=namespace)
+    assert (outcome.verdict, outcome.step) == ("fail", 6), outcome.verdict_line()
+
+
 def _refused(outcome: object) -> list[str]:
     """The not-applicable entries that stopped a case (a step the adapter refused)."""
     return [n for n in getattr(outcome, "not_applicable", []) if "the rest was not run" in n]

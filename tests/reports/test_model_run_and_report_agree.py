@@ -86,3 +86,18 @@ def test_the_spark_report_is_the_same(spark: Any, model_runs: dict[str, tuple[in
     assert code == python_report[0] == 0
     assert document["checks"] == python_report[1]["checks"]
     assert document["cells"] == python_report[1]["cells"]
+
+
+def test_a_run_whose_report_fails_a_rule_exits_1(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """A run whose step checks all pass but whose report fails a rule (a history check: RING-17 found a
+    pending count above the ring-size that no step compared) exits 1, as the report does: a green run
+    never stands beside a red report."""
+    import mqconform.commands.run as run_command
+
+    monkeypatch.setattr(run_command, "_report", lambda out, args: 1)
+    args = ["run", "--adapter", "reference", "--areas", "ring", "--settings", "ci", "--max-examples", "3"]
+    code = main([*args, "--out", str(tmp_path / "run")])
+    assert code == 1 and "the report's history checks fail a rule" in capsys.readouterr().out
+    monkeypatch.setattr(run_command, "_report", lambda out, args: 0)
+    assert main([*args, "--out", str(tmp_path / "again")]) == 0

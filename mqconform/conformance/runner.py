@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -282,7 +282,7 @@ def finding_of(area: str, failed: Violation, shrunk: Minimized, seconds: float, 
     stopped at that many seconds. `options`: the model options the adapter was held to in place of
     its profile's (adapters.contract.model_for)."""
     shown = (shrunk.field, shrunk.expected, shrunk.actual) if shrunk.what is not None else None
-    compared = bool(failed.field) or failed.expected is not None or failed.actual is not None
+    compared = bool(failed.field) or _compares_the_last_result(shrunk.steps, failed, claimed)
     flaky = shrunk.what is None and compared and not reproduces(
         shrunk.steps, claimed, adapter_factory, FLAKY_REPLAYS - 1)
     message = shrunk.message or failed.message
@@ -295,6 +295,22 @@ def finding_of(area: str, failed: Violation, shrunk: Minimized, seconds: float, 
     return Finding(area, failed.check, failed.rules, message, shrunk.steps, seconds, flaky=flaky,
                    field=failed.field, expected=failed.expected, actual=failed.actual, shown=shown,
                    shrink_cut=cut_after is not None, options=dict(options or {}))
+
+
+def _compares_the_last_result(steps: Sequence[Step], failed: Violation, claimed: ModelOptions) -> bool:
+    """Did `failed` compare the answer of the counterexample's last operation (a receive's message, a
+    send's result), which its replay as a scenario compares too? (An observation the scenario does not
+    make, e.g. a delivery count, cannot be replayed that way, so it is never called flaky.)"""
+    from mqconform.scenario import ModelRejected, annotate
+
+    if not steps or (failed.expected is None and failed.actual is None):
+        return False
+    try:
+        last = annotate([{step.op: step.args} for step in steps], claimed)[-1]
+    except (ModelRejected, ValueError):
+        return False
+    answer = last.get("expect", {}).get("result")
+    return bool(answer == failed.expected or (isinstance(answer, list) and failed.expected in answer))
 
 
 @contextlib.contextmanager

@@ -182,7 +182,7 @@ def _sent_with_ttl(trace: Sequence[TraceStep]) -> set[str]:
     for step in trace:
         if step.op in ("send", "send_batch") and isinstance(step.args, Mapping) \
                 and step.args.get("ttl_ms") is not None:
-            ids.update(str(i) for i in step.args.get("ids", [step.args.get("id")]))
+            ids.update(_ids(step))
     return ids
 
 
@@ -235,8 +235,8 @@ def _priorities(trace: Sequence[TraceStep]) -> dict[str, int]:
     sent: dict[str, int] = {}
     for step in trace:
         if step.op in ("send", "send_batch") and isinstance(step.args, Mapping):
-            for msg_id in step.args.get("ids", [step.args.get("id")]):
-                sent[str(msg_id)] = int(step.args.get("priority", 4))
+            for msg_id in _ids(step):
+                sent[msg_id] = int(step.args.get("priority", 4))
     return sent
 
 

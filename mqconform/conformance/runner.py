@@ -282,9 +282,9 @@ def finding_of(area: str, failed: Violation, shrunk: Minimized, seconds: float, 
     stopped at that many seconds. `options`: the model options the adapter was held to in place of
     its profile's (adapters.contract.model_for)."""
     shown = (shrunk.field, shrunk.expected, shrunk.actual) if shrunk.what is not None else None
-    compared = bool(failed.field) or _compares_the_last_result(shrunk.steps, failed, claimed)
-    flaky = shrunk.what is None and compared and not reproduces(
-        shrunk.steps, claimed, adapter_factory, FLAKY_REPLAYS - 1)
+    flaky = (shrunk.what is None
+             and (bool(failed.field) or _compares_the_last_result(shrunk.steps, failed, claimed))
+             and not reproduces(shrunk.steps, claimed, adapter_factory, FLAKY_REPLAYS - 1))
     message = shrunk.message or failed.message
     if cut_after is not None:
         message = (f"shrinking cut after {cut_after:g} s (the smallest counterexample found "

@@ -11,6 +11,7 @@
 //   list <queue> <prop> -> ok <value of property <prop> of each in-memory reference, in queue order>
 //   estimates <queue> -> ok <memoryEstimate:encodeSize:capacity of each in-memory message>
 //   refsize             -> ok <MessageReferenceImpl#getMemoryEstimate()>
+//   debug <queue>       -> ok <owes-depage|settled> <queueMemorySize> <depagePending> <QueueImpl#debug()>
 //   quit (ends this client's session)
 // Address settings are written before an address's paging store exists (the adapter's addresses are
 // new per example), so the store reads them at creation (PagingManagerImpl#getPageStore).
@@ -126,13 +127,20 @@ public class Launcher {
                 for (int round = 0; round < 200; round++) {
                     flush(q);
                     String now = counters(q);
-                    if (now.equals(last)) {
+                    // a queue that owes a depage (checkDepage runs after a delivery loop, on the page
+                    // executor) is not settled yet: wait for it too, up to 40 rounds
+                    if (now.equals(last) && (round >= 40 || !owesDepage(q))) {
                         break;
                     }
                     last = now;
                     Thread.sleep(5);
                 }
                 return last;
+            }
+            case "debug": {
+                Queue q = queue(server, w[1]);
+                return (owesDepage(q) ? "owes-depage " : "settled ") + field(q, "queueMemorySize") + " "
+                    + field(q, "depagePending") + " " + ((org.hornetq.core.server.impl.QueueImpl) q).debug().replace('\n', '|');
             }
             case "store": {
                 PagingStore store = server.getPagingManager().getPageStore(new SimpleString(w[1]));
@@ -172,6 +180,23 @@ public class Launcher {
             done.await(5, java.util.concurrent.TimeUnit.SECONDS);
             q.getMessageCount();
         }
+    }
+
+    /** Paged messages while the queue's memory is below the address max-size and no depage is
+     * scheduled (QueueImpl#checkDepage would schedule one): the broker has not settled. */
+    static boolean owesDepage(Queue q) throws Exception {
+        if (q.getPageSubscription() == null || !q.getPageSubscription().isPaging()
+                || q.getPageSubscription().getMessageCount() <= 0) {
+            return false;
+        }
+        long memory = ((Number) field(q, "queueMemorySize")).longValue();
+        return memory < q.getPageSubscription().getPagingStore().getMaxSize() && !(Boolean) field(q, "depagePending");
+    }
+
+    static Object field(Object target, String name) throws Exception {
+        java.lang.reflect.Field f = target.getClass().getDeclaredField(name);
+        f.setAccessible(true);
+        return f.get(target);
     }
 
     static String counters(Queue q) {

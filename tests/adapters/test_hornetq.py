@@ -48,7 +48,9 @@ class Both:
     def counters(self, queue: str) -> dict[str, int]:
         broker, model = self.adapter.counters(queue).value, self.model.counters(queue).value
         mine = {k: broker[k] for k in COUNTERS}
-        assert mine == {k: model[k] for k in COUNTERS}, queue
+        if mine != {k: model[k] for k in COUNTERS}:  # say what the broker's queue held (QueueImpl#debug)
+            debug = " ".join(self.adapter._ctl("debug", self.adapter.queues[queue].physical))
+            assert mine == {k: model[k] for k in COUNTERS}, f"{queue}: {debug}"
         return mine
 
     def paging(self, address: str) -> bool:

@@ -15,8 +15,10 @@ from typing import Any
 
 import attrs
 
+from mqconform.conformance.deviations import Registry
 from mqconform.reports.api import BadInput, CheckResult, PipelineResult, RunInfo
 from mqconform.reports.checks import python_engine as checks_python
+from mqconform.reports.excuse import excuse
 from mqconform.reports.read import store as hstore
 from mqconform.reports.read.store import BadHistory
 
@@ -26,8 +28,11 @@ __all__ = ["ENGINES", "BadHistory", "check_runs"]
 
 
 def check_runs(inputs: list[Path], engine: str = "python", master: str | None = None,
-               ignore_bad: bool = False, store: Path | None = None) -> PipelineResult:
+               ignore_bad: bool = False, store: Path | None = None,
+               deviations: Registry | None = None) -> PipelineResult:
     """Check run directories and/or history stores with `engine`; optionally ingest into `store`.
+    A failing result that entries of `deviations` explain, example by example, is ``deviation``
+    (:mod:`.excuse`).
 
     Implements the history checks of :mod:`.checks.python_engine` (DELIVERY-1, DELIVERY-2, DELIVERY-4,
     DELIVERY-6, DELIVERY-7, DELIVERY-15, RING-17, THROTTLE-7, ADMISSION-3, ADMISSION-7, REDELIVERY-1/2/12/
@@ -70,6 +75,8 @@ def check_runs(inputs: list[Path], engine: str = "python", master: str | None = 
     checks = [attrs.evolve(c, detail=f"{c.detail}; first: {witnesses[key][1]}")
               if c.verdict == "fail" and (key := (c.run, c.machine, c.queue, c.check)) in witnesses else c
               for c in checks]
+    checks = excuse(checks, runs, deviations,
+                    lambda wanted: _table([d for d in usable if d.info.run in wanted], stores, wanted))
     return PipelineResult(runs=tuple(infos), checks=tuple(checks), bad=tuple(bad), engine=engine)
 
 
@@ -77,15 +84,20 @@ def _python_stats(usable: list[hstore.RunData], stores: list[Path], witnesses: c
                   runs: set[str] | None = None) -> checks_python.Stats:
     """One Arrow table of every input (run directories and stores; only `runs` when given), checked in
     one pass."""
+    table = _table(usable, stores, runs)
+    return {} if table is None else checks_python.compute_stats(table, witnesses)
+
+
+def _table(usable: list[hstore.RunData], stores: list[Path], runs: set[str] | None = None) -> Any:
+    """The normalised rows of `usable` and of `stores` (only `runs` of the stores when given) as one
+    Arrow table of the checks' columns, or None when there are none."""
     import pyarrow as pa
 
     columns = list(checks_python.NEEDED)
     tables = [_as_dictionary(checks_python.rows_table(data.rows).select(columns))
               for data in usable if data.rows]
     tables.extend(hstore.read_store_table(path, columns, dictionary=True, runs=runs) for path in stores)
-    if not tables:
-        return {}
-    return checks_python.compute_stats(pa.concat_tables(tables), witnesses)
+    return pa.concat_tables(tables) if tables else None
 
 
 def _as_dictionary(table: Any) -> Any:

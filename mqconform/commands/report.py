@@ -32,6 +32,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="exclude corrupt or incomplete inputs instead of stopping")
     parser.add_argument("--store", type=Path,
                         help="also ingest the run directories into this Parquet history store")
+    parser.add_argument("--deviations", type=Path, action="append", metavar="FILE",
+                        help="another known-deviation registry file (repeatable; added to the shipped "
+                             "mqconform/conformance/deviations.yaml), for the history checks")
+    parser.add_argument("--strict", action="store_true",
+                        help="registered known deviations do not excuse a failing history check")
 
 
 def _spark_failure(exc: BaseException) -> bool:
@@ -64,16 +69,26 @@ def _pipeline(inputs: list[Path], **options: Any) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
+    from mqconform.conformance.deviations import DeviationError
+    from mqconform.conformance.verdict import load_deviations
+
+    registry = None
+    if not getattr(args, "strict", False):
+        try:
+            registry = load_deviations(getattr(args, "deviations", None))
+        except DeviationError as exc:
+            return fail(f"report: deviation registry: {exc}")
     return build_report(args.inputs, engine=args.engine, master=args.master, out=args.out,
                         ignore_bad=bool(getattr(args, "ignore_bad", False)),
-                        store=getattr(args, "store", None))
+                        store=getattr(args, "store", None), deviations=registry)
 
 
 def build_report(inputs: list[Path], *, engine: str, master: str | None, out: Path,
-                 ignore_bad: bool = False, store: Path | None = None) -> int:
+                 ignore_bad: bool = False, store: Path | None = None, deviations: Any = None) -> int:
     """Check the run directories (or store) in `inputs` and write the report into `out`; prints the
     verdict and returns the exit code (as `mqconform report`). `mqconform run`, `matrix` and `soak`
-    call it for the report at their end."""
+    call it for the report at their end. `deviations`: the known-deviation registry that may excuse a
+    failing history check (mqconform.reports.excuse); None: none does."""
     from mqconform.reports.render import RENDERERS, write_report
     from mqconform.reports.render.matrix import LABELS, build_matrix
     from mqconform.spec import SpecError, load_catalogue
@@ -84,7 +99,8 @@ def build_report(inputs: list[Path], *, engine: str, master: str | None, out: Pa
     from mqconform.reports.read.store import BadHistory
 
     try:
-        result = _pipeline(_expand(inputs), engine=engine, master=master, ignore_bad=ignore_bad, store=store)
+        result = _pipeline(_expand(inputs), engine=engine, master=master, ignore_bad=ignore_bad, store=store,
+                           deviations=deviations)
     except KeyboardInterrupt:
         raise
     except BadHistory as exc:

@@ -145,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
               f"{counts['unknown']} rule(s) unknown", file=sys.stderr)
     print(f"run directory: {out}")
     if not args.no_report:
-        code = _report(out, args)
+        code = _report(out, args, None if args.strict else registry)
         if code not in (0, 1):
             print("mqconform: the report could not be built (see above); the run directory is complete",
                   file=sys.stderr)
@@ -171,7 +171,8 @@ def _workers(value: str, areas: int) -> int:
     return max(1, min(count, areas))
 
 
-def _report(out: Path, args: argparse.Namespace) -> int:
+def _report(out: Path, args: argparse.Namespace, registry: Any) -> int:
     from mqconform.commands.report import build_report
 
-    return build_report([out], engine=args.engine, master=args.master, out=out / "report")
+    return build_report([out], engine=args.engine, master=args.master, out=out / "report",
+                        deviations=registry)

@@ -161,5 +161,5 @@ def figures(catalogue: Any) -> str:
     for d in entries:
         profiles = ", ".join(sorted(d.profiles)) if d.profiles else "(claimed)"
         lines.append(f"| {d.adapter} | {profiles} | `{d.versions.text}` | {', '.join(d.rules)} | "
-                     f"`{d.check}` | {d.shape} | {d.source} |")
+                     f"{'history ' if d.history else ''}`{d.check}` | {d.shape} | {d.source} |")
     return "\n".join(lines) + "\n"

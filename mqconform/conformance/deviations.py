@@ -6,6 +6,11 @@ model's replay of it, :data:`SHAPES`) and, optionally, the **observed** relation
 **field**, for the adapter, server version range and profile of the entry. Only a finding that matches
 all of them is a ``deviation``; the verdict is taken in :mod:`mqconform.conformance.verdict`.
 
+An entry may instead name a **history** check of the report (``history: ring-bound``,
+:data:`mqconform.reports.checks.python_engine.CHECKS`): a failing result of that check is a deviation
+when every example that fails it has the entry's shape (the model's replay of the example's operations
+as recorded; :mod:`mqconform.reports.excuse`).
+
 The keys and how a version range counts as measured: docs/deviations.md. Loading checks every key
 and value; a problem is a :class:`DeviationError` whose message starts ``<file>:<line>:``.
 """
@@ -29,9 +34,9 @@ DEFAULT_PATH: Final = Path(__file__).resolve().parent / "deviations.yaml"
 _REQUIRED: Final = ("adapter", "versions", "measured", "shape", "reason", "source")
 #: an entry names the check it explains with `check` and `rules` (and optionally `observed` and
 #: `field`), or several checks one bug shows through with `shows`: a list of those four keys each
-_ONE_CHECK: Final = ("check", "rules")
-_SHOWN_AS: Final = ("check", "rules", "observed", "field")
-_OPTIONAL: Final = ("profiles", "area", "observed", "field", "scenario", "check", "rules", "shows")
+_ONE_CHECK: Final = ("rules",)
+_SHOWN_AS: Final = ("check", "history", "rules", "observed", "field")
+_OPTIONAL: Final = ("profiles", "area", "observed", "field", "scenario", "check", "history", "rules", "shows")
 _OPS: Final[Mapping[str, Callable[[Any, Any], bool]]] = {
     ">=": operator.ge, "<=": operator.le, "==": operator.eq, "!=": operator.ne, ">": operator.gt,
     "<": operator.lt}
@@ -139,10 +144,15 @@ class TraceStep:
 
 def model_trace(steps: Sequence[Any], profile: str) -> list[TraceStep] | None:
     """Replay a finding's steps (driver.Step) on the model of `profile`; None when it rejects them."""
+    return scenario_trace([step.as_scenario() for step in steps], profile)
+
+
+def scenario_trace(raw: Sequence[Mapping[str, Any]], profile: str) -> list[TraceStep] | None:
+    """Replay scenario steps (``{op: args}``, an ``expect`` ignored) on the model of `profile`; None
+    when it rejects them."""
     from mqconform.reference_model.profiles import profile as load_profile
     from mqconform.scenario.annotate import ModelRejected, annotate
 
-    raw = [step.as_scenario() for step in steps]
     try:
         annotated = annotate([{k: v for k, v in s.items() if k != "expect"} for s in raw],
                              load_profile(profile))
@@ -284,23 +294,34 @@ def _ids(step: TraceStep) -> list[str]:
     return []
 
 
+def _walk(trace: Sequence[TraceStep]) -> Iterator[tuple[TraceStep | None, TraceStep, set[str], set[str]]]:
+    """Each step with the step before it, the ids it returns (a close: what its consumer received and
+    has not acknowledged; a nack: its own ids; else none) and the ids every consumer holds (received,
+    not acknowledged) right before it."""
+    held: dict[str, set[str]] = {}  # consumer -> the ids it received and has not acknowledged
+    for before, step in _pairs(trace):
+        consumer = str(step.args.get("consumer") if isinstance(step.args, Mapping) else step.args)
+        holding = set().union(*held.values()) if held else set()
+        back: set[str] = set()
+        if step.op in ("receive", "receive_batch"):
+            held.setdefault(consumer, set()).update(_ids(step))
+        elif step.op in ("ack", "ack_batch"):
+            held.get(consumer, set()).difference_update(_ids(step))
+        elif step.op in ("close", "nack"):
+            back = held.pop(consumer, set()) if step.op == "close" else set(_ids(step))
+            held.get(consumer, set()).difference_update(back)
+        yield before, step, back, holding
+
+
 def _returns(trace: Sequence[TraceStep]) -> Iterator[tuple[TraceStep, TraceStep, set[str], set[str]]]:
     """Each close or nack with the step before it, the ids it returns (what the consumer received and
     has not acknowledged; a nack's own ids) and the ids sent so far whose send answered ``paged``."""
     paged: set[str] = set()
-    held: dict[str, set[str]] = {}  # consumer -> the ids it received and has not acknowledged
-    for before, step in _pairs(trace):
-        consumer = str(step.args.get("consumer") if isinstance(step.args, Mapping) else step.args)
+    for before, step, back, _ in _walk(trace):
         if step.op in ("send", "send_batch"):
             answers = step.result if isinstance(step.result, list) else [step.result]
             paged |= {i for i, answer in zip(_ids(step), answers, strict=False) if answer == "paged"}
-        elif step.op in ("receive", "receive_batch"):
-            held.setdefault(consumer, set()).update(_ids(step))
-        elif step.op in ("ack", "ack_batch"):
-            held.get(consumer, set()).difference_update(_ids(step))
         elif step.op in ("close", "nack") and before is not None:
-            back = held.pop(consumer, set()) if step.op == "close" else set(_ids(step))
-            held.get(consumer, set()).difference_update(back)
             yield before, step, back, set(paged)
 
 
@@ -331,6 +352,24 @@ def _close_returns_paged_while_paging(trace: Sequence[TraceStep]) -> bool:
                for _, step, back, paged in _returns(trace))
 
 
+def _non_destructive_ring_evicts_delivered(trace: Sequence[TraceStep]) -> bool:
+    """A send at which the model's ring of a non-destructive queue replaces a message a consumer holds
+    (received, not acknowledged; a non-destructive queue keeps delivered messages listed). Artemis
+    QueueImpl#enforceRing polls that head off the list but skips refRemoved because it is in delivery,
+    so the pending count keeps it: one too many for every such eviction."""
+    kept = {str(step.args.get("name")) for step in trace
+            if step.op == "queue" and isinstance(step.args, Mapping) and step.args.get("non_destructive")}
+    for before, step, _, holding in _walk(trace):
+        if before is None or step.op not in ("send", "send_batch"):
+            continue
+        for queue in set(_rose(before, step, "replaced")) & kept:
+            gone = set(map(str, before.queues.get(queue, {}).get("pending", []))) \
+                - set(map(str, step.queues[queue].get("pending", [])))
+            if gone & holding:
+                return True
+    return False
+
+
 #: shape name -> a predicate over the model's trace of a counterexample (its docstring says what it
 #: accepts); a new bug that none describes needs a new one here, a few lines
 SHAPES: Final[Mapping[str, Callable[[Sequence[TraceStep]], bool]]] = {
@@ -342,6 +381,7 @@ SHAPES: Final[Mapping[str, Callable[[Sequence[TraceStep]], bool]]] = {
     "non-destructive-direct-delivery": _non_destructive_direct_delivery,
     "ring-replaces-returning-paged": _ring_replaces_returning_paged,
     "close-returns-paged-while-paging": _close_returns_paged_while_paging,
+    "non-destructive-ring-evicts-delivered": _non_destructive_ring_evicts_delivered,
 }
 
 
@@ -395,6 +435,8 @@ class Deviation:
     scenario: str | None = None
     #: ``<file>:<line>`` of the entry
     location: str = attrs.field(default="", eq=False)
+    #: `check` names a history check of the report (ring-bound, ...), not a step check
+    history: bool = False
 
     def applies(self, adapter: str, version: str, profile: str, claimed: str) -> bool:
         """Is the entry about `adapter` at server `version`, checked against `profile` (the adapter
@@ -407,7 +449,8 @@ class Deviation:
         observed field and relation (of the check's difference or of the one the minimised
         counterexample ends at), its rules, and the shape of its counterexample (`trace`: the model's
         replay of it, computed on demand)?"""
-        if finding.check != self.check or (self.area is not None and finding.machine != self.area):
+        if self.history or finding.check != self.check or \
+                (self.area is not None and finding.machine != self.area):
             return False
         # the difference the check saw, or the one the minimised counterexample shows at its end
         seen = [(getattr(finding, "field", ""), getattr(finding, "expected", None),
@@ -422,6 +465,13 @@ class Deviation:
             return False
         steps = trace()
         return steps is not None and len(steps) > 0 and SHAPES[self.shape](steps)
+
+    def excuses(self, check: str, machine: str, trace: Sequence[TraceStep] | None) -> bool:
+        """Does the entry explain one example that fails history check `check` in area `machine`:
+        the model's replay of the example's operations (`trace`) has the entry's shape?"""
+        if not self.history or check != self.check or (self.area is not None and machine != self.area):
+            return False
+        return trace is not None and len(trace) > 0 and SHAPES[self.shape](trace)
 
     def describe(self) -> str:
         return f"{self.reason} ({self.source})"
@@ -451,6 +501,12 @@ class Registry:
                     deviation.explains(finding, profile, trace):
                 return deviation
         return None
+
+    def for_history(self, check: str, adapter: str, version: str, profile: str,
+                    claimed: str) -> tuple[Deviation, ...]:
+        """The entries about history check `check` for `adapter` at `version` checked against `profile`."""
+        return tuple(d for d in self.deviations if d.history and d.check == check
+                     and d.applies(adapter, version, profile, claimed))
 
     def for_adapter(self, adapter: str) -> tuple[Deviation, ...]:
         return tuple(d for d in self.deviations if d.adapter == adapter)
@@ -532,7 +588,7 @@ class _Context:
         return cls(load_catalogue(), tuple(PROFILES), checks)
 
 
-def _claimed_profile(adapter: str) -> str | None:
+def claimed_profile(adapter: str) -> str | None:
     """The profile the class of adapter `adapter` claims, when it says so at class level."""
     from mqconform.adapters.registry import AdapterLoadError, load_class
 
@@ -568,8 +624,8 @@ def _entry(file: _Loader, node: Node, context: _Context,
     """The deviations of one entry: one per check it shows through (``check`` or ``shows``)."""
     fields = file.mapping(node, _REQUIRED + _OPTIONAL, _REQUIRED, "deviation")
     if ("shows" in fields) == any(key in fields for key in _SHOWN_AS):
-        raise file.error(node, "a deviation names its check with check and rules (observed, field), or "
-                               "several with shows: a list of those; not both, not neither")
+        raise file.error(node, "a deviation names its check with check (or history) and rules (observed, "
+                               "field), or several with shows: a list of those; not both, not neither")
     adapter = file.scalar(fields["adapter"], "adapter")
     if not _ADAPTER.match(adapter):
         raise file.error(fields["adapter"], f"malformed adapter name {adapter!r}")
@@ -591,7 +647,7 @@ def _entry(file: _Loader, node: Node, context: _Context,
         chosen = frozenset(name for _, name in names)
         profiles = sorted(chosen)
     else:
-        claimed = _claimed_profile(adapter)
+        claimed = claimed_profile(adapter)
         if claimed is None:
             raise file.error(node, f"adapter {adapter!r} does not claim one profile by its class: name the "
                                    "profiles the deviation is from (profiles: [...])")
@@ -606,7 +662,8 @@ def _entry(file: _Loader, node: Node, context: _Context,
     if "shows" in fields:
         shows = fields["shows"]
         if not isinstance(shows, SequenceNode) or not shows.value:
-            raise file.error(shows, "shows must be a non-empty list of {check, rules, observed, field}")
+            raise file.error(shows, "shows must be a non-empty list of {check or history, rules, observed, "
+                                    "field}")
         views = [(item, file.mapping(item, _SHOWN_AS, _ONE_CHECK, "shows item")) for item in shows.value]
     else:
         views = [(node, fields)]
@@ -621,14 +678,28 @@ def _entry(file: _Loader, node: Node, context: _Context,
                 raise file.error(item, f"rule {rule} does not apply to {', '.join(outside)} (spec/: "
                                        f"{', '.join(sorted(context.catalogue[rule].profiles or ()))}), so "
                                        "no run of that profile can fail it")
-        check = file.scalar(view["check"], "check")
-        areas = areas_of.get(check)
-        if areas is None:
-            raise file.error(view["check"], f"unknown check {check!r} (not in mqconform.conformance.rules)")
-        if area is not None and area not in areas:
+        if ("check" in view) == ("history" in view):
+            raise file.error(at, "name the check with check (a step check) or history (a history check "
+                                 "of the report): one of the two")
+        history = "history" in view
+        areas: Mapping[str, frozenset[str]]
+        if history:
+            check, areas = _history_check(file, view)
+        else:
+            check = file.scalar(view["check"], "check")
+            found_areas = areas_of.get(check)
+            if found_areas is None:
+                raise file.error(view["check"], f"unknown check {check!r} (not in "
+                                                "mqconform.conformance.rules)")
+            areas = found_areas
+        known_areas = {name for by_area in areas_of.values() for name in by_area}
+        if history and area is not None and area not in known_areas:
+            raise file.error(fields["area"], f"unknown area {area!r} "
+                                             f"(known: {', '.join(sorted(known_areas))})")
+        if area is not None and not history and area not in areas:
             raise file.error(fields["area"], f"check {check} is not made in area {area!r} "
                                              f"(it is in: {', '.join(sorted(areas))})")
-        reported = areas[area] if area is not None else frozenset().union(*areas.values())
+        reported = areas[area] if area is not None and not history else frozenset().union(*areas.values())
         for item, rule in rules:
             if rule not in reported:
                 where = f" in area {area}" if area else ""
@@ -640,14 +711,28 @@ def _entry(file: _Loader, node: Node, context: _Context,
         field = file.scalar(view["field"], "field") if "field" in view else None
         location = f"{file.name}:{at.start_mark.line + 1}"
         rule_ids = tuple(rule for _, rule in rules)
-        key = (rule_ids, adapter, versions.text, check, area, shape, observed, field, chosen)
+        key = (rule_ids, adapter, versions.text, check, history, area, shape, observed, field, chosen)
         if key in seen:
             raise file.error(at, f"duplicate deviation {check} [{', '.join(rule_ids)}] for {adapter} "
                                  f"{versions.text} (first at {seen[key]})")
         seen[key] = location
         found.append(Deviation(rule_ids, adapter, versions, check, shape, reason, source, measured, chosen,
-                               area, observed, field, scenario, location))
+                               area, observed, field, scenario, location, history))
     return found
+
+
+def _history_check(file: _Loader, view: dict[str, Node]) -> tuple[str, Mapping[str, frozenset[str]]]:
+    """A ``history:`` view: the report's history check and the rules it reports (any area); the
+    compared-value keys do not apply (a history check compares no two values)."""
+    from mqconform.reports.checks.python_engine import CHECKS
+
+    check = file.scalar(view["history"], "history")
+    if check not in CHECKS:
+        raise file.error(view["history"], f"unknown history check {check!r} (known: {', '.join(CHECKS)})")
+    for key in ("observed", "field"):
+        if key in view:
+            raise file.error(view[key], f"{key} does not apply to a history check (it compares no values)")
+    return check, {"": frozenset(CHECKS[check])}
 
 
 def load_registry(paths: Iterable[Path] | None = None) -> Registry:

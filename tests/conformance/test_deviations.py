@@ -13,7 +13,9 @@ import pytest
 from mqconform.conformance.deviations import (
     DEFAULT_PATH,
     OBSERVED,
+    Deviation,
     DeviationError,
+    Registry,
     VersionRange,
     load_registry,
     model_trace,
@@ -74,6 +76,7 @@ FAILING_STEP = {
     "tests/adapters/scenarios/artemis-non-destructive-ring-direct-delivery.yaml": 3,
     "docs/findings/artemis-ring-page-returns.yaml": 8,
     "docs/findings/artemis-close-return-overreads-page.yaml": 11,
+    "docs/findings/artemis-non-destructive-ring-evicts-delivered.yaml": 6,
 }
 
 #: the shipped scenarios -> the steps before the one that gives the bug its shape (the nack at the
@@ -92,6 +95,7 @@ BEFORE_SHAPE = {
     "tests/adapters/scenarios/artemis-non-destructive-ring-direct-delivery.yaml": 2,
     "docs/findings/artemis-ring-page-returns.yaml": 6,
     "docs/findings/artemis-close-return-overreads-page.yaml": 8,
+    "docs/findings/artemis-non-destructive-ring-evicts-delivered.yaml": 5,
 }
 
 #: the shipped registry, loaded once for the tests that only read it
@@ -126,6 +130,9 @@ def test_each_shipped_entry_matches_its_regression_scenario_and_nothing_outside_
     entry = registry.deviations[index]
     assert entry.scenario is not None and (ROOT / entry.scenario).exists()
     steps = _steps(entry.scenario, FAILING_STEP[entry.scenario])
+    if entry.history:
+        _history_entry_matches(registry, entry, steps)
+        return
     expected, actual = SAMPLE[entry.observed]
     finding = _finding(entry.check, steps, entry.rules, entry.field or "", expected, actual,
                        entry.area or "redelivery")
@@ -144,6 +151,26 @@ def test_each_shipped_entry_matches_its_regression_scenario_and_nothing_outside_
         other = _finding(entry.check, steps, entry.rules, entry.field or "", actual, expected,
                          entry.area or "redelivery")
         assert not entry.explains(other, profile, lambda: model_trace(steps, profile))
+
+
+def _history_entry_matches(registry: Registry, entry: Deviation, steps: list[Step]) -> None:
+    """A history entry: it excuses an example made of its scenario's steps (any area unless it names
+    one), for a release it measured failing, under its profile only; cut before the shape, it does not."""
+    (profile,) = entry.profiles or ()
+    area = entry.area or "ring"
+    assert entry.excuses(entry.check, area, model_trace(steps, profile))
+    first = entry.measured.fails[0]
+    assert entry in registry.for_history(entry.check, entry.adapter, first, profile, profile)
+    other_profile = "rabbitmq-classic" if profile == "artemis" else "artemis"
+    assert entry not in registry.for_history(entry.check, entry.adapter, entry.measured.fails[0],
+                                             other_profile, profile)
+    for version in entry.measured.holds:
+        assert entry not in registry.for_history(entry.check, entry.adapter, version, profile, profile)
+    assert not entry.excuses(entry.check, area, model_trace(steps[:BEFORE_SHAPE[entry.scenario]], profile))
+    assert not entry.excuses("lost", area, model_trace(steps, profile))  # another history check
+    # a step check's finding is never excused by a history entry
+    finding = _finding(entry.check, steps, entry.rules, "", *SAMPLE[None], area)
+    assert not entry.explains(finding, profile, lambda: model_trace(steps, profile))
 
 
 def test_an_unrelated_bug_of_the_same_check_is_not_explained() -> None:
@@ -310,7 +337,8 @@ def test_one_bug_shown_through_several_checks_is_one_entry_muting_each_check_alo
      r"dev\.yaml:2: a deviation names its check"),
     (SHOWS.split("    shows:")[0], r"dev\.yaml:2: a deviation names its check"),
     (SHOWS.replace("[DELIVERY-16]}", "[EXPIRY-2]}"), r"dev\.yaml:11: check receive.id does not report"),
-    (SHOWS.replace("{check: receive.id, ", "{"), r"dev\.yaml:11: missing key 'check' in shows item"),
+    (SHOWS.replace("{check: receive.id, ", "{"),
+     r"dev\.yaml:11: name the check with check \(a step check\) or history"),
     (SHOWS.replace("field: pending_count}", "field: pending_count, area: ring}"),
      r"dev\.yaml:10: unknown key 'area' in shows item"),
 ])

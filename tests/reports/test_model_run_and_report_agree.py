@@ -95,9 +95,9 @@ def test_a_run_whose_report_fails_a_rule_exits_1(tmp_path: Path, monkeypatch: py
     never stands beside a red report."""
     import mqconform.commands.run as run_command
 
-    monkeypatch.setattr(run_command, "_report", lambda out, args: 1)
+    monkeypatch.setattr(run_command, "_report", lambda out, args, registry: 1)
     args = ["run", "--adapter", "reference", "--areas", "ring", "--settings", "ci", "--max-examples", "3"]
     code = main([*args, "--out", str(tmp_path / "run")])
     assert code == 1 and "the report's history checks fail a rule" in capsys.readouterr().out
-    monkeypatch.setattr(run_command, "_report", lambda out, args: 0)
+    monkeypatch.setattr(run_command, "_report", lambda out, args, registry: 0)
     assert main([*args, "--out", str(tmp_path / "again")]) == 0

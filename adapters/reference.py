@@ -129,6 +129,14 @@ class ReferenceAdapter:
     def pending_ids(self, queue: str) -> Result:
         return self._do(lambda: self.world.broker.pending_ids(queue))
 
+    def held_ids(self, queue: str) -> list[str]:
+        """The model's own view, not an adapter operation: the ids the consumers of `queue` hold
+        (dispatched to them or received, not acknowledged), for the deviation shapes."""
+        state = self.world.broker.queues.get(queue)
+        if state is None:
+            return []
+        return [msg_id for consumer in state.consumers for msg_id in (*consumer.buffer, *consumer.received)]
+
     # flow-control components -------------------------------------------------
     def call(self, op: str, **kwargs: Any) -> Result:
         return self._do(lambda: self.world.call(op, **kwargs))

@@ -140,6 +140,9 @@ class TraceStep:
     consumer_state: Mapping[str, Mapping[str, int]]
     #: the model's answer to the step (a send's result, the ids a receive got), if it has one
     result: Any = None
+    #: queue name -> the ids its consumers hold right after the step (dispatched or received, not
+    #: acknowledged: a push consumer holds what it was sent without a receive step)
+    held: Mapping[str, frozenset[str]] = attrs.field(factory=dict)
 
 
 def model_trace(steps: Sequence[Any], profile: str) -> list[TraceStep] | None:
@@ -153,18 +156,24 @@ def scenario_trace(raw: Sequence[Mapping[str, Any]], profile: str) -> list[Trace
     from mqconform.reference_model.profiles import profile as load_profile
     from mqconform.scenario.annotate import ModelRejected, annotate
 
+    held: list[dict[str, frozenset[str]]] = []
+
+    def holding(model: Any) -> None:
+        queues = model.world.broker.queues
+        held.append({name: frozenset(model.held_ids(name)) for name in queues})
+
     try:
         annotated = annotate([{k: v for k, v in s.items() if k != "expect"} for s in raw],
-                             load_profile(profile))
+                             load_profile(profile), holding)
     except (ModelRejected, ValueError, KeyError, TypeError):
         return None
     trace = []
-    for step in annotated:
+    for step, after in zip(annotated, held, strict=True):
         op = next(k for k in step if k != "expect")
         expect = step["expect"]
         queues = {q["name"]: q for q in expect.get("queue", [])}
         states = {c["queue"]: c for c in expect.get("consumer_state", [])}
-        trace.append(TraceStep(op, step[op], queues, states, expect.get("result")))
+        trace.append(TraceStep(op, step[op], queues, states, expect.get("result"), after))
     return trace
 
 
@@ -294,34 +303,23 @@ def _ids(step: TraceStep) -> list[str]:
     return []
 
 
-def _walk(trace: Sequence[TraceStep]) -> Iterator[tuple[TraceStep | None, TraceStep, set[str], set[str]]]:
-    """Each step with the step before it, the ids it returns (a close: what its consumer received and
-    has not acknowledged; a nack: its own ids; else none) and the ids every consumer holds (received,
-    not acknowledged) right before it."""
-    held: dict[str, set[str]] = {}  # consumer -> the ids it received and has not acknowledged
-    for before, step in _pairs(trace):
-        consumer = str(step.args.get("consumer") if isinstance(step.args, Mapping) else step.args)
-        holding = set().union(*held.values()) if held else set()
-        back: set[str] = set()
-        if step.op in ("receive", "receive_batch"):
-            held.setdefault(consumer, set()).update(_ids(step))
-        elif step.op in ("ack", "ack_batch"):
-            held.get(consumer, set()).difference_update(_ids(step))
-        elif step.op in ("close", "nack"):
-            back = held.pop(consumer, set()) if step.op == "close" else set(_ids(step))
-            held.get(consumer, set()).difference_update(back)
-        yield before, step, back, holding
-
-
 def _returns(trace: Sequence[TraceStep]) -> Iterator[tuple[TraceStep, TraceStep, set[str], set[str]]]:
     """Each close or nack with the step before it, the ids it returns (what the consumer received and
     has not acknowledged; a nack's own ids) and the ids sent so far whose send answered ``paged``."""
     paged: set[str] = set()
-    for before, step, back, _ in _walk(trace):
+    held: dict[str, set[str]] = {}  # consumer -> the ids it received and has not acknowledged
+    for before, step in _pairs(trace):
+        consumer = str(step.args.get("consumer") if isinstance(step.args, Mapping) else step.args)
         if step.op in ("send", "send_batch"):
             answers = step.result if isinstance(step.result, list) else [step.result]
             paged |= {i for i, answer in zip(_ids(step), answers, strict=False) if answer == "paged"}
+        elif step.op in ("receive", "receive_batch"):
+            held.setdefault(consumer, set()).update(_ids(step))
+        elif step.op in ("ack", "ack_batch"):
+            held.get(consumer, set()).difference_update(_ids(step))
         elif step.op in ("close", "nack") and before is not None:
+            back = held.pop(consumer, set()) if step.op == "close" else set(_ids(step))
+            held.get(consumer, set()).difference_update(back)
             yield before, step, back, set(paged)
 
 
@@ -339,13 +337,14 @@ def _ring_replaces_returning_paged(trace: Sequence[TraceStep]) -> bool:
 
 
 def _close_returns_paged_while_paging(trace: Sequence[TraceStep]) -> bool:
-    """The failing step is a browse, and before it a close returned messages read from a page file
-    (their sends answered ``paged``) to a queue that still had paged messages. Artemis
+    """The failing step is a browse or a receive, and before it a close returned messages read from a
+    page file (their sends answered ``paged``) to a queue that still had paged messages. Artemis
     RefsOperation#afterRollback takes the returns out of the delivering count (checkRedelivery ->
     decDelivering -> deliverAsync) before postRollback puts them back in memory; the paging executor's
     QueueImpl#needsDepage can read the budget in between and depage one more message, which a browse
-    then lists from memory ahead of held paged messages (a race: some runs only)."""
-    if not trace or trace[-1].op != "browse":
+    then lists from memory ahead of held paged messages and a receive gets where the read budget holds
+    no more (a race: some runs only)."""
+    if not trace or trace[-1].op not in ("browse", "receive", "receive_batch"):
         return False
     return any(step.op == "close" and back & paged
                and any(q.get("paged_count", 0) > 0 for q in step.queues.values())
@@ -359,13 +358,13 @@ def _non_destructive_ring_evicts_delivered(trace: Sequence[TraceStep]) -> bool:
     so the pending count keeps it: one too many for every such eviction."""
     kept = {str(step.args.get("name")) for step in trace
             if step.op == "queue" and isinstance(step.args, Mapping) and step.args.get("non_destructive")}
-    for before, step, _, holding in _walk(trace):
+    for before, step in _pairs(trace):
         if before is None or step.op not in ("send", "send_batch"):
             continue
         for queue in set(_rose(before, step, "replaced")) & kept:
             gone = set(map(str, before.queues.get(queue, {}).get("pending", []))) \
                 - set(map(str, step.queues[queue].get("pending", [])))
-            if gone & holding:
+            if gone & before.held.get(queue, frozenset()):
                 return True
     return False
 

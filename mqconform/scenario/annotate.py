@@ -8,7 +8,7 @@ implementation fails at the first step where it diverges.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from mqconform.adapters.contract import COUNTERS
@@ -34,8 +34,10 @@ def _value(model: ReferenceAdapter, op: str, **kwargs: Any) -> Any:
     return result.value if result.is_ok else None
 
 
-def annotate(steps: Sequence[Mapping[str, Any]], options: ModelOptions) -> list[dict[str, Any]]:
-    """`steps` (scenario form) with every expectation replaced by the model's values."""
+def annotate(steps: Sequence[Mapping[str, Any]], options: ModelOptions,
+             after_step: Callable[[ReferenceAdapter], None] | None = None) -> list[dict[str, Any]]:
+    """`steps` (scenario form) with every expectation replaced by the model's values; `after_step` is
+    called with the model after each step (to read what no expectation shows)."""
     model = ReferenceAdapter(options=options)
     queues: list[str] = []
     throttles: list[str] = []
@@ -95,6 +97,8 @@ def annotate(steps: Sequence[Mapping[str, Any]], options: ModelOptions) -> list[
         if requests:
             expect["request"] = [_request_state(model, r) for r in requests]
         out.append({op: normal(args), "expect": expect})
+        if after_step is not None:
+            after_step(model)
     return out
 
 

@@ -425,4 +425,13 @@ def test_a_close_without_paged_returns_is_not_the_page_over_read_shape() -> None
     assert trace is not None and not shape(trace)
     trace = model_trace(steps[:10], "artemis")  # ends at the consumer, not a browse
     assert trace is not None and not shape(trace)
+    # the ci run's receive: a 31-step example where the receive after the close got the over-read m5
+    steps = _steps("tests/adapters/scenarios/artemis-close-return-overreads-page-receive.yaml", 31)
+    trace = model_trace(steps, "artemis")
+    assert trace is not None and shape(trace)
+    finding = _finding("receive.id", steps, ("PAGING-10", "PAGING-7"), "", None, "m5", area="paging")
+    found = SHIPPED.find(finding, "artemis", "2.40.0", "artemis", "artemis")
+    assert found is not None and found.shape == "close-returns-paged-while-paging"
+    trace = model_trace(steps[:28], "artemis")  # before that close: the close at step 26 returned nothing
+    assert trace is not None and not shape(trace)
 

@@ -41,6 +41,13 @@ EVICTS_HELD = [
     {"receive": "c"},
     {"send": {"to": "q", "id": "m3", "size": 100}},
 ]
+#: a push consumer holds m1 without a receive step (the artemis ci run's example, first four steps)
+EVICTS_PUSHED = [
+    {"queue": {"name": "q", "ring_size": 1, "non_destructive": True}},
+    {"consumer": {"name": "c", "queue": "q", "window_bytes": -1, "max_unacked": 3}},
+    {"send": {"to": "q", "id": "m1", "size": 100}},
+    {"send": {"to": "q", "id": "m2", "size": 100}},
+]
 #: the same ring, nobody holds anything: an eviction that is not the bug's
 EVICTS_NOTHING_HELD = [EVICTS_HELD[0], *EVICTS_HELD[1:3], {"send": {"to": "q", "id": "m3", "size": 100}}]
 
@@ -90,6 +97,11 @@ def test_the_bugs_shape_in_every_failing_example_is_a_deviation(tmp_path: Path) 
     assert found.verdict == "deviation"
     assert "examples 1, 2" in found.detail and "keeps it in its pending count" in found.detail
     assert "dev.yaml:2" in found.detail
+
+
+def test_a_message_pushed_to_a_consumer_is_held_too(tmp_path: Path) -> None:
+    run = write_run(tmp_path / "run", [EVICTS_PUSHED])
+    assert ring_bound(run, ENTRY, tmp_path).verdict == "deviation"
 
 
 def test_without_the_registry_it_fails(tmp_path: Path) -> None:

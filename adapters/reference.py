@@ -129,13 +129,12 @@ class ReferenceAdapter:
     def pending_ids(self, queue: str) -> Result:
         return self._do(lambda: self.world.broker.pending_ids(queue))
 
-    def held_ids(self, queue: str) -> list[str]:
-        """The model's own view, not an adapter operation: the ids the consumers of `queue` hold
+    def held_ids(self) -> dict[str, frozenset[str]]:
+        """The model's own view, not an adapter operation: per queue, the ids its consumers hold
         (dispatched to them or received, not acknowledged), for the deviation shapes."""
-        state = self.world.broker.queues.get(queue)
-        if state is None:
-            return []
-        return [msg_id for consumer in state.consumers for msg_id in (*consumer.buffer, *consumer.received)]
+        return {name: frozenset(msg_id for consumer in state.consumers
+                                for msg_id in (*consumer.buffer, *consumer.received))
+                for name, state in self.world.broker.queues.items()}
 
     # flow-control components -------------------------------------------------
     def call(self, op: str, **kwargs: Any) -> Result:

@@ -50,7 +50,9 @@ def excuse(checks: Sequence[CheckResult], runs: Mapping[str, RunInfo], registry:
     table = rows_of({run for run, _, _, _ in candidates})
     if table is None:
         return list(checks)
+    # only the areas of the candidates: whole examples, so the per-example split stays exact
     table = _plain(table)
+    table = _in_areas(table, {machine for _, machine, _, _ in candidates})
     failing = _failing_examples(table, set(candidates))
     steps = _operations(table, {(run, machine, example) for (run, machine, _, _), examples in failing.items()
                                 for example in examples})
@@ -124,6 +126,14 @@ def _operations(table: Any, wanted: set[Example]) -> dict[Example, list[dict[str
             steps.setdefault(key, []).append((int(row["index"]), {str(row["f"]): value}))
     return {key: [step for _, step in sorted(found, key=lambda item: item[0])]
             for key, found in steps.items()}
+
+
+def _in_areas(table: Any, machines: set[str]) -> Any:
+    """The rows of `table` whose machine (area) is one of `machines`."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    return table.filter(pc.is_in(table["machine"], pa.array(sorted(machines))))
 
 
 def _plain(table: Any) -> Any:

@@ -187,14 +187,10 @@ def run(args: argparse.Namespace) -> int:
     print(f"matrix: {len(tasks)} tasks in {wall:.1f} s wall ({args.engine}"
           f"{f' {master}' if args.engine == 'spark' else ''}); run directories under {out}")
     if not args.no_report:
-        code = _report(run_dirs, out, args, None if args.strict else registry)
-        if code not in (0, 1):
-            print("mqconform: the report could not be built (see above); the run directories are complete",
-                  file=sys.stderr)
-        elif code == 1 and exit_code == 0:
-            # a history check of the report failed a rule no step check did: one verdict, the report's
-            print("mqconform: the report's history checks fail a rule (listed above): exit 1")
-            exit_code = 1
+        from mqconform.commands.report import join_verdicts
+
+        exit_code = join_verdicts(_report(run_dirs, out, args, None if args.strict else registry), exit_code,
+                                  "the run directories are complete")
     return exit_code
 
 

@@ -83,6 +83,18 @@ def run(args: argparse.Namespace) -> int:
                         store=getattr(args, "store", None), deviations=registry)
 
 
+def join_verdicts(report_code: int, exit_code: int, what: str) -> int:
+    """A run's (or matrix's) exit code once its report's code is known: a report that could not be
+    built is said and changes nothing; a report whose history checks fail a rule no step check did
+    makes the exit code 1 (one verdict, the report's: a green run never hides a red report)."""
+    if report_code not in (0, 1):
+        print(f"mqconform: the report could not be built (see above); {what}", file=sys.stderr)
+    elif report_code == 1 and exit_code == 0:
+        print("mqconform: the report's history checks fail a rule (listed above): exit 1")
+        return 1
+    return exit_code
+
+
 def build_report(inputs: list[Path], *, engine: str, master: str | None, out: Path,
                  ignore_bad: bool = False, store: Path | None = None, deviations: Any = None) -> int:
     """Check the run directories (or store) in `inputs` and write the report into `out`; prints the

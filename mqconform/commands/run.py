@@ -145,15 +145,10 @@ def run(args: argparse.Namespace) -> int:
               f"{counts['unknown']} rule(s) unknown", file=sys.stderr)
     print(f"run directory: {out}")
     if not args.no_report:
-        code = _report(out, args, None if args.strict else registry)
-        if code not in (0, 1):
-            print("mqconform: the report could not be built (see above); the run directory is complete",
-                  file=sys.stderr)
-        elif code == 1 and exit_code == 0:
-            # the report's history checks (RING-17, DELIVERY-15, ...) failed a rule the run's step checks
-            # did not: the run's verdict is the report's (a green run never hides a red report)
-            print("mqconform: the report's history checks fail a rule (listed above): exit 1")
-            exit_code = 1
+        from mqconform.commands.report import join_verdicts
+
+        exit_code = join_verdicts(_report(out, args, None if args.strict else registry), exit_code,
+                                  "the run directory is complete")
     return exit_code
 
 

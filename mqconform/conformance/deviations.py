@@ -158,13 +158,9 @@ def scenario_trace(raw: Sequence[Mapping[str, Any]], profile: str) -> list[Trace
 
     held: list[dict[str, frozenset[str]]] = []
 
-    def holding(model: Any) -> None:
-        queues = model.world.broker.queues
-        held.append({name: frozenset(model.held_ids(name)) for name in queues})
-
     try:
         annotated = annotate([{k: v for k, v in s.items() if k != "expect"} for s in raw],
-                             load_profile(profile), holding)
+                             load_profile(profile), lambda model: held.append(model.held_ids()))
     except (ModelRejected, ValueError, KeyError, TypeError):
         return None
     trace = []
@@ -462,15 +458,18 @@ class Deviation:
             return False
         if not set(self.rules) & set(finding.rules):
             return False
-        steps = trace()
-        return steps is not None and len(steps) > 0 and SHAPES[self.shape](steps)
+        return self._has_shape(trace())
+
+    def _has_shape(self, trace: Sequence[TraceStep] | None) -> bool:
+        """The model's replay (None: the model rejected the steps) has the entry's shape."""
+        return trace is not None and len(trace) > 0 and SHAPES[self.shape](trace)
 
     def excuses(self, check: str, machine: str, trace: Sequence[TraceStep] | None) -> bool:
         """Does the entry explain one example that fails history check `check` in area `machine`:
         the model's replay of the example's operations (`trace`) has the entry's shape?"""
         if not self.history or check != self.check or (self.area is not None and machine != self.area):
             return False
-        return trace is not None and len(trace) > 0 and SHAPES[self.shape](trace)
+        return self._has_shape(trace)
 
     def describe(self) -> str:
         return f"{self.reason} ({self.source})"
@@ -691,11 +690,12 @@ def _entry(file: _Loader, node: Node, context: _Context,
                 raise file.error(view["check"], f"unknown check {check!r} (not in "
                                                 "mqconform.conformance.rules)")
             areas = found_areas
-        known_areas = {name for by_area in areas_of.values() for name in by_area}
-        if history and area is not None and area not in known_areas:
-            raise file.error(fields["area"], f"unknown area {area!r} "
-                                             f"(known: {', '.join(sorted(known_areas))})")
-        if area is not None and not history and area not in areas:
+        if history and area is not None:
+            known_areas = {name for by_area in areas_of.values() for name in by_area}
+            if area not in known_areas:
+                raise file.error(fields["area"], f"unknown area {area!r} "
+                                                 f"(known: {', '.join(sorted(known_areas))})")
+        elif area is not None and area not in areas:
             raise file.error(fields["area"], f"check {check} is not made in area {area!r} "
                                              f"(it is in: {', '.join(sorted(areas))})")
         reported = areas[area] if area is not None and not history else frozenset().union(*areas.values())

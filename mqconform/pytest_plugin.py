@@ -321,6 +321,8 @@ class ScenarioItem(_Item):
                     shutdown()
         for note in outcome.not_applicable:
             lines.append(f"      not applicable: {note}")
+        if outcome.verdict == "not_applicable":  # cut short, so not a pass: shown as a skip with the step
+            pytest.skip(outcome.verdict_line())
         if outcome.verdict != "pass":
             lines = [outcome.verdict_line(), "", *lines, "",
                      f"replay: mqconform scenario {self.path} {options.replay_args()}"]

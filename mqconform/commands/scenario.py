@@ -1,8 +1,11 @@
 """`mqconform scenario FILE...`: step scenario files through the model (or any adapter).
 
-Exit codes: 0 every applicable `expect` held, 1 a mismatch (expected vs actual, with the step
-number), 2 an invalid file (file:line: what is wrong) or bad usage, 3 the adapter answered `info`
-(unknown) or could not be reached.
+Exit codes: 0 every applicable `expect` held (``PASS``), or the adapter refused an operation as
+unsupported and the rest was not run (``N/A``, never ``PASS``; a failure under ``--strict``),
+1 a mismatch (expected vs actual, with the step number), 2 an invalid file (file:line: what is wrong)
+or bad usage, 3 the adapter answered `info` (unknown) or could not be reached. With ``--versions``
+the files run on each release in turn (the release's own server, as in ``mqconform matrix``), then
+one table says per file where it fails; the exit code is the worst over all releases.
 """
 
 from __future__ import annotations
@@ -23,6 +26,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--strict", action="store_true",
                         help="an expectation or operation the adapter cannot observe or run fails")
     parser.add_argument("-q", "--quiet", action="store_true", help="print only the verdict lines")
+    parser.add_argument("--versions", metavar="V1,V2,...|all",
+                        help="run the files on each of these releases of the adapter's line (as `mqconform "
+                             "matrix --versions`; each on its own server) and print, per file, its verdict "
+                             "on every release and the releases it fails on: a bisect")
 
 
 def _adapter(args: argparse.Namespace, scenario: Any, options: dict[str, Any]) -> Any:
@@ -39,24 +46,81 @@ def _adapter(args: argparse.Namespace, scenario: Any, options: dict[str, Any]) -
 
 
 def run(args: argparse.Namespace) -> int:
-    from mqconform.adapters.contract import AdapterError
-    from mqconform.adapters.registry import AdapterLoadError
     from mqconform.reference_model.errors import ModelMisuse
     from mqconform.reference_model.profiles import profile as load_profile
-    from mqconform.scenario import ScenarioError, load, run_scenario
+    from mqconform.releases import ReleaseError, binary, resolve
+    from mqconform.scenario import ScenarioError, load
 
     try:
         if args.profile:
             load_profile(args.profile)
         options = adapter_options(args)
         scenarios = [load(path) for path in args.files]
+        if args.versions is None:
+            return _exit_code(_run_all(args, scenarios, options))
+        if args.adapter == "reference" or "url" in options or "server_bin" in options:
+            return fail("scenario --versions starts each release's own server: name a release line's "
+                        "adapter (nats, redis, artemis, kafka) and drop --url / -o server_bin")
+        releases = resolve(args.adapter, args.versions)
+        binaries = {release.version: binary(release) for release in releases}  # all fetched up front
     except ScenarioError as exc:
         return fail(str(exc))
+    except ReleaseError as exc:
+        return fail(f"scenario: {exc}")
     except (ModelMisuse, ValueError) as exc:
         return fail(str(exc))
+    table: dict[str, list[Any]] = {}
+    for version, path in binaries.items():
+        if not args.quiet:
+            print(f"== {args.adapter} {version}")
+        outcomes = _run_all(args, scenarios, {**options, "server_bin": str(path)})
+        if isinstance(outcomes, int):
+            return outcomes
+        table[version] = outcomes
+    _print_bisect(table, [scenario.name for scenario in scenarios])
+    return _exit_code([outcome for outcomes in table.values() for outcome in outcomes])
+
+
+def _exit_code(outcomes: list[Any] | int) -> int:
+    if isinstance(outcomes, int):
+        return outcomes
+    codes = [outcome.exit_code for outcome in outcomes]
+    for code in (2, 1, 3):
+        if code in codes:
+            return code
+    return 0
+
+
+#: how a release's verdict on one scenario reads in the bisect table
+_CELL = {"pass": "PASS", "fail": "FAIL", "not_applicable": "N/A", "unknown": "UNKNOWN", "invalid": "INVALID"}
+
+
+def _print_bisect(table: dict[str, list[Any]], names: list[str]) -> None:
+    """One line per scenario: its verdict on each release (oldest first) and the releases that fail it,
+    first to last: where a behaviour begins and ends."""
+    versions = list(table)
+    width = max(len(v) for v in versions)
+    print()
+    print("releases: " + ", ".join(versions))
+    for index, name in enumerate(names):
+        print(name)
+        for version in versions:
+            print(f"  {version:<{width}}  {_CELL[table[version][index].verdict]}")
+        failing = [v for v in versions if table[v][index].verdict == "fail"]
+        span = f"{failing[0]} .. {failing[-1]} ({len(failing)} of {len(versions)})" if failing else "none"
+        print(f"  fails on: {span}")
+
+
+def _run_all(args: argparse.Namespace, scenarios: list[Any], options: dict[str, Any]) -> list[Any] | int:
+    """Every scenario on one adapter (a fresh model per scenario); their outcomes, or an exit code when
+    the adapter cannot be loaded or reached."""
+    from mqconform.adapters.contract import AdapterError
+    from mqconform.adapters.registry import AdapterLoadError
+    from mqconform.reference_model.errors import ModelMisuse
+    from mqconform.scenario import run_scenario
 
     printer = (lambda _line: None) if args.quiet else print
-    codes: list[int] = []
+    outcomes: list[Any] = []
     adapter = None
     try:
         for scenario in scenarios:
@@ -77,13 +141,10 @@ def run(args: argparse.Namespace) -> int:
                 for note in outcome.not_applicable:
                     print(f"      not applicable: {note}")
             print(outcome.verdict_line(), flush=True)
-            codes.append(outcome.exit_code)
+            outcomes.append(outcome)
     finally:
         shutdown = getattr(adapter, "shutdown", None)
         if callable(shutdown):
             with contextlib.suppress(Exception):
                 shutdown()
-    for code in (2, 1, 3):
-        if code in codes:
-            return code
-    return 0
+    return outcomes

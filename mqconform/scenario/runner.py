@@ -20,8 +20,10 @@ from mqconform.operations import BATCH_OPS, COMPARED, call_operation
 from .expect import Check, Observer, expected_result, normal, show
 from .loader import Scenario, ScenarioStep
 
-Verdict = Literal["pass", "fail", "unknown", "invalid"]
-EXIT_CODES: dict[str, int] = {"pass": 0, "fail": 1, "invalid": 2, "unknown": 3}
+#: not_applicable: the adapter refused an operation as unsupported, so the steps from there were not run
+#: (never a pass: nothing after that step was checked; a failure under ``strict``)
+Verdict = Literal["pass", "fail", "unknown", "invalid", "not_applicable"]
+EXIT_CODES: dict[str, int] = {"pass": 0, "not_applicable": 0, "fail": 1, "invalid": 2, "unknown": 3}
 Printer = Callable[[str], None]
 
 _SHORT = {"message_count": "messages", "pending_count": "pending", "delivering_count": "delivering",
@@ -52,6 +54,8 @@ class Outcome:
         if self.verdict == "pass":
             na = f", {len(self.not_applicable)} not applicable" if self.not_applicable else ""
             return f"PASS {self.name}: {self.steps_run} steps, {self.held} expectations held{na}"
+        if self.verdict == "not_applicable":
+            return f"N/A {self.name}: {where}{self.message} (after {self.steps_run} steps, {self.held} held)"
         return f"{self.verdict.upper()} {self.name}: {where}{self.message}"
 
 
@@ -191,8 +195,7 @@ class _Run:
                 return self.stop("fail", step, message + " [strict]")
             self.outcome.not_applicable.append(f"step {step.number}: {message}; the rest was not run")
             self.print(f"{step.number:>4}  {_describe(step.op, step.args)}  NOT APPLICABLE: {error}")
-            self.outcome.step = step.number
-            return self.outcome
+            return self.stop("not_applicable", step, f"{message}; the rest was not run")
         if isinstance(self.adapter, ReferenceAdapter):
             return self.stop("invalid", step, f"line {step.line}: the model rejects {step.op}: {error}")
         return self.stop("fail", step, f"{step.op} failed on the implementation: {error}")

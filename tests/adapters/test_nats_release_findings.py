@@ -62,3 +62,14 @@ def test_an_old_release_fails_where_the_current_one_holds(name: str, namespace: 
     failing, step, _, _ = FINDINGS[name]
     assert _on_release(name, failing, namespace) == ("fail", step)
     assert _on_release(name, "2.15.1", namespace)[0] == "pass"
+
+
+def test_scenario_versions_bisects_a_finding(capsys: pytest.CaptureFixture[str]) -> None:
+    """`mqconform scenario --versions`: the file on each release's own server, then where it fails."""
+    from mqconform.cli import main
+
+    path = HERE / "nats-2.10-max-age-late.yaml"
+    assert main(["scenario", "-q", "--adapter", "nats", "--versions", "2.10.25,2.15.1", str(path)]) == 1
+    out = capsys.readouterr().out
+    table = out[out.index("releases: 2.10.25, 2.15.1"):].splitlines()
+    assert table[1:5] == [str(path), "  2.10.25  FAIL", "  2.15.1   PASS", "  fails on: 2.10.25 .. 2.10.25 (1 of 2)"]

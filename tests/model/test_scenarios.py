@@ -212,3 +212,22 @@ def test_batch_operations_run_their_single_operations(tmp_path: Path) -> None:
             "  - ack_batch: {consumer: c, ids: [1, 3, 3]}\n"
             "    expect: {result: [ok, ok, failed], queue: {message_count: 1, acknowledged: 2}}\n")
     assert main(["scenario", "-q", str(_write(tmp_path, text))]) == 0
+
+
+def test_an_unsupported_operation_ends_the_scenario_as_na_never_pass(capsys) -> None:  # type: ignore[no-untyped-def]
+    """The artemis model has no per-subject limits: the declaration is refused as unsupported, nothing
+    after it runs, so the verdict is N/A (exit 0, not a failure) and never PASS; --strict fails it."""
+    path = Path(__file__).resolve().parents[2] / "spec" / "examples" / "jetstream-max-msgs-per-subject.yaml"
+    assert main(["scenario", "-q", "--profile", "artemis", str(path)]) == 0
+    line = capsys.readouterr().out.strip()
+    assert line.startswith(f"N/A {path}: step 1 (queue): queue is not supported"), line
+    assert "the rest was not run (after 0 steps, 0 held)" in line
+    assert main(["scenario", "-q", "--strict", "--profile", "artemis", str(path)]) == 1
+    assert capsys.readouterr().out.startswith("FAIL ")
+
+
+def test_versions_needs_a_release_line(capsys) -> None:  # type: ignore[no-untyped-def]
+    assert main(["scenario", "--versions", "all", str(EXAMPLES[0])]) == 2
+    assert "scenario --versions starts each release's own server" in capsys.readouterr().err
+    assert main(["scenario", "--adapter", "redis", "--versions", "5.0", str(EXAMPLES[0])]) == 2
+    assert "redis: no release '5.0' (known: 6.2, 7.0, 9.1)" in capsys.readouterr().err

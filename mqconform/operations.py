@@ -321,7 +321,7 @@ OPERATIONS: Final[Mapping[str, Operation]] = {op.name: op for op in (
               run=lambda a, x: a.in_progress(x["consumer"], x["id"])),  # type: ignore[attr-defined]
     # RING-29: purge a queue (the result is the number of messages removed)
     Operation("purge", scalar="str", references=(("", "queue"),), needs=("purge",),
-              run=lambda a, x: a.purge(x)),  # type: ignore[attr-defined]
+              run=lambda a, x: a.purge(x), compared=True),  # type: ignore[attr-defined]
     # RING-34: a stream update of max_msgs_per_subject
     Operation("set_subject_limit", {"queue": _req("str"), "limit": _req("int")},
               references=(("queue", "queue"),), needs=("max_per_subject",),
@@ -370,14 +370,14 @@ OPERATIONS: Final[Mapping[str, Operation]] = {op.name: op for op in (
               model=model.close_session),
     # DELIVERY-34: the queue's consumers deliver nothing until the logical time until_ms
     Operation("pause", {"queue": _req("str"), "until_ms": _req("int")}, references=(("queue", "queue"),),
-              needs=("consumer_pause",), call=True, model=model.pause,
+              needs=("consumer_pause",), call=True, model=model.pause, compared=True,
               run=lambda a, x: a.call("pause", queue=x["queue"], until_ms=int(x["until_ms"]))),
     # RETENTION-1..11: a durable consumer of a stream address, as queue `name` (value created or
     # refused), leave deletes it; DELIVERY-41..47: `priority`, the durable's ADR-42 priority policy
     Operation("join", {"name": _req("str"), "address": _req("str"),
                        "priority": _f(("overflow", "pinned_client", None))},
               declares="queue", references=(("address", "address"),), needs=("retention",), call=True,
-              answers=("created", "refused"), model=model.join, run=_join),
+              answers=("created", "refused"), model=model.join, run=_join, compared=True),
     Operation("leave", scalar="str", references=(("", "queue"),), needs=("retention",), call=True,
               model=model.leave, run=lambda a, x: a.call("leave", queue=str(x))),
     # DELIVERY-45: the pin of a pinned_client queue is cleared ($JS.API.CONSUMER.UNPIN)
@@ -389,7 +389,7 @@ OPERATIONS: Final[Mapping[str, Operation]] = {op.name: op for op in (
     Operation("fetch", {"consumer": _req("str"), "batch": _req("int"), "max_bytes": _f("int", 0),
                         "min_pending": _f("int", 0), "min_ack_pending": _f("int", 0)},
               references=(("consumer", "consumer"),), needs=("pull_batch",), call=True, model=model.fetch,
-              run=_fetch),
+              run=_fetch, compared=True),
     # batches: the single operations in order (no adapter method of their own); the value is the list
     # of the single values, or the first answer that is not ok
     Operation("send_batch", {"to": _req("str"), "ids": _req("list"), "size": _f("int", 100),

@@ -20,6 +20,9 @@ from .options import ModelOptions, ReturnPlacement
 from .profiles import ARTEMIS
 from .state import AddressState, ConsumerState, QueueState, Ref
 
+if TYPE_CHECKING:
+    from .broker import QueueCounters
+
 SendResult = Literal["accepted", "paged", "dropped", "failed", "blocked"]
 AckResult = Literal["ok", "failed"]
 Reason = Literal["acknowledged", "replaced", "killed", "expired"]
@@ -123,6 +126,7 @@ class BrokerCore:
         # Implemented by the area mixins (named in the comments); declared for the type checker.
         def _settle(self, *touched: QueueState) -> None: ...  # broker
         def _settle_everything(self) -> None: ...  # broker
+        def counters(self, queue_name: str) -> QueueCounters: ...  # broker
         def _deliver(self, queue: QueueState) -> bool: ...  # delivery
         def _rejoin_rotation(self, queue: QueueState) -> None: ...  # delivery
         def _cancel_list(self, consumer: ConsumerState) -> tuple[list[Ref], list[Ref]]: ...  # delivery

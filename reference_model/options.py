@@ -280,8 +280,18 @@ class ModelOptions:
     #: (the connections end, each consumer's unacknowledged messages return as by a close and the
     #: consumers must be opened again: ActiveMQ Classic) or "kept" (JetStream durable consumers:
     #: the consumer, its pending messages and delivery counts survive and the client acks them after
-    #: reconnecting). Stored messages always survive (RESTART-1).
-    restart_consumers: Literal["closed", "kept"] = "closed"
+    #: reconnecting). Stored messages always survive (RESTART-1). "reloaded" (RESTART-6, Artemis):
+    #: the broker reads its journal again: the consumers end, each message one held comes back with
+    #: the delivery count last written (at its last return: the delivery in flight is not counted),
+    #: every queue lists its messages by priority in stored order with no ring or limit applied, and
+    #: its statistics start over (added = the messages it holds; acknowledged, replaced, killed and
+    #: expired 0).
+    restart_consumers: Literal["closed", "kept", "reloaded"] = "closed"
+    #: RESTART-6: whether a graceful restart's outcome is determined. False (Artemis): SIGTERM fails
+    #: the connections while the journal closes, and whether the cancel of a held message (which
+    #: keeps its delivery counted) reaches the journal first is a race, so the model's graceful
+    #: restart is one of two outcomes and the machines restart such a profile by SIGKILL only.
+    restart_graceful_exact: bool = True
     #: RESTART-3: what happens at a restart to returned messages not yet redelivered: "kept" (the
     #: redelivery order survives) or "parked" (JetStream keeps no redelivery queue on disk: each stays
     #: pending for nobody, counting toward max_ack_pending, until its ack wait runs out).

@@ -43,13 +43,17 @@ _TTL = frozenset({"message_ttl", "per_message_ttl"})
 
 #: The seeds' semantics: ActiveMQ Artemis 2.44 (artemis-semantics.md C, R, P, D, S rules); message
 #: expiry (EXPIRY-1..7) with expiry-delay, expiry-address and the expiry scanner (the defaults).
-ARTEMIS = ModelOptions(features=FEATURES | EXPIRY_FEATURES | {"delete"},
+ARTEMIS = ModelOptions(features=FEATURES | EXPIRY_FEATURES | {"delete", RESTART_FEATURE},
                        # DELIVERY-24: a new consumer restarts the rotation (QueueConsumersImpl#add)
                        cursor_restarts_on_add=True,
                        # DELIVERY-31: removeMessage(id) acks NORMAL (QueueImpl#deleteReference)
                        delete_counts="acknowledged",
                        # PAGING-12: the browsing page cursor lists held paged messages too
-                       browse_held_paged=True)
+                       browse_held_paged=True,
+                       # RESTART-6: a restart reloads the journal (PostOfficeJournalLoader)
+                       restart_consumers="reloaded",
+                       # RESTART-6: a held message's count after SIGTERM is a race (4 of 6 runs)
+                       restart_graceful_exact=False)
 
 #: HornetQ 2.2: no ring queues (added in Artemis 2.10), no FAIL policy (H4), cancelled messages
 #: return with addHead (D10), whole pages depage while memory allows (H1), selectors and browsers see

@@ -4,9 +4,9 @@ Implements RESTART-1 (stored messages, their order, delivery counts and the queu
 counters survive), RESTART-2 (consumers are closed by the restart: their unacknowledged messages
 return as by a close), RESTART-3 (consumers are kept; a returned message not yet redelivered is
 parked: pending for nobody, still counted as delivering and toward max_unacked, until its ack wait
-runs out) and RESTART-4 (a kill is the same step as a graceful restart once the store's flush
-interval has passed) through the options ``restart_consumers``, ``restart_returns``,
-``restart_order`` and ``restart_flush_ms``.
+runs out), RESTART-4 (a kill is the same step as a graceful restart once the store's flush
+interval has passed) and RESTART-6 (an Artemis broker reads its journal again) through the options
+``restart_consumers``, ``restart_returns``, ``restart_order`` and ``restart_flush_ms``.
 
 What RESTART-5 says survives, the queue in JetStream's terms, is in :mod:`.stream_state`.
 """
@@ -47,6 +47,35 @@ class RestartMixin(BrokerCore):
         for ref in refs:
             queue.pending.add_sorted(ref, ref.sequence, ref.size)
 
+    def _reload_from_store(self) -> None:
+        """RESTART-6 (restart_consumers "reloaded"): what a broker that reads its journal again has.
+
+        The connections end without a cancel, so nothing is dead-lettered, delayed or replaced on the
+        way: each message a consumer held is listed again with the delivery count written at its last
+        return (the count the cancel of a close would leave, REDELIVERY-2: the delivery in flight is
+        undone). Each queue then lists its ready messages by priority in stored order
+        (PostOfficeJournalLoader#handleAddMessage, journal order; QueueImpl#reload adds without
+        enforcing a ring), and counts as added only what it reloaded; its other statistics start at 0
+        (QueueImpl's message counters are not persisted)."""
+        for name, consumer in list(self.consumers.items()):
+            queue = self._queue(consumer.config.queue)
+            del self.consumers[name]
+            if consumer in queue.consumers:
+                self._unsubscribe(queue, consumer)
+            acked, cancelled = self._cancel_list(consumer)
+            for ref in acked + cancelled:
+                self._undeliver(queue, ref)
+                ref.delivery_count -= 1
+                if queue.non_destructive:  # DELIVERY-12: it never left the list
+                    continue
+                ref.place = "pending"
+                queue.pending.add_sorted(ref, ref.sequence, ref.size)
+        for queue in self.queues.values():
+            self._reread_in_store_order(queue)
+            counters = queue.counters
+            counters.added = self.counters(queue.name).message_count
+            counters.acknowledged = counters.replaced = counters.killed = counters.expired = 0
+
     def restart(self, mode: str = "graceful") -> None:
         """Restart the broker: ``graceful`` (SIGTERM) or ``kill`` (SIGKILL after the flush interval,
         RESTART-4). Nothing stored is lost or resurrected (RESTART-1); consumers are closed
@@ -55,6 +84,9 @@ class RestartMixin(BrokerCore):
         if mode not in RESTART_MODES:
             raise ModelMisuse(f"restart mode is graceful or kill, not {mode!r}")
         opts = self.options
+        if opts.restart_consumers == "reloaded":
+            self._reload_from_store()
+            return
         if opts.restart_consumers == "closed":
             for name in list(self.consumers):
                 self.close(name)

@@ -301,7 +301,8 @@ class ArtemisAdapter(BrokerAdapter):
         #: an AMQP acceptor granting one credit at a time (BLOCK); the own broker has one
         self.block_url = block_url
         capabilities = CAPABILITIES if block_url or not self.url else CAPABILITIES - {"block_policy"}
-        self.capabilities = capabilities - set(missing)
+        # RESTART-1/2: the adapter's own broker restarts on its instance (not a broker at url=)
+        self.capabilities = (capabilities | ({"restart"} if not self.url else set())) - set(missing)
         self.block_conn: Any = None
         self.broker: ArtemisProcess | None = None
         self.conn: Any = None
@@ -419,6 +420,38 @@ class ArtemisAdapter(BrokerAdapter):
             self.conn = None
         if self.jolokia is not None:
             self.jolokia.close()
+
+    def call(self, op: str, **kwargs: Any) -> Result:
+        """``restart`` (capability ``restart``: the adapter's own broker; RESTART-1, RESTART-2): stop the
+        broker with SIGTERM (``mode="graceful"``: its shutdown hook stops it cleanly) or SIGKILL
+        (``mode="kill"``), start it again on the same instance (its journal, bindings and address
+        settings) and ports, and reconnect. The client closes nothing first: the links end with the old
+        connection, so the adapter forgets its consumers and senders (the broker gives their
+        unacknowledged messages back when it stops, or reloads them from the journal after a kill)."""
+        if op != "restart" or "restart" not in self.capabilities:
+            return super().call(op, **kwargs)
+        mode = kwargs.get("mode", "graceful")
+        if mode not in ("graceful", "kill"):
+            return Result.fail(f"artemis: restart: mode is graceful or kill, not {mode!r}")
+        broker = self.broker
+        if broker is None or self.conn is None:
+            return Result.fail("artemis: restart: the adapter is not open on its own broker")
+        if mode == "kill":
+            broker.kill()
+        else:
+            broker.halt()
+        for conn in (self.conn, self.block_conn):
+            if conn is not None:
+                with contextlib.suppress(Exception):  # the broker is gone: nothing to close cleanly
+                    conn.close()
+        self.conn, self.block_conn, self.sender_links, self.consumers = None, None, {}, {}
+        try:
+            broker.start()
+            self.conn = BlockingConnection(broker.url, timeout=self.timeout, user=self.user,
+                                           password=self.password)
+        except Exception as exc:  # AdapterError from start(), proton's kinds at connect
+            return Result.info(f"artemis: restart: {one_line(exc)}")
+        return Result.ok(None)
 
     # ------------------------------------------------------------------ declarations
     def _physical(self, name: str) -> str:

@@ -227,13 +227,13 @@ TABLES: dict[str, dict[str, tuple[str, ...]]] = {
     },
     # the restart step (mqconform/conformance/restart.py), mixed into queue machines
     "restart": {
-        "restart.accepted": ("RESTART-1",),
-        "restart.counters": ("RESTART-1", "RESTART-2", "RESTART-3"),
-        "restart.delivery_count": ("RESTART-1", "RESTART-3"),
-        "restart.reopen": ("RESTART-2",),
+        "restart.accepted": ("RESTART-1", "RESTART-6"),
+        "restart.counters": ("RESTART-1", "RESTART-2", "RESTART-3", "RESTART-6"),
+        "restart.delivery_count": ("RESTART-1", "RESTART-3", "RESTART-6"),
+        "restart.reopen": ("RESTART-2", "RESTART-6"),
         "restart.stream_state": ("RESTART-5", "RESTART-3"),
-        "restart.kill.counters": ("RESTART-1", "RESTART-2", "RESTART-3", "RESTART-4"),
-        "restart.kill.delivery_count": ("RESTART-1", "RESTART-3", "RESTART-4"),
+        "restart.kill.counters": ("RESTART-1", "RESTART-2", "RESTART-3", "RESTART-4", "RESTART-6"),
+        "restart.kill.delivery_count": ("RESTART-1", "RESTART-3", "RESTART-4", "RESTART-6"),
         "restart.kill.stream_state": ("RESTART-5", "RESTART-3", "RESTART-4"),
     },
 }

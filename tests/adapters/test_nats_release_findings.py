@@ -72,4 +72,5 @@ def test_scenario_versions_bisects_a_finding(capsys: pytest.CaptureFixture[str])
     assert main(["scenario", "-q", "--adapter", "nats", "--versions", "2.10.25,2.15.1", str(path)]) == 1
     out = capsys.readouterr().out
     table = out[out.index("releases: 2.10.25, 2.15.1"):].splitlines()
-    assert table[1:5] == [str(path), "  2.10.25  FAIL", "  2.15.1   PASS", "  fails on: 2.10.25 .. 2.10.25 (1 of 2)"]
+    assert table[1:5] == [str(path), "  2.10.25  FAIL", "  2.15.1   PASS",
+                          "  fails on: 2.10.25 .. 2.10.25 (1 of 2)"]

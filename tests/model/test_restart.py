@@ -169,3 +169,38 @@ def test_a_parked_message_returns_after_the_consumers_ack_wait() -> None:
     assert b.receive("c") is None
     b.advance(1)
     assert b.receive("c") == "m1" and b.delivery_count("q", "m1") == 2
+
+
+def _ring_of_two_with_held(options_name: str = "artemis", **overrides: object) -> Broker:
+    """A ring of 2: m1 and m2 delivered, m1 nacked and delivered again, m3 pending."""
+    b = Broker(profile(options_name).evolve(**overrides))
+    b.declare_queue(QueueConfig("q", ring_size=2))
+    b.open_consumer(ConsumerConfig("c", "q", window_bytes=0))
+    for m in ("m1", "m2"):
+        assert b.send("q", Message(m)) == "accepted"
+    assert b.receive("c") == "m1" and b.receive("c") == "m2"
+    assert b.nack("c", "m1") == "ok"
+    assert b.receive("c") == "m1"  # delivered twice, its count 1 written at the nack
+    assert b.send("q", Message("m3")) == "accepted"
+    return b
+
+
+@pytest.mark.rules("RESTART-6")
+def test_artemis_reloads_its_journal_without_a_cancel() -> None:
+    """A ring of 2 holding 2 delivered messages and 1 pending one: a close would return the held
+    ones over the ring and replace one (RING-7); the reload lists all three in stored order with the
+    counts of their last return, applies no ring, and starts the statistics over."""
+    b = _ring_of_two_with_held()
+    b.restart("kill")
+    assert b.pending_ids("q") == ["m1", "m2", "m3"]
+    counters = b.counters("q")
+    assert (counters.message_count, counters.pending_count, counters.delivering_count) == (3, 3, 0)
+    assert (counters.added, counters.acknowledged, counters.replaced) == (3, 0, 0)
+    assert not b.consumers
+    b.open_consumer(ConsumerConfig("c2", "q", window_bytes=0))
+    assert b.receive("c2") == "m1" and b.delivery_count("q", "m1") == 2
+    assert b.receive("c2") == "m2" and b.delivery_count("q", "m2") == 1
+    # the same queue under restart_consumers=closed: the close's returns meet the ring
+    closed = _ring_of_two_with_held(restart_consumers="closed")
+    closed.restart("kill")
+    assert closed.pending_ids("q") == ["m1", "m3"] and closed.counters("q").replaced == 1

@@ -231,3 +231,17 @@ def test_versions_needs_a_release_line(capsys) -> None:  # type: ignore[no-untyp
     assert "scenario --versions starts each release's own server" in capsys.readouterr().err
     assert main(["scenario", "--adapter", "redis", "--versions", "5.0", str(EXAMPLES[0])]) == 2
     assert "redis: no release '5.0' (known: 6.2, 7.0, 9.1)" in capsys.readouterr().err
+
+
+def test_every_result_a_machine_compares_is_in_the_counterexample() -> None:
+    """A counterexample replays what the run compared: each operation whose answer a conformance
+    machine compares (``d.both(op, ..., compare=...)``) gets its model result written into the file
+    (operations.COMPARED), or the replay of a fetch or a join the run failed would say PASS."""
+    from mqconform.operations import COMPARED
+
+    root = Path(__file__).resolve().parents[2] / "mqconform" / "conformance"
+    compared = set()
+    for source in root.rglob("*.py"):
+        compared |= set(re.findall(r'both\("([a-z_]+)"[^\n]*compare=', source.read_text()))
+    assert {"fetch", "join", "purge", "send", "ack", "nack"} <= compared
+    assert compared - {"consumer"} <= COMPARED, sorted(compared - COMPARED)

@@ -277,7 +277,7 @@ class ArtemisAdapter(BrokerAdapter):
     def __init__(self, url: str | None = None, http_url: str | None = None, user: str | None = None,
                  password: str | None = None, version: str = DEFAULT_VERSION, timeout: float = 5.0,
                  settle_timeout: float = 1.0, server_bin: str | None = None,
-                 block_url: str | None = None) -> None:
+                 block_url: str | None = None, restart: bool = False) -> None:
         self.url = url or os.environ.get(URL_ENV) or None
         self.http_url = http_url or os.environ.get(HTTP_URL_ENV) or None
         if self.url and not self.http_url:
@@ -301,8 +301,10 @@ class ArtemisAdapter(BrokerAdapter):
         #: an AMQP acceptor granting one credit at a time (BLOCK); the own broker has one
         self.block_url = block_url
         capabilities = CAPABILITIES if block_url or not self.url else CAPABILITIES - {"block_policy"}
-        # RESTART-1/2: the adapter's own broker restarts on its instance (not a broker at url=)
-        self.capabilities = (capabilities | ({"restart"} if not self.url else set())) - set(missing)
+        # RESTART-6 with restart=true: the adapter's own broker restarts on its instance (not a broker
+        # at url=); opt-in, as each restart is a JVM start of seconds (ActiveMQ's persistent=true)
+        restarts = {"restart"} if restart is True and not self.url else set()
+        self.capabilities = (capabilities | restarts) - set(missing)
         self.block_conn: Any = None
         self.broker: ArtemisProcess | None = None
         self.conn: Any = None
@@ -422,12 +424,12 @@ class ArtemisAdapter(BrokerAdapter):
             self.jolokia.close()
 
     def call(self, op: str, **kwargs: Any) -> Result:
-        """``restart`` (capability ``restart``: the adapter's own broker; RESTART-1, RESTART-2): stop the
-        broker with SIGTERM (``mode="graceful"``: its shutdown hook stops it cleanly) or SIGKILL
-        (``mode="kill"``), start it again on the same instance (its journal, bindings and address
-        settings) and ports, and reconnect. The client closes nothing first: the links end with the old
-        connection, so the adapter forgets its consumers and senders (the broker gives their
-        unacknowledged messages back when it stops, or reloads them from the journal after a kill)."""
+        """``restart`` (capability ``restart``: ``restart=True`` on the adapter's own broker;
+        RESTART-6): stop the broker with SIGTERM (``mode="graceful"``: its shutdown hook stops it
+        cleanly) or SIGKILL (``mode="kill"``), start it again on the same instance (its journal,
+        bindings and address settings) and ports, and reconnect. The client closes nothing first: the
+        links end with the old connection, so the adapter forgets its consumers and senders (the broker
+        reloads what they held from its journal)."""
         if op != "restart" or "restart" not in self.capabilities:
             return super().call(op, **kwargs)
         mode = kwargs.get("mode", "graceful")

@@ -365,6 +365,32 @@ def _non_destructive_ring_evicts_delivered(trace: Sequence[TraceStep]) -> bool:
     return False
 
 
+def _non_destructive_ring_repeats_replaced(trace: Sequence[TraceStep]) -> bool:
+    """The failing step is a receive, and before it a send at which the model's ring of a
+    non-destructive queue replaced a message no consumer held while a consumer of the queue was open.
+    Artemis offered that head to the consumer, which had no credit (busy: QueueImpl#deliver calls the
+    iterator's repeat()); the eviction moves the iterator's current node on (LinkedListImpl nudges it),
+    and Iterator#next's repeat branch returns the new node without marking it as the last returned,
+    so the next call returns it once more: a non-destructive queue delivers it to the consumer twice."""
+    if not trace or trace[-1].op not in ("receive", "receive_batch"):
+        return False
+    kept = {str(step.args.get("name")) for step in trace
+            if step.op == "queue" and isinstance(step.args, Mapping) and step.args.get("non_destructive")}
+    consumers: dict[str, str] = {}  # open consumer -> its queue
+    for before, step in _pairs(trace):
+        if step.op == "consumer" and isinstance(step.args, Mapping):
+            consumers[str(step.args.get("name"))] = str(step.args.get("queue"))
+        elif step.op == "close":
+            consumers.pop(str(step.args), None)
+        elif step.op in ("send", "send_batch") and before is not None:
+            for queue in set(_rose(before, step, "replaced")) & kept & set(consumers.values()):
+                listed = set(map(str, before.queues.get(queue, {}).get("pending", []))) | set(_ids(step))
+                gone = listed - set(map(str, step.queues[queue].get("pending", [])))
+                if gone - before.held.get(queue, frozenset()):
+                    return True
+    return False
+
+
 #: shape name -> a predicate over the model's trace of a counterexample (its docstring says what it
 #: accepts); a new bug that none describes needs a new one here, a few lines
 SHAPES: Final[Mapping[str, Callable[[Sequence[TraceStep]], bool]]] = {
@@ -377,6 +403,7 @@ SHAPES: Final[Mapping[str, Callable[[Sequence[TraceStep]], bool]]] = {
     "ring-replaces-returning-paged": _ring_replaces_returning_paged,
     "close-returns-paged-while-paging": _close_returns_paged_while_paging,
     "non-destructive-ring-evicts-delivered": _non_destructive_ring_evicts_delivered,
+    "non-destructive-ring-repeats-replaced": _non_destructive_ring_repeats_replaced,
 }
 
 

@@ -438,3 +438,15 @@ def test_restart_reloads_the_journal(mode: str, artemis: ArtemisAdapter, namespa
     assert "restart" not in artemis.capabilities  # opt-in: each restart is a JVM start
     remote = ArtemisAdapter(url="amqp://127.0.0.1:1", http_url="http://127.0.0.1:1", restart=True)
     assert "restart" not in remote.capabilities
+
+
+@pytest.mark.rules("DELIVERY-12", "RING-6")
+def test_finding_non_destructive_ring_repeats_replaced(artemis: ArtemisAdapter, namespace: str) -> None:
+    """The broker finding (docs/findings/artemis-non-destructive-ring-repeats-replaced.md): after a ring
+    of 1 replaced the head a pull consumer had been offered, the consumer receives the new head twice
+    (LinkedListImpl.Iterator#next's repeat branch does not set last); the model gives it once."""
+    scenario = load(ROOT / "docs" / "findings" / "artemis-non-destructive-ring-repeats-replaced.yaml")
+    assert run_scenario(scenario, ReferenceAdapter(options=profile("artemis")), strict=True).verdict == "pass"
+    outcome = run_scenario(scenario, artemis, namespace=namespace)
+    assert (outcome.verdict, outcome.step) == ("fail", 5), outcome.verdict_line()
+    assert "expected null, actual m2" in outcome.verdict_line()

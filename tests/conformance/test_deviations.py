@@ -77,6 +77,7 @@ FAILING_STEP = {
     "docs/findings/artemis-ring-page-returns.yaml": 8,
     "docs/findings/artemis-close-return-overreads-page.yaml": 11,
     "docs/findings/artemis-non-destructive-ring-evicts-delivered.yaml": 6,
+    "docs/findings/artemis-non-destructive-ring-repeats-replaced.yaml": 5,
 }
 
 #: the shipped scenarios -> the steps before the one that gives the bug its shape (the nack at the
@@ -96,6 +97,7 @@ BEFORE_SHAPE = {
     "docs/findings/artemis-ring-page-returns.yaml": 6,
     "docs/findings/artemis-close-return-overreads-page.yaml": 8,
     "docs/findings/artemis-non-destructive-ring-evicts-delivered.yaml": 5,
+    "docs/findings/artemis-non-destructive-ring-repeats-replaced.yaml": 3,
 }
 
 #: the shipped registry, loaded once for the tests that only read it

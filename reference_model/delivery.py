@@ -26,7 +26,7 @@ class DeliveryMixin(BrokerCore):
 
     if TYPE_CHECKING:
         def _pin_admits(self, queue: QueueState, consumer: ConsumerState,
-                        available: bool) -> bool: ...  # priority_groups
+                        ref: Ref | None) -> bool: ...  # priority_groups
 
     def open_consumer(self, config: ConsumerConfig) -> None:
         """Open a consumer; dispatch to it happens at once (DELIVERY window rules)."""
@@ -212,8 +212,7 @@ class DeliveryMixin(BrokerCore):
             self._take_exhausted(queue)  # REDELIVERY-21: before the ack-pending cap (getNextMsg)
             if consumer.under_unacked_limit(self._parked(queue)):
                 ref = self._first_match(queue, consumer)
-            if queue.priority_policy == "pinned_client" and not self._pin_admits(queue, consumer,
-                                                                                   ref is not None):
+            if queue.priority_policy == "pinned_client" and not self._pin_admits(queue, consumer, ref):
                 ref = None  # DELIVERY-45..47
             if ref is not None:
                 self._take(queue, consumer, ref)

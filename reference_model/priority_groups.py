@@ -18,6 +18,14 @@ which it names from then on, DELIVERY-45); while a pin holds, only requests nami
 client without an id gets nothing (DELIVERY-46), and one naming an older id is refused and forgets it
 (423; with no pin only once a message is there to take, DELIVERY-47). ``unpin`` clears the pin
 (``$JS.API.CONSUMER.UNPIN``). The pin's timeout (``priority_timeout``) is longer than any example.
+
+A request the pin turns away once a message is there (DELIVERY-46: cycled; DELIVERY-47 with no pin:
+423 Nats-Wrong-Pin-Id) was weighed against a message the server had already taken, so that message
+is put back as for DELIVERY-44: a redelivery goes to the back of the redelivery queue, once per such
+request (nats-server v2.14.5 server/consumer.go nextWaiting L4339-L4361 returns no request;
+loopAndGatherMsgs L5380-L5396 addToRedeliverQueue; the same in 2.11.0; observed on 2.15.1). A 423
+at the request itself, while another pin holds, takes no message and moves none
+(processNextMsgRequest).
 """
 
 from __future__ import annotations
@@ -39,6 +47,8 @@ class PriorityGroupsMixin(BrokerCore):
 
     if TYPE_CHECKING:
         def _consumer_counters(self, queue: QueueState) -> dict[str, int]: ...  # stream_state
+        @staticmethod
+        def _put_back(queue: QueueState, ref: Ref) -> None: ...  # pull_batch
 
     def _check_priority(self, priority: str | None) -> None:
         """A queue's priority policy needs the feature and one of PRIORITY_POLICIES."""
@@ -69,22 +79,26 @@ class PriorityGroupsMixin(BrokerCore):
         return ((min_pending > 0 and pending >= min_pending)
                 or (min_ack_pending > 0 and counts["num_ack_pending"] >= min_ack_pending))
 
-    def _pin_admits(self, queue: QueueState, consumer: ConsumerState, available: bool) -> bool:
+    def _pin_admits(self, queue: QueueState, consumer: ConsumerState, ref: Ref | None) -> bool:
         """DELIVERY-45..47: whether a pull request of `consumer` on a pinned_client queue is served
-        now (`available`: a message is there for it); pins it or makes it forget an older id."""
+        now (`ref`: the message there for it, None: none); pins it or makes it forget an older id. A
+        request turned away in nextWaiting puts `ref` back (a redelivery to the back, DELIVERY-44)."""
         if queue.pinned is None:
-            if not available:
+            if ref is None:
                 return False  # nextWaiting runs only for a message: the request waits
             if consumer.pin is not None:
-                consumer.pin = None  # 423 Nats-Wrong-Pin-Id
+                consumer.pin = None  # nextWaiting: 423 Nats-Wrong-Pin-Id, the request removed
+                self._put_back(queue, ref)  # loopAndGatherMsgs: no waiting request took it
                 return False
             queue.pins += 1
             queue.pinned = consumer.pin = queue.pins
             return True
         if consumer.pin == queue.pinned:
-            return available
+            return ref is not None
         if consumer.pin is not None:
-            consumer.pin = None  # 423 Nats-Pin-Id mismatch (processNextMsgRequest)
+            consumer.pin = None  # 423 Nats-Pin-Id mismatch (processNextMsgRequest): no message taken
+        elif ref is not None:
+            self._put_back(queue, ref)  # nextWaiting cycles the request: no waiting request took it
         return False
 
     def unpin(self, queue_name: str) -> None:

@@ -32,7 +32,7 @@ class PullBatchMixin(BrokerCore):
         def _overflow_serves(self, queue: QueueState, ref: Ref, min_pending: int,
                              min_ack_pending: int) -> bool: ...  # priority_groups
         def _pin_admits(self, queue: QueueState, consumer: ConsumerState,
-                        available: bool) -> bool: ...  # priority_groups
+                        ref: Ref | None) -> bool: ...  # priority_groups
 
     def _next_pull(self, queue: QueueState, consumer: ConsumerState) -> Ref | None:
         """The message the consumer's next receive would take (None: none), without taking it."""
@@ -75,7 +75,7 @@ class PullBatchMixin(BrokerCore):
             ref = self._next_pull(queue, consumer)
             if ref is None:
                 if not got and queue.priority_policy == "pinned_client":
-                    self._pin_admits(queue, consumer, False)  # DELIVERY-47: refused at the request
+                    self._pin_admits(queue, consumer, None)  # DELIVERY-47: refused at the request
                 break
             if not self._overflow_serves(queue, ref, min_pending, min_ack_pending):
                 self._put_back(queue, ref)

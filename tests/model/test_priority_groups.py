@@ -142,6 +142,25 @@ def test_an_old_id_is_kept_while_no_pin_holds_and_no_message_is_there() -> None:
     assert broker.fetch("c1", 1) == ["m2"]
 
 
+@pytest.mark.rules("DELIVERY-46", "DELIVERY-47", "DELIVERY-44")
+def test_a_request_turned_away_in_next_waiting_moves_a_redelivery_to_the_back() -> None:
+    """nextWaiting returns no request (cycled while a pin holds; 423 for an old id with no pin), so
+    loopAndGatherMsgs puts the redelivery it took back at the end; a 423 at the request moves none."""
+    broker = pinned("m1", "m2", "m3", "m4")
+    assert broker.fetch("c1", 4) == ["m1", "m2", "m3", "m4"]
+    for msg_id in ("m1", "m2", "m3", "m4"):
+        assert broker.nack("c1", msg_id) == "ok"
+    assert broker.fetch("c2", 2) == []  # no id while c1's pin holds: m1 to the back
+    broker.unpin("q")
+    assert broker.receive("c1") is None  # the old id, no pin: 423, m2 to the back
+    assert broker.receive("c2") == "m3"  # c2 pinned
+    assert broker.fetch("c1", 1) == []  # no id while c2's pin holds: m4 to the back
+    broker.unpin("q")
+    assert broker.receive("c1") == "m1"  # c1 pinned
+    assert broker.fetch("c2", 1) == []  # the old id while c1's pin holds: 423 at once, nothing moves
+    assert broker.fetch("c1", 2) == ["m2", "m4"]
+
+
 def test_unpin_needs_a_pinned_client_queue() -> None:
     with pytest.raises(ModelMisuse):
         overflow().unpin("q")

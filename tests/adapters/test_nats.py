@@ -596,6 +596,25 @@ def test_retention_and_pull_batch_examples_hold_on_the_model_and_the_server(
     assert run_scenario(scenario, ReferenceAdapter("artemis")).steps_run == 0  # unsupported there
 
 
+@pytest.mark.rules("DELIVERY-47", "DELIVERY-45", "DELIVERY-44")
+def test_a_pinned_request_refused_in_next_waiting_moves_a_redelivery_back(
+        embedded: NatsAdapter, namespace: str) -> None:
+    """Found by the ci retention area (fetch.pinned): with no pin, a request naming the old pin id is
+    refused once a message is there, and the redelivery the server had taken for it goes to the back
+    of the redelivery queue (the model kept it first: it gave m1, the server m2)."""
+    from pathlib import Path
+
+    from mqconform.scenario.loader import load
+    from mqconform.scenario.runner import run_scenario
+
+    scenario = load(Path(__file__).parent / "scenarios"
+                    / "nats-pinned-refused-request-moves-a-redelivery-back.yaml")
+    model = run_scenario(scenario, ReferenceAdapter("jetstream"), strict=True)
+    assert model.verdict == "pass", model.verdict_line()
+    outcome = run_scenario(scenario, embedded, strict=True, namespace=namespace)
+    assert outcome.verdict == "pass", outcome.verdict_line()
+
+
 def test_pull_batch_follows_the_server_release() -> None:
     """DELIVERY-38..40 need max_bytes in pull requests (2.9.0); stream retention is in every release."""
     from mqconform.adapters.nats.adapter import capabilities_for

@@ -301,12 +301,16 @@ def _ids(step: TraceStep) -> list[str]:
 
 def _returns(trace: Sequence[TraceStep]) -> Iterator[tuple[TraceStep, TraceStep, set[str], set[str]]]:
     """Each close or nack with the step before it, the ids it returns (what the consumer received and
-    has not acknowledged; a nack's own ids) and the ids sent so far whose send answered ``paged``."""
+    has not acknowledged, or was pushed: what its queue's consumers held before the close and no longer
+    hold after it; a nack's own ids) and the ids sent so far whose send answered ``paged``."""
     paged: set[str] = set()
     held: dict[str, set[str]] = {}  # consumer -> the ids it received and has not acknowledged
+    queue_of: dict[str, str] = {}  # consumer -> its queue
     for before, step in _pairs(trace):
         consumer = str(step.args.get("consumer") if isinstance(step.args, Mapping) else step.args)
-        if step.op in ("send", "send_batch"):
+        if step.op == "consumer" and isinstance(step.args, Mapping):
+            queue_of[str(step.args.get("name"))] = str(step.args.get("queue"))
+        elif step.op in ("send", "send_batch"):
             answers = step.result if isinstance(step.result, list) else [step.result]
             paged |= {i for i, answer in zip(_ids(step), answers, strict=False) if answer == "paged"}
         elif step.op in ("receive", "receive_batch"):
@@ -314,7 +318,9 @@ def _returns(trace: Sequence[TraceStep]) -> Iterator[tuple[TraceStep, TraceStep,
         elif step.op in ("ack", "ack_batch"):
             held.get(consumer, set()).difference_update(_ids(step))
         elif step.op in ("close", "nack") and before is not None:
-            back = held.pop(consumer, set()) if step.op == "close" else set(_ids(step))
+            queue = queue_of.get(consumer, "")
+            released = set(before.held.get(queue, frozenset())) - set(step.held.get(queue, frozenset()))
+            back = held.pop(consumer, set()) | released if step.op == "close" else set(_ids(step))
             held.get(consumer, set()).difference_update(back)
             yield before, step, back, set(paged)
 

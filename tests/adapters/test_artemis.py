@@ -351,6 +351,17 @@ def test_finding_ring_page_returns(artemis: ArtemisAdapter, namespace: str) -> N
     assert (outcome.verdict, outcome.step) == ("fail", 8), outcome.verdict_line()
 
 
+@pytest.mark.rules("PAGING-10", "RING-11")
+def test_finding_ring_page_returns_after_a_prefetch_close(artemis: ArtemisAdapter, namespace: str) -> None:
+    """The same bug through a prefetching consumer's close (its messages pushed, never received by a
+    step): the paged return is replaced and taken off the pending count, so m2 is kept over the ring."""
+    scenario = load(SCENARIOS / "artemis-prefetch-close-ring-page-returns.yaml")
+    assert run_scenario(scenario, ReferenceAdapter(options=profile("artemis"))).verdict == "pass"
+    outcome = run_scenario(scenario, artemis, namespace=namespace)
+    assert (outcome.verdict, outcome.step) == ("fail", 7), outcome.verdict_line()
+    assert "expected m7, actual m2" in outcome.verdict_line()
+
+
 @pytest.mark.rules("RING-17", "RING-12")
 def test_finding_non_destructive_ring_evicts_delivered(artemis: ArtemisAdapter, namespace: str) -> None:
     """docs/findings/artemis-non-destructive-ring-evicts-delivered.md: the ring evicts a delivered message

@@ -423,7 +423,11 @@ def test_a_close_without_paged_returns_is_not_the_page_over_read_shape() -> None
     trace = model_trace(steps, "artemis")
     assert trace is not None and shape(trace)
     acked = [*steps[:7], Step("ack_batch", {"consumer": "c-q1", "ids": ["m4", "m5", "m6"]}), *steps[8:]]
-    trace = model_trace(acked, "artemis")
+    trace = model_trace(acked, "artemis")  # the prefetching consumer is pushed the paged m7..m9 ...
+    assert trace is not None and shape(trace)  # ... and its close returns them: still the shape
+    pull = Step("consumer", {"name": "c-q1", "queue": "q1", "window_bytes": 0})
+    pulled = [*steps[:2], pull, *acked[3:9], pull, *acked[10:]]
+    trace = model_trace(pulled, "artemis")  # a pull consumer holds nothing after the ack
     assert trace is not None and not shape(trace)
     trace = model_trace(steps[:10], "artemis")  # ends at the consumer, not a browse
     assert trace is not None and not shape(trace)
@@ -437,3 +441,18 @@ def test_a_close_without_paged_returns_is_not_the_page_over_read_shape() -> None
     trace = model_trace(steps[:28], "artemis")  # before that close: the close at step 26 returned nothing
     assert trace is not None and not shape(trace)
 
+
+
+def test_a_prefetching_consumers_close_returns_what_it_was_pushed() -> None:
+    """The ring-page-returns shape counts what a close returns from the model's held messages, so a
+    prefetching consumer (pushed, never received by a step) returns them too: its close's paged return
+    replaced by the full ring is the bug, through the receive and the paging checks; cut before the
+    close, it is not."""
+    scenario = "tests/adapters/scenarios/artemis-prefetch-close-ring-page-returns.yaml"
+    for check, rules in (("receive.id", ("PAGING-10", "PAGING-7")), ("drain.accounted", ("DELIVERY-21",)),
+                         ("paging.flag", ("PAGING-6", "PAGING-7", "PAGING-8", "PAGING-28", "PAGING-1"))):
+        finding = _finding(check, _steps(scenario, 7), rules, "", "m7", "m2", "paging")
+        found = SHIPPED.find(finding, "artemis", "2.40.0", "artemis", "artemis")
+        assert found is not None and found.shape == "ring-replaces-returning-paged", check
+        shorter = _finding(check, _steps(scenario, 4), rules, "", "m7", "m2", "paging")
+        assert SHIPPED.find(shorter, "artemis", "2.40.0", "artemis", "artemis") is None, check

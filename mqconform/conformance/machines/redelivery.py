@@ -167,7 +167,7 @@ class RedeliveryMachine(RestartSteps, RingMachine):
     def advance(self, ms: int) -> None:
         self.d.both("advance", ms)
 
-    @precondition(lambda self: self.ready and self.can("restart") and not self.timed)
+    @precondition(lambda self: self.may_restart() and not self.timed)
     @rule(kill=st.booleans())
     def restart(self, kill: bool) -> None:
         """RESTART-1..5 (not in timed examples: a restart takes real time the model does not see)."""

@@ -162,6 +162,14 @@ class BrokerAdapter:
         #: messages with a TTL: (logical expiry in ms, monotonic instant the broker expires it)
         self._ttl_deadlines: list[tuple[int, float]] = []
 
+    def _restart_mode(self, kwargs: Mapping[str, Any]) -> str | Result:
+        """The mode of a ``call("restart", mode=...)`` (``graceful``, the default, or ``kill``), or the
+        ``fail`` answer to any other."""
+        mode = kwargs.get("mode", "graceful")
+        if mode not in ("graceful", "kill"):
+            return Result.fail(f"{self.name}: restart: mode is graceful or kill, not {mode!r}")
+        return str(mode)
+
     def _note_ttl(self, ttl_ms: int | None) -> None:
         """A message sent now with a TTL (the lower of its queue's and its own): `advance` waits for it
         to run out on the broker by the time the model expires it (see there)."""

@@ -202,9 +202,9 @@ class ActiveMQAdapter(BrokerAdapter):
         queues and their books stay."""
         if op != "restart" or "restart" not in self.capabilities:
             return super().call(op, **kwargs)
-        mode = kwargs.get("mode", "graceful")
-        if mode not in ("graceful", "kill"):
-            return Result.fail(f"activemq: restart: mode is graceful or kill, not {mode!r}")
+        mode = self._restart_mode(kwargs)
+        if isinstance(mode, Result):
+            return mode
         broker = self.broker
         if broker is None:
             return Result.fail("activemq: restart: the adapter is not open")

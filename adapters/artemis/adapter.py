@@ -432,9 +432,9 @@ class ArtemisAdapter(BrokerAdapter):
         reloads what they held from its journal)."""
         if op != "restart" or "restart" not in self.capabilities:
             return super().call(op, **kwargs)
-        mode = kwargs.get("mode", "graceful")
-        if mode not in ("graceful", "kill"):
-            return Result.fail(f"artemis: restart: mode is graceful or kill, not {mode!r}")
+        mode = self._restart_mode(kwargs)
+        if isinstance(mode, Result):
+            return mode
         broker = self.broker
         if broker is None or self.conn is None:
             return Result.fail("artemis: restart: the adapter is not open on its own broker")

@@ -424,9 +424,9 @@ class NatsAdapter(BrokerAdapter, NatsRetention):
             return self._pause(str(kwargs.get("queue", "")), int(kwargs.get("until_ms", 0)))
         if op != "restart" or "restart" not in self.capabilities:
             return super().call(op, **kwargs)
-        mode = kwargs.get("mode", "graceful")
-        if mode not in ("graceful", "kill"):
-            return Result.fail(f"nats: restart: mode is graceful or kill, not {mode!r}")
+        mode = self._restart_mode(kwargs)
+        if isinstance(mode, Result):
+            return mode
         server = self.server
         if server is None:
             return Result.fail("nats: restart: no embedded server")

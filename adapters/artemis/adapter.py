@@ -307,6 +307,8 @@ class ArtemisAdapter(BrokerAdapter):
         self.capabilities = (capabilities | restarts) - set(missing)
         self.block_conn: Any = None
         self.broker: ArtemisProcess | None = None
+        #: the broker process this adapter's connection was made to (a restart changes it)
+        self._broker_pid: int | None = None
         self.conn: Any = None
         self.sender_links: dict[str, Any] = {}
         self.jolokia: Jolokia | None = None
@@ -341,6 +343,12 @@ class ArtemisAdapter(BrokerAdapter):
         """Connect (starting the adapter's own broker first when no URL is given); AdapterError when
         the broker cannot be used."""
         self.close()
+        if self.conn is not None and self.broker is not None and self.broker.pid != self._broker_pid:
+            # the shared broker was restarted under this adapter (another adapter's restart): the
+            # connection is dead, connect again
+            with contextlib.suppress(Exception):
+                self.conn.close()
+            self.conn = None
         if self.conn is None:
             user, password = self.user, self.password
             if self.url:
@@ -353,6 +361,7 @@ class ArtemisAdapter(BrokerAdapter):
                 if self.broker is None or not self.broker.running():
                     self.broker = shared_broker(self.version, self.home)
                 amqp, http, where = self.broker.url, self.broker.jolokia_url, self.broker.url
+            self._broker_pid = self.broker.pid if self.broker is not None else None
             try:
                 self.conn = BlockingConnection(amqp, timeout=self.timeout, user=user, password=password)
             except Exception as exc:  # proton raises several kinds at connect
@@ -449,6 +458,7 @@ class ArtemisAdapter(BrokerAdapter):
         self.conn, self.block_conn, self.sender_links, self.consumers = None, None, {}, {}
         try:
             broker.start()
+            self._broker_pid = broker.pid
             self.conn = BlockingConnection(broker.url, timeout=self.timeout, user=self.user,
                                            password=self.password)
         except Exception as exc:  # AdapterError from start(), proton's kinds at connect

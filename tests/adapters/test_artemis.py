@@ -449,6 +449,10 @@ def test_restart_reloads_the_journal(mode: str, artemis: ArtemisAdapter, namespa
     assert "restart" not in artemis.capabilities  # opt-in: each restart is a JVM start
     remote = ArtemisAdapter(url="amqp://127.0.0.1:1", http_url="http://127.0.0.1:1", restart=True)
     assert "restart" not in remote.capabilities
+    # the module's adapter, whose connection died with the restart, connects again at its next open
+    after = run_scenario(load(SCENARIOS / "artemis-drop-at-limit-delivering-negative.yaml"), artemis,
+                         namespace=f"{namespace}-after")
+    assert (after.verdict, after.step) == ("fail", 6), after.verdict_line()
 
 
 @pytest.mark.rules("DELIVERY-12", "RING-6")

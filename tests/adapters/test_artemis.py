@@ -440,7 +440,9 @@ def test_restart_reloads_the_journal(mode: str, artemis: ArtemisAdapter, namespa
         assert "delivery_count" not in text.split("restart: graceful")[1]
     scenario = parse(text, f"restart-{mode}")
     assert run_scenario(scenario, ReferenceAdapter(options=profile("artemis")), strict=True).verdict == "pass"
-    restarting = ArtemisAdapter(restart=True)  # the module's shared broker, restarted under it
+    # a broker of its own (the shared broker is keyed by version; by home, this is another one), so
+    # the module's broker, with the BLOCK acceptor the paging cases use, is never restarted under them
+    restarting = ArtemisAdapter(restart=True, server_bin=str(fetch() / "bin" / "artemis"))
     try:
         outcome = run_scenario(scenario, restarting, namespace=namespace, strict=True)
     finally:
@@ -449,10 +451,7 @@ def test_restart_reloads_the_journal(mode: str, artemis: ArtemisAdapter, namespa
     assert "restart" not in artemis.capabilities  # opt-in: each restart is a JVM start
     remote = ArtemisAdapter(url="amqp://127.0.0.1:1", http_url="http://127.0.0.1:1", restart=True)
     assert "restart" not in remote.capabilities
-    # the module's adapter, whose connection died with the restart, connects again at its next open
-    after = run_scenario(load(SCENARIOS / "artemis-drop-at-limit-delivering-negative.yaml"), artemis,
-                         namespace=f"{namespace}-after")
-    assert (after.verdict, after.step) == ("fail", 6), after.verdict_line()
+    assert restarting.broker is not artemis.broker
 
 
 @pytest.mark.rules("DELIVERY-12", "RING-6")

@@ -209,6 +209,13 @@ class ServerProcess:
             self.process.kill()
             self.process.wait(timeout=5)
 
+    def go_down(self, kill: bool) -> None:
+        """For a restart: kill() (a crash) or halt() (a clean shutdown), keeping the directory."""
+        if kill:
+            self.kill()
+        else:
+            self.halt()
+
     def stop(self) -> None:
         """Stop the process (SIGTERM, then SIGKILL after 5 s) and remove its directory."""
         if self._finalizer is not None:

@@ -208,10 +208,7 @@ class ActiveMQAdapter(BrokerAdapter):
         broker = self.broker
         if broker is None:
             return Result.fail("activemq: restart: the adapter is not open")
-        if mode == "kill":
-            broker.kill()
-        else:
-            broker.halt()
+        broker.go_down(kill=mode == "kill")
         old, self.conn = self.conn, None
         if old is not None:
             with contextlib.suppress(Exception):  # the broker is gone: nothing to close cleanly

@@ -447,10 +447,7 @@ class ArtemisAdapter(BrokerAdapter):
         broker = self.broker
         if broker is None or self.conn is None:
             return Result.fail("artemis: restart: the adapter is not open on its own broker")
-        if mode == "kill":
-            broker.kill()
-        else:
-            broker.halt()
+        broker.go_down(kill=mode == "kill")
         for conn in (self.conn, self.block_conn):
             if conn is not None:
                 with contextlib.suppress(Exception):  # the broker is gone: nothing to close cleanly

@@ -101,10 +101,7 @@ class EmbeddedNatsServer(ServerProcess):
         """Stop the server cleanly (SIGTERM flushes the store), or with `kill` at once (SIGKILL, a
         crash: only what is already written survives), and start it again on the same port and
         directory; with keep_store=False its JetStream store is removed first (a fresh server)."""
-        if kill:
-            self.kill()
-        else:
-            self.halt()
+        self.go_down(kill)
         if not keep_store and self.workdir is not None:
             shutil.rmtree(Path(self.workdir) / "store", ignore_errors=True)
         return self.start()

@@ -279,12 +279,17 @@ def _same_priority_send_not_reset(trace: Sequence[TraceStep]) -> bool:
     return False
 
 
+def _non_destructive_queues(trace: Sequence[TraceStep]) -> set[str]:
+    """The names of the queues the trace declares non-destructive (DELIVERY-12)."""
+    return {str(step.args.get("name")) for step in trace
+            if step.op == "queue" and isinstance(step.args, Mapping) and step.args.get("non_destructive")}
+
+
 def _non_destructive_direct_delivery(trace: Sequence[TraceStep]) -> bool:
     """A send to a non-destructive queue that a consumer takes at once (the model's delivering count
     of the queue rises at the send): Artemis delivers it directly and does not keep it in the queue
     (QueueImpl#deliverDirect), where a non-destructive queue keeps every message it was sent."""
-    kept = {str(step.args.get("name")) for step in trace
-            if step.op == "queue" and isinstance(step.args, Mapping) and step.args.get("non_destructive")}
+    kept = _non_destructive_queues(trace)
     return any(step.op in ("send", "send_batch") and set(_rose(before, step, "delivering_count")) & kept
                for before, step in _pairs(trace))
 
@@ -358,8 +363,7 @@ def _non_destructive_ring_evicts_delivered(trace: Sequence[TraceStep]) -> bool:
     (received, not acknowledged; a non-destructive queue keeps delivered messages listed). Artemis
     QueueImpl#enforceRing polls that head off the list but skips refRemoved because it is in delivery,
     so the pending count keeps it: one too many for every such eviction."""
-    kept = {str(step.args.get("name")) for step in trace
-            if step.op == "queue" and isinstance(step.args, Mapping) and step.args.get("non_destructive")}
+    kept = _non_destructive_queues(trace)
     for before, step in _pairs(trace):
         if before is None or step.op not in ("send", "send_batch"):
             continue
@@ -380,8 +384,7 @@ def _non_destructive_ring_repeats_replaced(trace: Sequence[TraceStep]) -> bool:
     so the next call returns it once more: a non-destructive queue delivers it to the consumer twice."""
     if not trace or trace[-1].op not in ("receive", "receive_batch"):
         return False
-    kept = {str(step.args.get("name")) for step in trace
-            if step.op == "queue" and isinstance(step.args, Mapping) and step.args.get("non_destructive")}
+    kept = _non_destructive_queues(trace)
     consumers: dict[str, str] = {}  # open consumer -> its queue
     for before, step in _pairs(trace):
         if step.op == "consumer" and isinstance(step.args, Mapping):

@@ -58,7 +58,9 @@ def test_soak_embedded_nats_loses_nothing(tmp_path: Path, capsys: pytest.Capture
     figures = meta["soak"]
     assert figures["lost"] == 0 and figures["unexpected"] == 0 and figures["restarts"] == 0
     assert figures["acknowledged"] > 50
-    assert figures["distinct_delivered"] == figures["acknowledged"]
+    # a send that timed out under load is indeterminate: it may arrive (recovered) or not, never refused
+    assert figures["refused_delivered"] == 0
+    assert figures["distinct_delivered"] == figures["acknowledged"] + figures["recovered"]
     assert_accounting_consistent(figures)
     assert meta["status"] == "complete" and meta["exit_code"] == 0
     records = history(out)

@@ -7,7 +7,8 @@
 //   settings <address> <max-size-bytes> <page-size-bytes> <PAGE|BLOCK|FAIL|DROP>
 //   queue <address> <queue>             destroy <queue>             unsettings <address>
 //   counters <queue>    -> ok <messageCount> <delivering> <scheduled> <added> <paged> <inMemory>
-//   store <address>     -> ok <addressSize> <isPaging 0|1> <numberOfPages> <maxSize>
+//   store <address>     -> ok <addressSize> <isPaging 0|1> <numberOfPages> <maxSize> (with the address
+//                          empty, after the page cleanup in flight, at most 2 s)
 //   list <queue> <prop> -> ok <value of property <prop> of each in-memory reference, in queue order>
 //   estimates <queue> -> ok <memoryEstimate:encodeSize:capacity of each in-memory message>
 //   refsize             -> ok <MessageReferenceImpl#getMemoryEstimate()>
@@ -143,8 +144,18 @@ public class Launcher {
                     + field(q, "depagePending") + " " + ((org.hornetq.core.server.impl.QueueImpl) q).debug().replace('\n', '|');
             }
             case "store": {
-                PagingStore store = server.getPagingManager().getPageStore(new SimpleString(w[1]));
+                SimpleString address = new SimpleString(w[1]);
+                PagingStore store = server.getPagingManager().getPageStore(address);
                 store.getCursorProvider().flushExecutors();
+                // page mode ends in the cursor provider's cleanup, which the last page ack schedules once
+                // the ack is stored (PageSubscriptionImpl#processACK, PageCursorProviderImpl#cleanup): with
+                // every queue of the address empty, wait (at most 2 s) for that cleanup instead of reading
+                // a flag the broker is about to clear; a store that stays in page mode still answers 1
+                long deadline = System.nanoTime() + 2_000_000_000L;
+                while (store.isPaging() && addressEmpty(server, address) && System.nanoTime() < deadline) {
+                    Thread.sleep(10);
+                    store.getCursorProvider().flushExecutors();
+                }
                 return store.getAddressSize() + " " + (store.isPaging() ? 1 : 0) + " "
                     + store.getNumberOfPages() + " " + store.getMaxSize();
             }
@@ -191,6 +202,19 @@ public class Launcher {
         }
         long memory = ((Number) field(q, "queueMemorySize")).longValue();
         return memory < q.getPageSubscription().getPagingStore().getMaxSize() && !(Boolean) field(q, "depagePending");
+    }
+
+    /** No queue bound to the address holds a message (getMessageCount: in memory, delivering,
+     * scheduled and paged). */
+    static boolean addressEmpty(HornetQServer server, SimpleString address) throws Exception {
+        for (org.hornetq.core.postoffice.Binding b
+                : server.getPostOffice().getBindingsForAddress(address).getBindings()) {
+            if (b instanceof org.hornetq.core.postoffice.QueueBinding
+                    && ((org.hornetq.core.postoffice.QueueBinding) b).getQueue().getMessageCount() > 0) {
+                return false;
+            }
+        }
+        return true;
     }
 
     static Object field(Object target, String name) throws Exception {

@@ -7,6 +7,7 @@ Exit codes: 0 every applicable rule holds, 1 violations, 2 usage or configuratio
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -149,7 +150,34 @@ def run(args: argparse.Namespace) -> int:
 
         exit_code = join_verdicts(_report(out, args, None if args.strict else registry), exit_code,
                                   "the run directory is complete")
+        _say_history_verdicts(out, run_id, claimed.name, absent_areas(adapter))
     return exit_code
+
+
+def _say_history_verdicts(out: Path, run_id: str, claimed: str, set_aside: dict[str, str]) -> None:
+    """The report's history checks may add a verdict on a rule the step checks passed (a known
+    deviation or a failure only the whole history shows): then say which rules changed and print the
+    `rules:` line again with the report's states, so the run's last figures are the report's."""
+    from mqconform.conformance.execution import rules_line
+    from mqconform.conformance.verdict import Verdict
+
+    try:
+        report = json.loads((out / "report" / "report.json").read_text(encoding="utf-8"))
+        lines = (out / "outcomes.jsonl").read_text(encoding="utf-8").splitlines()
+        outcomes = {o["rule"]: o["outcome"] for o in map(json.loads, lines)}
+    except (OSError, ValueError, KeyError):
+        return  # no report was built: join_verdicts said so
+    final = dict(outcomes)
+    changed = []
+    for cell in report.get("cells", []):
+        for entry in cell.get("runs", []):
+            rule = cell["rule"]
+            if entry.get("run") == run_id and rule in final and entry.get("state") != final[rule]:
+                changed.append(f"{rule} {final[rule]} -> {entry['state']} ({entry.get('source', 'report')})")
+                final[rule] = entry["state"]
+    if changed:
+        print(f"the report's history checks changed {len(changed)} rule(s): {'; '.join(changed)}")
+        print(rules_line(Verdict(final, {}, {}), claimed, set_aside, label="rules with the history checks"))
 
 
 def _workers(value: str, areas: int) -> int:

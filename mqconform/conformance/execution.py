@@ -218,9 +218,7 @@ def record_outcomes(run_dir: RunDirectory, results: list[MachineResult], areas: 
     for rule, deviation in sorted(known.items()):
         say(f"  DEVIATION {rule}: {deviation.describe()} [{deviation.location}]")
     counts = verdict.counts()
-    deviations = f"{counts['deviation']} known deviation(s), " if counts["deviation"] else ""
-    say(f"rules: {counts['pass']} pass, {counts['fail']} fail, {deviations}{counts['unknown']} unknown, "
-        f"{counts['not_applicable']} not applicable; rules covered: {verdict.coverage(claimed, set_aside)}")
+    say(rules_line(verdict, claimed, set_aside))
     exit_code = verdict.exit_code(aborted=aborted is not None)
     # the implementation's version is a column of the compliance matrix (reports/render/matrix.py)
     run_dir.meta["versions"]["implementation"] = server_version
@@ -231,6 +229,18 @@ def record_outcomes(run_dir: RunDirectory, results: list[MachineResult], areas: 
                    deviations={rule: d.location for rule, d in sorted(known.items())}, aborted=aborted,
                    set_aside=dict(set_aside or {}), **extra)
     return exit_code, counts
+
+
+def rules_line(verdict: Any, claimed: str, set_aside: Mapping[str, str] | None = None,
+               label: str = "rules") -> str:
+    """The `rules:` line of a verdict (mqconform.conformance.verdict.Verdict): the outcome counts and
+    the coverage, absolute and relative."""
+    counts = verdict.counts()
+    deviations = f"{counts['deviation']} known deviation(s), " if counts["deviation"] else ""
+    covered = verdict.coverage(claimed, set_aside)
+    return (f"{label}: {counts['pass']} pass, {counts['fail']} fail, {deviations}"
+            f"{counts['unknown']} unknown, {counts['not_applicable']} not applicable; "
+            f"rules covered: {covered}")
 
 
 def _not_covered_reasons(not_covered: dict[str, Any], profile: str) -> dict[str, str]:

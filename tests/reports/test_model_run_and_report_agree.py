@@ -13,6 +13,8 @@ purge) and mosquitto (a bound that drops the newest message silently, RING-21).
 from __future__ import annotations
 
 import argparse
+import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -101,3 +103,33 @@ def test_a_run_whose_report_fails_a_rule_exits_1(tmp_path: Path, monkeypatch: py
     assert code == 1 and "the report's history checks fail a rule" in capsys.readouterr().out
     monkeypatch.setattr(run_command, "_report", lambda out, args, registry: 0)
     assert main([*args, "--out", str(tmp_path / "again")]) == 0
+
+
+def test_a_run_prints_the_rules_its_report_changed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """When the report's history checks give a rule another state than the step checks did (RING-17
+    a known deviation seen only in the whole history, as on Artemis 2.40.0), the run names the rule
+    and prints the `rules:` line again with the report's states: its last figures are the report's."""
+    import mqconform.commands.run as run_command
+
+    def report(out: Path, args: Any, registry: Any) -> int:
+        run_id = json.loads((out / "run.json").read_text())["run"]
+        cell = {"rule": "RING-17", "state": "deviation",
+                "runs": [{"run": run_id, "state": "deviation", "source": "check ring-bound"}]}
+        (out / "report").mkdir()
+        (out / "report" / "report.json").write_text(json.dumps({"cells": [cell]}))
+        return 0
+
+    monkeypatch.setattr(run_command, "_report", report)
+    out = tmp_path / "run"
+    args = ["run", "--adapter", "reference", "--areas", "ring", "--settings", "ci", "--max-examples", "3"]
+    assert main([*args, "--out", str(out)]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    steps = next(line for line in printed if line.startswith("rules: "))
+    final = next(line for line in printed if line.startswith("rules with the history checks: "))
+    changed = "the report's history checks changed 1 rule(s): RING-17 pass -> deviation (check ring-bound)"
+    assert changed in printed
+    count = lambda line, state: int(re.search(rf"(\d+) {state}", line).group(1))  # noqa: E731
+    assert count(final, "pass") == count(steps, "pass") - 1
+    assert "1 known deviation(s)" in final and "known deviation" not in steps
+    assert steps.split("rules covered: ")[1] == final.split("rules covered: ")[1]

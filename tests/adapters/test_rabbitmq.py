@@ -448,6 +448,31 @@ def test_quorum_closes_then_nack_at_the_limit_is_5609_before_3_11(namespace: str
         assert outcome.verdict == "pass", outcome.verdict_line()
 
 
+@pytest.mark.rules("DELIVERY-1", "DELIVERY-16", "REDELIVERY-12")
+def test_close_then_nack_at_a_limit_of_one_is_5609_before_3_11(namespace: str) -> None:
+    """A fresh seed's 7-step counterexample: a close returns m1, a new prefetch-1 consumer takes it
+    and a nack drops it at its delivery limit of 1; before 3.11 the duplicate credit leaves one message
+    fewer ready right after the nack, seen through five more checks the registry lists."""
+    from pathlib import Path
+
+    from mqconform.conformance.deviations import load_registry, parse_version
+    from mqconform.scenario.loader import load
+    from mqconform.scenario.runner import run_scenario
+
+    scenario = load(Path(__file__).parent / "scenarios" / "rabbitmq-5609-close-then-nack-at-limit-1.yaml")
+    assert run_scenario(scenario, ReferenceAdapter("rabbitmq-quorum")).verdict == "pass"
+    outcome, server_version = _on_rabbitmq(scenario, "quorum", namespace)
+    version = parse_version(server_version)
+    assert version is not None
+    registered = {d.check for d in load_registry().deviations if d.source.endswith("/5609")}
+    assert {"counters.message_count", "purge.result", "ack.result", "delivery_count"} <= registered
+    if version < (3, 11):
+        assert (outcome.verdict, outcome.step, outcome.op) == ("fail", 7, "nack")
+        assert "pending_count: expected 1, actual 0" in outcome.message
+    else:
+        assert outcome.verdict == "pass", outcome.verdict_line()
+
+
 @pytest.mark.rules("DELIVERY-22")
 def test_invalid_ack_reopens_a_prefetch_consumer(rabbit: RabbitMQAdapter) -> None:
     """A prefetch consumer whose channel the broker closed subscribes again; an unknown id with

@@ -170,8 +170,8 @@ def _say_history_verdicts(out: Path, run_id: str, claimed: str, set_aside: dict[
     final = dict(outcomes)
     changed = []
     for cell in report.get("cells", []):
+        rule = cell["rule"]
         for entry in cell.get("runs", []):
-            rule = cell["rule"]
             if entry.get("run") == run_id and rule in final and entry.get("state") != final[rule]:
                 changed.append(f"{rule} {final[rule]} -> {entry['state']} ({entry.get('source', 'report')})")
                 final[rule] = entry["state"]

@@ -19,7 +19,7 @@ from mqconform.progress import AreaProgress
 
 from .plan import RunPlan
 from .runner import Finding, MachineResult, database, fault_reason
-from .verdict import Judge
+from .verdict import Judge, Verdict
 
 #: how a caller watches a block of work: given a `describe()` for its status, a context manager
 #: around the work (the commands pass mqconform.progress.Heartbeat; the default shows nothing)
@@ -231,10 +231,9 @@ def record_outcomes(run_dir: RunDirectory, results: list[MachineResult], areas: 
     return exit_code, counts
 
 
-def rules_line(verdict: Any, claimed: str, set_aside: Mapping[str, str] | None = None,
+def rules_line(verdict: Verdict, claimed: str, set_aside: Mapping[str, str] | None = None,
                label: str = "rules") -> str:
-    """The `rules:` line of a verdict (mqconform.conformance.verdict.Verdict): the outcome counts and
-    the coverage, absolute and relative."""
+    """The `rules:` line of a verdict: the outcome counts and the coverage, absolute and relative."""
     counts = verdict.counts()
     deviations = f"{counts['deviation']} known deviation(s), " if counts["deviation"] else ""
     covered = verdict.coverage(claimed, set_aside)

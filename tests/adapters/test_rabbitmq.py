@@ -422,52 +422,37 @@ def test_quorum_delivery_count_of_a_message_not_held_is_not_observable(namespace
         adapter.shutdown()
 
 
-@pytest.mark.rules("REDELIVERY-8", "REDELIVERY-10", "REDELIVERY-13")
-def test_quorum_closes_then_nack_at_the_limit_is_5609_before_3_11(namespace: str) -> None:
-    """A campaign's quorum counterexample: four closes and a nack at the delivery limit dead-letter m1 on
-    both sides; before 3.11 the broker's duplicate credit (rabbitmq-server#5609) leaves one message
-    fewer ready right after the nack, which the registry lists for the counters that show it."""
+@pytest.mark.parametrize(("name", "step", "checks"), [
+    # a campaign's counterexample: four closes and a nack at the delivery limit dead-letter m1 on both sides
+    pytest.param("rabbitmq-quorum-closes-then-nack-at-limit.yaml", 17,
+                 {"counters.pending_count", "counters.delivering_count", "receive.id"},
+                 marks=pytest.mark.rules("REDELIVERY-8", "REDELIVERY-10", "REDELIVERY-13"), id="four-closes"),
+    # a fresh seed's (55331): a close returns m1, a new prefetch-1 consumer takes it, the nack drops it
+    # at its delivery limit of 1
+    pytest.param("rabbitmq-5609-close-then-nack-at-limit-1.yaml", 7,
+                 {"counters.message_count", "purge.result", "ack.result", "delivery_count"},
+                 marks=pytest.mark.rules("DELIVERY-1", "DELIVERY-16", "REDELIVERY-12"), id="limit-1"),
+])
+def test_quorum_nack_at_the_limit_after_a_close_is_5609_before_3_11(
+        name: str, step: int, checks: set[str], namespace: str) -> None:
+    """The model and the broker agree up to the nack at the delivery limit; before 3.11 the broker's
+    duplicate credit (rabbitmq-server#5609) leaves one message fewer ready right after it, which the
+    registry lists for the checks that show it."""
     from pathlib import Path
 
     from mqconform.conformance.deviations import load_registry, parse_version
     from mqconform.scenario.loader import load
     from mqconform.scenario.runner import run_scenario
 
-    path = Path(__file__).parent / "scenarios" / "rabbitmq-quorum-closes-then-nack-at-limit.yaml"
-    scenario = load(path)
+    scenario = load(Path(__file__).parent / "scenarios" / name)
     assert run_scenario(scenario, ReferenceAdapter("rabbitmq-quorum")).verdict == "pass"
     outcome, server_version = _on_rabbitmq(scenario, "quorum", namespace)
     version = parse_version(server_version)
     assert version is not None
     registered = {d.check for d in load_registry().deviations if d.source.endswith("/5609")}
-    assert {"counters.pending_count", "counters.delivering_count", "receive.id"} <= registered
+    assert checks <= registered
     if version < (3, 11):
-        assert (outcome.verdict, outcome.step, outcome.op) == ("fail", 17, "nack")
-        assert "pending_count: expected 1, actual 0" in outcome.message
-    else:
-        assert outcome.verdict == "pass", outcome.verdict_line()
-
-
-@pytest.mark.rules("DELIVERY-1", "DELIVERY-16", "REDELIVERY-12")
-def test_close_then_nack_at_a_limit_of_one_is_5609_before_3_11(namespace: str) -> None:
-    """A fresh seed's 7-step counterexample: a close returns m1, a new prefetch-1 consumer takes it
-    and a nack drops it at its delivery limit of 1; before 3.11 the duplicate credit leaves one message
-    fewer ready right after the nack, seen through five more checks the registry lists."""
-    from pathlib import Path
-
-    from mqconform.conformance.deviations import load_registry, parse_version
-    from mqconform.scenario.loader import load
-    from mqconform.scenario.runner import run_scenario
-
-    scenario = load(Path(__file__).parent / "scenarios" / "rabbitmq-5609-close-then-nack-at-limit-1.yaml")
-    assert run_scenario(scenario, ReferenceAdapter("rabbitmq-quorum")).verdict == "pass"
-    outcome, server_version = _on_rabbitmq(scenario, "quorum", namespace)
-    version = parse_version(server_version)
-    assert version is not None
-    registered = {d.check for d in load_registry().deviations if d.source.endswith("/5609")}
-    assert {"counters.message_count", "purge.result", "ack.result", "delivery_count"} <= registered
-    if version < (3, 11):
-        assert (outcome.verdict, outcome.step, outcome.op) == ("fail", 7, "nack")
+        assert (outcome.verdict, outcome.step, outcome.op) == ("fail", step, "nack")
         assert "pending_count: expected 1, actual 0" in outcome.message
     else:
         assert outcome.verdict == "pass", outcome.verdict_line()

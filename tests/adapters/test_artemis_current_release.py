@@ -20,7 +20,8 @@ CURRENT = "2.56.0"
 def test_the_group_follows_the_release() -> None:
     assert releases.artemis_group("2.44.0") == "org.apache.activemq"
     assert releases.artemis_group("2.50.0") == releases.artemis_group(CURRENT) == "org.apache.artemis"
-    assert releases.line("artemis").release(CURRENT).source == f"org.apache.artemis:apache-artemis:{CURRENT}:tar.gz:bin"
+    source = releases.line("artemis").release(CURRENT).source
+    assert source == f"org.apache.artemis:apache-artemis:{CURRENT}:tar.gz:bin"
 
 
 def test_the_current_release_starts_and_is_driven_with_every_capability(namespace: str) -> None:

@@ -16,7 +16,7 @@ import contextlib
 import json
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 import attrs
@@ -237,6 +237,21 @@ class _Queue:
             self.stuck = off
         return off in (0, self.stuck)
 
+    def applied(self, delivering: int, held: int, timed_out: bool = False, killed: bool = False) -> bool:
+        """After an ack or nack: whether the broker applied it, i.e. DeliveringCount is what the links
+        hold plus the difference taken as at rest (`stuck`). Unlike `at_rest` a count that equals what
+        the links hold is not taken as having come right again while `stuck` is not 0: with `stuck`
+        -1 that is the count of the disposition still in flight (one above). `killed`: the broker
+        counted the nacked message killed at its delivery limit (MessagesKilled rose); a count then
+        one below `stuck` is finding 2 (docs/findings/artemis-drop-at-limit-delivering-negative.md:
+        dropped without a bound dead-letter address, QueueImpl#cancel decrements the count a second
+        time), which becomes the difference taken as at rest. A wait that runs out records its
+        difference, as `at_rest` does."""
+        off = delivering - held
+        if timed_out or (killed and off == self.stuck - 1):
+            self.stuck = off
+        return off == self.stuck
+
     def pending(self, counts: dict[str, int]) -> int:
         """The pending count from the queue MBean's counts: MessageCount less what is scheduled and,
         except on a last-value queue (whose MessageCount has no delivering messages), delivering."""
@@ -337,6 +352,11 @@ class ArtemisAdapter(BrokerAdapter):
         """Let proton process what arrived (and send what is queued) for up to `seconds`."""
         with contextlib.suppress(Timeout):
             self.conn.wait(lambda: False, timeout=seconds)
+
+    def _pump_until(self, done: Callable[[], bool], seconds: float) -> None:
+        """`_pump`, returning as soon as `done()` holds (a transfer or a drain's answer arrived)."""
+        with contextlib.suppress(Timeout):
+            self.conn.wait(done, timeout=seconds)
 
     # ------------------------------------------------------------------ lifecycle
     def open(self, namespace: str) -> None:
@@ -697,16 +717,18 @@ class ArtemisAdapter(BrokerAdapter):
         raise Unsupported("byte windows (core client credits: AMQP link credit counts messages) and "
                           "max_unacked on pull consumers")
 
-    def _top_up(self, consumer: _Consumer) -> None:
+    def _top_up(self, consumer: _Consumer) -> bool:
         """Credit back up to the consumer's bound: prefetch counts what it holds unsettled and what
-        was dispatched to it, a window only what was dispatched and not yet received."""
+        was dispatched to it, a window only what was dispatched and not yet received. Whether credit
+        went out."""
         if consumer.pull:
-            return
+            return False
         held = len(consumer.held) if consumer.mode == "prefetch" else 0
         want = consumer.max_unacked - held - len(consumer.handler.arrived)
-        missing = want - consumer.link.link.credit
+        missing = want - int(consumer.link.link.credit)
         if missing > 0:
             consumer.link.link.flow(missing)
+        return missing > 0
 
     @operation
     def close_consumer(self, consumer: str) -> None:
@@ -909,7 +931,7 @@ class ArtemisAdapter(BrokerAdapter):
                 if time.monotonic() > patience:
                     link.drain(0)
                     break
-                self._pump(0.005)
+                self._pump_until(lambda: bool(arrived), 0.005)
                 if not arrived and time.monotonic() > next_look:  # gone meanwhile (expired at dispatch)
                     next_look = time.monotonic() + 0.05
                     counts = self._queue_state(queue)
@@ -921,7 +943,7 @@ class ArtemisAdapter(BrokerAdapter):
         while not arrived and link.credit > 0:
             if time.monotonic() > deadline:
                 raise TimeoutError("no answer to a drain")
-            self._pump(0.005)
+            self._pump_until(lambda: bool(arrived) or link.credit <= 0, 0.005)
 
     def _settle(self, consumer: str, msg_id: str, outcome: str) -> str:
         state = self._consumer(consumer)
@@ -929,6 +951,12 @@ class ArtemisAdapter(BrokerAdapter):
         if entry is None:
             return "failed"
         delivery = entry[0]
+        queue = self.queues[state.queue]
+        # a nack at the delivery limit (the broker's count, entry[1], reached maxDeliveryAttempts)
+        # kills the message (QueueImpl#checkRedelivery): MessagesKilled before it tells the drop
+        attempts = int(self.addresses_[queue.address].settings.get("maxDeliveryAttempts", -1))
+        at_limit = outcome == "modified" and 0 < attempts <= entry[1]
+        killed = int(self._queue_state(queue)["MessagesKilled"]) if at_limit else None
         if outcome == "modified":
             delivery.local.failed = True
             delivery.update(Delivery.MODIFIED)
@@ -938,9 +966,9 @@ class ArtemisAdapter(BrokerAdapter):
         # proton writes a receiver's flow before the dispositions of the same output batch
         # (transport.c: pni_process_flow_receiver before pni_process_tpwork): the disposition must
         # reach the broker first, or new credit dispatches the next message ahead of the returned one
-        self._await_delivering(state.queue)
-        self._top_up(state)
-        self._settle_queue(state.queue)
+        counts = self._await_delivering(state.queue, killed)
+        # the await's last read stands for the settle's first one when no credit went out after it
+        self._settle_queue(state.queue, None if self._top_up(state) else counts)
         return "ok"
 
     @operation
@@ -969,9 +997,11 @@ class ArtemisAdapter(BrokerAdapter):
         return mgmt.read(mbean, "MessageCount", "DeliveringCount", "ScheduledCount", "MessagesAdded",
                          "MessagesAcknowledged", "MessagesKilled", "MessagesExpired", flush=True)
 
-    def _await_delivering(self, name: str) -> None:
+    def _await_delivering(self, name: str, killed: int | None = None) -> dict[str, Any] | None:
         """Wait (bounded by settle_timeout) until the broker counts as delivering on queue `name`
-        exactly what the adapter's links hold: every disposition sent has been applied."""
+        exactly what the adapter's links hold: every disposition sent has been applied. `killed`: the
+        queue's MessagesKilled before a nack at the delivery limit (see _Queue.applied). The last
+        counts read when they were at rest with nothing arrived since, else None."""
         queue = self.queues[name]
         consumers = [c for c in self.consumers.values() if c.queue == name]
         deadline = self._settle_deadline(self.settle_timeout)
@@ -979,23 +1009,32 @@ class ArtemisAdapter(BrokerAdapter):
             self._pump(0)
             held = sum(len(c.held) + len(c.handler.arrived) for c in consumers)
             late = time.monotonic() > deadline
-            if queue.at_rest(self._queue_state(queue)["DeliveringCount"], held, late) or late:
-                return
+            counts = self._queue_state(queue)
+            dropped = killed is not None and counts["MessagesKilled"] > killed
+            if queue.applied(counts["DeliveringCount"], held, late, dropped) and not late:
+                self._pump(0)
+                arrived = sum(len(c.held) + len(c.handler.arrived) for c in consumers) != held
+                return None if arrived else counts
+            if late:
+                return None
             self._pump(0.002)
 
-    def _settle_queue(self, name: str) -> None:
+    def _settle_queue(self, name: str, counts: dict[str, Any] | None = None) -> None:
         """Wait (bounded by settle_timeout) until the broker's view of queue `name` is at rest: what
         it counts delivering is what the adapter's links hold (nothing in flight either way), and no
-        message is pending while a link of the queue has credit."""
+        message is pending while a link of the queue has credit. `counts`: the queue's counts just
+        read (nothing sent since), taken as the first look."""
         queue = self.queues[name]
         address = self.addresses_[queue.address]
         if address.blocked:  # PAGING-3: memory freed lets blocked sends through first
             self._settle_blocked(address)
+            counts = None
         consumers = [c for c in self.consumers.values() if c.queue == name]
         deadline = self._settle_deadline(self.settle_timeout)
         while True:
             self._pump(0)
-            state = self._queue_state(queue)
+            state = self._queue_state(queue) if counts is None else counts
+            counts = None
             held = sum(len(c.held) + len(c.handler.arrived) for c in consumers)
             pending = queue.pending(state)
             credit = sum(c.link.link.credit for c in consumers)

@@ -23,3 +23,22 @@ def test_a_count_left_off_by_a_settle_that_ran_out_is_taken_as_at_rest_until_it_
     assert not queue.at_rest(1, 1 - 2)  # another difference is still in flight
     assert queue.at_rest(2, 2)  # the count came right again ...
     assert not queue.at_rest(1, 2)  # ... so the old difference is in flight again, not at rest
+
+
+def test_after_a_disposition_only_the_stuck_difference_is_applied() -> None:
+    queue = _queue()
+    assert queue.applied(1, 1) and not queue.applied(2, 1)  # nothing stuck: as at_rest
+    queue.at_rest(-1, 0, timed_out=True)  # the count stays one below (finding 2)
+    assert not queue.applied(0, 0)  # the ack or nack is still in flight: not "come right again"
+    assert queue.stuck == -1
+    assert queue.applied(-1, 0)  # applied
+
+
+def test_a_kill_at_the_limit_one_below_is_learnt_without_a_timeout() -> None:
+    queue = _queue()
+    assert not queue.applied(-1, 0)  # one below, no kill counted: not yet taken as at rest
+    assert queue.stuck == 0
+    assert queue.applied(-1, 0, killed=True)  # MessagesKilled rose: finding 2's second decrement
+    assert queue.stuck == -1 and queue.at_rest(-1, 0)
+    assert not queue.applied(-3, 0, killed=True)  # two below is not one drop: still in flight
+    assert queue.applied(-5, 0, timed_out=True) and queue.stuck == -5  # a wait that ran out records

@@ -186,6 +186,25 @@ def parse_version(version: str) -> tuple[int, int, int] | None:
     return major, minor, patch
 
 
+#: the releases in which a queued no_wait pull request without an expiry ends with "404 No Messages"
+#: as soon as the consumer finds nothing it may deliver to it (consumer.go processWaiting at the end
+#: of the stream, nats-server #7466 "Consumer send 404 No Messages on EOS": 2.11.11 on the 2.11 line,
+#: 2.12.2 on the 2.12 line). Before it such a request that delivered nothing was only ended by its
+#: expiry: a request the server queues (a pin held by another client, overflow thresholds not met)
+#: then needs an expiry, and its empty answer comes when that expiry has passed.
+NOWAIT_ENDS_AT_EOS = ((2, 11, 11), (2, 12, 0), (2, 12, 2))
+
+
+def nowait_ends_at_eos(version: str) -> bool:
+    """Whether a nats-server of `version` ends a queued no_wait pull request without an expiry at
+    once with a 404 when it has nothing for it (NOWAIT_ENDS_AT_EOS); False for an unknown version."""
+    parsed = parse_version(version)
+    if parsed is None:
+        return False
+    fixed_11, line_12, fixed_12 = NOWAIT_ENDS_AT_EOS
+    return fixed_11 <= parsed < line_12 or parsed >= fixed_12
+
+
 def capabilities_for(version: str) -> frozenset[str]:
     """Capabilities against a server of `version`: the base set plus every ``MIN_VERSION`` feature
     the release has (an unknown version gets none of them). Message schedules are still not used
@@ -451,16 +470,21 @@ class NatsAdapter(BrokerAdapter, NatsRetention):
         deadline = self._settle_deadline(SETTLE_S)
         while True:
             c = await self._js().consumer_info(state.stream, state.durable_name)
-            s = await self._stream_info_state(state.stream)
-            delivered = int(c.delivered.stream_seq or 0) if c.delivered else 0
-            above = 0
-            if int(s.get("messages", 0)):
-                floor = max(delivered, int(s.get("first_seq", 0)) - 1, state.start_seq - 1)
-                gaps = sum(1 for seq in s.get("deleted") or () if seq > floor)
-                above = int(s.get("last_seq", 0)) - floor - gaps
-            if int(c.num_pending or 0) == max(above, 0) or time.monotonic() > deadline:
+            if int(c.num_pending or 0) == await self._stored_above(state, c) or time.monotonic() > deadline:
                 return c
             await asyncio.sleep(0.01)
+
+    async def _stored_above(self, state: _Queue, c: Any) -> int:
+        """The stream's stored messages above the durable's delivered stream sequence (in consumer
+        info `c`): the sequences from there to the last one, less the interior gaps (the stream info's
+        deleted details: an expiry, a delete or an ack above it); what a settled ``num_pending`` is."""
+        s = await self._stream_info_state(state.stream)
+        if not int(s.get("messages", 0)):
+            return 0
+        delivered = int(c.delivered.stream_seq or 0) if c.delivered else 0
+        floor = max(delivered, int(s.get("first_seq", 0)) - 1, state.start_seq - 1)
+        gaps = sum(1 for seq in s.get("deleted") or () if seq > floor)
+        return max(int(s.get("last_seq", 0)) - floor - gaps, 0)
 
     async def _stream_info_state(self, stream: str) -> dict[str, Any]:
         """The stream's state with its deleted details (the interior sequences no longer stored),
@@ -706,15 +730,27 @@ class NatsAdapter(BrokerAdapter, NatsRetention):
             raise nats_errors.ConnectionClosedError
         request: dict[str, Any] = {"batch": 1, "no_wait": True, **self._group(queue, state)}
         if queue.max_ack_pending < UNBOUNDED_ACK_PENDING:
-            # at the ack-pending cap a no_wait request is left waiting (2.9) or unanswered: ask
-            # with an expiry instead (still served at once by a NAKed message's redelivery)
             info = await self._js().consumer_info(queue.stream, queue.durable_name)
-            if info.num_ack_pending >= queue.max_ack_pending:
+            capped = info.num_ack_pending >= queue.max_ack_pending
+            if capped and not await self._none_undelivered(queue, info):
+                # at the ack-pending cap only a redelivery may be served; with messages never
+                # delivered still stored, a no_wait request that finds none is kept waiting, never
+                # answered (consumer.go loopAndGatherMsgs: "Dont expire oneshots if we are here because
+                # of max ack pending limit"): ask with an expiry instead (still served at once by a
+                # NAKed message's redelivery) and take its end as the empty answer
                 request = {"batch": 1, "expires": int(self.fetch_timeout * 1e9), **self._group(queue, state)}
         await self._nc.publish(f"$JS.API.CONSUMER.MSG.NEXT.{queue.stream}.{queue.durable_name}",
                                json.dumps(request).encode(), reply=self._inbox)
         msg = await self._sub.next_msg(timeout=self.fetch_timeout + self.request_timeout)
         return self._took(state, queue, msg, "receive", ("404", "408"))
+
+    async def _none_undelivered(self, queue: _Queue, info: Any) -> bool:
+        """Whether the durable has no message it never delivered (``num_pending`` 0 in `info`, and the
+        stream stores nothing above its delivered sequence: a count that has caught up). Then a
+        no_wait request at the ack-pending cap is exact and answered at once: the redelivery next in
+        line, else "404 No Messages" (consumer.go processNextMsgRequest: a no_wait request without
+        an expiry when ``num_pending`` plus the redelivery queue is 0)."""
+        return int(info.num_pending or 0) == 0 and await self._stored_above(queue, info) == 0
 
     def _took(self, state: _Consumer, queue: _Queue, msg: Msg, op: str, ends: tuple[str, ...]) -> str | None:
         """The id of a delivered message, now held by the consumer; None for a status in `ends` (the
@@ -740,17 +776,26 @@ class NatsAdapter(BrokerAdapter, NatsRetention):
 
     def _group(self, queue: _Queue, state: _Consumer) -> dict[str, Any]:
         """DELIVERY-41..47: a pull request of a priority consumer names its group (else 400), a pinned
-        client its pin id; on a pinned_client queue it expires after ``fetch_timeout`` (a request
-        without an id while a pin holds waits; before 2.11.11 and 2.12.2 a no_wait one only ends at
-        its expiry)."""
+        client its pin id. A request without an id while another client's pin holds is queued and
+        never served: from 2.11.11 and 2.12.2 the no_wait request is then answered 404 at once
+        (nowait_ends_at_eos); before them it only ends at an expiry, so on those releases it expires
+        after ``fetch_timeout`` (:meth:`_queued_expiry`)."""
         if queue.priority_policy is None:
             return {}
         fields: dict[str, Any] = {"group": PRIORITY_GROUP}
         if queue.priority_policy == "pinned_client":
-            fields["expires"] = int(self.fetch_timeout * 1e9)
+            fields.update(self._queued_expiry())
             if state.pin is not None:
                 fields["id"] = state.pin
         return fields
+
+    def _queued_expiry(self) -> dict[str, int]:
+        """The expiry a no_wait pull request the server may queue without serving it needs on this
+        server: none where a queued no_wait request ends with a 404 when nothing is for it
+        (nowait_ends_at_eos), else ``fetch_timeout``."""
+        if nowait_ends_at_eos(self.server_version):
+            return {}
+        return {"expires": int(self.fetch_timeout * 1e9)}
 
     @operation(name="fetch")
     async def _fetch(self, consumer: str, batch: int, max_bytes: int, min_pending: int = 0,
@@ -761,8 +806,9 @@ class NatsAdapter(BrokerAdapter, NatsRetention):
         `batch` of them came or a 404/408/409 status ended the request (or nothing more came within
         the fetch and request timeouts: the budget was spent to the byte). DELIVERY-41..44
         (``priority_overflow``): an overflow queue's thresholds, the request expiring after
-        ``fetch_timeout`` (before 2.11.11 and 2.12.2 a no_wait request given nothing waits for a
-        message the thresholds let through until it expires)."""
+        ``fetch_timeout`` only before 2.11.11 and 2.12.2, where a no_wait request the thresholds
+        decline waits until it expires (:meth:`_queued_expiry`); from them the server answers it 404
+        at once."""
         state = self._consumer(consumer)
         queue = self._queue(state.queue)
         if max_bytes and queue.address not in self.stream_addresses:
@@ -779,7 +825,7 @@ class NatsAdapter(BrokerAdapter, NatsRetention):
                 raise Unsupported("min_pending or min_ack_pending on a queue without the overflow policy")
             request.update({key: value for key, value in (("min_pending", min_pending),
                                                           ("min_ack_pending", min_ack_pending)) if value})
-            request["expires"] = int(self.fetch_timeout * 1e9)
+            request.update(self._queued_expiry())
         await self._nc.publish(f"$JS.API.CONSUMER.MSG.NEXT.{queue.stream}.{queue.durable_name}",
                                json.dumps(request).encode(), reply=self._inbox)
         got: list[str] = []

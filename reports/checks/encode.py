@@ -25,7 +25,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 #: result class codes (``rs``): a send completion's outcome class
-RESULT_CLASSES = {"accepted": 1, "paged": 1, "dropped": 2, "failed": 2, "blocked": 3}
+RESULT_CLASSES = {"accepted": 1, "paged": 1, "dropped": 2, "failed": 2, "blocked": 3, "deleted": 4}
 LIMIT = 2**62
 
 

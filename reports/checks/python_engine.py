@@ -188,7 +188,12 @@ NULLQ = "\u0000"
 E = ["run", "machine", "example"]
 R = ["run", "machine", "queue"]
 FS = ("send", "receive", "ack", "counters", "nack", "set_ring_size", "throttle_state", "queue", "drain",
-      "answer", "delivery_count", "close", "rollback", "stop", "start", "restart")
+      "answer", "delivery_count", "close", "close_session", "rollback", "delete", "stop", "start", "restart")
+#: the consumer operations after which a message it was sent but never received may be delivered again
+#: (REDELIVERY-8, REDELIVERY-30: a consumer or session close, a rollback): the order check's cuts
+RETURNS = ("close", "close_session", "rollback")
+#: a broker stop or start (a soak's nemesis) or a machine's restart step: a cut for the whole example
+NEMESIS = ("stop", "start", "restart")
 TYPES = ("invoke", "ok", "fail", "info")
 TIMEOUT = "TIMEOUT_CLEAN_QUEUE"
 
@@ -342,7 +347,8 @@ def _chunk_stats(stats: Stats, codes: Codes, c: Any, routes: list[dict[str, Any]
     # ----- delivery side, per (E, queue, msg)
     recv_ok = pc.and_(op.f("receive"), op.t("ok"))
     ack_done = pc.and_(op.f("ack"), pc.or_(op.t("ok"), op.t("info")))
-    dmask = pc.and_(pc.or_(recv_ok, ack_done), pc.is_valid(c["m"]))
+    deleted = pc.and_(pc.and_(op.f("delete"), op.t("ok")), pc.equal(c["rs"], RESULT_CLASSES["deleted"]))
+    dmask = pc.and_(pc.or_(pc.or_(recv_ok, ack_done), deleted), pc.is_valid(c["m"]))
     d = c.select(["ek", "q", "m", "p", "index", "tx", "fs", "ty", "rs"]).filter(dmask)
     do = _Ops(d)
     d_recv, d_ack, d_ok, d_info = do.f("receive"), do.f("ack"), do.t("ok"), do.t("info")
@@ -350,6 +356,8 @@ def _chunk_stats(stats: Stats, codes: Codes, c: Any, routes: list[dict[str, Any]
     not_tx = pc.invert(pc.fill_null(d["tx"], False))
     # an ack the implementation answered `failed` (an invalid ack, DELIVERY-8/22) acknowledged nothing
     d_acked = pc.and_(pc.and_(d_ack, d_ok), pc.not_equal(d["rs"], RESULT_CLASSES["failed"]))
+    # a delete by id answered true (DELIVERY-31) took the message out of the queue as an ack does
+    d_gone = pc.or_(d_acked, do.f("delete"))
     n_proc = len(codes.processes) + 1  # the last code: no process
     _fits(n_proc, d["index"])
     by_whom = pc.add(pc.multiply(d["index"], n_proc), pc.fill_null(d["p"], n_proc - 1))
@@ -357,7 +365,7 @@ def _chunk_stats(stats: Stats, codes: Codes, c: Any, routes: list[dict[str, Any]
         "dk": d_dk, "recv": _i8(d_recv), "ridx": pc.if_else(d_recv, d["index"], null_i),
         "first_recv": pc.if_else(d_recv, by_whom, null_i),
         "aidx": pc.if_else(pc.and_(d_acked, not_tx), d["index"], null_i),
-        "ack_ok": _i8(d_acked), "ack_info": _i8(pc.and_(d_ack, d_info)),
+        "ack_ok": _i8(d_gone), "ack_info": _i8(pc.and_(d_ack, d_info)),
     }), ["dk"], {"count": ("recv", "sum"), "last_recv": ("ridx", "max"), "first_recv": ("first_recv", "min"),
                  "first_ack": ("aidx", "min"),
                  "ack_ok": ("ack_ok", "max"), "ack_info": ("ack_info", "max")})
@@ -492,17 +500,16 @@ def _segments(*keys: Any) -> Any:
 
 def _return_cuts(codes: Codes, c: Any, op: _Ops) -> Any:
     """Per (example, queue): the index of the first event that may return messages a consumer was sent
-    but never received (a consumer ``close`` or ``rollback`` on the queue, a broker ``stop``/``start``
-    in the example); null where there is none. After it, a message's first receive may be a
+    but never received (:data:`RETURNS` on the queue, :data:`NEMESIS` in the example); null where there
+    is none. After it, a message's first receive may be a
     redelivery of an invisible dispatch (returned to the head or rescheduled, REDELIVERY-2, SCHED-4)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    ret = c.select(["ek", "q", "index"]).filter(pc.or_(op.f("close"), op.f("rollback")))
+    ret = c.select(["ek", "q", "index"]).filter(pc.is_in(c["fs"], pa.array([FS.index(f) for f in RETURNS])))
     per_g = _agg(pa.table({"gk": codes.gk(ret["ek"], ret["q"]), "index": ret["index"]}), ["gk"],
                  {"cut": ("index", "min")})
-    # a soak's broker stop/start, or a machine's restart step
-    stops = pc.or_(pc.or_(op.f("stop"), op.f("start")), op.f("restart"))
+    stops = pc.is_in(c["fs"], pa.array([FS.index(f) for f in NEMESIS]))
     nemesis = _agg(c.select(["ek", "index"]).filter(stops), ["ek"],
                    {"cut": ("index", "min")})
     return per_g, nemesis
@@ -710,7 +717,8 @@ def _lost(stats: Stats, codes: Codes, routes: list[dict[str, Any]], drain_rows: 
     seen: dict[int, int] = {}
     if drained:
         got = pa.table({"dk": codes.mk(dest_gk, dest["m"]), "gk": dest_gk}).join(
-            dlv.filter(pc.greater(dlv["count"], 0)).select(["dk"]), "dk", join_type="left semi")
+            dlv.filter(pc.or_(pc.greater(dlv["count"], 0), pc.equal(dlv["ack_ok"], 1))).select(["dk"]), "dk",
+            join_type="left semi")
         seen = {row["gk"]: row["n"] for row in _agg(got, ["gk"], {"n": ("", "count_all")}).to_pylist()}
     cons = {r["gk"]: (r["consumed"], r["maybe"]) for r in consumed.to_pylist()}
     fin = {r["gk"]: (r["c_message"], r["c_replaced"], r["c_killed"], r["c_expired"])

@@ -153,13 +153,15 @@ def exact_stats(spark: Any, df: Any, decl_rows: list[Any], drain_rows: list[Any]
     is_ack, is_recv = col("f") == "ack", col("f") == "receive"
     # an ack the implementation answered `failed` (an invalid ack, DELIVERY-8/22) acknowledged nothing
     acked = is_ack & ok & ~F.coalesce(col("result").isin(*REFUSED), F.lit(False))
-    dlv = (df.filter(((is_recv & ok) | (is_ack & (ok | info))) & col("msg").isNotNull())
+    # a delete by id answered true (DELIVERY-31) took the message out of the queue as an ack does
+    deleted = (col("f") == "delete") & ok & (col("result") == "deleted")
+    dlv = (df.filter(((is_recv & ok) | (is_ack & (ok | info)) | deleted) & col("msg").isNotNull())
            .groupBy(*E, "queue", "msg").agg(
                F.sum(F.when(is_recv, 1).otherwise(0)).alias("count"),
                F.max(F.when(is_recv, col("index"))).alias("last_recv"),
                F.min(F.when(acked & ~F.coalesce(col("tx"), F.lit(False)), col("index")))
                .alias("first_ack"),
-               flag(acked).alias("ack_ok"), flag(is_ack & info).alias("ack_info")))
+               flag(acked | deleted).alias("ack_ok"), flag(is_ack & info).alias("ack_info")))
     frames: list[Any] = []
 
     def emit(frame: Any, check: str, names: list[str]) -> None:
@@ -332,7 +334,8 @@ def _lost(spark: Any, decl_rows: list[Any], drain_rows: list[Any], msgs: Any, dl
         marks = F.broadcast(_local(spark, [(*key, 1) for key in drained],
                                    "run string, machine string, example long, queue string, drained int"))
         seen = (dest.join(marks.select(*E, "queue"), on=[*E, "queue"], how="left_semi")
-                .join(dlv.filter(col("count") > 0).select(*E, "queue", "msg"), on=[*E, "queue", "msg"],
+                .join(dlv.filter((col("count") > 0) | (col("ack_ok") == 1)).select(*E, "queue", "msg"),
+                      on=[*E, "queue", "msg"],
                       how="left_semi").groupBy(*E, "queue").agg(F.count(F.lit(1)).alias("seen")))
         g = (g.join(marks, on=[*E, "queue"], how="left").join(seen, on=[*E, "queue"], how="left")
              .withColumn("drained", F.coalesce(col("drained"), F.lit(0)))
@@ -405,12 +408,12 @@ LOST_SUMS = ("examples", "unknown_examples", "l_acknowledged", "l_consumed", "po
 COUNTER_SUMS = ("observations", "checked", "broken", "ring_observations", "exempt", "ring_checked",
                 "over_bound")
 #: row kinds of the fast plan's message rows, one bit each (the per-message ``kinds`` is their bit_or)
-K_SEND, K_SEND_SCHED, K_ACCEPTED, K_REFUSED, K_INFO, K_RECV, K_ACK, K_ACK_TX, K_ACK_INFO = (
-    1 << i for i in range(9))
+K_SEND, K_SEND_SCHED, K_ACCEPTED, K_REFUSED, K_INFO, K_RECV, K_ACK, K_ACK_TX, K_ACK_INFO, K_DELETED = (
+    1 << i for i in range(10))
 #: per-message flags above the row kinds in ``sig`` (:func:`_signed`): sent, delivered, acknowledged outside
 #: a transaction, delivered after that ack, on several queues, ordered (order check), out of order, routed
 FLAGS = F_SENT, F_COUNTED, F_FIRST_ACK, F_LATE, F_QUEUES, F_ELIGIBLE, F_OOO, F_ROUTED = (
-    1 << i for i in range(9, 17))
+    1 << i for i in range(10, 18))
 
 
 def _code(column: Any) -> Any:
@@ -454,6 +457,7 @@ def _per_message(df: Any) -> Any:
     is_send, is_ack = col("f") == "send", col("f") == "ack"
     invoke = is_send & (col("type") == "invoke")
     result = col("result")
+    deleted = (col("f") == "delete") & ok & (result == "deleted")  # DELIVERY-31: out as an ack takes it
     kind = (F.when(invoke & (col("scheduled_at").isNotNull() | col("priority").isNull()), K_SEND_SCHED)
             .when(invoke, K_SEND)
             .when(is_send & ok & result.isin(*ACCEPTED), K_ACCEPTED)
@@ -462,15 +466,16 @@ def _per_message(df: Any) -> Any:
             .when((col("f") == "receive") & ok, K_RECV)
             .when(is_ack & ok & result.isin(*REFUSED), 0)  # a failed ack acknowledged nothing
             .when(is_ack & ok & F.coalesce(col("tx"), F.lit(False)), K_ACK_TX)
-            .when(is_ack & ok, K_ACK).when(is_ack & info, K_ACK_INFO).otherwise(0))
-    message_row = is_send | ((col("f") == "receive") & ok) | (is_ack & (ok | info))
+            .when(is_ack & ok, K_ACK).when(is_ack & info, K_ACK_INFO)
+            .when(deleted, K_DELETED).otherwise(0))
+    message_row = is_send | ((col("f") == "receive") & ok) | (is_ack & (ok | info)) | deleted
     rows = (df.filter(col("msg").isNotNull() & message_row)
             .select(*E, "msg", "index", "priority", kind.alias("kind"), _code("queue").alias("qc"),
                     _code(_recv_process()).alias("pc")))
     k = col("kind")
     sent = k.isin(K_SEND, K_SEND_SCHED)
     recv = k == K_RECV
-    queued = sent | k.isin(K_RECV, K_ACK, K_ACK_TX, K_ACK_INFO)
+    queued = sent | k.isin(K_RECV, K_ACK, K_ACK_TX, K_ACK_INFO, K_DELETED)
     return rows.groupBy(*E, "msg").agg(
         F.bit_or(k).alias("kinds"), F.count_if(sent).alias("nsend"),
         F.min(F.when(queued, col("qc"))).alias("qc"), F.max(F.when(queued, col("qc"))).alias("qmax"),
@@ -522,7 +527,7 @@ def _fast_sums() -> dict[str, Any]:
         return F.sum(F.when(cond, value).otherwise(0))
 
     sent, acked, refused, info = _has(F_SENT), _has(K_ACCEPTED), _has(K_REFUSED), _has(K_INFO)
-    ack_ok, counted, has_first = _has(K_ACK, K_ACK_TX), _has(F_COUNTED), _has(F_FIRST_ACK)
+    ack_ok, counted, has_first = _has(K_ACK, K_ACK_TX, K_DELETED), _has(F_COUNTED), _has(F_FIRST_ACK)
     eligible = _has(F_ELIGIBLE)
     return {
         "attempted": total(sent, n), "acknowledged": total(sent & acked, n),

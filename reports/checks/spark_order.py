@@ -13,11 +13,9 @@ from __future__ import annotations
 from typing import Any
 
 from mqconform.reference_model.config import DEFAULT_PRIORITY
-from mqconform.reports.checks.python_engine import ACCEPTED, E, R
+from mqconform.reports.checks.python_engine import ACCEPTED, NEMESIS, RETURNS, E, R
 
-#: the operations after which a consumer's first receive may be a redelivery (checks_python._return_cuts)
-RETURNS = ("close", "rollback")
-NEMESIS = ("stop", "start", "restart")  # a soak's broker stop/start, a machine's restart step
+__all__ = ["FRAMES", "NEMESIS", "RETURNS", "delivery_count_frame", "order_frame", "out_of_order"]
 
 
 def order_frame(df: Any) -> Any:

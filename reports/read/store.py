@@ -4,13 +4,13 @@ Reading a run directory (:func:`read_run`) turns each history record into one *n
 (:data:`COLUMNS`). Normalisation only resolves context a single record cannot carry, in one pass in
 record order, so that every check is a group-by or a key join afterwards:
 
-- ``queue``: the queue of a consumer operation (receive, ack, nack, rollback, commit, close carry
-  ``queue: null``; the consumer's queue comes from its ``consumer`` declaration);
+- ``queue``: the queue of a consumer operation (receive, ack, nack, rollback, commit, close, close_session
+  carry ``queue: null``; the consumer's queue comes from its ``consumer`` declaration);
 - ``msg``: the message id of the operation (send/ack/nack invocations carry it in ``value.id``; the
   completion row gets its invocation's id; a receive completion carries the delivered id; a
   ``delivery_count`` observation carries it in ``value.id``);
 - ``result``: the completion value when it is a string (``accepted``, ``paged``, ``dropped``, ``ok``...)
-  or the error of a ``fail``/``info`` completion;
+  or the error of a ``fail``/``info`` completion; ``deleted`` for a ``delete`` by id answered true;
 - ``tx``: whether an ack was made inside a transaction;
 - ``bound``: the ring size in effect for the row's queue (``queue`` declaration ``ring_size``,
   ``set_ring_size``; -1 = not a ring) or the throttle's high threshold (``throttle`` max_sessions);
@@ -74,7 +74,7 @@ COLUMNS: dict[str, str] = {
     "priority": "int64", "scheduled_at": "int64", "delivery_count": "int64", "value": "string",
 }
 PARTITIONS = ("adapter", "run_date")
-CONSUMER_OPS = frozenset({"receive", "ack", "nack", "rollback", "commit", "close"})
+CONSUMER_OPS = frozenset({"receive", "ack", "nack", "rollback", "commit", "close", "close_session"})
 
 Row = dict[str, Any]
 
@@ -251,6 +251,8 @@ class _ExampleState:
             msg, tx = self.pending.pop(process, (None, None))
             if isinstance(value, str):
                 result = value
+            elif f == "delete" and type_ == "ok" and value is True:
+                result = "deleted"  # the message left its queue (DELIVERY-31): a way out for `lost`
             if f == "receive" and type_ == "ok":
                 msg = _str(value)
             elif f == "delivery_count" and isinstance(value, dict):

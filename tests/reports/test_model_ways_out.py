@@ -1,0 +1,80 @@
+"""Two ways out of a consumer's hands that the history checks once missed, each a real example of the
+model's own ``ci`` run (the reference adapter, artemis profile) that both engines failed:
+
+- a session close returns what the consumer's window held but it never received (REDELIVERY-30): after
+  it, another consumer's first receive of such a message is a redelivery, not an order violation
+  (``order``, DELIVERY-4; example 30 of the redelivery area, cut after the return);
+- a delete by id answered true (DELIVERY-31) takes a message out of its queue; on Artemis it counts as
+  acknowledged, a counter ``lost`` does not read (DELIVERY-2, DELIVERY-15; example 177 of the ring area).
+
+Each history passes every check on both engines, and each fails the check it concerns once the
+operation that explains it is taken out: the check still sees what it must.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mqconform.history import SCHEMA_VERSION
+from mqconform.reports import pipeline
+
+DATA = Path(__file__).parent / "data"
+#: history -> (the operation that explains it, the check that fails without it)
+HISTORIES = {"model-close-session-returns-window": ("close_session", "order"),
+             "model-delete-by-id": ("delete", "lost")}
+
+
+def _run_dir(path: Path, name: str, drop: str | None) -> Path:
+    """A run directory holding history `name`, without the records of operation `drop`."""
+    records = [json.loads(line) for line in (DATA / f"{name}.jsonl").read_text().splitlines()]
+    run = f"{name}-without-{drop}" if drop else name
+    machine = records[0]["machine"]
+    kept = [dict(r, run=run) for r in records if r["f"] != drop]
+    (path / "history").mkdir(parents=True)
+    (path / "history" / f"{machine}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in kept))
+    (path / "run.json").write_text(json.dumps({
+        "v": SCHEMA_VERSION, "run": run, "adapter": "reference", "profile": "artemis", "settings": {},
+        "started": "2026-11-28T00:00:00Z", "finished": "2026-11-28T00:00:01Z", "status": "complete",
+        "exit_code": 0, "versions": {}}))
+    (path / "outcomes.jsonl").write_text("")
+    return path
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    base = tmp_path_factory.mktemp("ways-out")
+    return [_run_dir(base / f"{name}-{drop}", name, drop)
+            for name, (way, _) in HISTORIES.items() for drop in (None, way)]
+
+
+def _verdicts(result: Any) -> dict[str, dict[str, str]]:
+    """run -> check -> verdict (one queue per history fails at most)."""
+    out: dict[str, dict[str, str]] = {}
+    for c in result.checks:
+        if c.queue == "q":
+            out.setdefault(c.run, {})[c.check] = c.verdict
+    return out
+
+
+def _expect(verdicts: dict[str, dict[str, str]]) -> None:
+    for name, (way, check) in HISTORIES.items():
+        assert "fail" not in verdicts[name].values(), (name, verdicts[name])
+        assert verdicts[name][check] == "pass", (name, verdicts[name])
+        without = verdicts[f"{name}-without-{way}"]
+        assert without[check] == "fail", (name, without)
+        assert [c for c, v in without.items() if v == "fail"] == [check], (name, without)
+
+
+@pytest.mark.rules("DELIVERY-2", "DELIVERY-4", "DELIVERY-15")
+def test_the_python_engine_knows_both_ways_out(runs: list[Path]) -> None:
+    _expect(_verdicts(pipeline.check_runs(runs, engine="python")))
+
+
+@pytest.mark.spark
+@pytest.mark.rules("DELIVERY-2", "DELIVERY-4", "DELIVERY-15")
+def test_the_spark_engine_knows_both_ways_out(spark: Any, runs: list[Path]) -> None:
+    _expect(_verdicts(pipeline.check_runs(runs, engine="spark")))

@@ -1,11 +1,13 @@
 """`mqconform scenario FILE...`: step scenario files through the model (or any adapter).
 
 Exit codes: 0 every applicable `expect` held (``PASS``), or the adapter refused an operation as
-unsupported and the rest was not run (``N/A``, never ``PASS``; a failure under ``--strict``),
-1 a mismatch (expected vs actual, with the step number), 2 an invalid file (file:line: what is wrong)
-or bad usage, 3 the adapter answered `info` (unknown) or could not be reached. With ``--versions``
-the files run on each release in turn (the release's own server, as in ``mqconform matrix``), then
-one table says per file where it fails; the exit code is the worst over all releases.
+unsupported and the rest was not run (``N/A``, never ``PASS``; a failure under ``--strict``), or the file
+is the regression scenario of a registered broker bug of that adapter and release and it fails
+(``DEVIATION``, with the bug's source and release range; a failure under ``--strict``), 1 a mismatch
+(expected vs actual, with the step number), 2 an invalid file (file:line: what is wrong) or bad usage, 3
+the adapter answered `info` (unknown) or could not be reached. With ``--versions`` the files run on each
+release in turn (the release's own server, as in ``mqconform matrix``), then one table says per file
+where it fails; the exit code is the worst over all releases.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ import argparse
 import contextlib
 from pathlib import Path
 from typing import Any
+
+import attrs
 
 from mqconform.commands._common import adapter_options, add_adapter_arguments, fail
 
@@ -24,7 +28,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--profile",
                         help="profile of the reference model (default: the file's, else artemis)")
     parser.add_argument("--strict", action="store_true",
-                        help="an expectation or operation the adapter cannot observe or run fails")
+                        help="an expectation or operation the adapter cannot observe or run fails, and so "
+                             "does a failure a registered broker bug explains")
+    parser.add_argument("--deviations", action="append", type=Path, default=[], metavar="FILE",
+                        help="another known-deviation registry file (repeatable; added to the shipped "
+                             "mqconform/conformance/deviations.yaml)")
     parser.add_argument("-q", "--quiet", action="store_true", help="print only the verdict lines")
     parser.add_argument("--versions", metavar="V1,V2,...|all",
                         help="run the files on each of these releases of the adapter's line (as `mqconform "
@@ -46,6 +54,7 @@ def _adapter(args: argparse.Namespace, scenario: Any, options: dict[str, Any]) -
 
 
 def run(args: argparse.Namespace) -> int:
+    from mqconform.conformance.deviations import DeviationError
     from mqconform.reference_model.errors import ModelMisuse
     from mqconform.reference_model.profiles import profile as load_profile
     from mqconform.releases import ReleaseError, binary, resolve
@@ -56,6 +65,7 @@ def run(args: argparse.Namespace) -> int:
             load_profile(args.profile)
         options = adapter_options(args)
         scenarios = [load(path) for path in args.files]
+        args.registry = _registry(args)
         if args.versions is None:
             return _exit_code(_run_all(args, scenarios, options))
         if args.adapter == "reference" or "url" in options or "server_bin" in options:
@@ -66,6 +76,8 @@ def run(args: argparse.Namespace) -> int:
     except ScenarioError as exc:
         return fail(str(exc))
     except ReleaseError as exc:
+        return fail(f"scenario: {exc}")
+    except DeviationError as exc:
         return fail(f"scenario: {exc}")
     except (ModelMisuse, ValueError) as exc:
         return fail(str(exc))
@@ -92,7 +104,8 @@ def _exit_code(outcomes: list[Any] | int) -> int:
 
 
 #: how a release's verdict on one scenario reads in the bisect table
-_CELL = {"pass": "PASS", "fail": "FAIL", "not_applicable": "N/A", "unknown": "UNKNOWN", "invalid": "INVALID"}
+_CELL = {"pass": "PASS", "fail": "FAIL", "not_applicable": "N/A", "unknown": "UNKNOWN", "invalid": "INVALID",
+         "deviation": "DEVIATION"}
 
 
 def _print_bisect(table: dict[str, list[Any]], names: list[str]) -> None:
@@ -106,7 +119,7 @@ def _print_bisect(table: dict[str, list[Any]], names: list[str]) -> None:
         print(name)
         for version in versions:
             print(f"  {version:<{width}}  {_CELL[table[version][index].verdict]}")
-        failing = [v for v in versions if table[v][index].verdict == "fail"]
+        failing = [v for v in versions if table[v][index].verdict in ("fail", "deviation")]
         span = f"{failing[0]} .. {failing[-1]} ({len(failing)} of {len(versions)})" if failing else "none"
         print(f"  fails on: {span}")
 
@@ -123,7 +136,7 @@ def _run_all(args: argparse.Namespace, scenarios: list[Any], options: dict[str, 
     outcomes: list[Any] = []
     adapter = None
     try:
-        for scenario in scenarios:
+        for path, scenario in zip(args.files, scenarios, strict=True):
             try:
                 if adapter is None or args.adapter == "reference":
                     adapter = _adapter(args, scenario, options)
@@ -140,6 +153,8 @@ def _run_all(args: argparse.Namespace, scenarios: list[Any], options: dict[str, 
             if not args.quiet:
                 for note in outcome.not_applicable:
                     print(f"      not applicable: {note}")
+            if outcome.verdict == "fail" and args.adapter != "reference":
+                outcome = _known_bug(args, path, scenario, adapter, outcome)
             print(outcome.verdict_line(), flush=True)
             outcomes.append(outcome)
     finally:
@@ -148,3 +163,35 @@ def _run_all(args: argparse.Namespace, scenarios: list[Any], options: dict[str, 
             with contextlib.suppress(Exception):
                 shutdown()
     return outcomes
+
+
+def _registry(args: argparse.Namespace) -> Any:
+    """The shipped known-deviation registry plus the files of ``--deviations`` (DeviationError)."""
+    from mqconform.conformance.deviations import DEFAULT_PATH, load_registry
+
+    return load_registry([DEFAULT_PATH, *args.deviations])
+
+
+def _known_bug(args: argparse.Namespace, path: Path, scenario: Any, adapter: Any, outcome: Any) -> Any:
+    """A failing outcome, as the registry sees it: a ``deviation`` when the file is the regression
+    scenario of a registered bug of this adapter and release (still ``fail`` under ``--strict``), with
+    a line naming the bug; registered bugs the scenario only looks like are named and excuse nothing."""
+    from mqconform.conformance.known_scenarios import describe, known_bugs
+
+    steps = [{step.op: step.args} for step in scenario.steps if step.op is not None]
+    profile = scenario.model_options(args.profile).name
+    bugs = known_bugs(args.registry, path, steps, str(getattr(adapter, "name", args.adapter)),
+                      str(getattr(adapter, "server_version", "") or ""), profile,
+                      str(getattr(adapter, "profile", profile)))
+    for alike in bugs.alike:
+        print(f"      alike: registered bug {describe(alike)}, of another scenario: this failure is not "
+              "excused")
+    entry = bugs.explained_by
+    if entry is None:
+        return outcome
+    print(f"      known bug: {entry.reason}")
+    print(f"      registered: {describe(entry)}")
+    if args.strict:
+        print("      --strict: a registered bug still fails")
+        return outcome
+    return attrs.evolve(outcome, verdict="deviation")

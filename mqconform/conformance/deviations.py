@@ -494,9 +494,9 @@ class Deviation:
             return False
         if not set(self.rules) & set(finding.rules):
             return False
-        return self._has_shape(trace())
+        return self.has_shape(trace())
 
-    def _has_shape(self, trace: Sequence[TraceStep] | None) -> bool:
+    def has_shape(self, trace: Sequence[TraceStep] | None) -> bool:
         """The model's replay (None: the model rejected the steps) has the entry's shape."""
         return trace is not None and len(trace) > 0 and SHAPES[self.shape](trace)
 
@@ -505,7 +505,7 @@ class Deviation:
         the model's replay of the example's operations (`trace`) has the entry's shape?"""
         if not self.history or check != self.check or (self.area is not None and machine != self.area):
             return False
-        return self._has_shape(trace)
+        return self.has_shape(trace)
 
     def describe(self) -> str:
         return f"{self.reason} ({self.source})"

@@ -22,8 +22,10 @@ from .loader import Scenario, ScenarioStep
 
 #: not_applicable: the adapter refused an operation as unsupported, so the steps from there were not run
 #: (never a pass: nothing after that step was checked; a failure under ``strict``)
-Verdict = Literal["pass", "fail", "unknown", "invalid", "not_applicable"]
-EXIT_CODES: dict[str, int] = {"pass": 0, "not_applicable": 0, "fail": 1, "invalid": 2, "unknown": 3}
+Verdict = Literal["pass", "fail", "unknown", "invalid", "not_applicable", "deviation"]
+#: ``deviation``: a failure that a registered broker bug explains (as ``mqconform run`` exits on one)
+EXIT_CODES: dict[str, int] = {"pass": 0, "not_applicable": 0, "deviation": 0, "fail": 1, "invalid": 2,
+                              "unknown": 3}
 Printer = Callable[[str], None]
 
 _SHORT = {"message_count": "messages", "pending_count": "pending", "delivering_count": "delivering",

@@ -4,7 +4,8 @@
 #   2. the Debian packages the tests need when missing (scripts/install-debian.sh: ActiveMQ Classic,
 #      Chromium, and the broker servers);
 #   3. the broker services started when down (scripts/services.sh: RabbitMQ, Redis, NATS, Mosquitto);
-#   4. the Apache ActiveMQ Artemis release the `artemis` adapter runs by default, fetched through Maven
+#   4. the Apache ActiveMQ Artemis release the `artemis` adapter runs by default (and the current one,
+#      2.56.0, that the tests start beside it), fetched through Maven
 #      into the release cache ($MQCONFORM_CACHE, default ~/.cache/mqconform/servers/) when not there yet,
 #      and the HornetQ 2.4 jars the `hornetq` adapter runs (servers/hornetq/<version>/lib) the same way;
 #      likewise the Apache Kafka release (its jars) the `kafka` adapter runs by default,
@@ -26,6 +27,9 @@ bash scripts/install-debian.sh
 bash scripts/services.sh
 .venv/bin/python -m mqconform.adapters.artemis.server --fetch >/dev/null
 echo "setup: artemis $(.venv/bin/python -c 'from mqconform.adapters.artemis.server import DEFAULT_VERSION as v; print(v)') cached"
+# the current release too, which the tests start beside the default (published under org.apache.artemis)
+.venv/bin/python -m mqconform.adapters.artemis.server --fetch --version 2.56.0 >/dev/null
+echo "setup: artemis 2.56.0 cached"
 .venv/bin/python -m mqconform.adapters.hornetq.server --fetch >/dev/null
 echo "setup: hornetq $(.venv/bin/python -c 'from mqconform.adapters.hornetq.server import DEFAULT_VERSION as v; print(v)') cached"
 .venv/bin/python -m mqconform.adapters.kafka.server --fetch >/dev/null

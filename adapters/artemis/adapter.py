@@ -108,6 +108,9 @@ POLICIES = ("PAGE", "DROP", "FAIL", "BLOCK")
 #: AMQP credit standing in for a core byte window no example fills (the default 1 MiB, or -1
 #: without max_unacked): topped up on every receive, like a core client returning credit
 WIDE_CREDIT = 1000
+#: the queue MBean's counts the adapter reads (after QueueControl#flushExecutor)
+QUEUE_COUNTS = ("MessageCount", "DeliveringCount", "ScheduledCount", "MessagesAdded", "MessagesAcknowledged",
+                "MessagesKilled", "MessagesExpired")
 #: how long a pull with a message pending waits for it before it drains (answers None)
 PULL_WAIT_S = 1.0
 #: the longest pending list read back (address setting managementBrowsePageSize)
@@ -734,7 +737,9 @@ class ArtemisAdapter(BrokerAdapter):
     def close_consumer(self, consumer: str) -> None:
         state = self._forget_consumer(consumer)
         state.link.close()
-        self._settle_queue(state.queue)
+        # what the link held returns on the broker's own time (ProtonServerSenderContext#close runs
+        # later): in flight until the count is back at the difference taken as at rest
+        self._settle_queue(state.queue, returning=True)
 
     # ------------------------------------------------------------------ sends
     def _sender(self, address: _Address) -> Any:
@@ -827,8 +832,9 @@ class ArtemisAdapter(BrokerAdapter):
             outcome = self._send_blocking(address, amqp)
             self._settle_address(address)
             return outcome
-        before, paging_before = self._address_memory(address)
-        added = self._added(address)
+        # AddressSize and Paging, then the first queue's MessagesAdded after flushExecutor: one request
+        before, paging_before, first = self._address_look(address)
+        added = None if first is None else int(first["MessagesAdded"])
         try:
             self._sender(address).send(amqp, timeout=self.timeout)
         except SendException as exc:
@@ -837,19 +843,21 @@ class ArtemisAdapter(BrokerAdapter):
                 return "failed"  # PAGING-3, 14: FAIL (or page-full FAIL) refuses the send
             raise Refused(f"artemis: send refused: {exc}") from None
         outcome = "accepted"
-        if before is not None and address.queues and (paging_before or self._address_size(address) == before):
+        after = self._address_look(address) if before is not None and address.queues else None
+        if after is not None and (paging_before or after[0] == before):
             # PAGING-3, 6, 7, 14: not held in memory: written to a page file (PAGE: the queues count
             # it added) or discarded (DROP, or a page-full address under PAGE). An address already
             # paging takes nothing into memory (PagingStoreImpl#page); its AddressSize may still fall:
             # a ring queue replaces a message held in memory by the paged one (RING-10)
             paging = address.config is not None and address.config.full_policy == "PAGE"
-            paged = paging and self._added(address) != added
+            paged = paging and after[2] is not None and int(after[2]["MessagesAdded"]) != added
             outcome = "paged" if paged else "dropped"
         if due is not None:
             self._dues.append(due)
             if due <= self._clock_ms:  # SCHED-2: due already: it enters the scheduler and fires
                 self._fire(self._clock_ms)
-        self._settle_address(address)
+        # the look after the send stands for its first queue's first settle look (nothing sent since)
+        self._settle_address(address, after[2] if after is not None and due is None else None)
         return outcome
 
     def _body(self, address: _Address, size: int, fields: dict[str, Any]) -> str:
@@ -866,11 +874,21 @@ class ArtemisAdapter(BrokerAdapter):
         except ValueError as exc:
             raise Unsupported(str(exc)) from None
 
-    def _added(self, address: _Address) -> int | None:
-        """MessagesAdded of the address's first queue (paged messages count, page-full drops do not)."""
-        if address.config is None or not address.queues:
-            return None
-        return int(self._queue_state(self.queues[address.queues[0]])["MessagesAdded"])
+    def _address_look(self, address: _Address) -> tuple[int | None, bool, dict[str, Any] | None]:
+        """A limited address's AddressSize and Paging (page mode under PAGE, full under DROP), then
+        the counts of its first queue after flushExecutor (MessagesAdded: paged messages count,
+        page-full drops do not), in one request; (None, False, None) for the others: nothing to
+        measure (no counts without a queue)."""
+        if address.config is None:
+            return None, False, None
+        mgmt = self._mgmt()
+        looks: list[tuple[str, tuple[str, ...], bool]] = [
+            (mgmt.address_mbean(address.physical), ("AddressSize", "Paging"), False)]
+        if address.queues:
+            looks.append((self._queue_mbean(self.queues[address.queues[0]]), QUEUE_COUNTS, True))
+        answers = mgmt.reads(*looks)
+        first = answers[1] if address.queues else None
+        return int(answers[0]["AddressSize"]), bool(answers[0]["Paging"]), first
 
     def _address_memory(self, address: _Address) -> tuple[int | None, bool]:
         """AddressSize and Paging (page mode under PAGE, full under DROP) of a limited address, in one
@@ -888,9 +906,10 @@ class ArtemisAdapter(BrokerAdapter):
         mgmt = self._mgmt()
         return int(mgmt.read(mgmt.address_mbean(address.physical), "AddressSize")["AddressSize"])
 
-    def _settle_address(self, address: _Address) -> None:
-        for queue in address.queues:
-            self._settle_queue(queue)
+    def _settle_address(self, address: _Address, first: dict[str, Any] | None = None) -> None:
+        """Settle every queue of `address`; `first`: the first queue's counts just read."""
+        for i, queue in enumerate(address.queues):
+            self._settle_queue(queue, None if i else first)
 
     # ------------------------------------------------------------------ receive and settle
     @operation
@@ -992,10 +1011,7 @@ class ArtemisAdapter(BrokerAdapter):
         return self._address_memory(address)[1]
 
     def _queue_state(self, queue: _Queue) -> dict[str, Any]:
-        mgmt = self._mgmt()
-        mbean = self._queue_mbean(queue)
-        return mgmt.read(mbean, "MessageCount", "DeliveringCount", "ScheduledCount", "MessagesAdded",
-                         "MessagesAcknowledged", "MessagesKilled", "MessagesExpired", flush=True)
+        return self._mgmt().read(self._queue_mbean(queue), *QUEUE_COUNTS, flush=True)
 
     def _await_delivering(self, name: str, killed: int | None = None) -> dict[str, Any] | None:
         """Wait (bounded by settle_timeout) until the broker counts as delivering on queue `name`
@@ -1019,11 +1035,14 @@ class ArtemisAdapter(BrokerAdapter):
                 return None
             self._pump(0.002)
 
-    def _settle_queue(self, name: str, counts: dict[str, Any] | None = None) -> None:
+    def _settle_queue(self, name: str, counts: dict[str, Any] | None = None,
+                      returning: bool = False) -> None:
         """Wait (bounded by settle_timeout) until the broker's view of queue `name` is at rest: what
         it counts delivering is what the adapter's links hold (nothing in flight either way), and no
         message is pending while a link of the queue has credit. `counts`: the queue's counts just
-        read (nothing sent since), taken as the first look."""
+        read (nothing sent since), taken as the first look. `returning`: deliveries are on their way
+        back (a closed link), so the count must come back to the difference taken as at rest
+        (_Queue.applied), not to what the links hold."""
         queue = self.queues[name]
         address = self.addresses_[queue.address]
         if address.blocked:  # PAGING-3: memory freed lets blocked sends through first
@@ -1032,14 +1051,16 @@ class ArtemisAdapter(BrokerAdapter):
         consumers = [c for c in self.consumers.values() if c.queue == name]
         deadline = self._settle_deadline(self.settle_timeout)
         while True:
-            self._pump(0)
+            if counts is None:  # counts given were read before anything that arrived since: no pump
+                self._pump(0)
             state = self._queue_state(queue) if counts is None else counts
             counts = None
             held = sum(len(c.held) + len(c.handler.arrived) for c in consumers)
             pending = queue.pending(state)
             credit = sum(c.link.link.credit for c in consumers)
             late = time.monotonic() > deadline
-            if queue.at_rest(state["DeliveringCount"], held, late) and (
+            rest = queue.applied if returning else queue.at_rest
+            if rest(state["DeliveringCount"], held, late) and (
                     pending <= 0 or credit <= 0 or queue.non_destructive):
                 return
             if late:

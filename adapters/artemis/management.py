@@ -92,6 +92,20 @@ class Jolokia:
         values = [self._value(answer) for answer in answers]
         return dict(zip(attributes, values[len(first):], strict=True))
 
+    def reads(self, *looks: tuple[str, tuple[str, ...], bool]) -> list[dict[str, Any]]:
+        """Several `read`s, each (mbean, attributes, flush), in one request and in that order."""
+        requests: list[dict[str, Any]] = []
+        for mbean, attributes, flush in looks:
+            requests += [self.flush_request(mbean)] if flush else []
+            requests += [{"type": "read", "mbean": mbean, "attribute": a} for a in attributes]
+        values = iter(self.bulk(requests))
+        answers = []
+        for _, attributes, flush in looks:
+            if flush:
+                next(values)
+            answers.append({a: next(values) for a in attributes})
+        return answers
+
     @staticmethod
     def flush_request(mbean: str) -> dict[str, Any]:
         """QueueControl#flushExecutor as a bulk request (see `read`)."""

@@ -19,9 +19,27 @@ COMMANDS = {
 }
 
 
+def package_version() -> str:
+    """The installed distribution's version; from a checkout that is not installed, pyproject.toml's."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("mqconform")
+    except PackageNotFoundError:
+        import tomllib
+        from pathlib import Path
+
+        pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
+        try:
+            return str(tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["version"])
+        except (OSError, KeyError, tomllib.TOMLDecodeError):
+            return "unknown"
+
+
 def build_parser() -> tuple[argparse.ArgumentParser, dict[str, object]]:
     parser = argparse.ArgumentParser(
         prog="mqconform", description="Property-based conformance suite for message-queue semantics.")
+    parser.add_argument("--version", action="version", version=f"mqconform {package_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     modules: dict[str, object] = {}
     for name, (module_name, help_text) in COMMANDS.items():

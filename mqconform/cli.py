@@ -13,6 +13,7 @@ COMMANDS = {
     "scenario": ("mqconform.commands.scenario", "step scenario files through the model or an adapter"),
     "report": ("mqconform.commands.report", "build compliance reports from run directories"),
     "matrix": ("mqconform.commands.matrix", "the suite over many releases of one implementation (Spark)"),
+    "bisect": ("mqconform.commands.bisect", "the release where a scenario starts to fail, and to hold again"),
     "soak": ("mqconform.commands.soak", "concurrent workload with a final drain, checked by the pipeline"),
     "bench": ("mqconform.commands.bench", "print benchmark figures (model, suite, adapters, pipeline)"),
     "spec": ("mqconform.commands.spec", "list the spec rules"),

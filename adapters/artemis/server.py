@@ -31,8 +31,8 @@ from ..contract import AdapterError
 
 #: the releases Maven Central serves (mqconform.releases' artemis line: 2.18.0 to 2.40.0, and 2.56.0)
 SERVED = ARTEMIS_RELEASES
-#: the release the suite's figures, registry and tests were measured on; 2.56.0 (the current release,
-#: issue 34) is `-o version=2.56.0`
+#: the release the suite's figures, registry and tests were measured on; 2.56.0 (the current release)
+#: is `-o version=2.56.0`
 DEFAULT_VERSION = "2.40.0"
 READY_TIMEOUT_S = 90.0
 #: what `artemis run` logs once Jolokia answers (AMQ241002) and the broker is live (AMQ221007)

@@ -18,7 +18,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--master", help="pipeline: Spark master URL (default: local[*])")
 
 
-#: bench model: figure -> (comparison, target); ARCHITECTURE.md and the storage issue (STORAGE-6)
+#: bench model: figure -> (comparison, target), the goals docs/development.md lists (the storage cost:
+#: STORAGE-6, seed 000)
 MODEL_TARGETS: dict[str, tuple[str, float]] = {
     "queue_ops_per_s": (">=", 300_000),
     "storage_ops_per_s": (">=", 300_000),

@@ -15,6 +15,7 @@ from mqconform.history import HistoryWriter
 from mqconform.reference_model.options import ModelOptions
 
 from .driver import Driver
+from .timing import TimeLedger
 
 _namespaces = itertools.count(1)
 
@@ -38,6 +39,8 @@ class RunContext:
     smallest_violation: tuple[Any, list[Any]] | None = None
     #: time.perf_counter() of the first violation (shrinking starts there; the runner bounds it)
     first_violation_at: float | None = None
+    #: where the area's time goes (mqconform.conformance.timing), shared by its examples
+    ledger: TimeLedger = attrs.field(factory=TimeLedger)
 
     def saw_violation(self, violation: Any, steps: list[Any]) -> None:
         if self.first_violation_at is None:
@@ -66,10 +69,11 @@ class ConformanceMachine(RuleBasedStateMachine):
         ctx.examples += 1
         ctx.current = self
         self.adapter = ctx.adapter_factory()
-        self.adapter.open(f"{ctx.namespace_prefix}-{self.area}-{next(_namespaces)}")
+        with ctx.ledger.timed("setup"):
+            self.adapter.open(f"{ctx.namespace_prefix}-{self.area}-{next(_namespaces)}")
         if ctx.history is not None:
             ctx.history.next_example()
-        self.d = Driver(self.adapter, ctx.claimed, ctx.history, self.RULES, ctx.disabled)
+        self.d = Driver(self.adapter, ctx.claimed, ctx.history, self.RULES, ctx.disabled, ctx.ledger)
         self.d.checked = ctx.checked
         self.d.on_violation = ctx.saw_violation
         claimed = frozenset(ctx.claimed.features) | EXTRA_CAPABILITIES
@@ -90,7 +94,8 @@ class ConformanceMachine(RuleBasedStateMachine):
         return self.context.claimed
 
     def teardown(self) -> None:
-        self.adapter.close()
+        with self.context.ledger.timed("setup"):
+            self.adapter.close()
 
     def identity_holds(self, queue: str) -> bool:
         """Does DELIVERY-1's counter identity hold for `queue`? (not on the queues of DELIVERY-12)"""

@@ -7,6 +7,7 @@ operation is kept as a scenario step (for counterexamples) and written to the hi
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -17,6 +18,8 @@ from mqconform.adapters.reference import ReferenceAdapter
 from mqconform.history import HistoryWriter
 from mqconform.operations import batch_items, call_operation, process_of
 from mqconform.reference_model.options import ModelOptions
+
+from .timing import TimeLedger, category
 
 
 class Inconclusive(BaseException):
@@ -71,8 +74,11 @@ class Driver:
     """Runs operations on the model and the adapter side by side."""
 
     def __init__(self, adapter: Adapter, claimed: ModelOptions, history: HistoryWriter | None,
-                 rules: Mapping[str, tuple[str, ...]], disabled: Iterable[str] = ()) -> None:
+                 rules: Mapping[str, tuple[str, ...]], disabled: Iterable[str] = (),
+                 ledger: TimeLedger | None = None) -> None:
         self.adapter = adapter
+        #: where the time of every call on each side goes (mqconform.conformance.timing)
+        self.ledger = ledger if ledger is not None else TimeLedger()
         self.model = ReferenceAdapter(options=claimed)
         self.claimed = claimed
         self.history = history
@@ -177,12 +183,13 @@ class Driver:
         if history is not None:
             process, queue = process_of(op, args), _queue_of(args)
             history.record("invoke", op, args, process=process, queue=queue)
-        expected = call_operation(self.model, op, args)
+        with self.ledger.timed("model"):
+            expected = call_operation(self.model, op, args)
         if not expected.is_ok:
             raise RuntimeError(f"the machine generated an operation the claimed model rejects: {op} "
                                f"{args!r}: {expected.error}")
         keep(expected.value)
-        actual = call_operation(self.adapter, op, args)
+        actual = self._call(op, args)
         kind = actual.type
         if history is not None:
             history.record(kind, op, actual.value if kind == "ok" else actual.error,
@@ -203,6 +210,13 @@ class Driver:
                    lambda: f"{label}{op} {args!r} failed on the implementation: {actual.error}")
         return expected.value, None, False
 
+    def _call(self, op: str, args: Any) -> Result:
+        """`op` on the implementation, its time booked by what it answered (timing.category)."""
+        start = time.perf_counter()
+        actual = call_operation(self.adapter, op, args)
+        self.ledger.add(category(op, actual.value if actual.is_ok else None), time.perf_counter() - start)
+        return actual
+
     def both_refused(self, op: str, args: Any) -> Result:
         """Apply an operation the claimed model answers ``unsupported`` (SCHED-13) to both sides;
         the implementation's Result, for the caller to check (an `info` answer stops the run). The
@@ -211,12 +225,13 @@ class Driver:
         process, queue = process_of(op, args), _queue_of(args)
         if history is not None:
             history.record("invoke", op, args, process=process, queue=queue)
-        expected = call_operation(self.model, op, args)
+        with self.ledger.timed("model"):
+            expected = call_operation(self.model, op, args)
         if expected.is_ok or not (expected.error or "").startswith("unsupported"):
             raise RuntimeError(f"the machine expected the claimed model to refuse {op} {args!r} as "
                                f"unsupported; it answered {expected}")
         self.steps.append(Step(op, args))
-        actual = call_operation(self.adapter, op, args)
+        actual = self._call(op, args)
         if history is not None:
             history.record(actual.type, op, actual.value if actual.is_ok else actual.error,
                            process=process, queue=queue)
@@ -236,8 +251,10 @@ class Driver:
         """observe_both, except that None is returned when the adapter answers *not observable*
         (Result.not_observable: it cannot make this observation in this state). The caller then
         skips the check: the observation is not applicable for this step and evidences nothing."""
-        expected = getattr(self.model, method)(*args)
-        actual = getattr(self.adapter, method)(*args)
+        with self.ledger.timed("model"):
+            expected = getattr(self.model, method)(*args)
+        with self.ledger.timed("observe"):
+            actual = getattr(self.adapter, method)(*args)
         if actual.is_not_observable:
             self.not_observed[method] = self.not_observed.get(method, 0) + 1
             return None

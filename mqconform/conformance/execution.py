@@ -167,8 +167,10 @@ def _parallel(plan: RunPlan, adapter: Any, claimed: Any, run_dir: RunDirectory, 
 
 def area_lines(area: str, result: MachineResult, seconds: float, judge: Judge, claimed: str,
                replay: Callable[[Finding], str]) -> list[str]:
-    """What a run prints for one area: its state, then each finding with its replay command."""
+    """What a run prints for one area: its state, where a broker's time went, then each finding with
+    its replay command."""
     from .rules import failure_rules
+    from .timing import describe
 
     if result.needs is not None:
         return [f"  {area:<11} {result.needs.describe()}"]
@@ -179,6 +181,8 @@ def area_lines(area: str, result: MachineResult, seconds: float, judge: Judge, c
     if result.latency and result.latency.get("median_ms") is not None:
         lines[0] += (f"  (round trip median {result.latency['median_ms']:.1f} ms, "
                      f"p90 {result.latency['p90_ms']:.1f} ms)")
+    if result.latency is not None and result.timing:  # a broker's adapter: where its time went
+        lines.append(f"      time: {describe(result.timing, seconds)}")
     for finding in result.findings:
         rules = failure_rules(finding.rules, claimed)
         lines.append(f"      {judge.label(finding)} {finding.check} [{rules}] "
@@ -227,7 +231,9 @@ def record_outcomes(run_dir: RunDirectory, results: list[MachineResult], areas: 
                    not_run={area: why.as_json() for area, why in not_covered.items()},
                    server_version=server_version,
                    deviations={rule: d.location for rule, d in sorted(known.items())}, aborted=aborted,
-                   set_aside=dict(set_aside or {}), **extra)
+                   set_aside=dict(set_aside or {}),
+                   timing={r.machine: {"wall": round(r.seconds, 3), **r.timing} for r in results if r.timing},
+                   **extra)
     return exit_code, counts
 
 

@@ -33,6 +33,7 @@ from mqconform.text import first_line
 from .base import ConformanceMachine, RunContext
 from .driver import Inconclusive, Step, Violation
 from .minimize import Minimized, reproduces, shrink
+from .timing import TimeLedger
 
 MAX_RERUNS = 8
 #: how often a counterexample whose check compared one value is replayed before it is reported; one
@@ -136,6 +137,8 @@ class MachineResult:
     server_version: str = ""
     #: the adapter's round trips when the area ended (adapters/_latency.py summary), when it measures them
     latency: dict[str, Any] | None = None
+    #: where the area's wall time went: seconds per category (mqconform.conformance.timing)
+    timing: dict[str, float] = attrs.field(factory=dict)
 
     def rule_outcomes(self, table: dict[str, tuple[str, ...]], failed: set[str] | None = None,
                       deviating: frozenset[str] | set[str] = frozenset()) -> dict[str, str]:
@@ -221,9 +224,10 @@ def run_machine(base: type[ConformanceMachine], adapter_factory: Callable[[], Ad
     if shrink_seconds is None and getattr(probe, "real_time", False):
         shrink_seconds = REAL_TIME_SHRINK_S
     started = time.perf_counter()
+    ledger = TimeLedger()
     try:
         for _ in range(max_reruns + 1):
-            context = RunContext(adapter_factory, claimed, history, frozenset(disabled))
+            context = RunContext(adapter_factory, claimed, history, frozenset(disabled), ledger=ledger)
             context.checked = result.checked
             if progress is not None:
                 progress.context = context
@@ -259,9 +263,11 @@ def run_machine(base: type[ConformanceMachine], adapter_factory: Callable[[], Ad
             seconds = time.perf_counter() - t0
             cut = (shrink_seconds is not None and context.first_violation_at is not None
                    and time.perf_counter() - context.first_violation_at >= shrink_seconds)
-            shrunk = shrink(steps, claimed, adapter_factory)
-            result.findings.append(finding_of(base.area, failed, shrunk, seconds, claimed, adapter_factory,
-                                              cut_after=shrink_seconds if cut else None, options=held_to))
+            with ledger.timed("shrink"):
+                shrunk = shrink(steps, claimed, adapter_factory)
+                result.findings.append(finding_of(base.area, failed, shrunk, seconds, claimed,
+                                                  adapter_factory, cut_after=shrink_seconds if cut else None,
+                                                  options=held_to))
             disabled.add(failed.check)
             if progress is not None:
                 progress.findings = len(result.findings)
@@ -270,6 +276,7 @@ def run_machine(base: type[ConformanceMachine], adapter_factory: Callable[[], Ad
             result.steps = history.index
             history.close()
     result.seconds = time.perf_counter() - started
+    result.timing = ledger.summary(result.seconds)
     return result
 
 

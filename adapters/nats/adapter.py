@@ -54,6 +54,9 @@ UNBOUNDED_ACK_PENDING = 10_000
 KILL_QUIET_S = 0.2
 #: DELIVERY-27: how long consumer_state waits for the durable's num_pending to catch up with the stream
 SETTLE_S = 0.5
+#: the idle heartbeat of a pull request at the ack-pending cap (see NatsAdapter._capped_receive); the
+#: request expires after two of them, the shortest expiry nats-server accepts with that heartbeat
+CAP_HEARTBEAT_NS = 5_000_000
 
 #: what the adapter can do and observe exactly (see the module docstring for what is left out)
 CAPABILITIES = frozenset({
@@ -733,14 +736,40 @@ class NatsAdapter(BrokerAdapter, NatsRetention):
             info = await self._js().consumer_info(queue.stream, queue.durable_name)
             capped = info.num_ack_pending >= queue.max_ack_pending
             if capped and not await self._none_undelivered(queue, info):
-                # at the ack-pending cap only a redelivery may be served; with messages never
-                # delivered still stored, a no_wait request that finds none is kept waiting, never
-                # answered (consumer.go loopAndGatherMsgs: "Dont expire oneshots if we are here because
-                # of max ack pending limit"): ask with an expiry instead (still served at once by a
-                # NAKed message's redelivery) and take its end as the empty answer
-                request = {"batch": 1, "expires": int(self.fetch_timeout * 1e9), **self._group(queue, state)}
+                return await self._capped_receive(state, queue)
         await self._nc.publish(f"$JS.API.CONSUMER.MSG.NEXT.{queue.stream}.{queue.durable_name}",
                                json.dumps(request).encode(), reply=self._inbox)
+        msg = await self._sub.next_msg(timeout=self.fetch_timeout + self.request_timeout)
+        return self._took(state, queue, msg, "receive", ("404", "408"))
+
+    async def _capped_receive(self, state: _Consumer, queue: _Queue) -> str | None:
+        """A receive at the ack-pending cap while messages never delivered are stored: only a
+        redelivery may be served, and a no_wait request that finds none is kept waiting, never
+        answered (consumer.go loopAndGatherMsgs: "Dont expire oneshots if we are here because of max
+        ack pending limit"). So the request has an expiry and an idle heartbeat (CAP_HEARTBEAT_NS):
+        the server sends a heartbeat only from a pass over its waiting requests, which serves a
+        waiting redelivery first (consumer.go processWaiting, getNextMsg); with no other request
+        waiting, a heartbeat before the request's 408 says the server looked and had nothing for it.
+        A 408 without a heartbeat before it (the server did not get to the request before its expiry)
+        says nothing: the receive then asks again with an expiry of ``fetch_timeout`` and takes what
+        that request gets."""
+        assert self._nc is not None and self._sub is not None
+        subject = f"$JS.API.CONSUMER.MSG.NEXT.{queue.stream}.{queue.durable_name}"
+        probe = {"batch": 1, "expires": 2 * CAP_HEARTBEAT_NS, "idle_heartbeat": CAP_HEARTBEAT_NS,
+                 **self._group(queue, state)}
+        await self._nc.publish(subject, json.dumps(probe).encode(), reply=self._inbox)
+        beat = False
+        while True:
+            msg = await self._sub.next_msg(timeout=self.fetch_timeout + self.request_timeout)
+            status = msg.headers.get("Status") if msg.headers else None
+            if status == "100":
+                beat = True
+                continue
+            if status != "408" or beat:
+                return self._took(state, queue, msg, "receive", ("404", "408"))
+            break
+        request = {"batch": 1, "expires": int(self.fetch_timeout * 1e9), **self._group(queue, state)}
+        await self._nc.publish(subject, json.dumps(request).encode(), reply=self._inbox)
         msg = await self._sub.next_msg(timeout=self.fetch_timeout + self.request_timeout)
         return self._took(state, queue, msg, "receive", ("404", "408"))
 

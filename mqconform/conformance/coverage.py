@@ -51,6 +51,8 @@ CHECK_NEEDS: dict[str, tuple[str, ...]] = {
     "send.dropped": ("drop_policy",),
     "send.failed_full": ("fail_policy",),
     "send.page_full": ("paging", "page_limits"),
+    # machines/paging.py: a consumer with a selector (PAGING-12)
+    "receive.selector": ("selectors",),
     # the restart step (mqconform/conformance/restart.py) and the stream state it compares
     **{check: ("restart",) for check in ("restart.counters", "restart.delivery_count", "restart.reopen",
                                          "restart.kill.counters", "restart.kill.delivery_count")},

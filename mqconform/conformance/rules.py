@@ -149,6 +149,9 @@ TABLES: dict[str, dict[str, tuple[str, ...]]] = {
         # machines/paging.py: a paged send with a delivery time (SCHED-7); a ring queue's counts (RING-11)
         "send.scheduled_paged": ("SCHED-7",),
         "counters.ring_paged": ("RING-11", "RING-3"),
+        # machines/paging.py: a selecting consumer's receive (a selector evaluated at dispatch on
+        # depaged messages)
+        "receive.selector": ("PAGING-12", "PAGING-10", "PAGING-7"),
     },
     "throttle": {
         "throttle.accepted": ("THROTTLE-1",),
@@ -383,6 +386,8 @@ _PROFILE_RULES: dict[str, dict[str, tuple[str, ...]]] = {
         "counters.pending_count": ("PAGING-29",),
         "pending.order": ("PAGING-29",),
         "browse.ids": ("PAGING-19",),
+        # HornetQ: a selector sees in-memory messages only (machines/paging.py, a selecting consumer)
+        "receive.selector": ("PAGING-19",),
     },
 }
 #: machines/paging.py: a send compared under its address's policy (PAGING-26 BLOCK never pages,

@@ -9,6 +9,17 @@ Where the adapter has scheduling, one send in eight carries a delivery time no e
 it counts as paged, not scheduled, until depaged (`send.scheduled_paged`, SCHED-7). Where it has
 rings, an unlimited PAGE address of one queue draws (page size 500) a ring of 2 on that queue, whose
 counts are compared after every step (`counters.ring_paged`, RING-11).
+
+Message-count limits (PAGING-1: `max_size_messages`, alone or beside the byte limit) are drawn where
+the adapter offers `page_limits`: the Artemis setting (ARTEMIS-3720) that the Artemis adapter sets live
+with the page limits (addAddressSettings json, 2.32+); HornetQ has none. Not under BLOCK: the Artemis
+adapter tells a blocked address by AddressSize, which counts bytes only. A read budget in messages
+(PAGING-10: `max_read_page_messages`) is drawn on a PAGE address where the adapter offers `paging` and
+the claimed profile depages under a read budget (depage_rule read_budget). Where it offers `selectors`,
+the first consumer of q1 may select `color = 'red'` (PAGING-12: a selector is evaluated at dispatch
+on depaged messages; its receives under `receive.selector`) and q2 of two may filter on it (DELIVERY-2:
+routing), the single sends then alternating red and blue. Each of these is drawn only behind its
+gate, so the draws of an adapter without it are as before.
 """
 
 from __future__ import annotations
@@ -24,6 +35,16 @@ from ..rules import rules_for
 SCHEDULED_INDEX = 6
 FAR_DELIVERY_MS = 3_600_000
 POLICY_FEATURE = {"PAGE": "paging", "DROP": "drop_policy", "BLOCK": "block_policy", "FAIL": "fail_policy"}
+#: PAGING-1: the address limits drawn where message counts are offered (bytes only is the first: it
+#: shrinks to the draws of before), and the message-count limits
+LIMIT_KINDS = ("bytes", "messages", "both")
+MESSAGE_LIMITS = (2, 3)
+#: PAGING-10: read budgets in messages (-1: none, the default)
+READ_BUDGET_MESSAGES = (-1, 1, 2)
+#: PAGING-12: the selector a selecting consumer opens with, and the property the single sends carry
+SELECTOR = "color = 'red'"
+SELECTED = "red"
+COLORS = (SELECTED, "blue")
 
 
 class PagingMachine(QueueMachine):
@@ -38,15 +59,16 @@ class PagingMachine(QueueMachine):
     @initialize(policy_index=st.integers(min_value=0, max_value=3),
                 max_size=st.sampled_from([200, 300]), page_size=st.sampled_from([200, 500]),
                 budget=st.sampled_from([None, 300]), mode=MODE_INDEX, queues=st.sampled_from([1, 2]),
-                second_consumer=st.booleans())
+                second_consumer=st.booleans(), data=st.data())
     def setup(self, policy_index: int, max_size: int, page_size: int, budget: int | None, mode: int,
-              queues: int, second_consumer: bool) -> None:
+              queues: int, second_consumer: bool, data: st.DataObject) -> None:
         policies = [p for p, feature in POLICY_FEATURE.items() if self.can(feature)]
         policy = policies[policy_index % len(policies)]
         address: dict[str, object] = {"name": "a", "max_size_bytes": max_size, "page_size_bytes": page_size,
                                       "full_policy": policy}
         if budget is not None:
             address["max_read_page_bytes"] = budget
+        address.update(self.draw_message_limits(data, policy))
         self.send_check = {"BLOCK": "send.blocked", "DROP": "send.dropped",
                            "FAIL": "send.failed_full"}.get(policy, "send.result")
         free = policy == "PAGE" and queues == 1 and second_consumer  # one queue has no second consumer
@@ -55,15 +77,68 @@ class PagingMachine(QueueMachine):
         self.ring_queue = free and page_size == 500 and self.can("ring")  # RING-11
         self.d.both("address", address)
         self.QUEUES = ("q1", "q2")[:queues]
+        #: the ids of the single sends that match SELECTOR (a batch carries no property)
+        self.selected: set[str] = set()
+        #: DELIVERY-2: q2 of two takes only what matches its filter SELECTOR (routing)
+        self.filtering = queues == 2 and self.can("selectors") and data.draw(st.booleans(), label="filter")
         for queue in self.QUEUES:
             ring = {"ring_size": 2} if self.ring_queue else {}
-            self.d.both("queue", {"name": queue, "address": "a", **ring})
+            kept = {"filter": SELECTOR} if self.filtering and queue == "q2" else {}
+            self.d.both("queue", {"name": queue, "address": "a", **ring, **kept})
         settings = consumer_settings(self.caps, mode)
+        #: PAGING-12: the first consumer of q1 selects SELECTOR (the single sends then carry COLORS)
+        self.selecting = (settings is not None and self.can("selectors")
+                          and data.draw(st.booleans(), label="selector"))
         if settings is not None:
-            self.declare_consumer("q1", **settings)
+            self.declare_consumer("q1", **settings, **({"selector": SELECTOR} if self.selecting else {}))
             if queues == 2 and second_consumer:
                 self.declare_consumer("q2", **settings)
         self.ready = True
+
+    def draw_message_limits(self, data: st.DataObject, policy: str) -> dict[str, object]:
+        """PAGING-1: a message-count limit alone or beside the byte limit (capability page_limits, not
+        under BLOCK); PAGING-10: a read budget in messages (a PAGE address, capability paging, a profile
+        that depages under a read budget). Nothing is drawn without the gate."""
+        limits: dict[str, object] = {}
+        if policy != "BLOCK" and self.can("page_limits"):
+            kind = data.draw(st.sampled_from(LIMIT_KINDS), label="address limits")
+            if kind != "bytes":
+                limits["max_size_messages"] = data.draw(st.sampled_from(MESSAGE_LIMITS), label="max messages")
+            if kind == "messages":
+                limits["max_size_bytes"] = -1
+        if policy == "PAGE" and self.can("paging") and self.options.depage_rule == "read_budget":
+            messages = data.draw(st.sampled_from(READ_BUDGET_MESSAGES), label="read budget messages")
+            if messages >= 0:
+                limits["max_read_page_messages"] = messages
+        return limits
+
+    def message_properties(self) -> dict[str, str] | None:
+        """PAGING-12, DELIVERY-2: with a selecting consumer or a filtering queue, the single sends
+        alternate COLORS (the first red; a batch carries none, so matches no selector)."""
+        if not (getattr(self, "selecting", False) or getattr(self, "filtering", False)):
+            return None
+        color = COLORS[(self.counter + 1) % 2]
+        if color == SELECTED:
+            self.selected.add(f"m{self.counter}")
+        return {"color": color}
+
+    def check_accounted(self, queue: str) -> None:
+        """DELIVERY-21: a filtering queue is accountable only for the sends its filter let in."""
+        if not (self.filtering and queue == "q2"):
+            super().check_accounted(queue)
+            return
+        accepted = self.accepted
+        self.accepted = [m for m in accepted if m in self.selected]
+        try:
+            super().check_accounted(queue)
+        finally:
+            self.accepted = accepted
+
+    def receive_check(self, consumer: str) -> str:
+        """A selecting consumer's receives under `receive.selector` (PAGING-12)."""
+        if self.consumer_args[consumer].get("selector") is not None:
+            return "receive.selector"
+        return super().receive_check(consumer)
 
     def page_limits(self, max_size: int, page_size: int) -> dict[str, object]:
         """PAGING-13..16: page limits and a page-full policy the adapter honours, or none (then the

@@ -400,6 +400,60 @@ def _non_destructive_ring_repeats_replaced(trace: Sequence[TraceStep]) -> bool:
     return False
 
 
+def _message_limited(trace: Sequence[TraceStep]) -> tuple[dict[str, int], dict[str, str]]:
+    """The addresses the trace declares with a message-count limit (max_size_messages >= 0) and that
+    limit; the queue -> address of the queues it declares."""
+    limits: dict[str, int] = {}
+    queues: dict[str, str] = {}
+    for step in trace:
+        if not isinstance(step.args, Mapping):
+            continue
+        if step.op == "address" and int(step.args.get("max_size_messages", -1)) >= 0:
+            limits[str(step.args.get("name"))] = int(step.args["max_size_messages"])
+        elif step.op == "queue":
+            queues[str(step.args.get("name"))] = str(step.args.get("address") or step.args.get("name"))
+    return limits, queues
+
+
+def _max_size_messages_browsed(trace: Sequence[TraceStep]) -> bool:
+    """At or before the failing step, a send to an address with a message-count limit
+    (max_size_messages) that the model takes into memory (answers accepted, below the limit) where the
+    count Artemis keeps reaches the limit: the messages the address took into memory so far (sends
+    answered accepted, this one's too) plus those it holds in memory right after the send (the model's
+    message_count less paged_count, the largest of its queues), or, for a message of the send itself,
+    those taken and held before it plus two for each earlier message of the send. Artemis counts a
+    routed AMQP message with application properties twice once a browse (QueueControl#listMessages:
+    the adapter's pending order, read after every step) decoded them
+    (AMQPMessage#lazyDecodeApplicationProperties: addSize(addition, false) adds an element) and still
+    once after its acknowledgement (QueueImpl#refDown takes one element off): the address is full at
+    about half its limit (its paging flag, the next send dropped, failed or paged), and earlier after
+    acknowledgements."""
+    limits, queues = _message_limited(trace)
+    if not limits:
+        return False
+    taken = dict.fromkeys(limits, 0)
+
+    def held(step: TraceStep | None, address: str) -> int:
+        return max((c.get("message_count", 0) - c.get("paged_count", 0)
+                    for q, c in (step.queues.items() if step else ()) if queues.get(q) == address), default=0)
+
+    for before, step in _pairs(trace):
+        to = step.args.get("to") if isinstance(step.args, Mapping) else None
+        if step.op not in ("send", "send_batch") or to not in limits:
+            continue
+        answers = step.result if isinstance(step.result, list) else [step.result]
+        accepted = sum(1 for answer in answers if answer == "accepted")
+        if not accepted:
+            continue
+        limit = limits[to]
+        if taken[to] + held(before, to) + 2 * (accepted - 1) >= limit:
+            return True  # a message of the send met a full address
+        taken[to] += accepted
+        if taken[to] + held(step, to) >= limit:
+            return True  # the address is full after the send
+    return False
+
+
 #: shape name -> a predicate over the model's trace of a counterexample (its docstring says what it
 #: accepts); a new bug that none describes needs a new one here, a few lines
 SHAPES: Final[Mapping[str, Callable[[Sequence[TraceStep]], bool]]] = {
@@ -413,6 +467,7 @@ SHAPES: Final[Mapping[str, Callable[[Sequence[TraceStep]], bool]]] = {
     "close-returns-paged-while-paging": _close_returns_paged_while_paging,
     "non-destructive-ring-evicts-delivered": _non_destructive_ring_evicts_delivered,
     "non-destructive-ring-repeats-replaced": _non_destructive_ring_repeats_replaced,
+    "max-size-messages-browsed": _max_size_messages_browsed,
 }
 
 

@@ -79,6 +79,7 @@ FAILING_STEP = {
     "docs/findings/artemis-close-return-overreads-page.yaml": 11,
     "docs/findings/artemis-non-destructive-ring-evicts-delivered.yaml": 6,
     "docs/findings/artemis-non-destructive-ring-repeats-replaced.yaml": 5,
+    "docs/findings/artemis-max-size-messages-leak.yaml": 7,
 }
 
 #: the shipped scenarios -> the steps before the one that gives the bug its shape (the nack at the
@@ -100,6 +101,7 @@ BEFORE_SHAPE = {
     "docs/findings/artemis-close-return-overreads-page.yaml": 8,
     "docs/findings/artemis-non-destructive-ring-evicts-delivered.yaml": 5,
     "docs/findings/artemis-non-destructive-ring-repeats-replaced.yaml": 3,
+    "docs/findings/artemis-max-size-messages-leak.yaml": 4,
 }
 
 #: the shipped registry, loaded once for the tests that only read it

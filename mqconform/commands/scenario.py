@@ -55,6 +55,7 @@ def _adapter(args: argparse.Namespace, scenario: Any, options: dict[str, Any]) -
 
 def run(args: argparse.Namespace) -> int:
     from mqconform.conformance.deviations import DeviationError
+    from mqconform.conformance.verdict import load_deviations
     from mqconform.reference_model.errors import ModelMisuse
     from mqconform.reference_model.profiles import profile as load_profile
     from mqconform.releases import ReleaseError, binary, resolve
@@ -65,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
             load_profile(args.profile)
         options = adapter_options(args)
         scenarios = [load(path) for path in args.files]
-        args.registry = _registry(args)
+        args.registry = load_deviations(args.deviations)
         if args.versions is None:
             return _exit_code(_run_all(args, scenarios, options))
         if args.adapter == "reference" or "url" in options or "server_bin" in options:
@@ -75,9 +76,7 @@ def run(args: argparse.Namespace) -> int:
         binaries = {release.version: binary(release) for release in releases}  # all fetched up front
     except ScenarioError as exc:
         return fail(str(exc))
-    except ReleaseError as exc:
-        return fail(f"scenario: {exc}")
-    except DeviationError as exc:
+    except (ReleaseError, DeviationError) as exc:
         return fail(f"scenario: {exc}")
     except (ModelMisuse, ValueError) as exc:
         return fail(str(exc))
@@ -163,13 +162,6 @@ def _run_all(args: argparse.Namespace, scenarios: list[Any], options: dict[str, 
             with contextlib.suppress(Exception):
                 shutdown()
     return outcomes
-
-
-def _registry(args: argparse.Namespace) -> Any:
-    """The shipped known-deviation registry plus the files of ``--deviations`` (DeviationError)."""
-    from mqconform.conformance.deviations import DEFAULT_PATH, load_registry
-
-    return load_registry([DEFAULT_PATH, *args.deviations])
 
 
 def _known_bug(args: argparse.Namespace, path: Path, scenario: Any, adapter: Any, outcome: Any) -> Any:

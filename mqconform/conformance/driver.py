@@ -214,7 +214,9 @@ class Driver:
         """`op` on the implementation, its time booked by what it answered (timing.category)."""
         start = time.perf_counter()
         actual = call_operation(self.adapter, op, args)
-        self.ledger.add(category(op, actual.value if actual.is_ok else None), time.perf_counter() - start)
+        # only an ok answer can be empty: a refused or unanswered call is booked with the answers
+        seconds = time.perf_counter() - start
+        self.ledger.add(category(op, actual.value) if actual.is_ok else "answers", seconds)
         return actual
 
     def both_refused(self, op: str, args: Any) -> Result:

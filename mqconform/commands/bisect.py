@@ -84,6 +84,7 @@ class _Probe:
     def _replay(self, path: Path) -> Any:
         from mqconform.adapters.contract import AdapterError
         from mqconform.adapters.registry import AdapterLoadError, load_adapter
+        from mqconform.conformance.execution import shutdown
         from mqconform.scenario import run_scenario
 
         adapter = None
@@ -93,9 +94,7 @@ class _Probe:
         except (AdapterLoadError, AdapterError, ValueError) as exc:
             raise _Stop(f"{self.args.adapter}: cannot reach the implementation: {exc}", 3) from None
         finally:
-            shutdown = getattr(adapter, "shutdown", None)
-            if callable(shutdown):
-                shutdown()
+            shutdown(adapter)
 
 
 def _first_change(probe: _Probe, releases: list[Any], lo: int, hi: int) -> int:

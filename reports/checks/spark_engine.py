@@ -153,8 +153,7 @@ def exact_stats(spark: Any, df: Any, decl_rows: list[Any], drain_rows: list[Any]
     is_ack, is_recv = col("f") == "ack", col("f") == "receive"
     # an ack the implementation answered `failed` (an invalid ack, DELIVERY-8/22) acknowledged nothing
     acked = is_ack & ok & ~F.coalesce(col("result").isin(*REFUSED), F.lit(False))
-    # a delete by id answered true (DELIVERY-31) took the message out of the queue as an ack does
-    deleted = (col("f") == "delete") & ok & (col("result") == "deleted")
+    deleted = _deleted()
     dlv = (df.filter(((is_recv & ok) | (is_ack & (ok | info)) | deleted) & col("msg").isNotNull())
            .groupBy(*E, "queue", "msg").agg(
                F.sum(F.when(is_recv, 1).otherwise(0)).alias("count"),
@@ -416,6 +415,14 @@ FLAGS = F_SENT, F_COUNTED, F_FIRST_ACK, F_LATE, F_QUEUES, F_ELIGIBLE, F_OOO, F_R
     1 << i for i in range(10, 18))
 
 
+def _deleted() -> Any:
+    """A delete by id answered true (DELIVERY-31): it took the message out of its queue as an ack does
+    (both plans count it consumed)."""
+    from pyspark.sql import functions as F
+
+    return (F.col("f") == "delete") & (F.col("type") == "ok") & (F.col("result") == "deleted")
+
+
 def _code(column: Any) -> Any:
     """The 64-bit code of a queue or process name (xxhash64): exact once :func:`_names` has found the
     codes of the store's names distinct."""
@@ -457,7 +464,7 @@ def _per_message(df: Any) -> Any:
     is_send, is_ack = col("f") == "send", col("f") == "ack"
     invoke = is_send & (col("type") == "invoke")
     result = col("result")
-    deleted = (col("f") == "delete") & ok & (result == "deleted")  # DELIVERY-31: out as an ack takes it
+    deleted = _deleted()
     kind = (F.when(invoke & (col("scheduled_at").isNotNull() | col("priority").isNull()), K_SEND_SCHED)
             .when(invoke, K_SEND)
             .when(is_send & ok & result.isin(*ACCEPTED), K_ACCEPTED)

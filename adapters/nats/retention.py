@@ -22,6 +22,7 @@ from mqconform.reference_model.config import AddressConfig
 
 from .._base import Refused
 from ..contract import Result
+from .queues import UNBOUNDED_ACK_PENDING, _Queue, _token
 
 #: the address's retention -> the stream's retention policy
 RETENTION = {"limits": RetentionPolicy.LIMITS, "interest": RetentionPolicy.INTEREST,
@@ -54,8 +55,6 @@ class NatsRetention:
         def _do(self, op: str, fn: Any) -> Result: ...
 
     def _stream_names(self, address: str) -> tuple[str, str]:
-        from .adapter import _token
-
         return f"{self.prefix}_{_token(address)}", f"{self.prefix}.{_token(address)}"
 
     def declare_stream_address(self, config: AddressConfig) -> Result:
@@ -79,8 +78,6 @@ class NatsRetention:
         DELIVERY-41..47: with `priority` (overflow, pinned_client) the durable has ``priority_groups``
         [PRIORITY_GROUP] and that ``priority_policy`` (ADR-42, nats-server 2.11+), created through the
         JetStream API itself (nats-py's ConsumerConfig has neither field)."""
-        from .adapter import UNBOUNDED_ACK_PENDING, _Queue, _token
-
         async def run() -> str:
             retention = self.stream_addresses.get(address)
             if retention is None:

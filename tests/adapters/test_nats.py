@@ -455,7 +455,7 @@ def test_per_subject_limits_hold_on_the_model_and_the_server(
 
 def test_per_subject_limits_follow_the_server_release() -> None:
     """RING-31..33 need 2.14.0: the discard-new byte check was off by one before."""
-    from mqconform.adapters.nats.adapter import capabilities_for
+    from mqconform.adapters.nats.capabilities import capabilities_for
 
     assert "max_per_subject" not in capabilities_for("2.12.4")
     assert "max_per_subject" in capabilities_for("2.14.0")
@@ -617,7 +617,7 @@ def test_a_pinned_request_refused_in_next_waiting_moves_a_redelivery_back(
 
 def test_pull_batch_follows_the_server_release() -> None:
     """DELIVERY-38..40 need max_bytes in pull requests (2.9.0); stream retention is in every release."""
-    from mqconform.adapters.nats.adapter import capabilities_for
+    from mqconform.adapters.nats.capabilities import capabilities_for
 
     assert "pull_batch" not in capabilities_for("2.8.4")
     assert {"pull_batch", "retention"} <= capabilities_for("2.9.0")
@@ -627,7 +627,7 @@ def test_pull_batch_follows_the_server_release() -> None:
 def test_priority_groups_follow_the_server_release() -> None:
     """DELIVERY-41..47 need ADR-42 priority groups (2.11.0); both overflow thresholds at once, either
     one sufficing, only from 2.12.5 (nats-server 43071fa5b: before it both had to hold)."""
-    from mqconform.adapters.nats.adapter import capabilities_for
+    from mqconform.adapters.nats.capabilities import capabilities_for
 
     assert "priority_overflow" not in capabilities_for("2.10.29")
     assert "priority_overflow" in capabilities_for("2.11.0")

@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from mqconform.adapters.nats.adapter import NatsAdapter, nowait_ends_at_eos
+from mqconform.adapters.nats.adapter import NatsAdapter
+from mqconform.adapters.nats.capabilities import nowait_ends_at_eos
 from mqconform.reference_model.config import AddressConfig, ConsumerConfig, Message, QueueConfig
 
 pytestmark = pytest.mark.broker("nats")
@@ -63,7 +64,7 @@ def test_a_queued_nowait_request_ends_at_once_from_2_11_11_and_2_12_2() -> None:
 def test_a_pinned_request_expires_only_on_releases_that_need_it() -> None:
     """The pull request of a client of a pinned_client queue: an expiry (fetch_timeout) only where a
     no_wait request declined by another client's pin is not answered at once."""
-    from mqconform.adapters.nats.adapter import _Consumer, _Queue
+    from mqconform.adapters.nats.queues import _Consumer, _Queue
 
     adapter = NatsAdapter(url="nats://127.0.0.1:1", fetch_timeout=0.25)
     queue = _Queue("q", "S", "s", "a", durable=True, priority_policy="pinned_client")

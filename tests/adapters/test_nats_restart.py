@@ -10,13 +10,8 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-from mqconform.adapters.nats.adapter import (
-    CAPABILITIES,
-    MIN_VERSION,
-    NatsAdapter,
-    capabilities_for,
-    parse_version,
-)
+from mqconform.adapters.nats.adapter import NatsAdapter
+from mqconform.adapters.nats.capabilities import CAPABILITIES, MIN_VERSION, capabilities_for, parse_version
 from mqconform.adapters.reference import ReferenceAdapter
 from mqconform.conformance import settings as suite_settings
 from mqconform.conformance.registry import MACHINES

@@ -59,7 +59,7 @@ TIMED_BUDGET_MS = 1200
 TIMED_STEPS_PER_ADVANCE = 4
 #: the set-up draw (0..TIMED_ODDS - 1) that makes an example timed
 TIMED_ODDS = 6
-#: version gates of the nats adapter (adapters/nats/adapter.py MIN_VERSION), read from its capabilities
+#: version gates of the nats adapter (adapters/nats/capabilities.py MIN_VERSION), read from its capabilities
 LEN_EQ_GATE = "js:backoff_len_eq_max_deliver"
 MAX_DELIVER_ONE_GATE = "js:max_deliver_one_not_redelivered"
 #: stated by an adapter whose queues cannot declare a delivery limit of their own (Kafka before 4.3:

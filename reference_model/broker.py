@@ -132,6 +132,10 @@ class Broker(AckWaitMixin, ConsumerOrderMixin, DeliveryMixin, RedeliveryMixin, R
             self.declare_address(AddressConfig(name=address))
         state = self.addresses[address]
         queue = QueueState(config, self.options.priority_levels, state)
+        if opts.stale_priority_iterators:  # ARTEMIS-4985's regression (a bug model, never a profile)
+            from .bugs.artemis_4985 import PriorityWalk
+
+            queue.pending.watch = PriorityWalk(queue.pending)
         # RING-28: the declared policy or the profile's default; RING-23: quorum hysteresis
         queue.overflow = opts.overflow_for(config.overflow)
         if config.discard_new_per_subject and (config.max_per_subject < 1 or queue.overflow != "reject_new"):

@@ -117,6 +117,8 @@ class DeliveryMixin(BrokerCore):
     def _first_match(self, queue: QueueState, consumer: ConsumerState) -> Ref | None:
         source = queue.pending if consumer.unseen is None else consumer.unseen
         if consumer.selector is None:
+            if source.watch is not None:  # a bug model's walk of the list (reference_model.bugs)
+                return source.watch.next_for(consumer, consumer.config.name)
             return source.peek()
         for ref in source:
             if consumer.matches(ref):
@@ -166,7 +168,8 @@ class DeliveryMixin(BrokerCore):
                 if plain and consumer.selector is None:
                     if pending.returned_ids:
                         self._take_exhausted(queue)  # REDELIVERY-21
-                    ref = pending.peek()
+                    ref = pending.peek() if pending.watch is None else \
+                        pending.watch.next_for(consumer, consumer.config.name)  # a bug model's walk
                     if ref is None:
                         continue
                     pending.remove(ref.id)

@@ -304,6 +304,12 @@ class ModelOptions:
     #: (JetStream writes consumer state at most ~10 times a second); the machines kill only after
     #: twice this long without an operation. 0: every acknowledged operation is on disk.
     restart_flush_ms: int = 0
+    #: DELIVERY-3, a broker bug and never a profile's choice: the model of ARTEMIS-4985's regression
+    #: (reference_model.bugs.artemis_4985, Artemis 2.37.0 and later). Consumers walk the pending list
+    #: with priority iterators that an add sends back to the top only when its priority differs from
+    #: the last add's or exceeds a highest level left at an emptied one, so a consumer whose iterator
+    #: moved below p is handed lower-priority messages before one added at p. False: strict priority.
+    stale_priority_iterators: bool = False
 
     def overflow_for(self, policy: str | None) -> Overflow:
         """The model overflow of a queue declared with `policy` (None: the profile's `overflow`);

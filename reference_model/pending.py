@@ -25,6 +25,19 @@ class HasId(Protocol):
 
 
 T = TypeVar("T", bound=HasId)
+T_co = TypeVar("T_co", bound=HasId, covariant=True)
+
+
+class PendingWatch(Protocol[T_co]):
+    """Told of every add to and removal from a pending list, and asked which message a consumer is
+    handed next: the hook of a bug model that walks the list as a broker's iterators do
+    (reference_model.bugs; None on every profile's model)."""
+
+    def added(self, level: int) -> None: ...
+
+    def removed(self, level: int) -> None: ...
+
+    def next_for(self, consumer: object, name: str) -> T_co | None: ...
 
 _HEAD_BAND = 0
 _RETURN_BAND = 1
@@ -118,6 +131,8 @@ class PendingList(Generic[T]):
         self.returned_ids: set[str] = set()
         self.bytes = 0
         self._size_of: dict[str, int] = {}
+        #: a bug model's walk of the list (see PendingWatch); None: the list is served in order
+        self.watch: PendingWatch[T] | None = None
 
     def _level(self, item: T) -> int:
         return min(max(self._priority_of(item), 0), len(self._levels) - 1)
@@ -136,6 +151,8 @@ class PendingList(Generic[T]):
         self.level_of[item.id] = level
         self._size_of[item.id] = size
         self.bytes += size
+        if self.watch is not None:
+            self.watch.added(level)
 
     def add_tail(self, item: T, sequence: int, size: int) -> None:
         """Append at the tail of its level (sequence is the new per-queue sequence, C8)."""
@@ -223,9 +240,11 @@ class PendingList(Generic[T]):
         self._forget(item_id)
 
     def _forget(self, item_id: str) -> None:
-        del self.level_of[item_id]
+        level = self.level_of.pop(item_id)
         self.returned_ids.discard(item_id)
         self.bytes -= self._size_of.pop(item_id)
+        if self.watch is not None:
+            self.watch.removed(level)
 
     def __iter__(self) -> Iterator[T]:
         for level in reversed(self._levels):

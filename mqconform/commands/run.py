@@ -99,8 +99,10 @@ def run(args: argparse.Namespace) -> int:
     except AdapterError as exc:
         return fail(f"{args.adapter}: cannot reach the implementation: {exc}", 3)
     server_version = str(getattr(adapter, "server_version", "") or "")
+    # a bug model's replay runs on the probe while it answers (one worker: the areas' lines judge each
+    # finding before the probe stops; workers build their own adapters and stop the probe)
     judge = Judge(registry, adapter.name, server_version, claimed.name, adapter.profile,
-                  strict=bool(args.strict))
+                  strict=bool(args.strict), adapter_factory=(lambda: adapter) if workers == 1 else None)
     hyp = plan.hypothesis()
     run_dir = RunDirectory(out, adapter.name, claimed.name,
                            {"settings": plan.settings_name, "areas": list(plan.areas),

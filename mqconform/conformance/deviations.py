@@ -1,10 +1,15 @@
 """The known-deviation registry: broker bugs the suite knows, each scoped to the finding it explains.
 
-``deviations.yaml`` (next to this module) lists them. An entry explains one kind of finding: the
-failing **check**, the **shape** of the counterexample (a step-shape predicate over the claimed
-model's replay of it, :data:`SHAPES`) and, optionally, the **observed** relation and the compared
-**field**, for the adapter, server version range and profile of the entry. Only a finding that matches
-all of them is a ``deviation``; the verdict is taken in :mod:`mqconform.conformance.verdict`.
+``deviations.yaml`` (next to this module) lists them, for the adapter, server version range and
+profile of each entry. An entry with a **model** names a bug model (:mod:`mqconform.reference_model.bugs`:
+the reference model with that one bug): it explains a finding, whatever check found it, only when the
+counterexample, replayed on the implementation with the bug model's expectations, holds at every step
+under every observation the scenario runner makes (:func:`holds_under`, the machinery of
+:mod:`mqconform.conformance.minimize`); its **shape** (a step-shape predicate over the claimed model's
+replay, :data:`SHAPES`) is only a cheap pre-filter, and anything the bug model does not reproduce
+stays a failure. An entry without a model (a bug too intricate to model exactly, or not moved yet)
+explains one kind of finding: the failing **check**, the shape and, optionally, the **observed**
+relation and the compared **field**. The verdict is taken in :mod:`mqconform.conformance.verdict`.
 
 An entry may instead name a **history** check of the report (``history: ring-bound``,
 :data:`mqconform.reports.checks.python_engine.CHECKS`): a failing result of that check is a deviation
@@ -36,7 +41,8 @@ _REQUIRED: Final = ("adapter", "versions", "measured", "shape", "reason", "sourc
 #: `field`), or several checks one bug shows through with `shows`: a list of those four keys each
 _ONE_CHECK: Final = ("rules",)
 _SHOWN_AS: Final = ("check", "history", "rules", "observed", "field")
-_OPTIONAL: Final = ("profiles", "area", "observed", "field", "scenario", "check", "history", "rules", "shows")
+_OPTIONAL: Final = ("profiles", "area", "observed", "field", "scenario", "check", "history", "rules", "shows",
+                    "model")
 _OPS: Final[Mapping[str, Callable[[Any, Any], bool]]] = {
     ">=": operator.ge, "<=": operator.le, "==": operator.eq, "!=": operator.ne, ">": operator.gt,
     "<": operator.lt}
@@ -501,6 +507,33 @@ OBSERVED: Final[Mapping[str, Callable[[Any, Any], bool]]] = {
 }
 
 
+# ------------------------------------------------------------------------------------- bug models
+#: (scenario steps as ``{op: args}``, a bug model's name) -> do the steps hold on the implementation
+#: against the model with that bug (:func:`holds_under` bound to an adapter)?
+Replay = Callable[[Sequence[Mapping[str, Any]], str], bool]
+
+
+def holds_under(steps: Sequence[Mapping[str, Any]], model: str, claimed: Any,
+                adapter_factory: Callable[[], Any]) -> bool:
+    """Do `steps` (``{op: args}``; an ``expect`` is ignored), replayed on the adapter as a scenario
+    annotated with the expectations of the model `claimed` (ModelOptions: the claimed profile, held to
+    the adapter's contract) with bug model `model`, pass at every step under every observation? The
+    minimiser's test of a counterexample (mqconform.conformance.minimize), against the bug model
+    instead of the claimed one. Steps the bug model rejects, and a replay with no answer, do not."""
+    from mqconform.reference_model.bugs import bug_model
+    from mqconform.scenario import ModelRejected, annotate, from_data, run_scenario
+
+    options = bug_model(model).enable(claimed)
+    raw = [{op: args} for step in steps for op, args in step.items() if op != "expect"]
+    if not raw:
+        return False
+    try:
+        scenario = from_data({"profile": options.name, "steps": annotate(raw, options)}, "bug-model")
+    except (ModelRejected, ValueError):
+        return False
+    return run_scenario(scenario, adapter_factory(), namespace="mqc-bug-model").verdict == "pass"
+
+
 # ---------------------------------------------------------------------------------------- entries
 @attrs.frozen
 class Deviation:
@@ -523,6 +556,8 @@ class Deviation:
     location: str = attrs.field(default="", eq=False)
     #: `check` names a history check of the report (ring-bound, ...), not a step check
     history: bool = False
+    #: the bug model (mqconform.reference_model.bugs) whose replay decides; `check` is then "" (any)
+    model: str | None = None
 
     def applies(self, adapter: str, version: str, profile: str, claimed: str) -> bool:
         """Is the entry about `adapter` at server `version`, checked against `profile` (the adapter
@@ -530,11 +565,19 @@ class Deviation:
         profiles = self.profiles if self.profiles is not None else frozenset({claimed})
         return self.adapter == adapter and profile in profiles and self.versions.contains(version)
 
-    def explains(self, finding: Any, profile: str, trace: Callable[[], Sequence[TraceStep] | None]) -> bool:
-        """Does the entry explain `finding` (runner.Finding) under `profile`: its check (and area), the
-        observed field and relation (of the check's difference or of the one the minimised
+    def explains(self, finding: Any, profile: str, trace: Callable[[], Sequence[TraceStep] | None],
+                 replay: Replay | None = None) -> bool:
+        """Does the entry explain `finding` (runner.Finding) under `profile`? With a bug model: its
+        area, the shape of its counterexample (a pre-filter) and `replay` of the counterexample on the
+        implementation against the bug model holds (no replay: never). Without: its check (and
+        area), the observed field and relation (of the check's difference or of the one the minimised
         counterexample ends at), its rules, and the shape of its counterexample (`trace`: the model's
-        replay of it, computed on demand)?"""
+        replay of it, computed on demand)."""
+        if self.model is not None:
+            if self.history or (self.area is not None and finding.machine != self.area):
+                return False
+            return replay is not None and self.has_shape(trace()) and \
+                replay([step.as_scenario() for step in finding.steps], self.model)
         if self.history or finding.check != self.check or \
                 (self.area is not None and finding.machine != self.area):
             return False
@@ -575,9 +618,11 @@ class Registry:
     def __len__(self) -> int:
         return len(self.deviations)
 
-    def find(self, finding: Any, adapter: str, version: str, profile: str, claimed: str) -> Deviation | None:
+    def find(self, finding: Any, adapter: str, version: str, profile: str, claimed: str,
+             replay: Replay | None = None) -> Deviation | None:
         """The first entry that explains `finding` for `adapter` at `version` checked against
-        `profile` (claimed: `claimed`), else None (see Deviation.applies and .explains)."""
+        `profile` (claimed: `claimed`), else None (see Deviation.applies and .explains; `replay`
+        decides for the entries with a bug model)."""
         cache: list[list[TraceStep] | None] = []
 
         def trace() -> list[TraceStep] | None:
@@ -587,7 +632,7 @@ class Registry:
 
         for deviation in self.deviations:
             if deviation.applies(adapter, version, profile, claimed) and \
-                    deviation.explains(finding, profile, trace):
+                    deviation.explains(finding, profile, trace, replay):
                 return deviation
         return None
 
@@ -712,7 +757,8 @@ def _entry(file: _Loader, node: Node, context: _Context,
            seen: dict[tuple[Any, ...], str]) -> list[Deviation]:
     """The deviations of one entry: one per check it shows through (``check`` or ``shows``)."""
     fields = file.mapping(node, _REQUIRED + _OPTIONAL, _REQUIRED, "deviation")
-    if ("shows" in fields) == any(key in fields for key in _SHOWN_AS):
+    model = _model(file, fields) if "model" in fields else None
+    if model is None and ("shows" in fields) == any(key in fields for key in _SHOWN_AS):
         raise file.error(node, "a deviation names its check with check (or history) and rules (observed, "
                                "field), or several with shows: a list of those; not both, not neither")
     adapter = file.scalar(fields["adapter"], "adapter")
@@ -748,6 +794,10 @@ def _entry(file: _Loader, node: Node, context: _Context,
         raise file.error(fields["shape"], f"unknown shape {shape!r} (known: {', '.join(SHAPES)})")
     scenario = file.scalar(fields["scenario"], "scenario") if "scenario" in fields else None
     reason = file.scalar(fields["reason"], "reason")
+    if model is not None:
+        return [_modelled(file, node, fields, context, seen, profiles, model,
+                          Deviation((), adapter, versions, "", shape, reason, source, measured, chosen,
+                                    area, None, None, scenario, "", False, model.name))]
     if "shows" in fields:
         shows = fields["shows"]
         if not isinstance(shows, SequenceNode) or not shows.value:
@@ -809,6 +859,49 @@ def _entry(file: _Loader, node: Node, context: _Context,
         found.append(Deviation(rule_ids, adapter, versions, check, shape, reason, source, measured, chosen,
                                area, observed, field, scenario, location, history))
     return found
+
+
+def _model(file: _Loader, fields: dict[str, Node]) -> Any:
+    """The entry's bug model (reference_model.bugs.BugModel); the keys that name checks do not apply."""
+    from mqconform.reference_model.bugs import BUGS
+
+    name = file.scalar(fields["model"], "model")
+    if name not in BUGS:
+        raise file.error(fields["model"], f"unknown bug model {name!r} (known: {', '.join(BUGS)}; "
+                                          "mqconform/reference_model/bugs/)")
+    for key in ("shows", "check", "history", "observed", "field"):
+        if key in fields:
+            raise file.error(fields[key], f"{key} does not apply to an entry with a bug model (its replay "
+                                          "decides, whatever check found the bug)")
+    return BUGS[name]
+
+
+def _modelled(file: _Loader, node: Node, fields: dict[str, Node], context: _Context,
+              seen: dict[tuple[Any, ...], str], profiles: list[str], bug: Any, entry: Deviation) -> Deviation:
+    """The deviation of an entry with a bug model: the rules are the bug model's unless the entry
+    names them (each in the catalogue and applying to the entry's profiles); the area, when given, is
+    a known one; one entry per bug model, adapter, range and profiles."""
+    rules: list[tuple[Node, str]] = file.names(fields["rules"], "rules") if "rules" in fields else \
+        [(node, rule) for rule in bug.rules]
+    for item, rule in rules:
+        if rule not in context.catalogue:
+            raise file.error(item, f"unknown rule id {rule!r} (not in the spec catalogue)")
+        outside = [p for p in profiles if not context.catalogue[rule].applies_to(p)]
+        if outside:
+            raise file.error(item, f"rule {rule} does not apply to {', '.join(outside)}, so no run of that "
+                                   "profile can fail it")
+    if entry.area is not None:
+        known_areas = {name for by_area in context.checks.values() for name in by_area}
+        if entry.area not in known_areas:
+            raise file.error(fields["area"], f"unknown area {entry.area!r} "
+                                             f"(known: {', '.join(sorted(known_areas))})")
+    location = f"{file.name}:{node.start_mark.line + 1}"
+    key = ("model", bug.name, entry.adapter, entry.versions.text, entry.area, entry.profiles)
+    if key in seen:
+        raise file.error(node, f"duplicate deviation: bug model {bug.name} for {entry.adapter} "
+                               f"{entry.versions.text} (first at {seen[key]})")
+    seen[key] = location
+    return attrs.evolve(entry, rules=tuple(rule for _, rule in rules), location=location)
 
 
 def _history_check(file: _Loader, view: dict[str, Node]) -> tuple[str, Mapping[str, frozenset[str]]]:

@@ -2,10 +2,16 @@
 
 A scenario that fails on a broker is *explained* by an entry of the known-deviation registry when the
 entry is about that adapter, its server version and the profile the scenario is checked against
-(:meth:`Deviation.applies`), names this file as its regression scenario, and the model's replay of the
-scenario has the entry's shape. Another entry of the same adapter whose shape the replay has is only
-*alike*: the run says so, and the failure stays a failure (an unrelated bug in a scenario of a known
-shape is never excused).
+(:meth:`Deviation.applies`), the model's replay of the scenario has the entry's shape, and:
+
+- for an entry with a bug model (mqconform.reference_model.bugs), the scenario's steps replayed on the
+  implementation (`adapter`, still answering) against the model with that bug pass at every step
+  under every observation, whichever file it is; without the adapter, only the entry's own regression
+  scenario can be explained;
+- for an entry without one, the file is the entry's regression scenario.
+
+Another entry of the same adapter whose shape the replay has is only *alike*: the run says so, and the
+failure stays a failure (an unrelated bug in a scenario of a known shape is never excused).
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ from typing import Any
 
 import attrs
 
-from .deviations import Deviation, Registry, scenario_trace
+from .deviations import Deviation, Registry, Replay, holds_under, scenario_trace
 
 
 @attrs.frozen
@@ -35,16 +41,37 @@ def is_regression_of(path: Path, entry: Deviation) -> bool:
     return ("/" + path.resolve().as_posix()).endswith("/" + Path(entry.scenario).as_posix())
 
 
+def replay_on(implementation: Any, profile: str) -> Replay:
+    """The bug models' replay (deviations.holds_under) on a live adapter, checked against `profile`."""
+    from mqconform.adapters.contract import model_for
+    from mqconform.reference_model.profiles import profile as load_profile
+
+    claimed = model_for(load_profile(profile), frozenset(implementation.capabilities))
+
+    def replay(steps: Sequence[Mapping[str, Any]], model: str) -> bool:
+        return holds_under(steps, model, claimed, lambda: implementation)
+
+    return replay
+
+
 def known_bugs(registry: Registry, path: Path, steps: Sequence[Mapping[str, Any]], adapter: str, version: str,
-               profile: str, claimed: str) -> ScenarioBugs:
+               profile: str, claimed: str, implementation: Any = None) -> ScenarioBugs:
     """The registry's answer for scenario `path` (its `steps` as ``{op: args}`` mappings) that failed on
-    `adapter` at server `version`, checked against `profile` (the adapter claims `claimed`)."""
+    `adapter` at server `version`, checked against `profile` (the adapter claims `claimed`);
+    `implementation`: the adapter itself, still answering, for the bug models' replay."""
     entries = [d for d in registry.deviations if d.applies(adapter, version, profile, claimed)]
     if not entries:
         return ScenarioBugs(None)
     trace = scenario_trace(steps, profile)
     shaped = [d for d in entries if d.has_shape(trace)]
-    own = next((d for d in shaped if is_regression_of(path, d)), None)
+    replay = replay_on(implementation, profile) if implementation is not None else None
+
+    def explains(entry: Deviation) -> bool:
+        if entry.model is not None and replay is not None:
+            return replay(steps, entry.model)
+        return is_regression_of(path, entry)
+
+    own = next((d for d in shaped if explains(d)), None)
     alike: dict[str, Deviation] = {}
     for d in shaped:
         if d is not own and (own is None or d.source != own.source):

@@ -6,12 +6,13 @@ never a deviation in one and a failure in another.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import attrs
 
-from .deviations import DEFAULT_PATH, Deviation, Registry, load_registry
+from .deviations import DEFAULT_PATH, Deviation, Registry, Replay, holds_under, load_registry
 from .runner import Finding, MachineResult, merge_outcomes
 
 #: the outcomes that are a verdict on a rule: a check that names it ran to the end, or failed
@@ -25,7 +26,12 @@ def load_deviations(extra: Iterable[Path | str] | None = None) -> Registry:
 
 @attrs.frozen
 class Judge:
-    """Explains findings of one adapter at one server version, checked against one profile."""
+    """Explains findings of one adapter at one server version, checked against one profile.
+
+    An entry with a bug model explains a finding only by a replay of its counterexample on the
+    implementation (`adapter_factory`, while it answers) against the model with that bug; without a
+    factory no such entry explains anything. Each finding is decided once (the answer is kept, so the
+    verdict taken after the adapter stopped is the one its area's lines printed)."""
 
     registry: Registry
     adapter: str
@@ -33,6 +39,11 @@ class Judge:
     profile: str
     claimed: str
     strict: bool = False
+    #: the implementation the run checked (a bug model's replay runs on it); None: no replay
+    adapter_factory: Callable[[], Any] | None = attrs.field(default=None, eq=False)
+    #: id(finding) -> (the finding, the deviation that explains it or None)
+    _decided: dict[int, tuple[Any, Deviation | None]] = attrs.field(factory=dict, init=False, eq=False,
+                                                                    repr=False)
 
     def label(self, finding: Finding) -> str:
         """``DEVIATION``, ``FLAKY`` or ``FAIL``, for the finding's line (as Verdict.label)."""
@@ -42,7 +53,27 @@ class Judge:
         """The registered deviation that explains `finding`, else None (always None when strict)."""
         if self.strict:
             return None
-        return self.registry.find(finding, self.adapter, self.server_version, self.profile, self.claimed)
+        kept = self._decided.get(id(finding))
+        if kept is not None and kept[0] is finding:
+            return kept[1]
+        found = self.registry.find(finding, self.adapter, self.server_version, self.profile, self.claimed,
+                                   self.replay())
+        self._decided[id(finding)] = (finding, found)
+        return found
+
+    def replay(self) -> Replay | None:
+        """The bug models' replay on this judge's implementation (None without one)."""
+        factory = self.adapter_factory
+        if factory is None:
+            return None
+        from mqconform.adapters.contract import model_for
+        from mqconform.reference_model.profiles import profile as load_profile
+
+        def replay(steps: Sequence[Mapping[str, Any]], model: str) -> bool:
+            claimed = model_for(load_profile(self.profile), frozenset(factory().capabilities))
+            return holds_under(steps, model, claimed, factory)
+
+        return replay
 
 
 @attrs.frozen

@@ -127,6 +127,35 @@ def test_the_shipped_registry_loads_and_no_entry_names_a_rule_outside_its_profil
                                                                             entry.measured.holds))
 
 
+def _model_entry_matches(registry: Registry, entry: Deviation, steps: list[Step]) -> None:
+    """An entry with a bug model: a finding of any check on its scenario's steps, on an implementation
+    that is the bug model itself, is explained on a release it measured failing (by the replay), and
+    not on one it measured holding, nor under another profile, nor without a replay, nor on the
+    claimed model's steps cut before the bug's shape."""
+    from mqconform.adapters.reference import ReferenceAdapter
+    from mqconform.conformance.known_scenarios import replay_on
+    from mqconform.reference_model.bugs import bug_model
+    from mqconform.reference_model.profiles import profile as load_profile
+
+    (profile,) = entry.profiles or ()
+    assert entry.model is not None
+    fake = ReferenceAdapter(options=bug_model(entry.model).enable(load_profile(profile)))
+    replay = replay_on(fake, profile)
+    for check in ("receive.id", "counters.message_count"):
+        finding = _finding(check, steps, entry.rules, area=entry.area or "delivery")
+        found = registry.find(finding, entry.adapter, entry.measured.fails[0], profile, profile, replay)
+        assert found is entry
+        assert registry.find(finding, entry.adapter, entry.measured.fails[0], profile, profile) is None
+        for version in entry.measured.holds:
+            found = registry.find(finding, entry.adapter, version, profile, profile, replay)
+            assert found is None or found.source != entry.source
+        other_profile = "rabbitmq-classic" if profile == "artemis" else "artemis"
+        assert registry.find(finding, entry.adapter, entry.measured.fails[0], other_profile, profile,
+                             replay) is None
+    shorter = _finding("receive.id", steps[:BEFORE_SHAPE[entry.scenario or ""]], entry.rules)
+    assert not entry.explains(shorter, profile, lambda: model_trace(shorter.steps, profile), replay)
+
+
 @pytest.mark.parametrize("index", range(len(SHIPPED.deviations)))
 def test_each_shipped_entry_matches_its_regression_scenario_and_nothing_outside_its_range(index: int) -> None:
     """The scenario up to the step where the broker differs is the bug's shape: the entry explains a
@@ -138,6 +167,9 @@ def test_each_shipped_entry_matches_its_regression_scenario_and_nothing_outside_
     steps = _steps(entry.scenario, FAILING_STEP[entry.scenario])
     if entry.history:
         _history_entry_matches(registry, entry, steps)
+        return
+    if entry.model is not None:
+        _model_entry_matches(registry, entry, steps)
         return
     expected, actual = SAMPLE[entry.observed]
     finding = _finding(entry.check, steps, entry.rules, entry.field or "", expected, actual,

@@ -1,0 +1,68 @@
+"""Registered broker bugs as executable variants of the reference model.
+
+Each module here is one upstream bug, named by its upstream key (``artemis_4985`` is ARTEMIS-4985):
+a :class:`BugModel` that documents it (the rules it breaks, its source, the releases it was measured
+on) and switches on the one named model option (:class:`~mqconform.reference_model.options.ModelOptions`)
+that changes exactly what the bug changes, hooked at the one place in the model where the broker
+differs. No profile sets such an option: the model with a bug is what a broker with that bug answers.
+
+The known-deviation registry (mqconform/conformance/deviations.yaml, ``model:``) names a bug model per
+entry, and a finding is explained by the bug only when its counterexample, replayed on the
+implementation with the bug model's expectations, holds at every step under every observation
+(mqconform.conformance.deviations).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Final
+
+import attrs
+
+from ..options import ModelOptions
+
+
+@attrs.frozen
+class BugModel:
+    """One upstream bug as a variant of the model."""
+
+    #: the registry's name for it (``model:`` in deviations.yaml): the upstream key, lower case
+    name: str
+    #: the upstream key or issue (ARTEMIS-4985, rabbitmq-server#5609)
+    key: str
+    #: the ModelOptions field the bug switches on (a bool, False on every profile)
+    option: str
+    #: the spec rules the bug breaks
+    rules: tuple[str, ...]
+    #: an http(s) link to the upstream evidence
+    source: str
+    #: the release range it was measured on, as the registry writes it
+    releases: str
+    #: one sentence: what the broker does instead
+    summary: str
+
+    def enable(self, options: ModelOptions) -> ModelOptions:
+        """`options` (a profile's model, maybe held to an adapter's contract) with this bug."""
+        return options.evolve(**{self.option: True})
+
+
+def _load() -> dict[str, BugModel]:
+    from . import artemis_4985
+
+    found = {}
+    for module in (artemis_4985,):
+        bug = module.BUG
+        found[bug.name] = bug
+    return found
+
+
+#: bug model name -> the bug
+BUGS: Final[Mapping[str, BugModel]] = _load()
+
+
+def bug_model(name: str) -> BugModel:
+    """The bug model `name`; KeyError naming the known ones."""
+    try:
+        return BUGS[name]
+    except KeyError:
+        raise KeyError(f"unknown bug model {name!r} (known: {', '.join(BUGS)})") from None

@@ -1,0 +1,108 @@
+"""A registered bug is an executable variant of the model (mqconform.reference_model.bugs): a finding is
+explained by it only when its counterexample, replayed on the implementation against the model with
+that bug, holds at every step under every observation.
+
+The adapters (tests/buggy_artemis.py) are the artemis model named ``artemis`` at 2.40.0: one with
+ARTEMIS-4985's bug model switched on, one with a made-up bug, one with both. No broker is needed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from mqconform.adapters.reference import ReferenceAdapter
+from mqconform.conformance.deviations import Deviation, holds_under, load_registry
+from mqconform.conformance.driver import Step
+from mqconform.conformance.known_scenarios import known_bugs
+from mqconform.conformance.runner import Finding
+from mqconform.conformance.verdict import Judge
+from mqconform.reference_model.bugs import BUGS
+from mqconform.reference_model.profiles import profile
+from mqconform.scenario import annotate, from_data, run_scenario
+from tests.buggy_artemis import IgnoresPriority, MiscountsAfterClose, WithBug
+
+ROOT = Path(__file__).resolve().parents[2]
+PRIORITY = ROOT / "docs/findings/artemis-priority-after-cancel.yaml"
+SHIPPED = load_registry()
+
+
+def _steps(path: Path) -> list[dict[str, Any]]:
+    return [{k: v for k, v in step.items() if k != "expect"}
+            for step in yaml.safe_load(path.read_text())["steps"]]
+
+
+def _entry(model: str) -> Deviation:
+    return next(d for d in SHIPPED.deviations if d.model == model)
+
+
+def _finding(steps: list[dict[str, Any]], check: str = "receive.id") -> Finding:
+    return Finding("delivery", check, ("DELIVERY-3",), "a difference", [Step(*next(iter(s.items())))
+                                                                          for s in steps], 1.0)
+
+
+def _fails_claimed(adapter: ReferenceAdapter, steps: list[dict[str, Any]]) -> bool:
+    scenario = from_data({"profile": "artemis", "steps": annotate(steps, profile("artemis"))}, "t")
+    return run_scenario(scenario, adapter, namespace="t").verdict == "fail"
+
+
+def test_the_bug_model_gives_the_brokers_answers_where_the_model_does_not() -> None:
+    """ARTEMIS-4985's bug model fails the regression scenario as 2.37.0 to 2.56.0 do (m2, m3, m4, then
+    m5), and so the plain-send variant of the report (m3 before m5); the claimed model holds."""
+    steps = _steps(PRIORITY)
+    claimed = profile("artemis")
+    with_bug = BUGS["artemis-4985"].enable(claimed)
+    assert not claimed.stale_priority_iterators and with_bug.stale_priority_iterators
+    assert annotate(steps, claimed)[-1]["expect"]["result"] == ["m5", "m2", "m3", "m4"]
+    assert annotate(steps, with_bug)[-1]["expect"]["result"] == ["m2", "m3", "m4", "m5"]
+    plain = [{"queue": {"name": "q"}}, {"consumer": {"name": "c", "queue": "q", "window_bytes": 0}},
+             {"send_batch": {"to": "q", "ids": ["m1", "m2", "m3"], "size": 100}},
+             {"send": {"to": "q", "id": "m4", "size": 100, "priority": 5}},
+             {"receive": "c"}, {"receive": "c"}, {"receive": "c"},
+             {"send": {"to": "q", "id": "m5", "size": 100, "priority": 5}}, {"receive": "c"}]
+    assert annotate(plain, claimed)[-1]["expect"]["result"] == "m5"
+    assert annotate(plain, with_bug)[-1]["expect"]["result"] == "m3"
+    # without the cancel (m1 acknowledged instead) the last add is at 4, m5's add resets the iterators
+    acked = [{"queue": {"name": "q"}}, {"consumer": {"name": "c", "queue": "q", "window_bytes": 0}},
+             {"send": {"to": "q", "id": "m1", "size": 100, "priority": 5}},
+             {"send_batch": {"to": "q", "ids": ["m2", "m3", "m4"], "size": 100}},
+             {"receive": "c"}, {"ack": {"consumer": "c", "id": "m1"}},
+             {"send": {"to": "q", "id": "m5", "size": 100, "priority": 5}},
+             {"receive_batch": {"consumer": "c", "count": 4}}]
+    assert annotate(acked, with_bug)[-1]["expect"] == annotate(acked, claimed)[-1]["expect"]
+
+
+def test_a_fake_broker_with_the_bug_is_explained_and_one_with_another_bug_is_not() -> None:
+    """The regression scenario's steps as a finding: explained on the bug model itself, on 2.40.0 only,
+    never under --strict nor without a replay; a made-up bug (priorities ignored) or the bug with a
+    made-up counters bug in the same example fails."""
+    steps = _steps(PRIORITY)
+    entry = _entry("artemis-4985")
+
+    def explained(adapter: Any, version: str = "2.40.0", strict: bool = False) -> Deviation | None:
+        finding = _finding(steps)
+        assert _fails_claimed(adapter, steps)
+        factory = (lambda: adapter) if adapter is not None else None
+        return Judge(SHIPPED, "artemis", version, "artemis", "artemis", strict=strict,
+                     adapter_factory=factory).deviation(finding)
+
+    assert explained(WithBug()) is entry
+    assert explained(WithBug(), "2.35.0") is None
+    assert explained(WithBug(), strict=True) is None
+    assert Judge(SHIPPED, "artemis", "2.40.0", "artemis", "artemis").deviation(_finding(steps)) is None
+    assert explained(IgnoresPriority()) is None
+    assert explained(MiscountsAfterClose()) is None
+    assert not holds_under(steps, "artemis-4985", profile("artemis"), MiscountsAfterClose)
+
+
+def test_scenario_names_the_bug_only_where_its_model_replays() -> None:
+    """`mqconform scenario`'s answer (known_scenarios.known_bugs) with the adapter at hand: the bug
+    model decides, on any file; another bug's adapter only looks alike."""
+    steps = _steps(PRIORITY)
+    args = ("artemis", "2.40.0", "artemis", "artemis")
+    elsewhere = Path("/elsewhere/copy.yaml")
+    assert known_bugs(SHIPPED, elsewhere, steps, *args, implementation=WithBug()).explained_by is \
+        _entry("artemis-4985")
+    other = known_bugs(SHIPPED, PRIORITY, steps, *args, implementation=IgnoresPriority())
+    assert other.explained_by is None and _entry("artemis-4985") in other.alike

@@ -1,15 +1,14 @@
-"""Apache RocketMQ 5.x: broker fast failure (the admission area) on a real name server and broker.
+"""Apache RocketMQ 5.x: broker fast failure (the admission area), step by step on a real broker.
 
-What it offers is one capability, ``admission_load``: ``call("admission_load", enabled=, wait_ms=,
-count=, size=)`` sets ``brokerFastFailureEnable`` and ``waitTimeMillsInSendQueue`` on the running
-broker (both are read on every scan tick, ADMISSION-4), creates a fresh topic with one queue, sends
-`count` messages of `size` bytes as concurrent asynchronous sends without client retries, and
-answers every send's answer (``ok``, ``busy`` with code and remark, ``refused`` with another code, or
-``error``: no answer from the broker, outcome unknown) together with the ids a reader finds stored
-in the topic, in order. The model's logical operations (submit, take, lock at chosen instants) cannot
-be driven on a real clock, so the admission machine checks the properties that hold whatever the
-timing (see mqconform/conformance/machines/admission.py). Queues, consumers and the other areas are
-not offered.
+The broker runs under the adapter's driver (``driver/BrokerDriver.java``, started by :mod:`.server`):
+its send and pull threads hold until the adapter takes a request, its fast-failure tick runs at the
+instants of a logical clock, and its three clock reads that fast failure depends on read that clock.
+So the model's component maps one to one: ``admission`` (a reset: waits, capacities, busy time,
+scan start), ``submit`` (a SEND_MESSAGE or PULL_MESSAGE request over the remoting protocol, answered
+at once or queued), ``take`` (the worker runs the head), ``lock`` (the put-lock hold the page-cache
+predicate reads), ``advance`` (the broker's tick at each tick instant passed) and ``request`` (the
+answer the client received, at the logical instant it came). docs/adapters/rocketmq.md says what is
+the broker's code and what is the driver's.
 
 The adapter claims the ``rocketmq`` profile: the seeds' admission semantics (the ADMISSION rules
 name it) and the delivery rules every profile has, which it does not drive (no queues).
@@ -19,27 +18,59 @@ Options: ``version`` (a served 5.x release, default :data:`.server.DEFAULT_VERSI
 
 from __future__ import annotations
 
-import uuid
-from pathlib import Path
+import json
+import socket
+from collections.abc import Callable
 from typing import Any
 
 from mqconform.reference_model.config import AddressConfig, ConsumerConfig, Message, QueueConfig
 
 from .._base import BrokerAdapter, Refused, Unsupported, operation
+from .._process import LOOPBACK
 from ..contract import AdapterError, Result
-from .driver import Driver, DriverError
 from .server import DEFAULT_VERSION, SERVED, RocketMQServer, shared_server
 
-CAPABILITIES = frozenset({"admission_load"})
-#: the largest load one call sends (the send queue holds 10,000, ADMISSION-8: stay below it)
-MAX_COUNT = 5000
-MAX_SIZE = 1 << 20
+CAPABILITIES = frozenset({"admission", "advance_time"})
+#: the model's request queues the driver drives (the broker's send and pull thread pool queues)
+DRIVEN = ("send", "pull")
+#: a control answer can wait for the broker's answers to a tick (the driver bounds each at 10 s)
+CONTROL_TIMEOUT_S = 60.0
+
+
+class DriverError(Exception):
+    """The broker driver answered ``ok: false``."""
+
+
+class Control:
+    """One line-protocol connection to the broker driver's control port."""
+
+    def __init__(self, port: int) -> None:
+        self.sock = socket.create_connection((LOOPBACK, port), timeout=CONTROL_TIMEOUT_S)
+        self.reader = self.sock.makefile("rb")
+
+    def ask(self, op: str, **args: Any) -> Any:
+        try:
+            self.sock.sendall(json.dumps({"op": op, **args}).encode() + b"\n")
+            line = self.reader.readline()
+        except OSError as exc:
+            raise AdapterError(f"rocketmq: the broker driver is gone: {exc}") from None
+        if not line:
+            raise AdapterError("rocketmq: the broker driver closed the control connection")
+        answer: dict[str, Any] = json.loads(line)
+        if not answer.get("ok"):
+            raise DriverError(str(answer.get("error")))
+        return answer.get("result")
+
+    def close(self) -> None:
+        self.reader.close()
+        self.sock.close()
 
 
 class RocketMQAdapter(BrokerAdapter):
     name = "rocketmq"
     profile = "rocketmq"
-    real_time = True
+    #: advance moves the driver's logical clock: nothing sleeps
+    real_time = False
 
     def __init__(self, version: str = DEFAULT_VERSION) -> None:
         if version not in SERVED:
@@ -47,62 +78,116 @@ class RocketMQAdapter(BrokerAdapter):
         self.version = version
         self.capabilities = CAPABILITIES
         self.server: RocketMQServer | None = None
-        self.driver: Driver | None = None
+        self.control: Control | None = None
         self.server_version = ""
         self._reset()
 
+    def _reset(self) -> None:
+        super()._reset()
+        self.declared = False
+        self.name_of_admission = "broker"
+
     def _classify(self, op: str, exc: Exception) -> Result | None:
         if isinstance(exc, DriverError):
-            return Result.info(f"{op}: the client failed: {exc}")
+            return Result.info(f"{op}: the broker driver failed: {exc}")
         return None
 
     # ------------------------------------------------------------------ life cycle
     def open(self, namespace: str) -> None:
-        """Start (or reuse) the process-wide name server and broker and one client."""
+        """Start (or reuse) the process-wide name server and broker and connect to its driver."""
         self._reset()
         self.namespace = namespace
         if self.server is None or not self.server.running():
             self.server = shared_server(self.version)
-            if self.driver is not None:
-                self.driver.close()
-                self.driver = None
-        if self.driver is None or self.driver.process.poll() is not None:
-            assert self.server.broker is not None and self.server.broker.workdir is not None
-            self.driver = Driver(self.server.lib, self.server.namesrv_addr,
-                                 Path(self.server.broker.workdir) / "driver.log")
+            if self.control is not None:
+                self.control.close()
+                self.control = None
+        if self.control is None:
+            assert self.server.broker is not None
+            port = self.server.broker.control_port()
+            if port is None:
+                raise AdapterError("rocketmq: the broker driver has no control port")
+            self.control = Control(port)
         self.server_version = self.version
 
     def close(self) -> None:
         self._reset()
 
     def shutdown(self) -> None:
-        """close() and end the client; the shared broker stays up for the process (stopped at exit)."""
+        """close() and drop the control connection; the shared broker stays up (stopped at exit)."""
         self.close()
-        if self.driver is not None:
-            self.driver.close()
-            self.driver = None
+        if self.control is not None:
+            self.control.close()
+            self.control = None
 
-    # ------------------------------------------------------------------ the one component
-    def call(self, op: str, **kwargs: Any) -> Result:
-        if op != "admission_load":
-            return super().call(op, **kwargs)
-        return self._do(op, lambda: self._load(**kwargs))
-
-    def _load(self, enabled: bool, wait_ms: int, count: int, size: int) -> dict[str, Any]:
-        if not (1 <= count <= MAX_COUNT and 1 <= size <= MAX_SIZE and wait_ms >= 0):
-            raise Refused(f"admission_load: count 1..{MAX_COUNT}, size 1..{MAX_SIZE}, wait_ms >= 0")
-        if self.driver is None or self.server is None:
+    def _ask(self, op: str, **args: Any) -> Any:
+        if self.control is None:
             raise AdapterError("rocketmq: not open")
-        props = {"brokerFastFailureEnable": str(enabled).lower(), "waitTimeMillsInSendQueue": str(wait_ms)}
-        seen = self.driver.ask({"op": "config", "broker": self.server.broker_addr, "props": props})["config"]
-        if seen != props:
-            raise DriverError(f"the broker kept {seen}, not {props}")
-        topic = f"mqc-{uuid.uuid4().hex[:12]}"
-        self.driver.ask({"op": "create_topic", "topic": topic})
-        answers = self.driver.ask({"op": "load", "topic": topic, "prefix": "m", "count": count,
-                                   "size": size})["answers"]
-        stored = self.driver.ask({"op": "read", "topic": topic})["ids"]
-        return {"topic": topic, "answers": answers, "stored": stored}
+        return self.control.ask(op, **args)
+
+    # ------------------------------------------------------------------ the admission component
+    def call(self, op: str, **kwargs: Any) -> Result:
+        handlers: dict[str, Callable[..., Any]] = {
+            "admission": self._admission, "submit": self._submit, "take": self._take, "lock": self._lock,
+            "request": self._request}
+        handler = handlers.get(op)
+        if handler is None:
+            return super().call(op, **kwargs)
+        return self._do(op, lambda: handler(**kwargs))
+
+    def _admission(self, name: str = "broker", scan_start_ms: int = 1000, scan_period_ms: int = 10,
+                   enabled: bool = True, busy_after_ms: int = 1000,
+                   queues: dict[str, dict[str, int]] | None = None, **rest: Any) -> None:
+        if rest:
+            raise Unsupported(f"admission settings {sorted(rest)} (the broker's bound is fixed)")
+        if self.declared:
+            raise Unsupported("a second admission (the broker has one set of request queues)")
+        given = dict(queues or {})
+        if set(given) - set(DRIVEN):
+            raise Unsupported(f"queues {sorted(set(given) - set(DRIVEN))} (the driver drives send and pull)")
+        for queue in DRIVEN:  # a queue not given has the seed's default (ADMISSION-4, ADMISSION-8)
+            given.setdefault(queue, {"wait_ms": 200, "capacity": 10_000} if queue == "send"
+                             else {"wait_ms": 5_000, "capacity": 100_000})
+        self._ask("reset", scan_start_ms=scan_start_ms, scan_period_ms=scan_period_ms, enabled=enabled,
+                  busy_after_ms=busy_after_ms, queues=given)
+        self.name_of_admission = name
+        self.declared = True
+
+    def _driven(self, queue: str, admission: str | None) -> None:
+        if not self.declared:
+            raise Refused("no admission declared")
+        if admission not in (None, self.name_of_admission):
+            raise Refused(f"unknown admission {admission!r}")
+        if queue not in DRIVEN:
+            raise Unsupported(f"the {queue} queue (the driver drives send and pull)")
+
+    def _submit(self, queue: str, id: str, admission: str | None = None) -> str:
+        self._driven(queue, admission)
+        return str(self._ask("submit", queue=queue, id=str(id)))
+
+    def _take(self, queue: str, admission: str | None = None) -> str | None:
+        self._driven(queue, admission)
+        taken = self._ask("take", queue=queue)
+        return None if taken is None else str(taken)
+
+    def _lock(self, state: str, admission: str | None = None) -> None:
+        if state not in ("held", "released"):
+            raise Refused("lock is held or released")
+        self._driven("send", admission)
+        self._ask("lock", held=state == "held")
+
+    def _request(self, id: str, admission: str | None = None) -> dict[str, Any] | None:
+        self._driven("send", admission)
+        answer: dict[str, Any] | None = self._ask("request", id=str(id))
+        return answer
+
+    @operation
+    def advance(self, ms: int) -> None:
+        if ms < 0:
+            raise Refused("advance needs ms >= 0")
+        if self.declared:
+            self._ask("advance", ms=int(ms))
+        self._clock_ms += ms
 
     # ------------------------------------------------------------------ no queues
     @operation

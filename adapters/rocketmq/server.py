@@ -3,21 +3,26 @@
 The jars are ``org.apache.rocketmq:rocketmq-namesrv``, ``rocketmq-broker`` and ``rocketmq-client``
 of one release with their dependencies, fetched once by ``mvn dependency:copy-dependencies`` on a
 generated pom into ``~/.cache/mqconform/servers/rocketmq/<version>/lib`` (``$MQCONFORM_CACHE`` moves
-it). Each start runs ``NamesrvStartup`` and ``BrokerStartup`` from those jars (``ROCKETMQ_HOME`` and
+it). Each start runs ``NamesrvStartup`` and the broker from those jars (``ROCKETMQ_HOME`` and
 ``user.home`` a private temporary directory, so logs and the store stay there) on free loopback
-ports, with small heaps and a small commit-log file. The broker runs one send thread
-(``sendMessageThreadPoolNums=1``, seed 002) with fast failure on; the adapter changes
-``brokerFastFailureEnable`` and ``waitTimeMillsInSendQueue`` at run time (both are read on every scan
-tick, ADMISSION-4).
+ports, with small heaps and a small commit-log file. The broker's main class is the adapter's
+``driver/BrokerDriver.java`` (compiled once per source and release into the cache, beside ``lib``):
+it starts ``BrokerStartup``'s broker in its JVM and drives its send and pull queues step by step on a
+logical clock over a loopback control port (docs/adapters/rocketmq.md). One send thread and one pull
+thread (``sendMessageThreadPoolNums=1``, seed 002).
 
 ``python -m mqconform.adapters.rocketmq.server --fetch`` warms the cache (setup.sh).
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
+import shutil
 import socket
+import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import ClassVar
 
@@ -34,8 +39,13 @@ READY_TIMEOUT_S = 180.0
 JVM = ["-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Dtls.server.mode=disabled"]
 NAMESRV_HEAP = [*JVM, "-Xms32m", "-Xmx128m"]
 BROKER_HEAP = [*JVM, "-Xms64m", "-Xmx256m", "-XX:MaxDirectMemorySize=256m"]
-#: the fast-failure send-queue wait the broker starts with (ms)
-START_WAIT_MS = 5
+#: the driver's sources (package mqconform.rocketmq) and its main class
+DRIVER_SOURCES = ("Clock.java", "BrokerDriver.java")
+DRIVER_MAIN = "mqconform.rocketmq.BrokerDriver"
+#: the driver rewrites three clock reads with javassist (java.lang), sets queue capacities (j.u.c)
+OPENS = ["--add-opens", "java.base/java.lang=ALL-UNNAMED",
+         "--add-opens", "java.base/java.util.concurrent=ALL-UNNAMED"]
+CONTROL_FILE = "control.port"
 
 
 
@@ -48,6 +58,31 @@ def fetch(version: str = DEFAULT_VERSION) -> Path:
 
 def classpath(lib: Path) -> str:
     return os.pathsep.join(str(p) for p in sorted(lib.glob("*.jar")))
+
+
+def driver_classes(lib: Path) -> Path:
+    """The folder of the driver's classes compiled against `lib` (javac once per source digest, into
+    the cache beside ``lib``; a concurrent compile of the same sources is harmless)."""
+    sources = [Path(__file__).with_name("driver") / name for name in DRIVER_SOURCES]
+    digest = hashlib.sha256(b"".join(p.read_bytes() for p in sources) + str(lib).encode()).hexdigest()[:16]
+    out = lib.parent / f"driver-{digest}"
+    if (out / "mqconform" / "rocketmq" / "BrokerDriver.class").is_file():
+        return out
+    javac = shutil.which("javac")
+    if javac is None:
+        raise AdapterError("rocketmq: no javac on PATH to compile the broker driver "
+                           "(apt-get install openjdk-17-jdk-headless)")
+    tmp = Path(tempfile.mkdtemp(prefix=".driver-", dir=lib.parent))
+    done = subprocess.run([javac, "-nowarn", "-encoding", "UTF-8", "-cp", classpath(lib), "-d", str(tmp),
+                           *map(str, sources)], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise AdapterError(f"rocketmq: the broker driver did not compile: {done.stderr.strip()[-2000:]}")
+    try:
+        tmp.rename(out)
+    except OSError:  # compiled meanwhile by another process
+        shutil.rmtree(tmp, ignore_errors=True)
+    return out
 
 
 def _port_free(port: int) -> bool:
@@ -85,11 +120,18 @@ class _JavaProcess(ServerProcess):
     def _conf(self) -> str:
         raise NotImplementedError
 
+    def _classpath(self) -> str:
+        return classpath(self.lib)
+
+    def _jvm(self, workdir: Path) -> list[str]:
+        return list(self.heap)
+
     def _prepare(self, workdir: Path) -> tuple[list[str], Path | None]:
         (workdir / self.conf_name).write_text(self._conf())
         # ROCKETMQ_HOME: the property MixAll reads before the environment variable
-        command = [java("rocketmq"), *self.heap, f"-Duser.home={workdir}", f"-Drocketmq.home.dir={workdir}",
-                   "-cp", classpath(self.lib), self.main_class, "-c", str(workdir / self.conf_name)]
+        command = [java("rocketmq"), *self._jvm(workdir), f"-Duser.home={workdir}",
+                   f"-Drocketmq.home.dir={workdir}", "-cp", self._classpath(), self.main_class,
+                   "-c", str(workdir / self.conf_name)]
         return command, workdir
 
     def _ready(self) -> bool:
@@ -119,7 +161,7 @@ class NamesrvProcess(_JavaProcess):
 class BrokerProcess(_JavaProcess):
     dir_prefix = "mqc-rocketmq-broker-"
     log_name = "broker.out"
-    main_class = "org.apache.rocketmq.broker.BrokerStartup"
+    main_class = DRIVER_MAIN
     conf_name = "broker.conf"
     heap = BROKER_HEAP
     ready_line = "boot success"
@@ -128,6 +170,24 @@ class BrokerProcess(_JavaProcess):
         super().__init__(lib, version)
         self.namesrv_port = namesrv_port
         self.requested_port = broker_ports()
+        self.classes = driver_classes(lib)
+
+    def _classpath(self) -> str:
+        return os.pathsep.join([str(self.classes), classpath(self.lib)])
+
+    def _jvm(self, workdir: Path) -> list[str]:
+        return [*self.heap, *OPENS, f"-Dmqc.control={workdir / CONTROL_FILE}"]
+
+    def _ready(self) -> bool:
+        return super()._ready() and self.control_port() is not None
+
+    def control_port(self) -> int | None:
+        """The driver's control port, once the broker has booted and the driver listens."""
+        assert self.workdir is not None
+        try:
+            return int((Path(self.workdir) / CONTROL_FILE).read_text())
+        except (OSError, ValueError):
+            return None
 
     def _conf(self) -> str:
         assert self.workdir is not None
@@ -138,9 +198,9 @@ class BrokerProcess(_JavaProcess):
             f"namesrvAddr={LOOPBACK}:{self.namesrv_port}",
             f"listenPort={self.port}", f"haListenPort={self.port + 1}",
             f"storePathRootDir={store}", f"storePathCommitLog={store / 'commitlog'}",
-            # seed 002: fast failure on, one send thread; the wait is changed at run time
-            "brokerFastFailureEnable=true", f"waitTimeMillsInSendQueue={START_WAIT_MS}",
-            "sendMessageThreadPoolNums=1",
+            # seed 002: fast failure on, one send thread (and one pull thread); the driver sets the
+            # waits, the page-cache busy time and the queue capacities at each reset
+            "brokerFastFailureEnable=true", "sendMessageThreadPoolNums=1", "pullMessageThreadPoolNums=1",
             # small files: 16 MiB commit-log segments, small consume queues, no index, no timer wheel
             "mappedFileSizeCommitLog=16777216", "mappedFileSizeConsumeQueue=600000",
             "messageIndexEnable=false", "timerWheelEnable=false",

@@ -386,6 +386,14 @@ class BrokerAdapter:
         time.sleep(max(behind, late, 0.0))
         return Result.ok(None)
 
+    def clock_lead_ms(self) -> float:
+        """How far (ms) the broker's real clock has run ahead of the example's logical time: the real
+        time since open() less the sum of the advances (never below 0). The operations between two
+        advances take real time the model's clock does not see; a machine comparing timers on a real
+        clock discards a failing example in which this exceeded its margin
+        (mqconform.conformance.driver.Driver.clock_lead_limit_ms)."""
+        return max(0.0, (time.monotonic() - self._clock_origin) * 1000 - self._clock_ms)
+
     def call(self, op: str, **kwargs: Any) -> Result:
         """No broker adapter offers the flow-control components."""
         return Result.fail(f"unsupported: flow-control component {op!r}")

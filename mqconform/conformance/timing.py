@@ -19,6 +19,10 @@ Categories (seconds, summed over the area):
 - ``model``: the reference model's side of every operation and observation;
 - ``shrink``: replays of a failure while shrinking it;
 - ``suite``: the rest (Hypothesis, machines, checks).
+
+Beside the seconds, ``discarded`` counts the examples thrown away because the broker's real clock ran
+ahead of the model's logical one by more than the machine's margin before a check failed
+(:meth:`mqconform.conformance.driver.Driver.check`): their comparison could not be trusted.
 """
 
 from __future__ import annotations
@@ -55,6 +59,8 @@ class TimeLedger:
 
     seconds: dict[str, float] = attrs.field(factory=lambda: dict.fromkeys(CATEGORIES, 0.0))
     calls: dict[str, int] = attrs.field(factory=lambda: dict.fromkeys(CATEGORIES, 0))
+    #: examples discarded because the broker's clock ran ahead of the model's (see the docstring)
+    discarded: int = 0
 
     def add(self, what: str, seconds: float) -> None:
         self.seconds[what] += seconds
@@ -72,6 +78,8 @@ class TimeLedger:
         """Seconds per category, and ``suite``: the wall time none of them accounts for (never below 0)."""
         out = {name: round(value, 3) for name, value in self.seconds.items()}
         out["suite"] = round(max(0.0, wall_s - sum(self.seconds.values())), 3)
+        if self.discarded:
+            out["discarded"] = self.discarded
         return out
 
 
@@ -79,5 +87,11 @@ def describe(summary: dict[str, float], wall_s: float) -> str:
     """One line: each category with a share of at least 1 % of `wall_s`, largest first."""
     if wall_s <= 0:
         return ""
-    shown = sorted(((v, k) for k, v in summary.items() if v >= 0.01 * wall_s), reverse=True)
-    return ", ".join(f"{LABELS.get(k, k)} {v:.1f} s ({100 * v / wall_s:.0f} %)" for v, k in shown)
+    shown = sorted(((v, k) for k, v in summary.items() if k != "discarded" and v >= 0.01 * wall_s),
+                   reverse=True)
+    line = ", ".join(f"{LABELS.get(k, k)} {v:.1f} s ({100 * v / wall_s:.0f} %)" for v, k in shown)
+    discarded = int(summary.get("discarded", 0))
+    if discarded:
+        line += (f"; {discarded} example(s) discarded: the broker's clock ran ahead of the model's by more "
+                 "than the margin before a check failed")
+    return line

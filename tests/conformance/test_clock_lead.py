@@ -1,0 +1,86 @@
+"""A timed example on a real clock: a failing check is discarded (Hypothesis ``reject``), not
+reported, when the broker's clock ran further ahead of the model's than the machine's margin
+(Driver.clock_lead_limit_ms); below the margin, and without one, the failure stands."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis.errors import UnsatisfiedAssumption
+
+from mqconform.adapters._base import BrokerAdapter
+from mqconform.adapters.contract import Result
+from mqconform.adapters.reference import ReferenceAdapter
+from mqconform.conformance.driver import Driver, Violation
+from mqconform.conformance.timing import TimeLedger, describe
+from mqconform.reference_model.profiles import JETSTREAM
+
+
+class LeadingClock(ReferenceAdapter):
+    """The model, whose 'broker clock' runs `lead` ms ahead of the logical one, and whose receives
+    find a message the model has not (as if a timer had fired early)."""
+
+    lead = 0.0
+
+    def clock_lead_ms(self) -> float:
+        return self.lead
+
+    def receive(self, consumer: str) -> Result:
+        return Result.ok("early")
+
+
+def _failing_receive(lead: float, limit: float | None) -> Driver:
+    adapter = LeadingClock(options=JETSTREAM)
+    adapter.lead = lead
+    driver = Driver(adapter, JETSTREAM, None, {"receive.ack_wait": ("REDELIVERY-27",)},
+                    ledger=TimeLedger())
+    driver.both("queue", {"name": "q"})
+    driver.both("consumer", {"name": "c", "queue": "q"})
+    driver.clock_lead_limit_ms = limit
+    driver.both("receive", "c", compare="receive.ack_wait")
+    return driver
+
+
+def test_a_failure_past_the_margin_is_discarded_and_counted() -> None:
+    ledger = TimeLedger()
+    adapter = LeadingClock(options=JETSTREAM)
+    adapter.lead = 120.0
+    driver = Driver(adapter, JETSTREAM, None, {}, ledger=ledger)
+    driver.clock_lead_limit_ms = 60.0
+    driver.both("queue", {"name": "q"})
+    driver.both("consumer", {"name": "c", "queue": "q"})
+    with pytest.raises(UnsatisfiedAssumption):
+        driver.both("receive", "c", compare="receive.ack_wait")
+    assert driver.clock_lead_ms == 120.0
+    assert driver.ledger.discarded == 1
+    summary = driver.ledger.summary(1.0)
+    assert summary["discarded"] == 1
+    assert "1 example(s) discarded" in describe(summary, 1.0)
+
+
+@pytest.mark.parametrize(("lead", "limit"), [(30.0, 60.0), (500.0, None)])
+def test_a_failure_inside_the_margin_or_without_one_stands(lead: float, limit: float | None) -> None:
+    with pytest.raises(Violation):
+        _failing_receive(lead=lead, limit=limit)
+
+
+def test_a_passing_check_is_never_discarded() -> None:
+    driver = Driver(LeadingClock(options=JETSTREAM), JETSTREAM, None, {})
+    driver.clock_lead_limit_ms = 60.0
+    driver.clock_lead_ms = 500.0
+    driver.check("x", True, lambda: "never")
+    assert driver.ledger.discarded == 0
+
+
+def test_a_broker_adapter_measures_its_lead_from_open_less_the_advances() -> None:
+    class Clocked(BrokerAdapter):
+        name = "clocked"
+        capabilities = frozenset({"advance_time"})
+
+    adapter = Clocked()
+    adapter._reset()
+    adapter._clock_origin -= 0.5  # opened 500 ms ago
+    assert 490 <= adapter.clock_lead_ms() < 700
+    assert adapter.advance(400).is_ok  # 400 of them were advances: no sleep was needed
+    assert 90 <= adapter.clock_lead_ms() < 300
+    assert adapter.advance(200).is_ok  # the advance sleeps until the broker's clock meets the model's
+    assert adapter.clock_lead_ms() < 50

@@ -1,0 +1,71 @@
+"""Issue 32 item 6: each registry entry with a bug model (mqconform/reference_model/bugs) reproduces its
+own regression scenario, and explains no other entry's. An implementation that is the bug model must
+fail the entry's scenario file as the broker does, and the registry must explain that failure (the
+shape pre-filter and the replay agree); the scenario of another entry whose bug is modelled too,
+failing on that bug's model, must not be explained by this one. A problem is one line naming the entry."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mqconform.adapters.reference import ReferenceAdapter
+from mqconform.conformance.deviations import Deviation, holds_under, load_registry
+from mqconform.conformance.known_scenarios import known_bugs
+from mqconform.reference_model.bugs import bug_model
+from mqconform.reference_model.profiles import profile
+from mqconform.scenario import load, run_scenario
+
+ROOT = Path(__file__).resolve().parents[2]
+SHIPPED = load_registry()
+MODELLED = [d for d in SHIPPED.deviations if d.model is not None]
+
+
+def _profile(entry: Deviation) -> str:
+    return sorted(entry.profiles or ())[0]
+
+
+def _fake(entry: Deviation) -> ReferenceAdapter:
+    """The implementation the entry's bug model describes: the model of its profile with the bug."""
+    assert entry.model is not None
+    return ReferenceAdapter(options=bug_model(entry.model).enable(profile(_profile(entry))))
+
+
+def _steps(scenario: str) -> list[dict[str, object]]:
+    return [{s.op: s.args} for s in load(ROOT / scenario).steps if s.op is not None]
+
+
+def test_every_bug_model_is_named_by_an_entry_with_a_regression_scenario() -> None:
+    assert MODELLED, "no entry names a bug model"
+    for entry in MODELLED:
+        assert entry.scenario and (ROOT / entry.scenario).exists(), \
+            f"{entry.location}: bug model {entry.model} has no regression scenario"
+
+
+@pytest.mark.parametrize("entry", MODELLED, ids=lambda d: f"{d.model}@{d.location}")
+def test_a_bug_model_reproduces_its_own_regression_scenario(entry: Deviation) -> None:
+    assert entry.scenario is not None
+    path = ROOT / entry.scenario
+    outcome = run_scenario(load(path), _fake(entry), namespace="mqc-bug-model")
+    if outcome.verdict != "fail":
+        pytest.fail(f"{entry.location}: bug model {entry.model} does not reproduce its regression scenario "
+                    f"{entry.scenario} (the scenario {outcome.verdict}s on it)", pytrace=False)
+    found = known_bugs(SHIPPED, path, _steps(entry.scenario), entry.adapter, entry.measured.fails[0],
+                       _profile(entry), _profile(entry), implementation=_fake(entry)).explained_by
+    if found is not entry:
+        pytest.fail(f"{entry.location}: bug model {entry.model} does not explain its regression scenario "
+                    f"{entry.scenario} (explained by: {found.location if found else 'none'})", pytrace=False)
+
+
+@pytest.mark.parametrize("entry", MODELLED, ids=lambda d: f"{d.model}@{d.location}")
+def test_a_bug_model_explains_no_other_entrys_scenario(entry: Deviation) -> None:
+    assert entry.model is not None
+    claimed = profile(_profile(entry))
+    for other in MODELLED:
+        if other.source == entry.source or other.scenario is None or _profile(other) != _profile(entry):
+            continue
+        steps = _steps(other.scenario)
+        if holds_under(steps, entry.model, claimed, lambda other=other: _fake(other)):  # type: ignore[misc]
+            pytest.fail(f"{entry.location}: bug model {entry.model} also explains {other.scenario} "
+                        f"(entry {other.location}, bug model {other.model})", pytrace=False)

@@ -310,6 +310,11 @@ class ModelOptions:
     #: the last add's or exceeds a highest level left at an emptied one, so a consumer whose iterator
     #: moved below p is handed lower-priority messages before one added at p. False: strict priority.
     stale_priority_iterators: bool = False
+    #: RESTART-3/RESTART-5, a broker bug and never a profile's choice: nats-server before 2.14.1
+    #: (reference_model.bugs.nats_server_78fd547). A restart drops the redelivered count (o.rdc) of
+    #: every message kept past max_deliver at or below the ack floor (consumer.go checkRedelivered),
+    #: so num_redelivered no longer counts it. False: the count is kept until the message leaves.
+    restart_drops_redelivered_below_floor: bool = False
 
     def overflow_for(self, policy: str | None) -> Overflow:
         """The model overflow of a queue declared with `policy` (None: the profile's `overflow`);

@@ -84,6 +84,10 @@ class RestartMixin(BrokerCore):
         if mode not in RESTART_MODES:
             raise ModelMisuse(f"restart mode is graceful or kill, not {mode!r}")
         opts = self.options
+        if opts.restart_drops_redelivered_below_floor:  # a bug model (reference_model.bugs)
+            for queue in self.queues.values():
+                queue.rdc_dropped |= {i for i, ref in queue.exhausted.items()
+                                      if ref.sequence <= queue.ack_floor[1]}
         if opts.restart_consumers == "reloaded":
             self._reload_from_store()
             return

@@ -262,6 +262,9 @@ class QueueState:
         self.nak_waiting: dict[str, int] = {}
         #: REDELIVERY-21 (delivery_limit_action keep): stored messages past the delivery limit
         self.exhausted: dict[str, Ref] = {}
+        #: ids of `exhausted` whose redelivered count a restart dropped (a bug model's state:
+        #: reference_model.bugs.nats_server_78fd547; always empty on a profile's model)
+        self.rdc_dropped: set[str] = set()
         #: EXPIRY-4: the queue holds (or held) a message with an expiry time; (expiry, n, ref) heap of
         #: them (scopes ready/stored), and refs whose time passed while not removable (overdue).
         self.expiring = False

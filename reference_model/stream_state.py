@@ -94,7 +94,7 @@ class StreamStateMixin(BrokerCore):
         floor_dseq, floor_seq = queue.ack_floor
         # REDELIVERY-21: a message kept past max_deliver keeps its o.rdc entry (a limit of 1: none
         # is reported, consumer.go info(), nats-server >= 2.11.4 #6877)
-        exhausted = len(queue.exhausted) if queue.delivery_limit != 1 else 0
+        exhausted = len(queue.exhausted.keys() - queue.rdc_dropped) if queue.delivery_limit != 1 else 0
         return {
             "num_pending": len(queue.pending) - len(returned),
             "num_ack_pending": len(unacked),

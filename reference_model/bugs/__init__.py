@@ -47,10 +47,10 @@ class BugModel:
 
 
 def _load() -> dict[str, BugModel]:
-    from . import artemis_4985
+    from . import artemis_4985, nats_server_78fd547
 
     found = {}
-    for module in (artemis_4985,):
+    for module in (artemis_4985, nats_server_78fd547):
         bug = module.BUG
         found[bug.name] = bug
     return found

@@ -42,7 +42,7 @@ _REQUIRED: Final = ("adapter", "versions", "measured", "shape", "reason", "sourc
 _ONE_CHECK: Final = ("rules",)
 _SHOWN_AS: Final = ("check", "history", "rules", "observed", "field")
 _OPTIONAL: Final = ("profiles", "area", "observed", "field", "scenario", "check", "history", "rules", "shows",
-                    "model")
+                    "model", "unmodelled")
 _OPS: Final[Mapping[str, Callable[[Any, Any], bool]]] = {
     ">=": operator.ge, "<=": operator.le, "==": operator.eq, "!=": operator.ne, ">": operator.gt,
     "<": operator.lt}
@@ -558,6 +558,8 @@ class Deviation:
     history: bool = False
     #: the bug model (mqconform.reference_model.bugs) whose replay decides; `check` is then "" (any)
     model: str | None = None
+    #: without a bug model: why the bug has none (too intricate to model exactly, or not yet)
+    unmodelled: str = ""
 
     def applies(self, adapter: str, version: str, profile: str, claimed: str) -> bool:
         """Is the entry about `adapter` at server `version`, checked against `profile` (the adapter
@@ -758,6 +760,9 @@ def _entry(file: _Loader, node: Node, context: _Context,
     """The deviations of one entry: one per check it shows through (``check`` or ``shows``)."""
     fields = file.mapping(node, _REQUIRED + _OPTIONAL, _REQUIRED, "deviation")
     model = _model(file, fields) if "model" in fields else None
+    if model is not None and "unmodelled" in fields:
+        raise file.error(fields["unmodelled"], "unmodelled does not apply to an entry with a bug model")
+    unmodelled = file.scalar(fields["unmodelled"], "unmodelled") if "unmodelled" in fields else ""
     if model is None and ("shows" in fields) == any(key in fields for key in _SHOWN_AS):
         raise file.error(node, "a deviation names its check with check (or history) and rules (observed, "
                                "field), or several with shows: a list of those; not both, not neither")
@@ -857,7 +862,7 @@ def _entry(file: _Loader, node: Node, context: _Context,
                                  f"{versions.text} (first at {seen[key]})")
         seen[key] = location
         found.append(Deviation(rule_ids, adapter, versions, check, shape, reason, source, measured, chosen,
-                               area, observed, field, scenario, location, history))
+                               area, observed, field, scenario, location, history, unmodelled=unmodelled))
     return found
 
 

@@ -44,6 +44,12 @@ def test_every_bug_model_is_named_by_an_entry_with_a_regression_scenario() -> No
             f"{entry.location}: bug model {entry.model} has no regression scenario"
 
 
+def test_every_shipped_entry_has_a_bug_model_or_says_why_not() -> None:
+    for entry in SHIPPED.deviations:
+        assert (entry.model is None) == bool(entry.unmodelled), \
+            f"{entry.location}: name the bug model (model:) or say why there is none (unmodelled:)"
+
+
 @pytest.mark.parametrize("entry", MODELLED, ids=lambda d: f"{d.model}@{d.location}")
 def test_a_bug_model_reproduces_its_own_regression_scenario(entry: Deviation) -> None:
     assert entry.scenario is not None

@@ -175,6 +175,36 @@ public class Launcher {
                 }
                 return String.join(" ", out);
             }
+            case "dcount": {
+                // the delivery count of the message whose property w[2] is w[3]: pending in memory,
+                // scheduled or delivering (MessageReference#getDeliveryCount); "paged" when it is in
+                // none of them while the queue has paged messages, "none" when the queue holds no such
+                Queue q = queue(server, w[1]);
+                flush(q);
+                SimpleString prop = new SimpleString(w[2]);
+                java.util.List<MessageReference> refs = new java.util.ArrayList<>();
+                synchronized (q) {
+                    LinkedListIterator<MessageReference> it = q.iterator();
+                    try {
+                        while (it.hasNext()) {
+                            refs.add(it.next());
+                        }
+                    } finally {
+                        it.close();
+                    }
+                }
+                refs.addAll(q.getScheduledMessages());
+                for (java.util.List<MessageReference> held : q.getDeliveringMessages().values()) {
+                    refs.addAll(held);
+                }
+                for (MessageReference ref : refs) {
+                    if (w[3].equals(String.valueOf(ref.getMessage().getObjectProperty(prop)))) {
+                        return Integer.toString(ref.getDeliveryCount());
+                    }
+                }
+                boolean paged = q.getPageSubscription() != null && q.getPageSubscription().getMessageCount() > 0;
+                return paged ? "paged" : "none";
+            }
             case "refsize":
                 return Integer.toString(MessageReferenceImpl.getMemoryEstimate());
             default:

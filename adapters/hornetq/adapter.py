@@ -25,7 +25,7 @@ from stomp.exception import ConnectFailedException, NotConnectedException, Stomp
 from mqconform.reference_model.config import AddressConfig, ConsumerConfig, Message, QueueConfig
 from mqconform.text import one_line
 
-from .._base import OTHER_PRODUCTS_AREAS, BrokerAdapter, Refused, Unsupported, operation
+from .._base import OTHER_PRODUCTS_AREAS, BrokerAdapter, NotObservable, Refused, Unsupported, operation
 from ..contract import AdapterError, Result
 from .server import DEFAULT_VERSION, Control, ControlError, HornetQProcess, shared_server
 
@@ -51,6 +51,8 @@ CAPABILITIES = frozenset({
     "queues", "paging", "drop_policy", "fail_policy", "paging_flag", "consumer_pull",
     "counter:message_count", "counter:pending_count", "counter:delivering_count",
     "counter:scheduled_count", "counter:paged_count", "pending_order",
+    # MessageReference#getDeliveryCount, read through the control socket (REDELIVERY-1, -2)
+    "delivery_count",
     # not counter:added: MessagesAdded counts a depaged message twice while it is delivering
     # (docs/findings/hornetq-2.4-paging.md, finding 4)
 })
@@ -509,6 +511,16 @@ class HornetQAdapter(BrokerAdapter):
     @operation
     def counters(self, queue: str) -> dict[str, int]:
         return self._counts(self._queue(queue))
+
+    @operation
+    def delivery_count(self, queue: str, msg_id: str) -> int | None:
+        """The broker's count of the message (pending in memory, scheduled or delivering; control
+        `dcount`); None when the queue no longer holds it; not observable while it is paged (a paged
+        message has no reference in memory to read)."""
+        answer = self._ctl("dcount", self._queue(queue).physical, ID_HEADER, msg_id)[0]
+        if answer == "paged":
+            raise NotObservable("the message may be paged: HornetQ keeps no reference in memory to read")
+        return None if answer == "none" else int(answer)
 
     @operation
     def pending_ids(self, queue: str) -> list[str]:

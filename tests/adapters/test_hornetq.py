@@ -192,3 +192,22 @@ def test_the_limit_holds_after_the_address_size_drifted_below_zero(both: Both) -
     size = int(both.adapter._ctl("store", both.adapter.addresses_["a"].physical)[0])
     assert size == -6 * both.adapter.ref_bytes  # the drift: six depaged messages acknowledged
     assert [both("send", "a", Message(f"n{i}")) for i in range(3)] == ["accepted", "accepted", "paged"]
+
+
+@pytest.mark.rules("REDELIVERY-1", "REDELIVERY-2")
+def test_delivery_counts_rise_at_dispatch_and_fall_back_when_a_close_cancels(both: Both) -> None:
+    both("declare_queue", QueueConfig("q"))
+    for i in range(2):
+        both("send", "q", Message(f"m{i}", size=100))
+    assert both("delivery_count", "q", "m0") == 0
+    both("open_consumer", ConsumerConfig("c", "q", window_bytes=0))
+    assert both("receive", "c") == "m0"
+    assert both("receive", "c") == "m1"
+    assert (both("delivery_count", "q", "m0"), both("delivery_count", "q", "m1")) == (1, 1)
+    both("close_consumer", "c")  # ServerConsumerImpl#cancelRefs: decrementDeliveryCount, not failed
+    assert (both("delivery_count", "q", "m0"), both("delivery_count", "q", "m1")) == (0, 0)
+    both("open_consumer", ConsumerConfig("d", "q", window_bytes=0))
+    assert both("receive", "d") == "m0"
+    assert both("delivery_count", "q", "m0") == 1
+    assert both("ack", "d", "m0") == "ok"
+    assert both("delivery_count", "q", "m0") is None

@@ -183,7 +183,7 @@ def test_the_admission_area_agrees_with_the_model_but_for_the_busy_page_cache(
         rocketmq: RocketMQAdapter) -> None:
     # no shrinking: a finding's first counterexample names its answer as well as the shrunk one
     result = run_machine(MACHINES["admission"], lambda: rocketmq, ROCKETMQ,  # type: ignore[arg-type, return-value]
-                         suite_settings.get("ci", database=None, max_examples=60,
+                         suite_settings.get("ci", database=None, max_examples=40,
                                             phases=[Phase.explicit, Phase.reuse, Phase.generate]),
                          max_reruns=0)
     assert result.unknown is None, result.unknown

@@ -1,4 +1,5 @@
-"""The `rabbitmq` adapter (:mod:`.adapter`)."""
+"""The `rabbitmq` adapter (:mod:`.adapter`) and its records of queues, consumers and deliveries
+(:mod:`.records`)."""
 
 from .adapter import RabbitMQAdapter
 

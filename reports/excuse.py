@@ -22,6 +22,7 @@ import attrs
 
 from mqconform.conformance.deviations import Deviation, Registry, claimed_profile, scenario_trace
 from mqconform.reports.api import CheckResult, RunInfo
+from mqconform.reports.checks import definitions
 from mqconform.reports.checks import python_engine as engine
 
 #: joins a run id and an example number into the run key of the per-example pass
@@ -33,7 +34,7 @@ def excuse(checks: Sequence[CheckResult], runs: Mapping[str, RunInfo], registry:
            rows_of: Callable[[set[str]], Any]) -> list[CheckResult]:
     """`checks` with each failing result that registered entries explain turned into ``deviation``
     (its detail names the entries). `rows_of(runs)`: an Arrow table of those runs' normalised rows
-    (columns :data:`engine.NEEDED`)."""
+    (columns :data:`definitions.NEEDED`)."""
     if registry is None or not len(registry):
         return list(checks)
     candidates: dict[Key, tuple[Deviation, ...]] = {}
@@ -95,8 +96,8 @@ def _failing_examples(table: Any, keys: set[Key]) -> dict[Key, list[int]]:
         key = (run, machine, queue, check)
         if key not in keys:
             continue
-        full = {name: int(figures.get(name, 0)) for name in engine.STATS[check]}
-        if engine.verdict(check, full)[0] == "fail":
+        full = {name: int(figures.get(name, 0)) for name in definitions.STATS[check]}
+        if definitions.verdict(check, full)[0] == "fail":
             found.setdefault(key, []).append(int(example))
     return {key: sorted(examples) for key, examples in found.items()}
 

@@ -17,6 +17,7 @@ import attrs
 
 from mqconform.conformance.deviations import Registry
 from mqconform.reports.api import BadInput, CheckResult, PipelineResult, RunInfo
+from mqconform.reports.checks import definitions
 from mqconform.reports.checks import python_engine as checks_python
 from mqconform.reports.excuse import excuse
 from mqconform.reports.read import store as hstore
@@ -63,13 +64,13 @@ def check_runs(inputs: list[Path], engine: str = "python", master: str | None = 
     for path in stores:
         infos.extend(hstore.store_runs(path))
     runs = {info.run: info for info in infos if info.status == "complete"}
-    witnesses: checks_python.Witnesses = {}
+    witnesses: definitions.Witnesses = {}
     if engine == "python":
         stats = _python_stats(usable, stores, witnesses)
     else:
         stats = _spark_stats(usable, stores, store, master)
-    checks = gate_by_profile(checks_python.results(stats, runs))
-    failing = {c.run for c in checks if c.verdict == "fail" and c.check in checks_python.WITNESSED}
+    checks = gate_by_profile(definitions.results(stats, runs))
+    failing = {c.run for c in checks if c.verdict == "fail" and c.check in definitions.WITNESSED}
     if failing and engine != "python":
         _python_stats([d for d in usable if d.info.run in failing], stores, witnesses, failing)
     checks = [attrs.evolve(c, detail=f"{c.detail}; first: {witnesses[key][1]}")
@@ -80,8 +81,8 @@ def check_runs(inputs: list[Path], engine: str = "python", master: str | None = 
     return PipelineResult(runs=tuple(infos), checks=tuple(checks), bad=tuple(bad), engine=engine)
 
 
-def _python_stats(usable: list[hstore.RunData], stores: list[Path], witnesses: checks_python.Witnesses,
-                  runs: set[str] | None = None) -> checks_python.Stats:
+def _python_stats(usable: list[hstore.RunData], stores: list[Path], witnesses: definitions.Witnesses,
+                  runs: set[str] | None = None) -> definitions.Stats:
     """One Arrow table of every input (run directories and stores; only `runs` when given), checked in
     one pass."""
     table = _table(usable, stores, runs)
@@ -93,7 +94,7 @@ def _table(usable: list[hstore.RunData], stores: list[Path], runs: set[str] | No
     Arrow table of the checks' columns, or None when there are none."""
     import pyarrow as pa
 
-    columns = list(checks_python.NEEDED)
+    columns = list(definitions.NEEDED)
     tables = [_as_dictionary(checks_python.rows_table(data.rows).select(columns))
               for data in usable if data.rows]
     tables.extend(hstore.read_store_table(path, columns, dictionary=True, runs=runs) for path in stores)
@@ -109,12 +110,12 @@ def _as_dictionary(table: Any) -> Any:
 
 
 def _spark_stats(usable: list[hstore.RunData], stores: list[Path], store: Path | None,
-                 master: str | None) -> checks_python.Stats:
+                 master: str | None) -> definitions.Stats:
     from mqconform.reports.checks import spark_engine as checks_spark
     from mqconform.reports.spark_session import get_session
 
     spark = get_session(master)
-    total: checks_python.Stats = {}
+    total: definitions.Stats = {}
     with tempfile.TemporaryDirectory(prefix="mqconform-store-") as tmp:
         targets = list(stores)
         if usable:

@@ -166,6 +166,7 @@ def bench_pipeline(rows: int, master: str | None = None) -> dict[str, float]:
 
     from mqconform.reports.checks import python_engine as checks_python
     from mqconform.reports.checks import spark_engine as checks_spark
+    from mqconform.reports.checks.definitions import NEEDED
     from mqconform.reports.read import store as hstore
     from mqconform.reports.spark_session import get_session
 
@@ -176,7 +177,7 @@ def bench_pipeline(rows: int, master: str | None = None) -> dict[str, float]:
         fn()
         return count / (time.perf_counter() - t0)
 
-    columns = list(checks_python.NEEDED)
+    columns = list(NEEDED)
     table = bench_table(rows)
     n = table.num_rows
     figures: dict[str, float] = {"rows": float(n)}

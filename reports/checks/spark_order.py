@@ -1,6 +1,6 @@
 """The two sequence checks on Spark: per-consumer ``order`` and ``delivery-count`` monotonicity.
 
-The same definitions as :func:`.python_engine._order` (DELIVERY-4) and
+The same definitions as the python engine's :func:`.python_engine._order` (DELIVERY-4) and
 :func:`.python_engine._delivery_counts` (REDELIVERY-1, REDELIVERY-2, REDELIVERY-12, REDELIVERY-19,
 REDELIVERY-22), as DataFrame expressions: the "largest value of the earlier rows of a segment" that the
 python engine computes with a running maximum over sorted keys is a window maximum here (rows between
@@ -13,9 +13,9 @@ from __future__ import annotations
 from typing import Any
 
 from mqconform.reference_model.config import DEFAULT_PRIORITY
-from mqconform.reports.checks.python_engine import ACCEPTED, NEMESIS, RETURNS, E, R
+from mqconform.reports.checks.definitions import ACCEPTED, NEMESIS, RETURNS, E, R
 
-__all__ = ["FRAMES", "NEMESIS", "RETURNS", "delivery_count_frame", "order_frame", "out_of_order"]
+__all__ = ["FRAMES", "delivery_count_frame", "order_frame", "out_of_order"]
 
 
 def order_frame(df: Any) -> Any:

@@ -104,7 +104,7 @@ def test_bad_inputs_are_listed_and_incomplete_run_has_no_verdicts(python_result:
 
 @pytest.mark.rules("DELIVERY-2", "DELIVERY-15")
 def test_lost_verdicts_say_why() -> None:
-    from mqconform.reports.checks.python_engine import STATS, lost_example, verdict
+    from mqconform.reports.checks.definitions import STATS, lost_example, verdict
 
     def lost(**figures: int) -> tuple[str, int, str]:
         return verdict("lost", {name: figures.get(name, 0) for name in STATS["lost"]})
@@ -159,6 +159,7 @@ def test_spark_engine_agrees(spark: Any, runs: list[Path], python_result: Any) -
 @pytest.mark.spark
 @pytest.mark.rules(*ALL_RULES)
 def test_spark_on_bench_store_agrees(spark: Any, tmp_path: Path) -> None:
+    from mqconform.reports.checks import definitions
     from mqconform.reports.checks import python_engine as checks_python
     from mqconform.reports.checks import spark_engine as checks_spark
     from mqconform.reports.read import store
@@ -167,7 +168,7 @@ def test_spark_on_bench_store_agrees(spark: Any, tmp_path: Path) -> None:
     bench_history.write_bench_store(tmp_path / "a", table)
     histories.spark_bench_store(spark, tmp_path / "b", 7 * 450)
     def full(stats: Any) -> Any:
-        return {k: {n: v.get(n, 0) for n in checks_python.STATS[k[3]]} for k, v in stats.items()}
+        return {k: {n: v.get(n, 0) for n in definitions.STATS[k[3]]} for k, v in stats.items()}
 
     table_a = store.read_store_table(tmp_path / "a")
     py = full(checks_python.compute_stats(table_a))
@@ -182,6 +183,7 @@ def test_spark_on_bench_store_agrees(spark: Any, tmp_path: Path) -> None:
 @pytest.mark.rules(*ALL_RULES)
 def test_spark_fast_and_exact_plans_agree(spark: Any, runs: list[Path], tmp_path: Path) -> None:
     """The fast plan (big histories) and the exact plan give the same statistics as the python engine."""
+    from mqconform.reports.checks import definitions, spark_fast
     from mqconform.reports.checks import python_engine as checks_python
     from mqconform.reports.checks import spark_engine as checks_spark
     from mqconform.reports.read import store
@@ -189,12 +191,12 @@ def test_spark_fast_and_exact_plans_agree(spark: Any, runs: list[Path], tmp_path
     st = tmp_path / "store"
     store.ingest([p for p in runs if p.name in ("clean", "duplicate", "counter", "ack-info")], st)
     bench_history.write_bench_store(st, bench_history.bench_table(7 * 300))
-    py = checks_python.compute_stats(store.read_store_table(st, checks_python.NEEDED))
-    fast = checks_spark._fast_stats(spark, checks_spark.load(spark, st).fillna({"queue": checks_spark.NULLQ}),
-                                    checks_python.routing_table(checks_spark._small(
-                                        checks_spark.load(spark, st))[0]))
+    py = checks_python.compute_stats(store.read_store_table(st, definitions.NEEDED))
+    fast = spark_fast.fast_stats(spark, checks_spark.load(spark, st).fillna({"queue": definitions.NULLQ}),
+                                 definitions.routing_table(checks_spark._small(
+                                     checks_spark.load(spark, st))[0]))
     exact = checks_spark.compute_stats(spark, st, exact=True)
-    full = {k: {n: v.get(n, 0) for n in checks_python.STATS[k[3]]} for k, v in py.items()}
+    full = {k: {n: v.get(n, 0) for n in definitions.STATS[k[3]]} for k, v in py.items()}
     assert fast is not None
-    assert {k: {n: v.get(n, 0) for n in checks_python.STATS[k[3]]} for k, v in fast.items()} == full
-    assert {k: {n: v.get(n, 0) for n in checks_python.STATS[k[3]]} for k, v in exact.items()} == full
+    assert {k: {n: v.get(n, 0) for n in definitions.STATS[k[3]]} for k, v in fast.items()} == full
+    assert {k: {n: v.get(n, 0) for n in definitions.STATS[k[3]]} for k, v in exact.items()} == full

@@ -30,7 +30,7 @@ PROFILES = tuple(sorted(profiles.PROFILES))
 #: (settings, examples per area, seed): the derandomized ci run, and a random seed under dev
 SEED = random.randrange(1, 2**31)
 RUNS = (("ci", 8, None), ("dev", 4, SEED))
-#: the history checks' rules (reports.checks.python_engine.CHECKS)
+#: the history checks' rules (reports.checks.definitions.CHECKS)
 RULES = ("DELIVERY-1", "DELIVERY-2", "DELIVERY-4", "DELIVERY-6", "DELIVERY-7", "DELIVERY-15", "RING-17",
          "THROTTLE-7", "ADMISSION-3", "ADMISSION-7", "REDELIVERY-1", "REDELIVERY-2", "EXPIRY-7", "RING-21")
 

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from mqconform.commands import bench_history
+from mqconform.reports.checks import definitions, spark_fast
 from mqconform.reports.checks import python_engine as checks_python
 from mqconform.reports.checks import spark_engine as checks_spark
 from mqconform.reports.read import store
@@ -23,7 +24,7 @@ RULES = ("DELIVERY-1", "DELIVERY-2", "DELIVERY-4", "DELIVERY-6", "DELIVERY-7", "
 
 
 def full(stats: Any) -> dict[Any, dict[str, int]]:
-    return {k: {n: v.get(n, 0) for n in checks_python.STATS[k[3]]} for k, v in stats.items()}
+    return {k: {n: v.get(n, 0) for n in definitions.STATS[k[3]]} for k, v in stats.items()}
 
 
 def ingest(base: Path, cases: tuple[str, ...]) -> Path:
@@ -35,12 +36,12 @@ def ingest(base: Path, cases: tuple[str, ...]) -> Path:
 
 
 def fast(spark: Any, st: Path) -> Any:
-    df = checks_spark.load(spark, st).fillna({"queue": checks_spark.NULLQ})
-    return checks_spark._fast_stats(spark, df, checks_python.routing_table(checks_spark._small(df)[0]))
+    df = checks_spark.load(spark, st).fillna({"queue": definitions.NULLQ})
+    return spark_fast.fast_stats(spark, df, definitions.routing_table(checks_spark._small(df)[0]))
 
 
 def python(st: Path) -> Any:
-    return full(checks_python.compute_stats(store.read_store_table(st, checks_python.NEEDED)))
+    return full(checks_python.compute_stats(store.read_store_table(st, definitions.NEEDED)))
 
 
 @pytest.mark.spark
@@ -75,8 +76,8 @@ def test_names_sharing_a_code_go_to_the_exact_plan(spark: Any, tmp_path: Path,
     from pyspark.sql import functions as F
 
     st = ingest(tmp_path, ("clean", "unexpected"))
-    monkeypatch.setattr(checks_spark, "_code", lambda column: F.lit(0).cast("long"))
-    assert checks_spark._names(checks_spark.load(spark, st)) is None  # queues "q" and "send" share 0
+    monkeypatch.setattr(spark_fast, "_code", lambda column: F.lit(0).cast("long"))
+    assert spark_fast._names(checks_spark.load(spark, st)) is None  # queues "q" and "send" share 0
     assert fast(spark, st) is None
     assert full(checks_spark.compute_stats(spark, st)) == python(st)
 

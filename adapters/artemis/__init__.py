@@ -1,4 +1,8 @@
-"""The `artemis` adapter (:mod:`.adapter`) and its broker launcher (:mod:`.server`).
+"""The `artemis` adapter (:mod:`.adapter`: lifecycle, consumers, receive and settle) and its layers:
+connection state (:mod:`.client`), waits on the broker's threads and the clock (:mod:`.settling`),
+declarations (:mod:`.declarations`), sends (:mod:`.sends`), observations (:mod:`.observation`), records
+(:mod:`.records`), capabilities by release (:mod:`.features`), management (:mod:`.management`),
+message sizes (:mod:`.sizing`) and the broker launcher (:mod:`.server`).
 
 ``ArtemisAdapter`` is imported on first use, so ``python -m mqconform.adapters.artemis.server`` (the
 cache warm-up of scripts/setup.sh) needs neither proton nor a second copy of the server module.

@@ -92,7 +92,8 @@ def test_an_unserved_or_too_old_release_is_one_line() -> None:
 def test_capabilities_follow_the_release() -> None:
     """Before 2.32 settings go through the positional addAddressSettings (no read budget, no page
     limits): PAGE and page limits are not claimed; before 2.25 no deliverScheduledMessage: no scheduling."""
-    from mqconform.adapters.artemis.adapter import CAPABILITIES, POSITIONAL_OPERATION
+    from mqconform.adapters.artemis.declarations import POSITIONAL_OPERATION
+    from mqconform.adapters.artemis.features import CAPABILITIES
 
     assert POSITIONAL_OPERATION.count(",") == 57
     missing = {v: CAPABILITIES - ArtemisAdapter(version=v).capabilities

@@ -8,7 +8,7 @@ import pytest
 
 from mqconform import releases
 from mqconform.adapters.artemis import ArtemisAdapter
-from mqconform.adapters.artemis.adapter import CAPABILITIES
+from mqconform.adapters.artemis.features import CAPABILITIES
 from mqconform.adapters.artemis.server import fetch
 from mqconform.reference_model.config import ConsumerConfig, Message, QueueConfig
 

@@ -3,7 +3,7 @@ DeliveringCount is at rest, without a broker."""
 
 from __future__ import annotations
 
-from mqconform.adapters.artemis.adapter import _Queue
+from mqconform.adapters.artemis.records import _Queue
 
 
 def _queue() -> _Queue:

@@ -1,0 +1,86 @@
+"""What the artemis adapter can drive: its capabilities, the oldest release it drives, and the
+per-release switches (:class:`Features`)."""
+
+from __future__ import annotations
+
+import attrs
+
+from .server import at_least
+
+#: the oldest release the adapter drives (the oldest one served; the positional addAddressSettings of
+#: 58 arguments, ARTEMIS-2810 in 2.14.0, is the same from 2.18.0 to 2.31.2)
+MIN_VERSION = "2.18.0"
+#: live per-address settings as JSON (Jolokia addAddressSettings(match, json)), ARTEMIS-3932
+JSON_SETTINGS_SINCE = "2.32.0"
+#: QueueControl#deliverScheduledMessage(id), ARTEMIS-3872 (commit 63966dcc56, first in 2.25.0)
+DELIVER_SCHEDULED_SINCE = "2.25.0"
+
+CAPABILITIES = frozenset({
+    "queues", "ring", "set_ring_size", "priorities", "nack", "dead_letter", "delivery_count",
+    # consumer modes: pull (window 0) and prefetch (window -1 with max_unacked). Not
+    # independent_consumers: the model frees a prefetch consumer's room in the same instant a nack
+    # returns the message, while AMQP needs two frames (disposition, then credit), so the broker may
+    # give the returned message to another consumer that has credit (or the next one to this
+    # consumer): several consumers of a queue therefore share the first one's mode, and a queue whose
+    # first consumer prefetches gets no second one (docs/adapters/artemis.md)
+    "consumer_pull", "consumer_prefetch", "pending_order",
+    "counter:message_count", "counter:pending_count", "counter:delivering_count",
+    "counter:scheduled_count", "counter:paged_count", "counter:added", "counter:acknowledged",
+    "counter:killed", "counter:expired",
+    # EXPIRY-1..7 on the broker's own clock (the adapter sleeps on advance): address setting
+    # expiry-delay (a message without its own expiration), AMQP header ttl, expiry-address
+    "advance_time", "message_ttl", "per_message_ttl", "expiry_address",
+    # RING-15 last-value queues (QueueConfiguration last-value-key), DELIVERY-12 non-destructive
+    # queues, DELIVERY-31..33 delete by id (QueueControl#removeMessage)
+    "last_value", "non_destructive", "delete",
+    # PAGING-12 / browse.ids: management listMessages walks QueueImpl#browserIterator, the iterator a
+    # browsing consumer walks (pending in delivery order, then the page cursor); DELIVERY-23 the
+    # redelivered flag an AMQP client sees (header delivery-count > 0, i.e. broker count > 1)
+    "browse", "redelivered_flag",
+    # PAGING-1..16, 28: address limits on logical sizes made exact on the broker's memory estimate
+    # (.sizing), address-full policies PAGE, DROP and FAIL, AddressControl Paging
+    "paging", "drop_policy", "fail_policy", "block_policy", "paging_flag", "page_limits",
+    # SCHED-1..6, 9..11: annotation x-opt-delivery-time; due messages are fired at their logical due
+    # time through management (see _fire), in the broker's scheduler order and head placement
+    "scheduling",
+})
+#: address-full policies offered
+POLICIES = ("PAGE", "DROP", "FAIL", "BLOCK")
+
+
+@attrs.frozen
+class Features:
+    """What the adapter can drive on one release (one code path; these switches pick the mechanism).
+
+    ``json_settings``: address settings are set live with ``addAddressSettings(match, json)``
+    (2.32.0+, ARTEMIS-3932), which carries every setting; before, with the positional operation of
+    58 arguments (POSITIONAL_SETTINGS), which has no maxSizeMessages, maxReadPageBytes,
+    maxReadPageMessages, prefetchPage*, pageLimit* or pageFullMessagePolicy.
+    ``deliver_scheduled``: QueueControl#deliverScheduledMessage (2.25.0+, ARTEMIS-3872), how the
+    adapter fires a scheduled message at its logical due time."""
+
+    json_settings: bool
+    deliver_scheduled: bool
+
+    @classmethod
+    def of(cls, version: str) -> Features:
+        return cls(json_settings=at_least(version, JSON_SETTINGS_SINCE),
+                   deliver_scheduled=at_least(version, DELIVER_SCHEDULED_SINCE))
+
+    def missing(self) -> dict[str, str]:
+        """The capabilities this release cannot have, each with why."""
+        why: dict[str, str] = {}
+        if not self.json_settings:
+            why["paging"] = (
+                "the PAGE policy before 2.32 (the read budget maxReadPageBytes the model's depage "
+                "follows, PAGING-10, cannot be set live: the positional addAddressSettings has none; "
+                "before 2.24 the broker had no read budget, ARTEMIS-3850)")
+            why["page_limits"] = ("page limits before 2.32 (pageLimitBytes, pageLimitMessages and "
+                                  "pageFullMessagePolicy, ARTEMIS-3178 in 2.28, cannot be set live: the "
+                                  "positional addAddressSettings has none)")
+        if not self.deliver_scheduled:
+            why["scheduling"] = ("scheduling before 2.25 (no QueueControl#deliverScheduledMessage, "
+                                 "ARTEMIS-3872: the adapter cannot fire a message at its logical due time)")
+        return why
+
+

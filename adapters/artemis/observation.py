@@ -1,0 +1,125 @@
+"""The artemis adapter's observations: counters, pending order and browsing through management, the
+paging flag, a message's delivery count and redelivered flag; delete by id and a new ring size."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .._base import (
+    NotObservable,
+    Refused,
+    operation,
+)
+from .records import ID_PROPERTY, _Queue
+from .sends import ArtemisSends
+
+
+class ArtemisObservation(ArtemisSends):
+    """Observations, delete by id and a new ring size."""
+
+    @operation
+    def counters(self, queue: str) -> dict[str, int]:
+        q = self._queue(queue)
+        if self._paging_now(q):
+            raise NotObservable("management shows no split between pending and paged messages "
+                                "(QueueImpl#getMessageCount adds the page subscription's count)")
+        state = self._queue_state(q)
+        pending = q.pending(state)
+        return {"message_count": state["MessageCount"], "pending_count": pending,
+                "delivering_count": state["DeliveringCount"], "scheduled_count": state["ScheduledCount"],
+                "paged_count": 0, "added": state["MessagesAdded"],
+                "acknowledged": state["MessagesAcknowledged"], "killed": state["MessagesKilled"],
+                "expired": state["MessagesExpired"]}
+
+    @operation
+    def pending_ids(self, queue: str) -> list[str]:
+        q = self._queue(queue)
+        if self._paging_now(q):
+            raise NotObservable("listMessages walks the memory then the page cursor: paged messages "
+                                "cannot be told from pending ones")
+        return self._listed(q)
+
+    def _listed(self, q: _Queue) -> list[str]:
+        """QueueControl#listMessages: pending in delivery order, then the page cursor (browserIterator),
+        after QueueControl#flushExecutor (messages still in the queue's intermediate list are not
+        listed: see Jolokia.read)."""
+        mbean = self._queue_mbean(q)
+        mgmt = self._mgmt()
+        listing = {"type": "exec", "mbean": mbean, "operation": "listMessages(java.lang.String)",
+                   "arguments": [""]}
+        _, listed = mgmt.bulk([mgmt.flush_request(mbean), listing])
+        return [str(m.get(ID_PROPERTY)) for m in listed]
+
+    @operation
+    def browse(self, queue: str) -> list[str]:
+        """What a browser sees: QueueControl#listMessages (QueueImpl#browserIterator), paged ones too
+        (PAGING-12)."""
+        return self._listed(self._queue(queue))
+
+    @operation
+    def paging(self, address: str) -> bool:
+        """PAGING-28: AddressControl Paging (PagingStoreImpl#isPaging: page mode under PAGE, full under
+        DROP and FAIL)."""
+        if address not in self.addresses_:
+            raise Refused(f"unknown address {address!r}")
+        mgmt = self._mgmt()
+        return bool(mgmt.read(mgmt.address_mbean(self.addresses_[address].physical), "Paging")["Paging"])
+
+    @operation
+    def message_info(self, queue: str, msg_id: str) -> dict[str, Any] | None:
+        """DELIVERY-23: the redelivered flag of a held message's delivery (AMQP header delivery-count
+        > 0); Artemis gives no dead-letter reason. None when no consumer of the adapter holds it."""
+        for consumer in self.consumers.values():
+            if consumer.queue == queue and msg_id in consumer.held:
+                return {"redelivered": consumer.held[msg_id][1] > 1, "dead_letter_reason": None}
+        return None
+
+    @operation
+    def delivery_count(self, queue: str, msg_id: str) -> int:
+        for consumer in self.consumers.values():
+            if consumer.queue == queue and msg_id in consumer.held:
+                return consumer.held[msg_id][1]
+        raise NotObservable("Artemis shows a delivery count only with a delivery (AMQP header "
+                            "delivery-count); management lists no counts")
+
+    def _broker_id(self, q: _Queue, msg_id: str) -> int | None:
+        """The broker's message id of logical `msg_id` stored in queue `q` (pending, scheduled or
+        delivering), or None."""
+        mgmt = self._mgmt()
+        mbean = self._queue_mbean(q)
+        listed, scheduled, delivering = mgmt.bulk([
+            {"type": "exec", "mbean": mbean, "operation": op, "arguments": args}
+            for op, args in (("listMessages(java.lang.String)", [""]), ("listScheduledMessages()", []),
+                             ("listDeliveringMessages()", []))])
+        everything = [*listed, *scheduled, *(m for ms in delivering.values() for m in ms)]
+        for message in everything:
+            if str(message.get(ID_PROPERTY)) == msg_id:
+                return int(message["messageID"])
+        return None
+
+    @operation(name="delete")
+    def delete_message(self, queue: str, msg_id: str) -> bool:
+        """DELIVERY-31..33: QueueControl#removeMessage(id) (QueueImpl#deleteReference: the pending list,
+        then the scheduled ones; a delivering message is not found); False when the queue stores no
+        message with that id."""
+        q = self._queue(queue)
+        broker_id = self._broker_id(q, msg_id)
+        if broker_id is None:
+            return False
+        mgmt = self._mgmt()
+        deleted = bool(mgmt.exec(self._queue_mbean(q),
+                                 "removeMessage(long)", broker_id))
+        self._settle_queue(queue)
+        return deleted
+
+    @operation
+    def set_ring_size(self, queue: str, size: int) -> None:
+        q = self._queue(queue)
+        if size < -1:
+            raise Refused("ring_size must be -1 or >= 0")
+        body = {"name": q.physical, "address": q.physical_address, "routing-type": q.routing.upper(),
+                "ring-size": size}
+        mgmt = self._mgmt()
+        mgmt.exec(mgmt.broker, "updateQueue(java.lang.String)", json.dumps(body))
+        self._settle_queue(queue)

@@ -1,0 +1,123 @@
+"""The artemis adapter's records of its addresses, queues and consumers, the receiver handler that
+collects a link's deliveries, and the message properties the adapter sets."""
+
+from __future__ import annotations
+
+import collections
+from typing import Any
+
+import attrs
+from proton import Delivery
+from proton.handlers import MessagingHandler
+
+from mqconform.reference_model.config import AddressConfig
+
+ID_PROPERTY = "mqcid"
+#: SCHED-*: the logical due time of a scheduled message (application property)
+DUE_PROPERTY = "mqcdue"
+#: SCHED-*: a scheduled message's broker delivery time is this far ahead of open() plus its logical
+#: due time, so the broker's own timer never fires it during an example (the adapter does)
+FAR_MS = 86_400_000
+#: AMQP credit standing in for a core byte window no example fills (the default 1 MiB, or -1
+#: without max_unacked): topped up on every receive, like a core client returning credit
+WIDE_CREDIT = 1000
+#: the queue MBean's counts the adapter reads (after QueueControl#flushExecutor)
+QUEUE_COUNTS = ("MessageCount", "DeliveringCount", "ScheduledCount", "MessagesAdded", "MessagesAcknowledged",
+                "MessagesKilled", "MessagesExpired")
+#: how long a pull with a message pending waits for it before it drains (answers None)
+PULL_WAIT_S = 1.0
+#: the longest pending list read back (address setting managementBrowsePageSize)
+BROWSE_LIMIT = 100_000
+
+
+class _Receiver(MessagingHandler):  # type: ignore[misc]
+    """Collects the deliveries of one receiver link; nothing is accepted or flowed automatically."""
+
+    def __init__(self) -> None:
+        super().__init__(prefetch=0, auto_accept=False, auto_settle=False)
+        #: (delivery, logical id, AMQP header delivery-count), in arrival order
+        self.arrived: collections.deque[tuple[Delivery, str, int]] = collections.deque()
+
+    def on_message(self, event: Any) -> None:
+        message = event.message
+        msg_id = (message.properties or {}).get(ID_PROPERTY)
+        self.arrived.append((event.delivery, str(msg_id), int(message.delivery_count or 0)))
+
+
+@attrs.define
+class _Address:
+    name: str
+    physical: str
+    #: an address declared with `address` is MULTICAST (every queue gets a copy, PAGING-2); one a
+    #: queue declaration makes is ANYCAST
+    routing: str = "ANYCAST"
+    #: its limits and full policy, when declared with any (sends then carry sized bodies, .sizing)
+    config: AddressConfig | None = None
+    #: PAGING-3 BLOCK: deliveries written without credit, in send order, not yet settled by the broker
+    blocked: collections.deque[Delivery] = attrs.Factory(collections.deque)
+    settings: dict[str, Any] = attrs.Factory(dict)
+    queues: list[str] = attrs.Factory(list)
+    #: EXPIRY-1: the queue TTL (address setting expiry-delay) of its queues, if any
+    expiry_delay: int | None = None
+
+
+@attrs.define
+class _Queue:
+    name: str
+    physical: str
+    address: str
+    physical_address: str
+    routing: str = "anycast"
+    #: DELIVERY-12: delivered messages stay listed, so "pending" never says what is left to dispatch
+    non_destructive: bool = False
+    #: a last-value queue's MessageCount leaves out what is being delivered (LastValueQueue)
+    last_value: bool = False
+    #: DeliveringCount less what the links hold when a settle last ran out its bound (a broker whose
+    #: count stays off, e.g. after a nack at the delivery limit): later settles take that difference
+    #: as at rest too instead of waiting out their bound after every operation
+    stuck: int = 0
+
+    def at_rest(self, delivering: int, held: int, timed_out: bool = False) -> bool:
+        """Whether the broker's DeliveringCount says nothing is in flight: it equals what the links
+        hold, or is off by the difference a settle that ran out its bound left (see `stuck`). A
+        settle that runs out (`timed_out`) records its difference."""
+        off = delivering - held
+        if timed_out or off == 0:  # the count came right again: nothing is taken as stuck
+            self.stuck = off
+        return off in (0, self.stuck)
+
+    def applied(self, delivering: int, held: int, timed_out: bool = False, killed: bool = False) -> bool:
+        """After an ack or nack: whether the broker applied it, i.e. DeliveringCount is what the links
+        hold plus the difference taken as at rest (`stuck`). Unlike `at_rest` a count that equals what
+        the links hold is not taken as having come right again while `stuck` is not 0: with `stuck`
+        -1 that is the count of the disposition still in flight (one above). `killed`: the broker
+        counted the nacked message killed at its delivery limit (MessagesKilled rose); a count then
+        one below `stuck` is finding 2 (docs/findings/artemis-drop-at-limit-delivering-negative.md:
+        dropped without a bound dead-letter address, QueueImpl#cancel decrements the count a second
+        time), which becomes the difference taken as at rest. A wait that runs out records its
+        difference, as `at_rest` does."""
+        off = delivering - held
+        if timed_out or (killed and off == self.stuck - 1):
+            self.stuck = off
+        return off == self.stuck
+
+    def pending(self, counts: dict[str, int]) -> int:
+        """The pending count from the queue MBean's counts: MessageCount less what is scheduled and,
+        except on a last-value queue (whose MessageCount has no delivering messages), delivering."""
+        delivering = 0 if self.last_value else counts["DeliveringCount"]
+        return counts["MessageCount"] - delivering - counts["ScheduledCount"]
+
+
+@attrs.define
+class _Consumer:
+    name: str
+    queue: str
+    link: Any
+    handler: _Receiver
+    pull: bool
+    max_unacked: int
+    mode: str
+    #: received and not yet settled: id -> (delivery, delivery count shown)
+    held: dict[str, tuple[Delivery, int]] = attrs.Factory(dict)
+
+

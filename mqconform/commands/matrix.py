@@ -76,21 +76,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from mqconform.adapters.registry import AdapterLoadError, load_adapter
-    from mqconform.conformance.campaign import CampaignTask, GroupTask
+    from mqconform.conformance.campaign import GroupTask
     from mqconform.conformance.deviations import DeviationError
     from mqconform.conformance.plan import RunPlan
     from mqconform.conformance.verdict import load_deviations
     from mqconform.history import new_run_id
     from mqconform.reference_model.errors import ModelMisuse
     from mqconform.reference_model.profiles import profile as load_profile
-    from mqconform.releases import ReleaseError, binary, left_out, line, resolve
+    from mqconform.releases import ReleaseError, binary, left_out, resolve
 
-    if args.engine == "python" and args.master:
-        return fail("--master needs --engine spark")
-    if args.slots is not None and (args.slots < 1 or args.master):
-        return fail("--slots must be at least 1, and applies to local mode only (not with --master)")
-    if args.group is not None and args.group < 1:
-        return fail("--group must be at least 1")
+    usage = _usage_error(args)
+    if usage is not None:
+        return fail(usage)
     try:
         options = adapter_options(args)
         if "url" in options or "server_bin" in options:
@@ -127,53 +124,21 @@ def run(args: argparse.Namespace) -> int:
         return fail(f"cannot write the campaign directory {out}: {exc.strerror or exc}")
     run_ids = {release.version: new_run_id() for release in releases}
     size = args.group if args.group is not None else GROUP_DEFAULTS.get(args.adapter, 1)
-    tasks: list[Any]
-    groups = release_groups(releases, size, _capabilities_of(adapter))
-    # a release alone in its group runs the one-release task (Hypothesis' own shrinking included)
-    tasks = [GroupTask(plan, tuple(group), area, tuple(run_ids[r.version] for r in group)) if len(group) > 1
-             else CampaignTask(plan, group[0], area, run_ids[group[0].version])
-             for group in groups for area in areas]
+    tasks = _tasks(plan, release_groups(releases, size, _capabilities_of(adapter)), areas, run_ids)
     master = args.master or local_master(args.slots, bool(getattr(adapter, "real_time", False)))
-    seed_text = f"seed {seed}" if seed is not None else "seed derandomized"
-    where = f"Spark {master}" if args.engine == "spark" else "in this process"
     lockstep = sum(isinstance(task, GroupTask) for task in tasks)
     grouped = f" ({lockstep} of them lockstep groups of 2-{size} releases)" if lockstep else ""
-    print(f"mqconform matrix {campaign}: adapter {adapter.name}, {len(releases)} release(s) x "
-          f"{len(areas)} area(s) = {len(tasks)} tasks{grouped} {where}, checked against {claimed.name}, "
-          f"settings {settings_name}, {seed_text}", flush=True)
-    if skipped:
-        served = line(args.adapter)
-        print(f"  left out: {', '.join(skipped)} (the adapter needs {served.since} or newer: "
-              f"{served.since_why})", flush=True)
+    where = f"Spark {master}" if args.engine == "spark" else "in this process"
+    _print_header(f"mqconform matrix {campaign}: adapter {adapter.name}, {len(releases)} release(s) x "
+                  f"{len(areas)} area(s) = {len(tasks)} tasks{grouped} {where}, checked against "
+                  f"{claimed.name}, settings {settings_name}", seed, args.adapter, skipped)
     t0 = time.perf_counter()
-    try:
-        results = _dispatch(tasks, args.engine, master)
-    except KeyboardInterrupt:
-        print("\nmqconform: interrupted", file=sys.stderr)
-        return 130
-    except Exception as exc:
-        from mqconform.commands.report import _spark_failure
-        from mqconform.text import first_line
-
-        if args.engine == "spark" and _spark_failure(exc):
-            from mqconform.reports.spark_session import jvm_log
-
-            return fail(f"matrix: Spark could not run the tasks (master {master}): {type(exc).__name__}: "
-                        f"{first_line(exc, 200)} (JVM log: {jvm_log()})", 3)
-        raise
+    results = _run_tasks(tasks, args.engine, master)
+    if isinstance(results, int):
+        return results
     wall = time.perf_counter() - t0
-    spent = sum(float(r.seconds) for r in results)
-    print(f"matrix: {spent:.0f} s of task time in {wall:.0f} s wall; by area: "
-          + ", ".join(f"{area} {seconds:.0f} s" for area, seconds in time_by(results, "area")))
-    print("matrix: by release: " + ", ".join(f"{release} {seconds:.0f} s"
-                                             for release, seconds in time_by(results, "release")))
-    by_group = {(r.group, r.area): r.group_seconds for r in results if r.group}
-    if by_group:
-        print("matrix: by group (lockstep task time, a release's share above): " + ", ".join(
-            f"{area} [{group}] {seconds:.0f} s" for (group, area), seconds in by_group.items()))
-    by_release: dict[str, list[Any]] = {}
-    for result in results:
-        by_release.setdefault(result.release, []).append(result)
+    _print_task_times(results, wall)
+    by_release = _by_release(results)
     codes: list[int] = []
     run_dirs: list[Path] = []
     for release in releases:
@@ -183,15 +148,94 @@ def run(args: argparse.Namespace) -> int:
                                      run_ids[release.version], settings_name, hyp, seed, campaign,
                                      registry, adapter))
         run_dirs.append(path)
-    exit_code = 1 if 1 in codes else 3 if 3 in codes else 0
     print(f"matrix: {len(tasks)} tasks in {wall:.1f} s wall ({args.engine}"
           f"{f' {master}' if args.engine == 'spark' else ''}); run directories under {out}")
+    return _conclude(codes, run_dirs, out, args, registry)
+
+
+def _conclude(codes: list[int], run_dirs: list[Path], out: Path, args: argparse.Namespace,
+              registry: Any) -> int:
+    """The campaign's exit code from its releases' `codes` (1 before 3), joined with the report's."""
+    exit_code = 1 if 1 in codes else 3 if 3 in codes else 0
     if not args.no_report:
         from mqconform.commands.report import join_verdicts
 
         exit_code = join_verdicts(_report(run_dirs, out, args, None if args.strict else registry), exit_code,
                                   "the run directories are complete")
     return exit_code
+
+
+def _tasks(plan: Any, groups: list[list[Any]], areas: list[str], run_ids: dict[str, str]) -> list[Any]:
+    """One task per (release group, area); a release alone in its group runs the one-release task
+    (Hypothesis' own shrinking included)."""
+    from mqconform.conformance.campaign import CampaignTask, GroupTask
+
+    return [GroupTask(plan, tuple(group), area, tuple(run_ids[r.version] for r in group)) if len(group) > 1
+            else CampaignTask(plan, group[0], area, run_ids[group[0].version])
+            for group in groups for area in areas]
+
+
+def _by_release(results: list[Any]) -> dict[str, list[Any]]:
+    by_release: dict[str, list[Any]] = {}
+    for result in results:
+        by_release.setdefault(result.release, []).append(result)
+    return by_release
+
+
+def _print_header(text: str, seed: int | None, adapter: str, skipped: list[str]) -> None:
+    """The campaign's first line (`text` and the seed), and the releases left out and why."""
+    from mqconform.releases import line
+
+    seed_text = f"seed {seed}" if seed is not None else "seed derandomized"
+    print(f"{text}, {seed_text}", flush=True)
+    if skipped:
+        served = line(adapter)
+        print(f"  left out: {', '.join(skipped)} (the adapter needs {served.since} or newer: "
+              f"{served.since_why})", flush=True)
+
+
+def _usage_error(args: argparse.Namespace) -> str | None:
+    """What is wrong with the options that need no adapter, or None."""
+    if args.engine == "python" and args.master:
+        return "--master needs --engine spark"
+    if args.slots is not None and (args.slots < 1 or args.master):
+        return "--slots must be at least 1, and applies to local mode only (not with --master)"
+    if args.group is not None and args.group < 1:
+        return "--group must be at least 1"
+    return None
+
+
+def _run_tasks(tasks: list[Any], engine: str, master: str) -> list[Any] | int:
+    """The tasks' results, or the exit code when they were interrupted (130) or Spark could not run
+    them (3, said on stderr)."""
+    try:
+        return _dispatch(tasks, engine, master)
+    except KeyboardInterrupt:
+        print("\nmqconform: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:
+        from mqconform.commands.report import _spark_failure
+        from mqconform.text import first_line
+
+        if engine == "spark" and _spark_failure(exc):
+            from mqconform.reports.spark_session import jvm_log
+
+            return fail(f"matrix: Spark could not run the tasks (master {master}): {type(exc).__name__}: "
+                        f"{first_line(exc, 200)} (JVM log: {jvm_log()})", 3)
+        raise
+
+
+def _print_task_times(results: list[Any], wall: float) -> None:
+    """Where the task time went: by area, by release and by lockstep group."""
+    spent = sum(float(r.seconds) for r in results)
+    print(f"matrix: {spent:.0f} s of task time in {wall:.0f} s wall; by area: "
+          + ", ".join(f"{area} {seconds:.0f} s" for area, seconds in time_by(results, "area")))
+    print("matrix: by release: " + ", ".join(f"{release} {seconds:.0f} s"
+                                             for release, seconds in time_by(results, "release")))
+    by_group = {(r.group, r.area): r.group_seconds for r in results if r.group}
+    if by_group:
+        print("matrix: by group (lockstep task time, a release's share above): " + ", ".join(
+            f"{area} [{group}] {seconds:.0f} s" for (group, area), seconds in by_group.items()))
 
 
 def _dispatch(tasks: list[Any], engine: str, master: str) -> list[Any]:

@@ -103,17 +103,7 @@ def run(args: argparse.Namespace) -> int:
     # finding before the probe stops; workers build their own adapters and stop the probe)
     judge = Judge(registry, adapter.name, server_version, claimed.name, adapter.profile,
                   strict=bool(args.strict), adapter_factory=(lambda: adapter) if workers == 1 else None)
-    hyp = plan.hypothesis()
-    run_dir = RunDirectory(out, adapter.name, claimed.name,
-                           {"settings": plan.settings_name, "areas": list(plan.areas),
-                            "max_examples": hyp.max_examples, "stateful_step_count": hyp.stateful_step_count,
-                            "adapter_options": sorted(options), "seed": plan.seed, "workers": workers},
-                           run_id=run_id)
-    run_dir.meta["seed"] = plan.seed
-    seed_text = f"seed {plan.seed}" if plan.seed is not None else "seed derandomized"
-    print(f"mqconform run {run_id}: adapter {adapter.name} ({adapter.profile}), checked against "
-          f"{claimed.name}, settings {plan.settings_name}, {seed_text}"
-          f"{f', {workers} workers' if workers > 1 else ''}", flush=True)
+    run_dir = _start_run(out, run_id, plan, adapter, claimed.name, options, workers)
     results = []
     aborted: str | None = None  # set when the implementation stopped answering (a fault)
 
@@ -154,6 +144,23 @@ def run(args: argparse.Namespace) -> int:
                                   "the run directory is complete")
         _say_history_verdicts(out, run_id, claimed.name, absent_areas(adapter))
     return exit_code
+
+
+def _start_run(out: Path, run_id: str, plan: Any, adapter: Any, claimed: str, options: dict[str, Any],
+               workers: int) -> RunDirectory:
+    """The run directory with the run's settings, and the run's first line."""
+    hyp = plan.hypothesis()
+    run_dir = RunDirectory(out, adapter.name, claimed,
+                           {"settings": plan.settings_name, "areas": list(plan.areas),
+                            "max_examples": hyp.max_examples, "stateful_step_count": hyp.stateful_step_count,
+                            "adapter_options": sorted(options), "seed": plan.seed, "workers": workers},
+                           run_id=run_id)
+    run_dir.meta["seed"] = plan.seed
+    seed_text = f"seed {plan.seed}" if plan.seed is not None else "seed derandomized"
+    print(f"mqconform run {run_id}: adapter {adapter.name} ({adapter.profile}), checked against "
+          f"{claimed}, settings {plan.settings_name}, {seed_text}"
+          f"{f', {workers} workers' if workers > 1 else ''}", flush=True)
+    return run_dir
 
 
 def _say_history_verdicts(out: Path, run_id: str, claimed: str, set_aside: dict[str, str]) -> None:

@@ -131,11 +131,7 @@ def run(args: argparse.Namespace) -> int:
             producers=args.producers, consumers=args.consumers, faults=tuple(args.faults),
             fault_interval_s=interval, fault_down_s=args.fault_down, quiesce_s=args.quiesce,
             drain_timeout_s=args.drain_timeout, message_size=args.size)
-        settings = {"duration_s": args.duration, "producers": args.producers, "consumers": args.consumers,
-                    "faults": list(args.faults), "fault_interval_s": interval,
-                    "fault_down_s": args.fault_down,
-                    "drain_timeout_s": args.drain_timeout, "adapter_options": sorted(given),
-                    "managed_broker": managed}
+        settings = _recorded_settings(args, interval, given, managed)
         try:
             run_dir = RunDirectory(out, controller.name, controller.profile, {"soak": settings},
                                    run_id=run_id)
@@ -150,22 +146,7 @@ def run(args: argparse.Namespace) -> int:
             result = soak.run_workload(config, history, broker)
         finally:
             history.close()
-        report = soak.analyse(out / "history" / f"{soak.MACHINE}.jsonl", result.run_window_ns)
-        durable = soak.promises_durability(args.adapter, options)
-        code = _exit_code(report, result, durable)
-        run_dir.finish(code, soak=report.figures(), lost_ids=report.lost[:1000], problems=result.problems)
-        _print_summary(report, result, durable)
-        checks_code = _pipeline_checks(out, args, durable)  # reads the finished run directory
-        if checks_code is not None and code == 0:
-            code = checks_code
-            run_dir.meta["exit_code"] = code
-            write_json_atomic(out / "run.json", run_dir.meta)
-        verdict = {0: "PASS", 1: "FAIL", 3: "UNKNOWN"}.get(code, "ERROR")
-        print(f"verdict: {verdict}")
-        print(f"run directory: {out}")
-        if not args.no_report:
-            _report(out, args)
-        return code
+        return _judge(args, out, run_dir, result, options)
     except KeyboardInterrupt:
         print("\nmqconform: interrupted; the run directory is marked incomplete", file=sys.stderr)
         return 130
@@ -174,6 +155,40 @@ def run(args: argparse.Namespace) -> int:
             _dispose(controller)
         if broker is not None:
             broker.close()
+
+
+def _recorded_settings(args: argparse.Namespace, interval: float, given: dict[str, Any],
+                       managed: bool) -> dict[str, Any]:
+    """The soak's settings as run.json records them."""
+    return {"duration_s": args.duration, "producers": args.producers, "consumers": args.consumers,
+            "faults": list(args.faults), "fault_interval_s": interval,
+            "fault_down_s": args.fault_down,
+            "drain_timeout_s": args.drain_timeout, "adapter_options": sorted(given),
+            "managed_broker": managed}
+
+
+def _judge(args: argparse.Namespace, out: Path, run_dir: RunDirectory, result: Any,
+           options: dict[str, Any]) -> int:
+    """Analyse the finished workload's history, finish the run directory, print the summary and the
+    verdict (the pipeline's checks included) and the report; the exit code."""
+    from mqconform import soak
+
+    report = soak.analyse(out / "history" / f"{soak.MACHINE}.jsonl", result.run_window_ns)
+    durable = soak.promises_durability(args.adapter, options)
+    code = _exit_code(report, result, durable)
+    run_dir.finish(code, soak=report.figures(), lost_ids=report.lost[:1000], problems=result.problems)
+    _print_summary(report, result, durable)
+    checks_code = _pipeline_checks(out, args, durable)  # reads the finished run directory
+    if checks_code is not None and code == 0:
+        code = checks_code
+        run_dir.meta["exit_code"] = code
+        write_json_atomic(out / "run.json", run_dir.meta)
+    verdict = {0: "PASS", 1: "FAIL", 3: "UNKNOWN"}.get(code, "ERROR")
+    print(f"verdict: {verdict}")
+    print(f"run directory: {out}")
+    if not args.no_report:
+        _report(out, args)
+    return code
 
 
 def _queue_config() -> Any:

@@ -235,28 +235,7 @@ def run_machine(base: type[ConformanceMachine], adapter_factory: Callable[[], Ad
             if seed_value is not None:
                 cls = seed(seed_value)(cls)
             t0 = time.perf_counter()
-            found: tuple[Violation, list[Step]] | None = None
-            try:
-                with shrink_budget(shrink_seconds):
-                    run_state_machine_as_test(cls, settings=quiet)
-            except Violation as violation:
-                found = violation, list(context.current.d.steps) if context.current is not None else []
-            except Inconclusive as exc:
-                result.unknown = str(exc)
-            except Flaky as exc:
-                # replaying the choices of a failure did not generate the same run (the broker's timing
-                # feeds the model's state) or did not fail again: the smallest failure seen is real
-                found = context.smallest_violation
-                if found is None:
-                    result.unknown = f"the implementation behaved non-deterministically: {first_line(exc)}"
-            except Exception as exc:  # an adapter bug is never a conformance failure, nor a pass
-                result.unknown = f"the adapter raised {type(exc).__name__}: {first_line(exc)}"
-            finally:
-                result.examples += context.examples
-                if progress is not None:
-                    progress.examples, progress.context = result.examples, None
-                _close_quietly(context)
-                context.current = None
+            found = _explore(cls, context, result, quiet, shrink_seconds, progress)
             if found is None:
                 break
             failed, steps = found
@@ -278,6 +257,36 @@ def run_machine(base: type[ConformanceMachine], adapter_factory: Callable[[], Ad
     result.seconds = time.perf_counter() - started
     result.timing = ledger.summary(result.seconds)
     return result
+
+
+def _explore(cls: type[ConformanceMachine], context: RunContext, result: MachineResult, quiet: settings,
+             shrink_seconds: float | None,
+             progress: AreaProgress | None) -> tuple[Violation, list[Step]] | None:
+    """One exploration of machine `cls` until its first violation: the violation and its steps, or None
+    when every example held or the run has no verdict (then `result.unknown` says why)."""
+    found: tuple[Violation, list[Step]] | None = None
+    try:
+        with shrink_budget(shrink_seconds):
+            run_state_machine_as_test(cls, settings=quiet)
+    except Violation as violation:
+        found = violation, list(context.current.d.steps) if context.current is not None else []
+    except Inconclusive as exc:
+        result.unknown = str(exc)
+    except Flaky as exc:
+        # replaying the choices of a failure did not generate the same run (the broker's timing
+        # feeds the model's state) or did not fail again: the smallest failure seen is real
+        found = context.smallest_violation
+        if found is None:
+            result.unknown = f"the implementation behaved non-deterministically: {first_line(exc)}"
+    except Exception as exc:  # an adapter bug is never a conformance failure, nor a pass
+        result.unknown = f"the adapter raised {type(exc).__name__}: {first_line(exc)}"
+    finally:
+        result.examples += context.examples
+        if progress is not None:
+            progress.examples, progress.context = result.examples, None
+        _close_quietly(context)
+        context.current = None
+    return found
 
 
 def finding_of(area: str, failed: Violation, shrunk: Minimized, seconds: float, claimed: ModelOptions,

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from ..pending import PendingList
 from ..state import Ref
-from . import BugModel
+from .model import BugModel
 
 BUG = BugModel(
     name="artemis-4985",

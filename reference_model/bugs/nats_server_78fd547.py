@@ -16,7 +16,7 @@ reads that count for a message that is never delivered again.
 
 from __future__ import annotations
 
-from . import BugModel
+from .model import BugModel
 
 BUG = BugModel(
     name="nats-server-78fd547",

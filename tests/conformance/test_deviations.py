@@ -137,7 +137,7 @@ def _model_entry_matches(registry: Registry, entry: Deviation, steps: list[Step]
     from mqconform.reference_model.bugs import bug_model
     from mqconform.reference_model.profiles import profile as load_profile
 
-    (profile,) = entry.profiles or ()
+    (profile,) = sorted(entry.profiles or ())
     assert entry.model is not None
     fake = ReferenceAdapter(options=bug_model(entry.model).enable(load_profile(profile)))
     replay = replay_on(fake, profile)
@@ -174,7 +174,7 @@ def test_each_shipped_entry_matches_its_regression_scenario_and_nothing_outside_
     expected, actual = SAMPLE[entry.observed]
     finding = _finding(entry.check, steps, entry.rules, entry.field or "", expected, actual,
                        entry.area or "redelivery")
-    (profile,) = entry.profiles or ()
+    (profile,) = sorted(entry.profiles or ())
     assert registry.find(finding, entry.adapter, entry.measured.fails[0], profile, profile) is not None
     for version in entry.measured.holds:
         found = registry.find(finding, entry.adapter, version, profile, profile)
@@ -194,7 +194,7 @@ def test_each_shipped_entry_matches_its_regression_scenario_and_nothing_outside_
 def _history_entry_matches(registry: Registry, entry: Deviation, steps: list[Step]) -> None:
     """A history entry: it excuses an example made of its scenario's steps (any area unless it names
     one), for a release it measured failing, under its profile only; cut before the shape, it does not."""
-    (profile,) = entry.profiles or ()
+    (profile,) = sorted(entry.profiles or ())
     area = entry.area or "ring"
     assert entry.excuses(entry.check, area, model_trace(steps, profile))
     first = entry.measured.fails[0]
@@ -204,7 +204,8 @@ def _history_entry_matches(registry: Registry, entry: Deviation, steps: list[Ste
                                              other_profile, profile)
     for version in entry.measured.holds:
         assert entry not in registry.for_history(entry.check, entry.adapter, version, profile, profile)
-    assert not entry.excuses(entry.check, area, model_trace(steps[:BEFORE_SHAPE[entry.scenario]], profile))
+    cut = steps[:BEFORE_SHAPE[entry.scenario or ""]]
+    assert not entry.excuses(entry.check, area, model_trace(cut, profile))
     assert not entry.excuses("lost", area, model_trace(steps, profile))  # another history check
     # a step check's finding is never excused by a history entry
     finding = _finding(entry.check, steps, entry.rules, "", *SAMPLE[None], area)
@@ -492,3 +493,38 @@ def test_a_prefetching_consumers_close_returns_what_it_was_pushed() -> None:
         assert found is not None and found.shape == "ring-replaces-returning-paged", check
         shorter = _finding(check, _steps(scenario, 4), rules, "", "m7", "m2", "paging")
         assert SHIPPED.find(shorter, "artemis", "2.40.0", "artemis", "artemis") is None, check
+
+
+MODEL_ENTRY = """\
+deviations:
+  - adapter: artemis
+    profiles: [artemis]
+    versions: ">=2.37"
+    measured: {fails: [2.40.0], unmeasured: only 2.40.0 replayed}
+    model: artemis-4985
+    shape: same-priority-send-not-reset
+    reason: the priority iterator is not reset
+    source: https://github.com/apache/activemq-artemis/commit/ef3b5fa02c
+"""
+
+
+def test_an_entry_with_a_bug_model_takes_its_rules_and_explains_any_check(tmp_path: Path) -> None:
+    (entry,) = load_registry([write(tmp_path, MODEL_ENTRY)]).deviations
+    assert entry.model == "artemis-4985" and entry.rules == ("DELIVERY-3",) and entry.check == ""
+
+
+@pytest.mark.parametrize(("extra", "error"), [
+    ("    check: receive.id\n", r"dev\.yaml:10: check does not apply to an entry with a bug model"),
+    ("    shows: [{check: receive.id, rules: [DELIVERY-3]}]\n", r"dev\.yaml:10: shows does not apply"),
+    ("    unmodelled: too hard\n", r"dev\.yaml:10: unmodelled does not apply to an entry with a bug model"),
+    ("    rules: [REDELIVERY-31]\n", r"dev\.yaml:10: rule REDELIVERY-31 does not apply to artemis"),
+])
+def test_bug_model_entry_errors_name_file_and_line(tmp_path: Path, extra: str, error: str) -> None:
+    with pytest.raises(DeviationError, match=f"^{error}"):
+        load_registry([write(tmp_path, MODEL_ENTRY + extra)])
+
+
+def test_an_unknown_bug_model_is_an_error(tmp_path: Path) -> None:
+    text = MODEL_ENTRY.replace("model: artemis-4985", "model: artemis-0")
+    with pytest.raises(DeviationError, match=r"^dev\.yaml:6: unknown bug model 'artemis-0' \(known: "):
+        load_registry([write(tmp_path, text)])

@@ -10,9 +10,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from mqconform.adapters.reference import ReferenceAdapter
+from mqconform.cli import main
 from mqconform.conformance.deviations import Deviation, holds_under, load_registry
 from mqconform.conformance.driver import Step
 from mqconform.conformance.known_scenarios import known_bugs
@@ -106,3 +108,15 @@ def test_scenario_names_the_bug_only_where_its_model_replays() -> None:
         _entry("artemis-4985")
     other = known_bugs(SHIPPED, PRIORITY, steps, *args, implementation=IgnoresPriority())
     assert other.explained_by is None and _entry("artemis-4985") in other.alike
+
+
+def test_the_scenario_command_replays_the_bug_model(capsys: pytest.CaptureFixture[str]) -> None:
+    """`mqconform scenario` hands its adapter to the registry: on the bug model itself the regression
+    scenario is the registered bug (exit 0); on the bug model with a made-up counters bug as well it
+    fails (the unrelated bug in the same example is not excused)."""
+    assert main(["scenario", str(PRIORITY), "--adapter", "tests.buggy_artemis:WithBug"]) == 0
+    printed = capsys.readouterr().out
+    assert "known bug:" in printed and printed.splitlines()[-1].startswith("DEVIATION ")
+    assert main(["scenario", str(PRIORITY), "--adapter", "tests.buggy_artemis:MiscountsAfterClose"]) == 1
+    printed = capsys.readouterr().out
+    assert "known bug:" not in printed and printed.splitlines()[-1].startswith("FAIL ")

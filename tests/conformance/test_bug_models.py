@@ -58,7 +58,8 @@ def test_the_bug_model_gives_the_brokers_answers_where_the_model_does_not() -> N
     assert not claimed.stale_priority_iterators and with_bug.stale_priority_iterators
     assert annotate(steps, claimed)[-1]["expect"]["result"] == ["m5", "m2", "m3", "m4"]
     assert annotate(steps, with_bug)[-1]["expect"]["result"] == ["m2", "m3", "m4", "m5"]
-    plain = [{"queue": {"name": "q"}}, {"consumer": {"name": "c", "queue": "q", "window_bytes": 0}},
+    plain: list[dict[str, Any]] = [
+             {"queue": {"name": "q"}}, {"consumer": {"name": "c", "queue": "q", "window_bytes": 0}},
              {"send_batch": {"to": "q", "ids": ["m1", "m2", "m3"], "size": 100}},
              {"send": {"to": "q", "id": "m4", "size": 100, "priority": 5}},
              {"receive": "c"}, {"receive": "c"}, {"receive": "c"},
@@ -66,7 +67,8 @@ def test_the_bug_model_gives_the_brokers_answers_where_the_model_does_not() -> N
     assert annotate(plain, claimed)[-1]["expect"]["result"] == "m5"
     assert annotate(plain, with_bug)[-1]["expect"]["result"] == "m3"
     # without the cancel (m1 acknowledged instead) the last add is at 4, m5's add resets the iterators
-    acked = [{"queue": {"name": "q"}}, {"consumer": {"name": "c", "queue": "q", "window_bytes": 0}},
+    acked: list[dict[str, Any]] = [
+             {"queue": {"name": "q"}}, {"consumer": {"name": "c", "queue": "q", "window_bytes": 0}},
              {"send": {"to": "q", "id": "m1", "size": 100, "priority": 5}},
              {"send_batch": {"to": "q", "ids": ["m2", "m3", "m4"], "size": 100}},
              {"receive": "c"}, {"ack": {"consumer": "c", "id": "m1"}},

@@ -56,8 +56,6 @@ CONSUMER_STATE_KEYS = ("num_pending", "num_ack_pending", "num_redelivered", "del
 #: ack_floor_seq; see reference_model/restart.py stream_state).
 EXTRA_CAPABILITIES = frozenset(
     {"queues", "throttle", "admission", "storage", "advance_time", "paging_flag", "pending_order",
-     # a real broker's fast failure under load (the rocketmq adapter, machines/admission.py)
-     "admission_load",
      "consumer_pull", "consumer_prefetch", "max_unacked", "ring_zero", "sessions",
      # several consumers of one queue, each with its own window and max_unacked (DELIVERY-5); without
      # it the extra consumers of a queue share the first one's settings and none has max_unacked

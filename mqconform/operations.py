@@ -347,7 +347,7 @@ OPERATIONS: Final[Mapping[str, Operation]] = {op.name: op for op in (
                             "busy_after_ms": _f("int", 1000), "queues": _f("map")},
               declares="admission", call=True, model=model.admission),
     Operation("submit", {"queue": _req("str"), "id": _req("id"), "admission": _f("str?")},
-              call=True, answers=("queued", "OVERLOAD"), model=model.submit, compared=True),
+              call=True, answers=("queued", "OVERLOAD", "REJECTREQUEST"), model=model.submit, compared=True),
     Operation("take", scalar="str", keyword="queue", call=True, model=model.take, compared=True),
     Operation("lock", scalar=("held", "released"), keyword="state", call=True, model=model.lock),
     Operation("store", {"name": _req("str"), "max_bytes": _req("int"), "block_size": _f("int", 4096),
@@ -406,8 +406,6 @@ OPERATIONS: Final[Mapping[str, Operation]] = {op.name: op for op in (
     # observations through call (not scenario steps)
     Operation("throttle_state", call=True, answer_keys=("in_flight", "blocked", "blocks", "waiting"),
               model=model.throttle_state),
-    # a real broker's fast failure under load (the rocketmq adapter, machines/admission.py)
-    Operation("admission_load", call=True, answer_keys=("topic", "answers", "stored")),
     Operation("request", call=True, answer_keys=("answer", "at_ms", "text", "code"), model=model.request),
     Operation("store_state", call=True, answer_keys=_STORE_STATE, model=model.store_state),
     Operation("locate", call=True, model=model.locate),

@@ -1,8 +1,11 @@
 """RocketMQ broker fast failure: request queues scanned every 10 ms (seed S2, BrokerFastFailure).
 
-Implements ADMISSION-1 .. ADMISSION-13 and ADMISSION-15 .. ADMISSION-18: per-queue wait limits and
+Implements ADMISSION-1 .. ADMISSION-13 and ADMISSION-15 .. ADMISSION-20: per-queue wait limits and
 capacities with the seed's defaults, the fixed-rate scan from a start offset, the PCBUSY drain of
-the send queue, the head-only TIMEOUT scan, OVERLOAD at capacity and exactly one answer per request.
+the send queue, the head-only TIMEOUT scan, OVERLOAD at capacity and exactly one answer per request;
+and the broker's two other page-cache guards on a send, which the seed does not name (named option
+``page_cache_guards``, on by default as in every RocketMQ release): REJECTREQUEST on arrival
+(ADMISSION-19) and PC_SYNCHRONIZED when a worker runs it (ADMISSION-20).
 
 Time is the logical clock the caller passes in. A request submitted at time t is queued after any
 scan tick at t has run (ticks at t come first). The page-cache predicate is exact
@@ -21,8 +24,9 @@ import attrs
 
 from .errors import ModelMisuse
 
-AnswerKind = Literal["processed", "TIMEOUT_CLEAN_QUEUE", "PCBUSY_CLEAN_QUEUE", "OVERLOAD"]
-SubmitResult = Literal["queued", "OVERLOAD"]
+AnswerKind = Literal["processed", "TIMEOUT_CLEAN_QUEUE", "PCBUSY_CLEAN_QUEUE", "OVERLOAD",
+                     "REJECTREQUEST", "PC_SYNCHRONIZED"]
+SubmitResult = Literal["queued", "OVERLOAD", "REJECTREQUEST"]
 
 #: RemotingSysResponseCode.SYSTEM_BUSY (ADMISSION-2)
 SYSTEM_BUSY = 2
@@ -33,6 +37,10 @@ SCAN_ORDER = ("send", "pull", "lite_pull", "heartbeat", "transaction", "ack", "a
 SEND = "send"
 
 OVERLOAD_TEXT = "[OVERLOAD]system busy, start flow control for a while"
+#: ADMISSION-19: SendMessageProcessor#rejectRequest, answered by the remoting layer before queueing
+REJECTREQUEST_TEXT = "[REJECTREQUEST]system busy, start flow control for a while"
+#: ADMISSION-20: HookUtils#checkBeforePutMessage (OS_PAGE_CACHE_BUSY), answered SYSTEM_BUSY since 5.3.0
+PC_SYNCHRONIZED_TEXT = "[PC_SYNCHRONIZED]broker busy, start flow control for a while"
 _CLEAN_TEXT = ("[{kind}]broker busy, start flow control for a while, period in queue: {behind}ms, "
                "size of queue: {size}")
 
@@ -81,7 +89,10 @@ class AdmissionConfig:
 
     ``scan_start_ms``: the first tick (1000 ms after start); ``scan_period_ms``: fixed rate (10 ms);
     ``enabled``: brokerFastFailureEnable; ``busy_after_ms``: osPageCacheBusyTimeOutMills (1000);
-    ``busy_upper_ms``: the hard-coded sanity bound of the PCBUSY predicate (10,000,000).
+    ``busy_upper_ms``: the hard-coded sanity bound of the PCBUSY predicate (10,000,000);
+    ``page_cache_guards``: a send that arrives, or that a worker runs, while the page cache is busy is
+    refused then (ADMISSION-19, ADMISSION-20; whatever ``enabled``); off, only the scan's drain
+    answers PCBUSY, as seed S2's text alone says.
     """
 
     name: str = "broker"
@@ -90,6 +101,7 @@ class AdmissionConfig:
     enabled: bool = True
     busy_after_ms: int = 1000
     busy_upper_ms: int = 10_000_000
+    page_cache_guards: bool = True
     queues: Mapping[str, QueueLimit] = attrs.field(factory=default_queues, converter=_merge_queues,
                                                    hash=False)
 
@@ -115,7 +127,8 @@ class Answer:
 
     @property
     def code(self) -> int | None:
-        """SYSTEM_BUSY (2) for every rejection, None for a request a worker took."""
+        """SYSTEM_BUSY (2) for every rejection (PC_SYNCHRONIZED: the 5.3.0 and later code; it was
+        SYSTEM_ERROR before), None for a request a worker took and stored."""
         return None if self.kind == "processed" else SYSTEM_BUSY
 
 
@@ -129,7 +142,7 @@ class _Request:
 class Admission:
     """The broker's request queues, its workers' takes and the fast-failure scanner.
 
-    Implements ADMISSION-1 .. ADMISSION-13, ADMISSION-15 .. ADMISSION-18. submit and take are O(1);
+    Implements ADMISSION-1 .. ADMISSION-13, ADMISSION-15 .. ADMISSION-20. submit and take are O(1);
     a tick costs O(queues + requests it answers); next_tick_ms is O(queues).
     """
 
@@ -166,10 +179,15 @@ class Admission:
 
     # ------------------------------------------------------------------ operations
     def submit(self, queue: str, request_id: str, now: int) -> SubmitResult:
-        """A request arrives: queued, or refused at once with OVERLOAD if its queue is full (ADMISSION-8)."""
+        """A request arrives: queued, or refused at once: REJECTREQUEST if it is a send and the page
+        cache is busy (ADMISSION-19, checked before the queue), else OVERLOAD if its queue is full
+        (ADMISSION-8)."""
         q = self._queue(queue)
         if request_id in self._answers:
             raise ModelMisuse(f"request {request_id!r} was already submitted")
+        if self._guarded(queue, now):
+            self._answers[request_id] = Answer("REJECTREQUEST", now, REJECTREQUEST_TEXT)
+            return "REJECTREQUEST"
         if len(q) >= self.config.queues[queue].capacity:
             self._answers[request_id] = Answer("OVERLOAD", now, OVERLOAD_TEXT)
             return "OVERLOAD"
@@ -178,11 +196,15 @@ class Admission:
         return "queued"
 
     def take(self, queue: str, now: int) -> str | None:
-        """A free worker takes the head of `queue` and executes it (ADMISSION-9, ADMISSION-12)."""
+        """A free worker takes the head of `queue` and executes it (ADMISSION-9, ADMISSION-12); a send
+        run while the page cache is busy is answered PC_SYNCHRONIZED and not stored (ADMISSION-20)."""
         q = self._queue(queue)
         if not q:
             return None
         request = q.popleft()
+        if self._guarded(queue, now):
+            self._answers[request.id] = Answer("PC_SYNCHRONIZED", now, PC_SYNCHRONIZED_TEXT)
+            return request.id
         self._answers[request.id] = Answer("processed", now)
         self.executed.append(request.id)
         return request.id
@@ -248,6 +270,10 @@ class Admission:
                 self._reject(q.popleft(), "TIMEOUT_CLEAN_QUEUE", now, len(q))
 
     # ------------------------------------------------------------------ internals
+    def _guarded(self, queue: str, now: int) -> bool:
+        """ADMISSION-19 / -20: a send meets a busy page cache (the guards are on)."""
+        return self.config.page_cache_guards and queue == SEND and self.page_cache_busy(now)
+
     def _queue(self, queue: str) -> deque[_Request]:
         try:
             return self._queues[queue]

@@ -83,9 +83,8 @@ CHECK_NEEDS: dict[str, tuple[str, ...]] = {
     # queue_machine.receive_check behind the delivery machine's gates (DELIVERY-25/26)
     "receive.priority": ("consumer_priority",),
     "receive.single_active": ("single_active_consumer",),
-    # machines/admission.py: the model's component step by step, or a real broker's loads
-    **{check: ("admission_load",) if check.startswith("admission.load_") else ("admission",)
-       for check in TABLES["admission"]},
+    # machines/admission.py: the component step by step
+    **{check: ("admission",) for check in TABLES["admission"]},
     # queue_machine: DELIVERY-15 on the pending order shown; DELIVERY-21 and SCHED-13 run wherever a
     # queue machine runs (the drain through its consumers; the send where the profile has no scheduling)
     "pending.one_place": ("pending_order",),

@@ -175,7 +175,7 @@ TABLES: dict[str, dict[str, tuple[str, ...]]] = {
     },
     "admission": {
         "admission.accepted": ("ADMISSION-1",),
-        "admission.submit": ("ADMISSION-8",),
+        "admission.submit": ("ADMISSION-8", "ADMISSION-19"),
         "submit.accepted": ("ADMISSION-8",),
         "admission.take": ("ADMISSION-9", "ADMISSION-12"),
         "take.accepted": ("ADMISSION-9",),
@@ -193,12 +193,7 @@ TABLES: dict[str, dict[str, tuple[str, ...]]] = {
         "admission.remark": ("ADMISSION-2", "ADMISSION-6"),
         "admission.pcbusy_gate": ("ADMISSION-6", "ADMISSION-15", "ADMISSION-16", "ADMISSION-17"),
         "admission.disabled_silent": ("ADMISSION-11",),
-        # a real broker under load (the rocketmq adapter): what holds whatever the timing
-        "admission.load_remark": ("ADMISSION-2",),
-        "admission.load_not_before_limit": ("ADMISSION-3",),
-        "admission.load_busy_not_stored": ("ADMISSION-9", "ADMISSION-13"),
-        "admission.load_ok_once": ("ADMISSION-7", "ADMISSION-9"),
-        "admission.load_disabled_silent": ("ADMISSION-11",),
+        "admission.page_cache_guard": ("ADMISSION-19", "ADMISSION-20"),
     },
     "storage": {
         "store.accepted": ("STORAGE-1",),

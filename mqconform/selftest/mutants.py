@@ -477,6 +477,13 @@ class _OverloadLate(Admission):
         return super().submit(queue, request_id, now)
 
 
+class _GuardsEveryQueue(Admission):
+    """The page-cache guards refuse every request, not only sends (ADMISSION-19 / -20)."""
+
+    def _guarded(self, queue: str, now: int) -> bool:
+        return self.config.page_cache_guards and self.page_cache_busy(now)
+
+
 def _flow(throttle: type[Throttle] = Throttle, admission: type[Admission] = Admission) -> WorldFactory:
     """A world whose throttles or admissions are built from the given (mutant) classes."""
 
@@ -511,6 +518,8 @@ FLOW_MUTANTS: tuple[Mutant, ...] = (
            "second time by a worker", _flow(admission=_TimeoutLeavesRequest)),
     Mutant("admission-overload-late", "admission", "the queue takes one request beyond its capacity",
            _flow(admission=_OverloadLate)),
+    Mutant("admission-guards-every-queue", "admission", "a busy page cache refuses pulls too, not only "
+           "sends", _flow(admission=_GuardsEveryQueue)),
 )
 
 

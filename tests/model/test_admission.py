@@ -189,14 +189,46 @@ def test_no_pcbusy_after_the_lock_is_released() -> None:
     queues = {"send": {"wait_ms": 60_000, "capacity": 10}}
     w = world(scan_start_ms=0, busy_after_ms=30, queues=queues)
     w.call("lock", state="held")
-    w.advance(50)
-    w.call("submit", queue="send", id="a")
-    w.advance(10)  # 60: held 60 > 30
+    w.advance(20)
+    w.call("submit", queue="send", id="a")  # held 20, not busy yet: queued
+    w.advance(20)  # 40: held 40 > 30
     assert answer(w, "a")["answer"] == "PCBUSY_CLEAN_QUEUE"  # type: ignore[index]
     w.call("lock", state="released")
     w.call("submit", queue="send", id="b")
     w.advance(5000)
     assert answer(w, "b") is None
+
+
+@pytest.mark.rules("ADMISSION-19", "ADMISSION-20")
+@pytest.mark.parametrize("enabled", [True, False])
+def test_a_send_meeting_a_busy_page_cache_is_refused_on_arrival_or_when_run(enabled: bool) -> None:
+    queues = {"send": {"wait_ms": 60_000, "capacity": 10}, "pull": {"wait_ms": 60_000, "capacity": 10}}
+    w = world(scan_start_ms=0, busy_after_ms=30, queues=queues, enabled=enabled)
+    w.call("submit", queue="send", id="early")  # queued while the lock is free
+    w.call("lock", state="held")
+    w.advance(31)  # held 31 > 30: busy
+    assert w.call("submit", queue="send", id="late") == "REJECTREQUEST"
+    assert w.call("submit", queue="pull", id="pull") == "queued"  # the guards are the send's only
+    assert answer(w, "late") == {"answer": "REJECTREQUEST", "at_ms": 31, "code": 2,
+                                 "text": "[REJECTREQUEST]system busy, start flow control for a while"}
+    if not enabled:  # no scan drains it: a worker runs it, and the put hook refuses it
+        assert w.call("take", queue="send") == "early"
+        assert answer(w, "early")["answer"] == "PC_SYNCHRONIZED"  # type: ignore[index]
+        assert "early" not in w.admissions["broker"].executed
+    assert w.call("take", queue="pull") == "pull"
+    assert answer(w, "pull")["answer"] == "processed"  # type: ignore[index]
+
+
+@pytest.mark.rules("ADMISSION-19", "ADMISSION-20")
+def test_without_the_guards_only_the_scan_answers_pcbusy() -> None:
+    """The named option page_cache_guards off: seed S2's text alone (the drain only)."""
+    queues = {"send": {"wait_ms": 60_000, "capacity": 10}}
+    w = world(scan_start_ms=0, busy_after_ms=30, queues=queues, enabled=False, page_cache_guards=False)
+    w.call("lock", state="held")
+    w.advance(31)
+    assert w.call("submit", queue="send", id="a") == "queued"
+    assert w.call("take", queue="send") == "a"
+    assert answer(w, "a")["answer"] == "processed"  # type: ignore[index]
 
 
 @pytest.mark.rules("ADMISSION-8")

@@ -6,23 +6,16 @@ ADMISSION-9), TIMEOUT never before the limit (ADMISSION-3) and by the first tick
 (ADMISSION-10), scan answers only on scan ticks (ADMISSION-1) and with the seed's remark
 (ADMISSION-2), OVERLOAD exactly at capacity (ADMISSION-8), PCBUSY only on the send queue while the
 lock has been held past busy_after_ms (ADMISSION-6, ADMISSION-15 .. ADMISSION-17), nothing from the
-scan when fast failure is off (ADMISSION-11), and workers take the head (ADMISSION-9, ADMISSION-12).
+scan when fast failure is off (ADMISSION-11), workers take the head (ADMISSION-9, ADMISSION-12),
+and a send refused on arrival (REJECTREQUEST) or run and not stored (PC_SYNCHRONIZED) only while the
+page cache is busy (ADMISSION-19, ADMISSION-20).
 
-A real broker (capability ``admission_load``, the rocketmq adapter) cannot be driven step by step on
-the model's logical clock: nobody outside the broker chooses when a worker takes a request or when a
-scan tick runs. Against it the machine runs loads instead (``call("admission_load", ...)``: many
-concurrent sends with fast failure on or off and a drawn ``waitTimeMillsInSendQueue``) and checks
-what must hold whatever the timing, on every send's answer and on what the topic stores:
-a busy answer is SYSTEM_BUSY with a scan remark (ADMISSION-2) whose period in queue reached the wait
-limit when it is a TIMEOUT (ADMISSION-3); a send answered busy is never stored (ADMISSION-9,
-ADMISSION-13); a send answered OK is stored exactly once, and nothing unsent is stored (ADMISSION-7,
-ADMISSION-9); with fast failure off no send is answered busy (ADMISSION-11).
+A real broker is driven the same way, step by step on the model's clock, by an adapter that holds
+the broker's workers and scan (the rocketmq adapter: docs/adapters/rocketmq.md).
 """
 
 from __future__ import annotations
 
-import re
-from collections import Counter
 from typing import Any
 
 from hypothesis import strategies as st
@@ -36,32 +29,21 @@ QUEUES = ("send", "pull")
 PULL_WAIT_MS = 50
 SCAN_PERIOD_MS = 10
 SCAN_KINDS = ("TIMEOUT_CLEAN_QUEUE", "PCBUSY_CLEAN_QUEUE")
+#: ADMISSION-19 / -20: a send refused on arrival, or run and not stored, while the page cache is busy
+GUARD_KINDS = ("REJECTREQUEST", "PC_SYNCHRONIZED")
 #: ADMISSION-2 / ADMISSION-6: the remark of a scan answer, as BrokerFastFailure formats it
-SCAN_REMARK = re.compile(r"^\[(TIMEOUT_CLEAN_QUEUE|PCBUSY_CLEAN_QUEUE)\]broker busy, start flow control "
-                         r"for a while, period in queue: (\d+)ms, size of queue: (\d+)$")
-#: RemotingSysResponseCode.SYSTEM_BUSY
-SYSTEM_BUSY = 2
 REMARK = "[{kind}]broker busy, start flow control for a while, period in queue: {behind}ms, size of queue: "
 
 
 class AdmissionMachine(FlowMachine):
     area = "admission"
     RULES = rules_for("admission")
-    #: the model's component (step by step) or a real broker's loads (see the module docstring)
-    ANY_OF = ("admission", "admission_load")
-    #: on a real broker every load takes seconds: 1/REAL_TIME_SHARE of the examples there
-    REAL_TIME_SHARE = 40
-    #: loads per example against a real broker
-    MAX_LOADS = 2
+    REQUIRES = ("admission",)
 
     @initialize(scan_start=st.sampled_from([0, 5, 1000]), send_wait=st.sampled_from([20, 200]),
                 capacity=st.integers(min_value=1, max_value=3), busy_after=st.sampled_from([30, 1000]),
                 enabled=st.sampled_from([True, True, True, False]))
     def setup(self, scan_start: int, send_wait: int, capacity: int, busy_after: int, enabled: bool) -> None:
-        self.loads = 0
-        self.load_mode = self.can("admission_load") and not self.can("admission")
-        if not self.can("admission"):
-            return
         self.scan_start = scan_start
         self.capacity = capacity
         self.busy_after = busy_after
@@ -195,56 +177,12 @@ class AdmissionMachine(FlowMachine):
                          lambda r=request, a=first, b=got: f"{r} was answered {a!r} and later {b!r}")
             if got["answer"] in SCAN_KINDS:
                 self._check_scan_answer(request, queue, at, got)
+            elif got["answer"] in GUARD_KINDS:
+                self._check_guard_answer(request, queue, got)
 
-    # ------------------------------------------------------------------ a real broker: loads
-    @precondition(lambda self: self.load_mode and self.loads < self.MAX_LOADS)
-    @rule(enabled=st.sampled_from([True, True, False]), wait_ms=st.sampled_from([1, 5, 20]),
-          count=st.sampled_from([500, 1500]), size=st.sampled_from([1024, 4096]))
-    def load(self, enabled: bool, wait_ms: int, count: int, size: int) -> None:
-        """Many concurrent sends to a fresh topic; the checks that hold whatever the timing."""
-        self.loads += 1
-        args = {"enabled": enabled, "wait_ms": wait_ms, "count": count, "size": size}
-        result = self.adapter.call("admission_load", **args)
-        if not result.is_ok:
-            raise Inconclusive(f"admission_load {args}: {result.error}")
-        answers: list[dict[str, Any]] = result.value["answers"]
-        stored = Counter(result.value["stored"])
-        by_status = Counter(a.get("status") for a in answers)
-        self.d.observe("load", result.value.get("topic"), {**args, "answers": dict(by_status),
-                                                            "stored": sum(stored.values())})
-        sent = {a["id"] for a in answers}
-        for a in answers:
-            status, ident = a.get("status"), a["id"]
-            if status == "busy":
-                self._check_busy_answer(ident, a, enabled, wait_ms)
-                self.d.check("admission.load_busy_not_stored", stored[ident] == 0,
-                             lambda i=ident, n=stored[ident]: f"{i} was answered SYSTEM_BUSY and stored "
-                                                              f"{n} time(s)")
-            elif status == "ok":
-                self.d.check("admission.load_ok_once", stored[ident] == 1,
-                             lambda i=ident, n=stored[ident]: f"{i} was answered OK and stored {n} time(s)")
-            else:  # another refusal or no answer (client timeout): stored at most once
-                self.d.check("admission.load_ok_once", stored[ident] <= 1,
-                             lambda i=ident, n=stored[ident], x=a: f"{i} ({x}) stored {n} time(s)")
-        strays = sorted(set(stored) - sent)
-        self.d.check("admission.load_ok_once", not strays,
-                     lambda: f"the topic stores {len(strays)} id(s) never sent: {strays[:5]}")
-
-    @precondition(lambda self: self.load_mode and self.loads >= self.MAX_LOADS)
-    @rule()
-    def loaded(self) -> None:
-        """The example's loads are done (a step that does nothing, so the example can end)."""
-
-    def _check_busy_answer(self, ident: str, answer: dict[str, Any], enabled: bool, wait_ms: int) -> None:
-        remark = str(answer.get("remark") or "")
-        self.d.check("admission.load_disabled_silent", enabled,
-                     lambda: f"{ident} answered busy ({remark!r}) although fast failure is off")
-        found = SCAN_REMARK.match(remark)
-        self.d.check("admission.load_remark", answer.get("code") == SYSTEM_BUSY and found is not None,
-                     lambda: f"{ident}: code {answer.get('code')}, remark {remark!r}; expected SYSTEM_BUSY "
-                             f"with a [TIMEOUT_CLEAN_QUEUE] or [PCBUSY_CLEAN_QUEUE] remark")
-        if found is not None and found.group(1) == "TIMEOUT_CLEAN_QUEUE":
-            waited = int(found.group(2))
-            self.d.check("admission.load_not_before_limit", waited >= wait_ms,
-                         lambda: f"{ident} timed out after {waited} ms in the send queue, before its "
-                                 f"{wait_ms} ms limit")
+    def _check_guard_answer(self, request: str, queue: str, got: dict[str, Any]) -> None:
+        """ADMISSION-19 / -20: a send refused on arrival or run unstored only while the cache is busy."""
+        kind, when = got["answer"], got["at_ms"]
+        self.d.check("admission.page_cache_guard", queue == "send" and self._pcbusy_allowed(when),
+                     lambda: f"{request} ({queue}) answered {kind} at {when} ms; put-lock holds "
+                             f"{self.holds}, busy after {self.busy_after} ms")

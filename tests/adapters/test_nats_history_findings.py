@@ -8,10 +8,12 @@ found from history"). The releases come from the same cache as the other nats re
 from __future__ import annotations
 
 from pathlib import Path
+from typing import cast
 
 import pytest
 
 from mqconform import releases
+from mqconform.adapters.contract import Adapter
 from mqconform.adapters.nats import NatsAdapter
 from mqconform.adapters.reference import ReferenceAdapter
 from mqconform.scenario.loader import load
@@ -29,7 +31,7 @@ def _on_release(scenario_name: str, version: str, namespace: str) -> tuple[str, 
     binary = releases.binary(releases.line("nats").release(version))
     adapter = NatsAdapter(server_bin=str(binary))
     try:
-        outcome = run_scenario(load(HERE / scenario_name), adapter, namespace=namespace)
+        outcome = run_scenario(load(HERE / scenario_name), cast(Adapter, adapter), namespace=namespace)
         return outcome.verdict, outcome.step
     finally:
         adapter.shutdown()

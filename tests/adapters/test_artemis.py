@@ -463,5 +463,7 @@ def test_finding_non_destructive_ring_repeats_replaced(artemis: ArtemisAdapter, 
     scenario = load(ROOT / "docs" / "findings" / "artemis-non-destructive-ring-repeats-replaced.yaml")
     assert run_scenario(scenario, ReferenceAdapter(options=profile("artemis")), strict=True).verdict == "pass"
     outcome = run_scenario(scenario, artemis, namespace=namespace)
+    if outcome.verdict == "unknown":  # once: an AMQP connection the module's restarts left framing-broken
+        outcome = run_scenario(scenario, artemis, namespace=f"{namespace}-again")
     assert (outcome.verdict, outcome.step) == ("fail", 5), outcome.verdict_line()
     assert "expected null, actual m2" in outcome.verdict_line()

@@ -9,7 +9,10 @@ the profile's ``delete_counts`` (killed; acknowledged on Artemis, whose ``QueueI
 acks with AckReason.NORMAL); one a
 consumer held leaves it as an eviction does (JetStream: consumer.go decStreamPending terminates it,
 the ack floor moves, a later ack is a silent no-op; Redis: the PEL entry stays until XACK, which still
-answers 1, and XCLAIM/XAUTOCLAIM drop it). The answer is whether a message was deleted.
+answers 1, and XCLAIM/XAUTOCLAIM drop it). A JetStream message kept past max_deliver (REDELIVERY-21) is
+stored too: a delete removes it and its num_redelivered entry, as its expiry does (nats-server
+2.14.1 and later, bdf6c80d8 / nats-io/nats-server#8102; before that the entry stayed, a bug the model
+does not have). The answer is whether a message was deleted.
 """
 
 from __future__ import annotations
@@ -39,6 +42,8 @@ class DeleteMixin(BrokerCore):
             heapq.heapify(queue.scheduler.heap)  # O(n), as Artemis' own scan of its scheduled list
         elif ref.place == "paged":
             queue.paged.remove(ref)
+        elif ref.place == "exhausted":  # REDELIVERY-21: kept past max_deliver, still stored
+            del queue.exhausted[ref.id]
         elif not queue.nak_waiting.pop(ref.id, None):
             self._take_from_consumers(queue, ref)
         else:
@@ -52,6 +57,6 @@ class DeleteMixin(BrokerCore):
     def _deletable(self, ref: Ref) -> bool:
         """DELIVERY-31/34: listed messages under scope `listed`, any stored one under `stored`."""
         if self.options.delete_scope == "stored":
-            return ref.place in ("pending", "delivering")
+            return ref.place in ("pending", "delivering", "exhausted")
         return ref.place in ("pending", "scheduled", "paged")
 

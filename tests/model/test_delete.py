@@ -100,3 +100,18 @@ def test_a_profile_without_delete_refuses_it() -> None:
     b = make("rabbitmq-classic")
     with pytest.raises(Unsupported):
         b.delete_message("q", "m1")
+
+
+@pytest.mark.rules("DELIVERY-31", "REDELIVERY-21", "DELIVERY-27")
+def test_jetstream_deletes_a_message_kept_past_max_deliver_and_its_redelivered_count() -> None:
+    """A kept message (REDELIVERY-21) is stored: the stream's delete removes it and its o.rdc entry
+    (nats-server 2.14.1+, bdf6c80d8); tests/adapters/scenarios/nats-delete-past-max-deliver.yaml."""
+    b = make("jetstream", max_delivery_attempts=2)
+    for _ in range(2):
+        assert b.receive("c") == "m1" and b.nack("c", "m1") == "ok"
+    assert b.receive("c") == "m2"  # m1 is kept past max_deliver
+    assert b.consumer_state("q")["num_redelivered"] == 1
+    assert b.delete_message("q", "m1") is True
+    assert b.consumer_state("q")["num_redelivered"] == 0
+    assert b.counters("q").message_count == 3
+    assert b.delete_message("q", "m1") is False  # gone

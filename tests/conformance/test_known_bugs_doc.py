@@ -42,7 +42,7 @@ def test_one_row_per_upstream_bug_holding_every_entry(capsys: pytest.CaptureFixt
         assert set(entry.measured.fails) <= set(fails.split(", "))
         assert set(entry.measured.holds) <= set(holds.split(", "))
         assert set(entry.rules) <= set(rules.split(", "))
-        assert f"`{entry.check}`" in shown
+        assert (f"bug model `{entry.model}`" if entry.model is not None else f"`{entry.check}`") in shown
         assert entry.scenario is None or f"(../{entry.scenario})" in scenario
     # the entry counts shown per check add up to the registry's entries
     counted = 0

@@ -241,7 +241,7 @@ def known_bugs() -> str:
         checks: dict[str, int] = {}
         for e in entries:
             if e.model is not None:  # its bug model's replay decides, whatever the check
-                name = f"any check (bug model `{e.model}`)"
+                name = f"any check: bug model `{e.model}`"
             else:
                 name = f"{'history ' if e.history else ''}`{e.check}`"
             checks[name] = checks.get(name, 0) + 1

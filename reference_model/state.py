@@ -192,14 +192,6 @@ class QueueState:
         self.name = config.name
         self.address = address
         self.ring_size = config.ring_size
-        #: DELIVERY-34: the queue's consumers deliver nothing before this logical time (ms)
-        self.paused_until = 0
-        #: DELIVERY-41..47: the durable's ADR-42 priority policy (None: none; set by join)
-        self.priority_policy: str | None = None
-        #: DELIVERY-45..47: the current pin id of a pinned_client queue (None: none) and the last
-        #: one assigned
-        self.pinned: int | None = None
-        self.pins = 0
         #: RING-27: the byte bound (-1: none)
         self.max_bytes = config.max_length_bytes
         #: RING-31..33: per-subject bound (-1: none) and whether discard new refuses at it
@@ -229,20 +221,6 @@ class QueueState:
         self.live: OrderedDict[str, Ref] = OrderedDict()
         self.refs: dict[str, Ref] = {}
         self.sequence = 0
-        #: RESTART-5, DELIVERY-28: the highest sequence ever dispatched, or skipped past by a purge or
-        #: by the first consumer starting at the stream's first sequence (JetStream's delivered
-        #: stream sequence)
-        self.delivered_seq = 0
-        #: DELIVERY-28: every dispatch, redeliveries included (JetStream's delivered consumer sequence)
-        self.dispatches = 0
-        #: DELIVERY-27..29: a consumer was ever opened on the queue (the durable JetStream consumer
-        #: exists: before it, its state is that of a fresh one)
-        self.had_consumer = False
-        #: DELIVERY-29: the durable consumer's ack floor (consumer sequence, stream sequence)
-        self.ack_floor = (0, 0)
-        #: DELIVERY-30: the stream was purged (an empty stream's first sequence is then last + 1,
-        #: even before any message: filestore purge sets first = last + 1)
-        self.purged = False
         self.counters = Counters()
         #: reject_new hysteresis state (RabbitMQ quorum reject-publish).
         self.rejecting = False
@@ -260,16 +238,43 @@ class QueueState:
         #: REDELIVERY-28: nacked with a delay: id -> when it joins the redelivery queue (the ref
         #: stays delivering, held by no consumer, until then).
         self.nak_waiting: dict[str, int] = {}
-        #: REDELIVERY-21 (delivery_limit_action keep): stored messages past the delivery limit
-        self.exhausted: dict[str, Ref] = {}
-        #: ids of `exhausted` whose redelivered count a restart dropped (a bug model's state:
-        #: reference_model.bugs.nats_server_78fd547; always empty on a profile's model)
-        self.rdc_dropped: set[str] = set()
         #: EXPIRY-4: the queue holds (or held) a message with an expiry time; (expiry, n, ref) heap of
         #: them (scopes ready/stored), and refs whose time passed while not removable (overdue).
         self.expiring = False
         self.expiries: list[tuple[int, int, Ref]] = []
         self.overdue: dict[str, Ref] = {}
+        self._init_consumer_state()
+
+    def _init_consumer_state(self) -> None:
+        """The state of the queue's durable consumer as JetStream keeps it (pause, priority groups,
+        sequences, ack floor, messages kept past max_deliver)."""
+        #: DELIVERY-34: the queue's consumers deliver nothing before this logical time (ms)
+        self.paused_until = 0
+        #: DELIVERY-41..47: the durable's ADR-42 priority policy (None: none; set by join)
+        self.priority_policy: str | None = None
+        #: DELIVERY-45..47: the current pin id of a pinned_client queue (None: none) and the last
+        #: one assigned
+        self.pinned: int | None = None
+        self.pins = 0
+        #: RESTART-5, DELIVERY-28: the highest sequence ever dispatched, or skipped past by a purge or
+        #: by the first consumer starting at the stream's first sequence (JetStream's delivered
+        #: stream sequence)
+        self.delivered_seq = 0
+        #: DELIVERY-28: every dispatch, redeliveries included (JetStream's delivered consumer sequence)
+        self.dispatches = 0
+        #: DELIVERY-27..29: a consumer was ever opened on the queue (the durable JetStream consumer
+        #: exists: before it, its state is that of a fresh one)
+        self.had_consumer = False
+        #: DELIVERY-29: the durable consumer's ack floor (consumer sequence, stream sequence)
+        self.ack_floor = (0, 0)
+        #: DELIVERY-30: the stream was purged (an empty stream's first sequence is then last + 1,
+        #: even before any message: filestore purge sets first = last + 1)
+        self.purged = False
+        #: REDELIVERY-21 (delivery_limit_action keep): stored messages past the delivery limit
+        self.exhausted: dict[str, Ref] = {}
+        #: ids of `exhausted` whose redelivered count a restart dropped (a bug model's state:
+        #: reference_model.bugs.nats_server_78fd547; always empty on a profile's model)
+        self.rdc_dropped: set[str] = set()
 
     def last_value(self, ref: Ref) -> object:
         """RING-15: the ref's last-value property value, None when it has none."""

@@ -20,7 +20,8 @@ from typing import Any
 
 import attrs
 
-from mqconform.conformance.deviations import Deviation, Registry, claimed_profile, scenario_trace
+from mqconform.conformance.deviation_shapes import scenario_trace
+from mqconform.conformance.deviations import Deviation, Registry, claimed_profile
 from mqconform.reports.api import CheckResult, RunInfo
 from mqconform.reports.checks import definitions
 from mqconform.reports.checks import python_engine as engine

@@ -22,7 +22,8 @@ from typing import Any
 
 import attrs
 
-from .deviations import Deviation, Registry, Replay, holds_under, scenario_trace
+from .deviation_shapes import scenario_trace
+from .deviations import Deviation, Registry, Replay, holds_under
 
 
 @attrs.frozen

@@ -10,15 +10,14 @@ from typing import Any
 
 import pytest
 
+from mqconform.conformance.deviation_shapes import OBSERVED, model_trace
 from mqconform.conformance.deviations import (
     DEFAULT_PATH,
-    OBSERVED,
     Deviation,
     DeviationError,
     Registry,
     VersionRange,
     load_registry,
-    model_trace,
     parse_version,
 )
 from mqconform.conformance.driver import Step
@@ -232,7 +231,7 @@ def test_an_expiry_by_a_messages_own_ttl_is_not_the_max_age_shape() -> None:
     """In the 2.11 scenario the first advance expires m1 by its own TTL (ttl_ms 1000): not a max_age
     expiry; the second expires m2 by the queue's TTL after that: the 2.11 shape, and not 2.10's only
     by the release range."""
-    from mqconform.conformance.deviations import SHAPES
+    from mqconform.conformance.deviation_shapes import SHAPES
 
     steps = _steps("tests/adapters/scenarios/nats-2.11-max-age-late-after-ttl.yaml", 5)
     first, both = model_trace(steps[:4], "jetstream"), model_trace(steps, "jetstream")
@@ -414,7 +413,7 @@ def test_a_same_priority_send_without_a_cancel_is_not_the_priority_shape() -> No
     """same-priority-send-not-reset needs the previous add at the same priority: the cancel's
     addHead, or (found in a delivery run) an earlier send at it; the same sends around an ack, whose
     previous add was a lower priority, are not the shape."""
-    from mqconform.conformance.deviations import SHAPES
+    from mqconform.conformance.deviation_shapes import SHAPES
 
     steps = _steps("docs/findings/artemis-priority-after-cancel.yaml", 10)
     cancelled = model_trace(steps, "artemis")
@@ -436,7 +435,7 @@ def test_a_same_priority_send_without_a_cancel_is_not_the_priority_shape() -> No
 def test_returns_to_a_ring_without_paged_messages_are_not_the_paged_return_shape() -> None:
     """ring-replaces-returning-paged needs a returning message that was paged: the same close on an
     address that never pages (every message in memory), or one whose returns the ring keeps, is not it."""
-    from mqconform.conformance.deviations import SHAPES
+    from mqconform.conformance.deviation_shapes import SHAPES
 
     shape = SHAPES["ring-replaces-returning-paged"]
     steps = _steps("docs/findings/artemis-ring-page-returns.yaml", 8)
@@ -453,7 +452,7 @@ def test_returns_to_a_ring_without_paged_messages_are_not_the_paged_return_shape
 def test_a_close_without_paged_returns_is_not_the_page_over_read_shape() -> None:
     """close-returns-paged-while-paging needs a close that returns paged messages while the queue still
     pages, and a browse at the end: the same steps with the held messages acknowledged are not it."""
-    from mqconform.conformance.deviations import SHAPES
+    from mqconform.conformance.deviation_shapes import SHAPES
 
     shape = SHAPES["close-returns-paged-while-paging"]
     steps = _steps("docs/findings/artemis-close-return-overreads-page.yaml", 11)

@@ -1,0 +1,391 @@
+"""The counterexample shapes of the known-deviation registry (mqconform/conformance/deviations.yaml).
+
+A counterexample is replayed on the claimed model (:func:`model_trace`, :func:`scenario_trace`): each
+step with the model's counters, consumer state, answer and held ids right after it (:class:`TraceStep`).
+A **shape** (:data:`SHAPES`) is a named predicate over that trace: what the counterexample does that a
+registered bug needs (a nack at the delivery limit, a restart past max_deliver, ...); each predicate's
+docstring says exactly. An **observed** relation (:data:`OBSERVED`) compares the model's value with the
+implementation's (higher, lower, an extra delivery, ...). The registry (:mod:`.deviations`) matches
+findings with them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Final
+
+import attrs
+
+
+@attrs.frozen
+class TraceStep:
+    """One step of a counterexample and the claimed model's state right after it."""
+
+    op: str
+    args: Any
+    #: queue name -> the model's counters (mqconform.adapters.contract.COUNTERS) and ``pending`` ids
+    queues: Mapping[str, Mapping[str, Any]]
+    #: queue name -> the model's JetStream consumer state (only under profiles that have it)
+    consumer_state: Mapping[str, Mapping[str, int]]
+    #: the model's answer to the step (a send's result, the ids a receive got), if it has one
+    result: Any = None
+    #: queue name -> the ids its consumers hold right after the step (dispatched or received, not
+    #: acknowledged: a push consumer holds what it was sent without a receive step)
+    held: Mapping[str, frozenset[str]] = attrs.field(factory=dict)
+
+
+def model_trace(steps: Sequence[Any], profile: str) -> list[TraceStep] | None:
+    """Replay a finding's steps (driver.Step) on the model of `profile`; None when it rejects them."""
+    return scenario_trace([step.as_scenario() for step in steps], profile)
+
+
+def scenario_trace(raw: Sequence[Mapping[str, Any]], profile: str) -> list[TraceStep] | None:
+    """Replay scenario steps (``{op: args}``, an ``expect`` ignored) on the model of `profile`; None
+    when it rejects them."""
+    from mqconform.reference_model.profiles import profile as load_profile
+    from mqconform.scenario.annotate import ModelRejected, annotate
+
+    held: list[dict[str, frozenset[str]]] = []
+
+    try:
+        annotated = annotate([{k: v for k, v in s.items() if k != "expect"} for s in raw],
+                             load_profile(profile), lambda model: held.append(model.held_ids()))
+    except (ModelRejected, ValueError, KeyError, TypeError):
+        return None
+    trace = []
+    for step, after in zip(annotated, held, strict=True):
+        op = next(k for k in step if k != "expect")
+        expect = step["expect"]
+        queues = {q["name"]: q for q in expect.get("queue", [])}
+        states = {c["queue"]: c for c in expect.get("consumer_state", [])}
+        trace.append(TraceStep(op, step[op], queues, states, expect.get("result"), after))
+    return trace
+
+
+def _rose(before: TraceStep | None, after: TraceStep, counter: str) -> list[str]:
+    """The queues whose model `counter` is higher after `after` than before it."""
+    return [q for q, c in after.queues.items()
+            if c.get(counter, 0) > (before.queues.get(q, {}).get(counter, 0) if before else 0)]
+
+
+def _pairs(trace: Sequence[TraceStep]) -> Iterable[tuple[TraceStep | None, TraceStep]]:
+    return zip([None, *trace[:-1]], trace, strict=True)
+
+
+def _nack_at_delivery_limit(trace: Sequence[TraceStep]) -> bool:
+    """At or before the failing step, a nack that asks for a requeue after which the model
+    dead-letters or drops the message instead: it reached its delivery limit (the model's ``killed``
+    count of the queue rises at the nack; a nack with ``requeue: false`` is not one)."""
+    return any(step.op == "nack" and isinstance(step.args, Mapping) and step.args.get("requeue", True)
+               and _rose(before, step, "killed") for before, step in _pairs(trace))
+
+
+def _sent_with_ttl(trace: Sequence[TraceStep]) -> set[str]:
+    """The ids of messages sent with their own TTL (``ttl_ms``: JetStream's Nats-TTL)."""
+    ids: set[str] = set()
+    for step in trace:
+        if step.op in ("send", "send_batch") and isinstance(step.args, Mapping) \
+                and step.args.get("ttl_ms") is not None:
+            ids.update(_ids(step))
+    return ids
+
+
+def _expired_at(before: TraceStep | None, step: TraceStep) -> set[str]:
+    """The ids an advance took out of the queues' ready messages while their ``expired`` count rose."""
+    gone: set[str] = set()
+    for queue in _rose(before, step, "expired"):
+        was = set(map(str, before.queues.get(queue, {}).get("pending", []))) if before else set()
+        gone |= was - set(map(str, step.queues[queue].get("pending", [])))
+    return gone
+
+
+def _last_advance(trace: Sequence[TraceStep]) -> int | None:
+    return next((i for i in range(len(trace) - 1, -1, -1) if trace[i].op == "advance"), None)
+
+
+def _max_age_expiry_due(trace: Sequence[TraceStep]) -> bool:
+    """The last advance at or before the failing step is one at which the model expired a message
+    sent without a TTL of its own, so by the queue's message TTL (JetStream ``max_age``): the failing
+    step observes the queue before the implementation's next expiry check."""
+    index = _last_advance(trace)
+    if index is None:
+        return False
+    return bool(_expired_at(trace[index - 1] if index else None, trace[index]) - _sent_with_ttl(trace))
+
+
+def _max_age_expiry_after_ttl_expiry(trace: Sequence[TraceStep]) -> bool:
+    """As ``max-age-expiry-due``, and an earlier advance expired a message sent with a TTL of its own
+    (``ttl_ms``, JetStream's Nats-TTL)."""
+    index = _last_advance(trace)
+    if index is None or not _max_age_expiry_due(trace):
+        return False
+    with_ttl = _sent_with_ttl(trace)
+    return any(step.op == "advance" and _expired_at(before, step) & with_ttl
+               for before, step in list(_pairs(trace))[:index])
+
+
+def _restart_past_max_deliver(trace: Sequence[TraceStep]) -> bool:
+    """The failing step is a restart, and right before it the model's consumer state of a queue
+    counts more redelivered messages than messages pending acknowledgement: a redelivered message
+    reached its delivery limit (MaxDeliver) and is still stored."""
+    if len(trace) < 2 or trace[-1].op != "restart":
+        return False
+    return any(state.get("num_redelivered", 0) > state.get("num_ack_pending", 0)
+               for state in trace[-2].consumer_state.values())
+
+
+def _priorities(trace: Sequence[TraceStep]) -> dict[str, int]:
+    """The priority each message was sent with (default 4)."""
+    sent: dict[str, int] = {}
+    for step in trace:
+        if step.op in ("send", "send_batch") and isinstance(step.args, Mapping):
+            for msg_id in _ids(step):
+                sent[msg_id] = int(step.args.get("priority", 4))
+    return sent
+
+
+def _same_priority_send_not_reset(trace: Sequence[TraceStep]) -> bool:
+    """A send at priority p to a queue whose previous add was at priority p too (a send, or a message
+    a close or nack returned to it), while lower-priority messages are pending there: Artemis'
+    PriorityLinkedListImpl#checkHighest then resets no consumer's iterator, and one that moved below p
+    hands out the lower ones first."""
+    priority = _priorities(trace)
+    last: dict[str, set[int]] = {}
+    for before, step in _pairs(trace):
+        if step.op in ("close", "nack"):
+            for queue, now in step.queues.items():
+                was = set(map(str, before.queues.get(queue, {}).get("pending", []))) if before else set()
+                back = set(map(str, now.get("pending", []))) - was
+                if back:
+                    last[queue] = {priority.get(m, 4) for m in back}
+        elif step.op in ("send", "send_batch") and isinstance(step.args, Mapping):
+            level = int(step.args.get("priority", 4))
+            for queue in _rose(before, step, "added"):
+                pending = step.queues[queue].get("pending", [])
+                if level in last.get(queue, set()) and any(priority.get(str(m), 4) < level for m in pending):
+                    return True
+                last[queue] = {level}
+    return False
+
+
+def _non_destructive_queues(trace: Sequence[TraceStep]) -> set[str]:
+    """The names of the queues the trace declares non-destructive (DELIVERY-12)."""
+    return {str(step.args.get("name")) for step in trace
+            if step.op == "queue" and isinstance(step.args, Mapping) and step.args.get("non_destructive")}
+
+
+def _non_destructive_direct_delivery(trace: Sequence[TraceStep]) -> bool:
+    """A send to a non-destructive queue that a consumer takes at once (the model's delivering count
+    of the queue rises at the send): Artemis delivers it directly and does not keep it in the queue
+    (QueueImpl#deliverDirect), where a non-destructive queue keeps every message it was sent."""
+    kept = _non_destructive_queues(trace)
+    return any(step.op in ("send", "send_batch") and set(_rose(before, step, "delivering_count")) & kept
+               for before, step in _pairs(trace))
+
+
+def _ids(step: TraceStep) -> list[str]:
+    """The message ids a send, receive or ack step names or got, in order."""
+    if step.op in ("receive", "receive_batch"):
+        got = step.result if isinstance(step.result, list) else [step.result]
+        return [str(i) for i in got if i is not None]
+    if isinstance(step.args, Mapping):
+        return [str(i) for i in step.args.get("ids", [step.args.get("id")]) if i is not None]
+    return []
+
+
+def _returns(trace: Sequence[TraceStep]) -> Iterator[tuple[TraceStep, TraceStep, set[str], set[str]]]:
+    """Each close or nack with the step before it, the ids it returns (what the consumer received and
+    has not acknowledged, or was pushed: what its queue's consumers held before the close and no longer
+    hold after it; a nack's own ids) and the ids sent so far whose send answered ``paged``."""
+    paged: set[str] = set()
+    held: dict[str, set[str]] = {}  # consumer -> the ids it received and has not acknowledged
+    queue_of: dict[str, str] = {}  # consumer -> its queue
+    for before, step in _pairs(trace):
+        consumer = str(step.args.get("consumer") if isinstance(step.args, Mapping) else step.args)
+        if step.op == "consumer" and isinstance(step.args, Mapping):
+            queue_of[str(step.args.get("name"))] = str(step.args.get("queue"))
+        elif step.op in ("send", "send_batch"):
+            answers = step.result if isinstance(step.result, list) else [step.result]
+            paged |= {i for i, answer in zip(_ids(step), answers, strict=False) if answer == "paged"}
+        elif step.op in ("receive", "receive_batch"):
+            held.setdefault(consumer, set()).update(_ids(step))
+        elif step.op in ("ack", "ack_batch"):
+            held.get(consumer, set()).difference_update(_ids(step))
+        elif step.op in ("close", "nack") and before is not None:
+            queue = queue_of.get(consumer, "")
+            released = set(before.held.get(queue, frozenset())) - set(step.held.get(queue, frozenset()))
+            back = held.pop(consumer, set()) | released if step.op == "close" else set(_ids(step))
+            held.get(consumer, set()).difference_update(back)
+            yield before, step, back, set(paged)
+
+
+def _ring_replaces_returning_paged(trace: Sequence[TraceStep]) -> bool:
+    """A close or nack at which the model's ring replaces a returning message that had been written to
+    a page file (its send answered ``paged``) while the ring's pending messages fill it. Artemis
+    PagedReferenceImpl#isInDelivery is always false, so QueueImpl#enforceRing also takes the replaced
+    paged reference off the pending count, where it never was (refRemoved): the next message returned
+    or added is measured against a count one too low and kept over the ring."""
+    for before, step, back, paged in _returns(trace):
+        for queue in _rose(before, step, "replaced"):
+            if (back & paged) - set(map(str, step.queues[queue].get("pending", []))):
+                return True
+    return False
+
+
+def _close_returns_paged_while_paging(trace: Sequence[TraceStep]) -> bool:
+    """The failing step is a browse or a receive, and before it a close returned messages read from a
+    page file (their sends answered ``paged``) to a queue that still had paged messages. Artemis
+    RefsOperation#afterRollback takes the returns out of the delivering count (checkRedelivery ->
+    decDelivering -> deliverAsync) before postRollback puts them back in memory; the paging executor's
+    QueueImpl#needsDepage can read the budget in between and depage one more message, which a browse
+    then lists from memory ahead of held paged messages and a receive gets where the read budget holds
+    no more (a race: some runs only)."""
+    if not trace or trace[-1].op not in ("browse", "receive", "receive_batch"):
+        return False
+    return any(step.op == "close" and back & paged
+               and any(q.get("paged_count", 0) > 0 for q in step.queues.values())
+               for _, step, back, paged in _returns(trace))
+
+
+def _non_destructive_ring_evicts_delivered(trace: Sequence[TraceStep]) -> bool:
+    """A send at which the model's ring of a non-destructive queue replaces a message a consumer holds
+    (received, not acknowledged; a non-destructive queue keeps delivered messages listed). Artemis
+    QueueImpl#enforceRing polls that head off the list but skips refRemoved because it is in delivery,
+    so the pending count keeps it: one too many for every such eviction."""
+    kept = _non_destructive_queues(trace)
+    for before, step in _pairs(trace):
+        if before is None or step.op not in ("send", "send_batch"):
+            continue
+        for queue in set(_rose(before, step, "replaced")) & kept:
+            gone = set(map(str, before.queues.get(queue, {}).get("pending", []))) \
+                - set(map(str, step.queues[queue].get("pending", [])))
+            if gone & before.held.get(queue, frozenset()):
+                return True
+    return False
+
+
+def _non_destructive_ring_repeats_replaced(trace: Sequence[TraceStep]) -> bool:
+    """The failing step is a receive, and before it a send at which the model's ring of a
+    non-destructive queue replaced a message no consumer held while a consumer of the queue was open.
+    Artemis offered that head to the consumer, which had no credit (busy: QueueImpl#deliver calls the
+    iterator's repeat()); the eviction moves the iterator's current node on (LinkedListImpl nudges it),
+    and Iterator#next's repeat branch returns the new node without marking it as the last returned,
+    so the next call returns it once more: a non-destructive queue delivers it to the consumer twice."""
+    if not trace or trace[-1].op not in ("receive", "receive_batch"):
+        return False
+    kept = _non_destructive_queues(trace)
+    consumers: dict[str, str] = {}  # open consumer -> its queue
+    for before, step in _pairs(trace):
+        if step.op == "consumer" and isinstance(step.args, Mapping):
+            consumers[str(step.args.get("name"))] = str(step.args.get("queue"))
+        elif step.op == "close":
+            consumers.pop(str(step.args), None)
+        elif step.op in ("send", "send_batch") and before is not None:
+            for queue in set(_rose(before, step, "replaced")) & kept & set(consumers.values()):
+                listed = set(map(str, before.queues.get(queue, {}).get("pending", []))) | set(_ids(step))
+                gone = listed - set(map(str, step.queues[queue].get("pending", [])))
+                if gone - before.held.get(queue, frozenset()):
+                    return True
+    return False
+
+
+def _message_limited(trace: Sequence[TraceStep]) -> tuple[dict[str, int], dict[str, str]]:
+    """The addresses the trace declares with a message-count limit (max_size_messages >= 0) and that
+    limit; the queue -> address of the queues it declares."""
+    limits: dict[str, int] = {}
+    queues: dict[str, str] = {}
+    for step in trace:
+        if not isinstance(step.args, Mapping):
+            continue
+        if step.op == "address" and int(step.args.get("max_size_messages", -1)) >= 0:
+            limits[str(step.args.get("name"))] = int(step.args["max_size_messages"])
+        elif step.op == "queue":
+            queues[str(step.args.get("name"))] = str(step.args.get("address") or step.args.get("name"))
+    return limits, queues
+
+
+def _max_size_messages_browsed(trace: Sequence[TraceStep]) -> bool:
+    """At or before the failing step, a send to an address with a message-count limit
+    (max_size_messages) that the model takes into memory (answers accepted, below the limit) where the
+    count Artemis keeps reaches the limit: the messages the address took into memory so far (sends
+    answered accepted, this one's too) plus those it holds in memory right after the send (the model's
+    message_count less paged_count, the largest of its queues), or, for a message of the send itself,
+    those taken and held before it plus two for each earlier message of the send. Artemis counts a
+    routed AMQP message with application properties twice once a browse (QueueControl#listMessages:
+    the adapter's pending order, read after every step) decoded them
+    (AMQPMessage#lazyDecodeApplicationProperties: addSize(addition, false) adds an element) and still
+    once after its acknowledgement (QueueImpl#refDown takes one element off): the address is full at
+    about half its limit (its paging flag, the next send dropped, failed or paged), and earlier after
+    acknowledgements."""
+    limits, queues = _message_limited(trace)
+    if not limits:
+        return False
+    taken = dict.fromkeys(limits, 0)
+
+    def held(step: TraceStep | None, address: str) -> int:
+        return max((c.get("message_count", 0) - c.get("paged_count", 0)
+                    for q, c in (step.queues.items() if step else ()) if queues.get(q) == address), default=0)
+
+    for before, step in _pairs(trace):
+        to = step.args.get("to") if isinstance(step.args, Mapping) else None
+        if step.op not in ("send", "send_batch") or to not in limits:
+            continue
+        answers = step.result if isinstance(step.result, list) else [step.result]
+        accepted = sum(1 for answer in answers if answer == "accepted")
+        if not accepted:
+            continue
+        limit = limits[to]
+        if taken[to] + held(before, to) + 2 * (accepted - 1) >= limit:
+            return True  # a message of the send met a full address
+        taken[to] += accepted
+        if taken[to] + held(step, to) >= limit:
+            return True  # the address is full after the send
+    return False
+
+
+#: shape name -> a predicate over the model's trace of a counterexample (its docstring says what it
+#: accepts); a new bug that none describes needs a new one here, a few lines
+SHAPES: Final[Mapping[str, Callable[[Sequence[TraceStep]], bool]]] = {
+    "nack-at-delivery-limit": _nack_at_delivery_limit,
+    "max-age-expiry-due": _max_age_expiry_due,
+    "max-age-expiry-after-ttl-expiry": _max_age_expiry_after_ttl_expiry,
+    "restart-past-max-deliver": _restart_past_max_deliver,
+    "same-priority-send-not-reset": _same_priority_send_not_reset,
+    "non-destructive-direct-delivery": _non_destructive_direct_delivery,
+    "ring-replaces-returning-paged": _ring_replaces_returning_paged,
+    "close-returns-paged-while-paging": _close_returns_paged_while_paging,
+    "non-destructive-ring-evicts-delivered": _non_destructive_ring_evicts_delivered,
+    "non-destructive-ring-repeats-replaced": _non_destructive_ring_repeats_replaced,
+    "max-size-messages-browsed": _max_size_messages_browsed,
+}
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _sequence(value: Any) -> int | None:
+    """The send order of a delivered id (``m7`` -> 7; the first of a batch's), else None."""
+    if isinstance(value, list | tuple):
+        value = next((v for v in value if v is not None), None)
+    match = re.fullmatch(r"[A-Za-z]*(\d+)", str(value)) if value is not None else None
+    return int(match.group(1)) if match else None
+
+
+def _later_delivery(want: Any, got: Any) -> bool:
+    first, other = _sequence(want), _sequence(got)
+    return first is not None and other is not None and other > first
+
+
+#: observed relation -> does it hold for (the model's value, the implementation's value)?
+OBSERVED: Final[Mapping[str, Callable[[Any, Any], bool]]] = {
+    "higher": lambda want, got: _number(want) and _number(got) and got > want,
+    "lower": lambda want, got: _number(want) and _number(got) and got < want,
+    "extra-delivery": lambda want, got: want is None and got is not None,
+    # a receive gets a later message than the model's (one the model delivers here went elsewhere)
+    "later-delivery": _later_delivery,
+    # the same messages listed in another order (a browse)
+    "reordered": lambda want, got: isinstance(want, list) and isinstance(got, list) and want != got
+    and sorted(map(str, want)) == sorted(map(str, got)),
+}

@@ -11,6 +11,7 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +69,27 @@ def _prepare_out(out: Path | None, run_id: str) -> Path:
     return path
 
 
+class _Replayer:
+    """The adapter a bug model's replay runs on (verdict.Judge): the probe while it answers, else one
+    built on the first call and shut down with the run."""
+
+    def __init__(self, probe: Any | None, build: Callable[[], Any]) -> None:
+        self.adapter = probe
+        self.build = build
+        self.built = False
+
+    def __call__(self) -> Any:
+        if self.adapter is None:
+            self.adapter, self.built = self.build(), True
+        return self.adapter
+
+    def shutdown(self) -> None:
+        if self.built:
+            from mqconform.conformance.execution import shutdown
+
+            shutdown(self.adapter)
+
+
 def run(args: argparse.Namespace) -> int:
     from mqconform.conformance.execution import area_lines, record_outcomes, run_areas, shutdown
     from mqconform.conformance.plan import RunPlan
@@ -99,10 +121,11 @@ def run(args: argparse.Namespace) -> int:
     except AdapterError as exc:
         return fail(f"{args.adapter}: cannot reach the implementation: {exc}", 3)
     server_version = str(getattr(adapter, "server_version", "") or "")
-    # a bug model's replay runs on the probe while it answers (one worker: the areas' lines judge each
-    # finding before the probe stops; workers build their own adapters and stop the probe)
+    # a bug model's replay runs on the probe while it answers (one worker); with workers the probe is
+    # stopped, and the replays run on one adapter built for them when the first is needed
+    replayer = _Replayer(adapter if workers == 1 else None, lambda: load_adapter(args.adapter, **options))
     judge = Judge(registry, adapter.name, server_version, claimed.name, adapter.profile,
-                  strict=bool(args.strict), adapter_factory=(lambda: adapter) if workers == 1 else None)
+                  strict=bool(args.strict), adapter_factory=replayer)
     run_dir = _start_run(out, run_id, plan, adapter, claimed.name, options, workers)
     results = []
     aborted: str | None = None  # set when the implementation stopped answering (a fault)
@@ -128,6 +151,7 @@ def run(args: argparse.Namespace) -> int:
         return 130
     finally:
         shutdown(adapter)
+        replayer.shutdown()
 
     exit_code, counts = record_outcomes(run_dir, results, list(plan.areas), claimed.name, judge,
                                         server_version=server_version, aborted=aborted,

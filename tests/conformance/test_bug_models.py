@@ -122,3 +122,24 @@ def test_the_scenario_command_replays_the_bug_model(capsys: pytest.CaptureFixtur
     assert main(["scenario", str(PRIORITY), "--adapter", "tests.buggy_artemis:MiscountsAfterClose"]) == 1
     printed = capsys.readouterr().out
     assert "known bug:" not in printed and printed.splitlines()[-1].startswith("FAIL ")
+
+
+def test_with_workers_the_replays_run_on_one_adapter_built_when_first_needed() -> None:
+    """`mqconform run -n N`: the probe is stopped while the workers explore, so a bug model's replay
+    (verdict.Judge) gets one adapter built on its first call and shut down with the run."""
+    from mqconform.commands.run import _Replayer
+
+    built: list[WithBug] = []
+
+    def build() -> WithBug:
+        built.append(WithBug())
+        return built[-1]
+
+    probe = WithBug()
+    assert _Replayer(probe, build)() is probe and not built  # one worker: the probe
+    replayer = _Replayer(None, build)
+    replayer.shutdown()
+    assert not built  # never needed, never built
+    first = replayer()
+    assert replayer() is first and built == [first]
+    replayer.shutdown()

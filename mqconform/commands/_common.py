@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Callable
 from typing import Any
 
 
@@ -57,3 +58,24 @@ def fail(message: str, code: int = 2) -> int:
 
     print(f"mqconform: {message}", file=sys.stderr)
     return code
+
+
+class Replayer:
+    """The adapter a bug model's replay runs on (verdict.Judge): the probe while it answers, else one
+    built on the first call and shut down with the run."""
+
+    def __init__(self, probe: Any | None, build: Callable[[], Any]) -> None:
+        self.adapter = probe
+        self.build = build
+        self.built = False
+
+    def __call__(self) -> Any:
+        if self.adapter is None:
+            self.adapter, self.built = self.build(), True
+        return self.adapter
+
+    def shutdown(self) -> None:
+        if self.built:
+            from mqconform.conformance.execution import shutdown
+
+            shutdown(self.adapter)

@@ -23,7 +23,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from mqconform.commands._common import adapter_options, add_adapter_arguments, add_shrink_argument, fail
+from mqconform.commands._common import (
+    Replayer,
+    adapter_options,
+    add_adapter_arguments,
+    add_shrink_argument,
+    fail,
+)
 from mqconform.progress import Heartbeat
 from mqconform.releases import ARTEMIS_RELEASES, KAFKA_RELEASES
 
@@ -352,10 +358,11 @@ def _finish_release(path: Path, release: Any, results: list[Any], areas: list[st
     """Write the release's run directory from its tasks' results, as `mqconform run` would have
     (`adapter`: the campaign's probe, for its name and profile: a task's release may be one the
     adapter cannot run, whose tasks say why)."""
+    from mqconform.adapters.registry import load_adapter
     from mqconform.conformance.campaign import unpack
     from mqconform.conformance.execution import area_lines, record_outcomes
     from mqconform.conformance.runner import write_counterexample
-    from mqconform.conformance.verdict import absent_areas
+    from mqconform.conformance.verdict import Judge, absent_areas
     from mqconform.history import RunDirectory
 
     run_options = {**options, "server_bin": server_bin}
@@ -366,32 +373,36 @@ def _finish_release(path: Path, release: Any, results: list[Any], areas: list[st
     run_dir.meta["seed"] = seed
     server_version = next((r.server_version for r in results if r.server_version), "") or release.version
     print(f"{adapter.name} {release.version} ({release.source}, server {server_version}): run {run_id}")
-    from mqconform.conformance.verdict import Judge
-
-    judge = Judge(registry, adapter.name, server_version, claimed, adapter.profile, strict=bool(args.strict))
+    # a bug model's replay runs on this release's own server, started when first needed
+    replayer = Replayer(None, lambda: load_adapter(args.adapter, **run_options))
+    judge = Judge(registry, adapter.name, server_version, claimed, adapter.profile, strict=bool(args.strict),
+                  adapter_factory=replayer)
 
     order = {area: n for n, area in enumerate(areas)}
-    machine_results = []
-    faults = []
+    machine_results: list[Any] = []
+    faults: list[Any] = []
 
     def replay(finding: Any) -> str:
         return (f"mqconform scenario {path / (finding.scenario_path or '')} --adapter {args.adapter} "
                 f"-o server_bin={server_bin}")
 
-    for task in sorted(results, key=lambda r: order.get(r.area, 0)):
-        unpack(task.files, path)
-        result = task.result
-        machine_results.append(result)
-        if task.fault:
-            faults.append(task.fault)
-        for index, finding in enumerate(result.findings, start=1):
-            write_counterexample(run_dir, finding, args.adapter, run_options, claimed, index)
-        print("\n".join(area_lines(task.area, result, result.seconds, judge, claimed, replay)))
-    code, _counts = record_outcomes(
-        run_dir, machine_results, areas, claimed, judge, server_version=server_version, aborted=None,
-        set_aside=absent_areas(adapter), faults=faults,
-        campaign={"id": campaign, "release": release.version, "source": release.source,
-                  "engine": args.engine, "hosts": sorted({r.host for r in results})})
+    try:
+        for task in sorted(results, key=lambda r: order.get(r.area, 0)):
+            unpack(task.files, path)
+            result = task.result
+            machine_results.append(result)
+            if task.fault:
+                faults.append(task.fault)
+            for index, finding in enumerate(result.findings, start=1):
+                write_counterexample(run_dir, finding, args.adapter, run_options, claimed, index)
+            print("\n".join(area_lines(task.area, result, result.seconds, judge, claimed, replay)))
+        code, _counts = record_outcomes(
+            run_dir, machine_results, areas, claimed, judge, server_version=server_version, aborted=None,
+            set_aside=absent_areas(adapter), faults=faults,
+            campaign={"id": campaign, "release": release.version, "source": release.source,
+                      "engine": args.engine, "hosts": sorted({r.host for r in results})})
+    finally:
+        replayer.shutdown()
     return code
 
 

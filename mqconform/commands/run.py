@@ -11,13 +11,18 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from mqconform.adapters.contract import AdapterError
 from mqconform.adapters.registry import AdapterLoadError, load_adapter
-from mqconform.commands._common import adapter_options, add_adapter_arguments, add_shrink_argument, fail
+from mqconform.commands._common import (
+    Replayer,
+    adapter_options,
+    add_adapter_arguments,
+    add_shrink_argument,
+    fail,
+)
 from mqconform.conformance.deviations import DeviationError
 from mqconform.conformance.runner import MAX_RERUNS
 from mqconform.history import RunDirectory, new_run_id
@@ -69,27 +74,6 @@ def _prepare_out(out: Path | None, run_id: str) -> Path:
     return path
 
 
-class _Replayer:
-    """The adapter a bug model's replay runs on (verdict.Judge): the probe while it answers, else one
-    built on the first call and shut down with the run."""
-
-    def __init__(self, probe: Any | None, build: Callable[[], Any]) -> None:
-        self.adapter = probe
-        self.build = build
-        self.built = False
-
-    def __call__(self) -> Any:
-        if self.adapter is None:
-            self.adapter, self.built = self.build(), True
-        return self.adapter
-
-    def shutdown(self) -> None:
-        if self.built:
-            from mqconform.conformance.execution import shutdown
-
-            shutdown(self.adapter)
-
-
 def run(args: argparse.Namespace) -> int:
     from mqconform.conformance.execution import area_lines, record_outcomes, run_areas, shutdown
     from mqconform.conformance.plan import RunPlan
@@ -123,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
     server_version = str(getattr(adapter, "server_version", "") or "")
     # a bug model's replay runs on the probe while it answers (one worker); with workers the probe is
     # stopped, and the replays run on one adapter built for them when the first is needed
-    replayer = _Replayer(adapter if workers == 1 else None, lambda: load_adapter(args.adapter, **options))
+    replayer = Replayer(adapter if workers == 1 else None, lambda: load_adapter(args.adapter, **options))
     judge = Judge(registry, adapter.name, server_version, claimed.name, adapter.profile,
                   strict=bool(args.strict), adapter_factory=replayer)
     run_dir = _start_run(out, run_id, plan, adapter, claimed.name, options, workers)

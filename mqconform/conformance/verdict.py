@@ -70,8 +70,13 @@ class Judge:
         from mqconform.reference_model.profiles import profile as load_profile
 
         def replay(steps: Sequence[Mapping[str, Any]], model: str) -> bool:
-            claimed = model_for(load_profile(self.profile), frozenset(factory().capabilities))
-            return holds_under(steps, model, claimed, factory)
+            """False also when the implementation cannot be reached for the replay: a finding no
+            replay decided stays a failure, never a pass."""
+            try:
+                claimed = model_for(load_profile(self.profile), frozenset(factory().capabilities))
+                return holds_under(steps, model, claimed, factory)
+            except Exception:  # an adapter that cannot start or answer: not explained
+                return False
 
         return replay
 

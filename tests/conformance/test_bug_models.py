@@ -127,7 +127,7 @@ def test_the_scenario_command_replays_the_bug_model(capsys: pytest.CaptureFixtur
 def test_with_workers_the_replays_run_on_one_adapter_built_when_first_needed() -> None:
     """`mqconform run -n N`: the probe is stopped while the workers explore, so a bug model's replay
     (verdict.Judge) gets one adapter built on its first call and shut down with the run."""
-    from mqconform.commands.run import _Replayer
+    from mqconform.commands._common import Replayer
 
     built: list[WithBug] = []
 
@@ -136,10 +136,21 @@ def test_with_workers_the_replays_run_on_one_adapter_built_when_first_needed() -
         return built[-1]
 
     probe = WithBug()
-    assert _Replayer(probe, build)() is probe and not built  # one worker: the probe
-    replayer = _Replayer(None, build)
+    assert Replayer(probe, build)() is probe and not built  # one worker: the probe
+    replayer = Replayer(None, build)
     replayer.shutdown()
     assert not built  # never needed, never built
     first = replayer()
     assert replayer() is first and built == [first]
     replayer.shutdown()
+
+
+def test_a_replay_that_cannot_reach_the_implementation_explains_nothing() -> None:
+    """An adapter that cannot be built or answer for the replay: the finding stays a failure."""
+
+    def broken() -> Any:
+        raise RuntimeError("the broker is down")
+
+    judge = Judge(load_registry(), "artemis", "2.40.0", "artemis", "artemis", adapter_factory=broken)
+    replay = judge.replay()
+    assert replay is not None and replay([{"queue": {"name": "q"}}], "artemis-4985") is False

@@ -3,7 +3,8 @@
 # `activemq` adapter runs its own instance from /usr/share/activemq), Chromium (the HTML report
 # test), the broker servers scripts/services.sh starts (RabbitMQ, Redis, NATS, Mosquitto) and
 # beanstalkd (the `beanstalkd` adapter runs its own server from /usr/bin/beanstalkd), Maven and Java
-# (the Maven Central brokers, fetched with `mvn dependency:copy`; Spark).
+# (the Maven Central brokers, fetched with `mvn dependency:copy`; Spark), and javac (the rocketmq
+# adapter compiles its broker driver, adapters/rocketmq/driver/).
 # Nothing is started here. Idempotent: a package whose file is present is left alone, and
 # `apt-get update` runs only when an install needs it. Usage: bash scripts/install-debian.sh
 set -euo pipefail
@@ -19,6 +20,7 @@ PACKAGES=(
   "beanstalkd:/usr/bin/beanstalkd"
   "maven:/usr/bin/mvn"
   "openjdk-17-jre-headless:/usr/bin/java"
+  "openjdk-17-jdk-headless:/usr/bin/javac"
 )
 
 missing=()

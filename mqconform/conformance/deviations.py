@@ -463,12 +463,9 @@ def _views(file: _Loader, node: Node, fields: dict[str, Node]) -> list[tuple[Nod
     return [(item, file.mapping(item, _SHOWN_AS, _ONE_CHECK, "shows item")) for item in shows.value]
 
 
-def _shown(file: _Loader, at: Node, view: dict[str, Node], fields: dict[str, Node], context: _Context,
-           profiles: list[str], area: str | None
-           ) -> tuple[tuple[str, ...], str, bool, str | None, str | None]:
-    """One check a bug shows through: (its rules, the check, whether it is a history check, the observed
-    relation, the compared field), each checked against the catalogue and the checks' tables."""
-    rules = file.names(view["rules"], "rules")
+def _check_rules(file: _Loader, rules: list[tuple[Node, str]], profiles: list[str],
+                 context: _Context) -> None:
+    """Each rule an entry names is in the catalogue and applies to every profile of the entry."""
     for item, rule in rules:
         if rule not in context.catalogue:
             raise file.error(item, f"unknown rule id {rule!r} (not in the spec catalogue)")
@@ -477,6 +474,15 @@ def _shown(file: _Loader, at: Node, view: dict[str, Node], fields: dict[str, Nod
             raise file.error(item, f"rule {rule} does not apply to {', '.join(outside)} (spec/: "
                                    f"{', '.join(sorted(context.catalogue[rule].profiles or ()))}), so "
                                    "no run of that profile can fail it")
+
+
+def _shown(file: _Loader, at: Node, view: dict[str, Node], fields: dict[str, Node], context: _Context,
+           profiles: list[str], area: str | None
+           ) -> tuple[tuple[str, ...], str, bool, str | None, str | None]:
+    """One check a bug shows through: (its rules, the check, whether it is a history check, the observed
+    relation, the compared field), each checked against the catalogue and the checks' tables."""
+    rules = file.names(view["rules"], "rules")
+    _check_rules(file, rules, profiles, context)
     if ("check" in view) == ("history" in view):
         raise file.error(at, "name the check with check (a step check) or history (a history check "
                              "of the report): one of the two")
@@ -534,13 +540,7 @@ def _modelled(file: _Loader, node: Node, fields: dict[str, Node], context: _Cont
     a known one; one entry per bug model, adapter, range and profiles."""
     rules: list[tuple[Node, str]] = file.names(fields["rules"], "rules") if "rules" in fields else \
         [(node, rule) for rule in bug.rules]
-    for item, rule in rules:
-        if rule not in context.catalogue:
-            raise file.error(item, f"unknown rule id {rule!r} (not in the spec catalogue)")
-        outside = [p for p in profiles if not context.catalogue[rule].applies_to(p)]
-        if outside:
-            raise file.error(item, f"rule {rule} does not apply to {', '.join(outside)}, so no run of that "
-                                   "profile can fail it")
+    _check_rules(file, rules, profiles, context)
     if entry.area is not None:
         known_areas = {name for by_area in context.checks.values() for name in by_area}
         if entry.area not in known_areas:

@@ -1,7 +1,7 @@
 """Load and check a scenario file (YAML or JSON); every error names the file and line.
 
-A scenario is ``{profile?, options?, steps: [...]}``. Each step is a mapping with one operation key
-(see :data:`.schema.OPS`) and an optional ``expect``, or an ``expect`` alone. Names in ``expect``
+A scenario is ``{profile?, options?, clock_lead_limit_ms?, steps: [...]}``. Each step is a mapping
+with one operation key (see :data:`.schema.OPS`) and an optional ``expect``, or an ``expect`` alone. Names in ``expect``
 entries are resolved here: a ``queue``/``throttle``/``store`` entry (or ``delivery_count``) may omit
 the name when exactly one such thing has been declared before that step. Line numbers come from
 the YAML nodes (``yaml.compose``), as in spec/catalogue.py.
@@ -25,7 +25,7 @@ from mqconform.reference_model.profiles import profile as load_profile
 
 from .schema import EXPECT_ENTRIES, EXPECT_KEYS, NAME_FIELD, OPS, REFERENCES, Field, Kind
 
-TOP_KEYS = ("profile", "options", "steps")
+TOP_KEYS = ("profile", "options", "clock_lead_limit_ms", "steps")
 
 
 class ScenarioError(ValueError):
@@ -51,6 +51,9 @@ class Scenario:
     steps: tuple[ScenarioStep, ...]
     #: queue name -> its address name
     addresses: Mapping[str, str]
+    #: a timed scenario's margin (ms): a mismatch on a real-clock implementation whose clock ran
+    #: further ahead of the scenario's logical time is not judged (verdict ``unknown``)
+    clock_lead_limit_ms: float | None = None
 
     def model_options(self, override_profile: str | None = None) -> ModelOptions:
         """The profile (``--profile`` wins over the file's) with the file's ``options`` applied."""
@@ -261,11 +264,19 @@ class _Checker:
             if profile not in PROFILES:
                 raise self.error(node, f"unknown profile {profile!r} (known: {', '.join(PROFILES)})")
         options = self.options(top["options"][1]) if "options" in top else {}
+        limit = self.clock_lead_limit(top["clock_lead_limit_ms"][1]) if "clock_lead_limit_ms" in top else None
         steps_node = top["steps"][1]
         if not isinstance(steps_node, SequenceNode) or not steps_node.value:
             raise self.error(steps_node, "steps must be a non-empty list")
         steps = tuple(self.step(n, item) for n, item in enumerate(steps_node.value, start=1))
-        return Scenario(self.name, profile, options, steps, dict(self.addresses))
+        return Scenario(self.name, profile, options, steps, dict(self.addresses), limit)
+
+    def clock_lead_limit(self, node: Node) -> float:
+        value = self.value(node)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+            raise self.error(node, f"clock_lead_limit_ms must be a positive number of milliseconds, "
+                                   f"not {value!r}")
+        return float(value)
 
     def options(self, node: Node) -> dict[str, Any]:
         known = attrs.fields_dict(ModelOptions)

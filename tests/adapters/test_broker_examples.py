@@ -17,7 +17,7 @@ from mqconform.adapters.rabbitmq import RabbitMQAdapter
 from mqconform.adapters.redis import RedisAdapter
 from mqconform.adapters.reference import ReferenceAdapter
 from mqconform.scenario.loader import load
-from mqconform.scenario.runner import run_scenario
+from mqconform.scenario.runner import run_scenario, run_until_judged
 
 EXAMPLES = sorted((Path(__file__).parents[2] / "spec" / "examples" / "brokers").glob("*.yaml"))
 SERVICE_URL = "amqp://guest:guest@127.0.0.1:5672/%2F"
@@ -64,7 +64,7 @@ def test_case_holds_on_the_model_and_on_its_broker(path: Path, namespace: str) -
     assert model.verdict == "pass", model.verdict_line()
     broker = _broker(scenario.profile)
     try:
-        outcome = run_scenario(scenario, broker, strict=True, namespace=namespace)
+        outcome = run_until_judged(scenario, broker, strict=True, namespace=namespace)
     finally:
         getattr(broker, "shutdown", broker.close)()
     assert outcome.verdict == "pass", outcome.verdict_line()

@@ -17,7 +17,7 @@ from mqconform.adapters.contract import Adapter
 from mqconform.adapters.nats import NatsAdapter
 from mqconform.adapters.reference import ReferenceAdapter
 from mqconform.scenario.loader import load
-from mqconform.scenario.runner import run_scenario
+from mqconform.scenario.runner import run_scenario, run_until_judged
 
 HERE = Path(__file__).parent / "scenarios"
 
@@ -37,7 +37,7 @@ def _on_release(scenario_name: str, version: str, namespace: str) -> tuple[str, 
     binary = releases.binary(releases.line("nats").release(version))
     adapter = NatsAdapter(server_bin=str(binary))
     try:
-        outcome = run_scenario(load(HERE / scenario_name), cast(Adapter, adapter), namespace=namespace)
+        outcome = run_until_judged(load(HERE / scenario_name), cast(Adapter, adapter), namespace=namespace)
         return outcome.verdict, outcome.step
     finally:
         adapter.shutdown()

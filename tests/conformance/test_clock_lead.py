@@ -84,3 +84,51 @@ def test_a_broker_adapter_measures_its_lead_from_open_less_the_advances() -> Non
     assert 90 <= adapter.clock_lead_ms() < 300
     assert adapter.advance(200).is_ok  # the advance sleeps until the broker's clock meets the model's
     assert adapter.clock_lead_ms() < 50
+
+
+_TIMED_SCENARIO = """
+profile: jetstream
+{limit}
+steps:
+- queue: {{name: q}}
+- consumer: {{name: c, queue: q, window_bytes: 0, ack_wait_ms: 200}}
+- advance: 300
+- receive: c
+  expect: {{result: null}}
+"""
+
+
+@pytest.mark.parametrize(("lead", "limit", "verdict"), [(120.0, 60, "unknown"), (30.0, 60, "fail"),
+                                                        (500.0, None, "fail")])
+def test_a_scenario_mismatch_past_its_margin_is_not_judged(lead: float, limit: int | None,
+                                                             verdict: str) -> None:
+    """The scenario runner reads the same clock: with ``clock_lead_limit_ms`` set, a mismatch after
+    the implementation's clock ran further ahead is ``unknown``; below it, or without the key, FAIL."""
+    from mqconform.scenario.loader import parse
+    from mqconform.scenario.runner import run_scenario, run_until_judged
+
+    text = _TIMED_SCENARIO.format(limit="" if limit is None else f"clock_lead_limit_ms: {limit}")
+    adapter = LeadingClock(options=JETSTREAM)
+    adapter.lead = lead
+    outcome = run_scenario(parse(text, "timed.yaml"), adapter)
+    assert (outcome.verdict, outcome.step) == (verdict, 4)
+    if verdict == "unknown":
+        assert f"ran {lead:.0f} ms ahead" in outcome.message
+        attempts: list[str] = []
+
+        class Counted(LeadingClock):
+            def open(self, namespace: str) -> None:
+                attempts.append(namespace)
+                super().open(namespace)
+
+        counted = Counted(options=JETSTREAM)
+        counted.lead = lead
+        assert run_until_judged(parse(text, "timed.yaml"), counted, attempts=3).verdict == "unknown"
+        assert len(attempts) == 3 and len(set(attempts)) == 3
+
+
+def test_a_malformed_clock_lead_limit_is_one_line_naming_the_file() -> None:
+    from mqconform.scenario.loader import ScenarioError, parse
+
+    with pytest.raises(ScenarioError, match=r"timed.yaml:3: clock_lead_limit_ms must be a positive"):
+        parse(_TIMED_SCENARIO.format(limit="clock_lead_limit_ms: -5"), "timed.yaml")

@@ -1,10 +1,10 @@
 """Load and check a scenario file (YAML or JSON); every error names the file and line.
 
 A scenario is ``{profile?, options?, clock_lead_limit_ms?, steps: [...]}``. Each step is a mapping
-with one operation key (see :data:`.schema.OPS`) and an optional ``expect``, or an ``expect`` alone. Names in ``expect``
-entries are resolved here: a ``queue``/``throttle``/``store`` entry (or ``delivery_count``) may omit
-the name when exactly one such thing has been declared before that step. Line numbers come from
-the YAML nodes (``yaml.compose``), as in spec/catalogue.py.
+with one operation key (see :data:`.schema.OPS`) and an optional ``expect``, or an ``expect`` alone.
+Names in ``expect`` entries are resolved here: a ``queue``/``throttle``/``store`` entry (or
+``delivery_count``) may omit the name when exactly one such thing has been declared before that
+step. Line numbers come from the YAML nodes (``yaml.compose``), as in spec/catalogue.py.
 """
 
 from __future__ import annotations

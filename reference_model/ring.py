@@ -6,7 +6,8 @@ addresses, and the profile variants RING-17..25 (RING-18/20 JetStream discard=ol
 RING-21 drop newest, RING-22/23 reject-publish before/after the enqueue), RING-24 reject-publish-dlx,
 RING-26 dead-lettering what the length limit drops, RING-27 byte bounds, RING-28 the overflow policy
 of a queue declaration, RING-30 a live bound update that trims. Also the list bookkeeping of
-non-destructive queues (DELIVERY-12) that eviction and last-value pruning share.
+non-destructive queues (DELIVERY-12) that eviction and last-value pruning share; the last-value
+queue's own rules are in :mod:`.last_value` (LASTVALUE-1..10).
 """
 
 from __future__ import annotations
@@ -14,10 +15,11 @@ from __future__ import annotations
 from ._core import BrokerCore, SendResult
 from .config import Message
 from .errors import ModelMisuse
+from .last_value import LastValueMixin
 from .state import AddressState, QueueState, Ref
 
 
-class RingMixin(BrokerCore):
+class RingMixin(LastValueMixin, BrokerCore):
     """The ring bound, eviction, last-value and retroactive queues."""
 
     def set_ring_size(self, queue_name: str, size: int) -> None:
@@ -223,28 +225,6 @@ class RingMixin(BrokerCore):
                 else:
                     consumer.unseen.add_tail(ref, ref.sequence, ref.size)
 
-    def _lv_put(self, queue: QueueState, ref: Ref) -> None:
-        """RING-15: a new (or due scheduled) message becomes its key's current value; the previous
-        one is pruned after the next dispatch pass (LastValueQueue#trackLastValue)."""
-        value = queue.last_value(ref)
-        if value is not None:
-            current = queue.last_values.get(value)
-            queue.last_values[value] = ref
-            if current is not None and current is not ref:
-                queue.lv_candidates.append(current)
-
-    def _lv_if_absent(self, queue: QueueState, ref: Ref) -> None:
-        """RING-15: a message returned by a rollback or close is current only if no value is."""
-        value = queue.last_value(ref)
-        if value is not None:
-            queue.last_values.setdefault(value, ref)
-
-    def _lv_check(self, queue: QueueState, ref: Ref) -> None:
-        """RING-15: a listed ref that is not its key's current value is pruned after the next pass."""
-        value = queue.last_value(ref)
-        if value is not None and queue.last_values.get(value) is not ref:
-            queue.lv_candidates.append(ref)
-
     def _unlisted(self, queue: QueueState, ref: Ref) -> None:
         """A ref left the pending list (dispatch, eviction, prune): consumers' iterators skip it,
         and it stops being its key's current value (LastValueQueue#refRemoved)."""
@@ -253,27 +233,3 @@ class RingMixin(BrokerCore):
                 if consumer.unseen is not None and ref.id in consumer.unseen:
                     consumer.unseen.remove(ref.id)
         self._forget_value(queue, ref)
-
-    def _forget_value(self, queue: QueueState, ref: Ref) -> None:
-        if queue.last_value_key is not None:
-            value = queue.last_value(ref)
-            if value is not None and queue.last_values.get(value) is ref:
-                del queue.last_values[value]
-
-    def _prune_last_values(self, queue: QueueState) -> bool:
-        """RING-15: after a dispatch pass, pending refs that are not their key's current value are
-        removed with reason REPLACED (LastValueQueue#pruneLastValues); a consumer still holding one
-        (non-destructive) keeps it delivering."""
-        candidates, queue.lv_candidates = queue.lv_candidates, []
-        pruned = False
-        for ref in candidates:
-            if ref.place != "pending" or ref.id not in queue.pending:
-                continue
-            if queue.last_values.get(queue.last_value(ref)) is ref:
-                continue
-            queue.pending.remove(ref.id)
-            self._unlisted(queue, ref)
-            self._terminate(queue, ref, "replaced")
-            self._event("replaced", queue.name, ref.id, "last_value")
-            pruned = True
-        return pruned

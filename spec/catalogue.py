@@ -34,7 +34,7 @@ KINDS: Final[tuple[str, ...]] = ("safety", "liveness", "counter")
 AREAS: Final[Mapping[str, str]] = MappingProxyType({
     "delivery": "DELIVERY", "ring": "RING", "redelivery": "REDELIVERY", "scheduling": "SCHED",
     "paging": "PAGING", "throttle": "THROTTLE", "admission": "ADMISSION", "storage": "STORAGE",
-    "restart": "RESTART", "expiry": "EXPIRY", "retention": "RETENTION",
+    "restart": "RESTART", "expiry": "EXPIRY", "retention": "RETENTION", "lastvalue": "LASTVALUE",
 })
 
 _TOP_REQUIRED: Final = ("area", "title", "rules")

@@ -61,6 +61,11 @@ FETCH_SETTLE_S = 0.05
 #: how long an empty receive polls: a member that has fetched before (a fetch with records available
 #: comes back in 1-5 ms here), and a member's first poll (it joins the group first: 10-110 ms measured)
 RECEIVE_WAIT_S, FIRST_POLL_WAIT_S = 0.25, 0.5
+#: how long an empty receive polls when the adapter's own count says the broker has nothing to give
+#: (every record sent is finished or held, `_Queue.available`) and a member has joined: one share fetch
+#: of a joined member (fetch.wait.max.ms, then the round trip); a record the broker gave out later
+#: anyway is acquired by an idle member and answered by the next receive (`_collect`), never lost
+NOTHING_WAIT_S = 0.03
 #: the record a queue's declaration sends and consumes itself (see _warm), and how long it may take
 WARM_MARKER = b"\x00mqconform-warm-up"
 WARM_TIMEOUT_S = 30.0
@@ -355,12 +360,16 @@ class KafkaShareAdapter(BrokerAdapter):
         """How long a receive polls for a record before it answers None: the join wait until the group
         has served anyone; else receive_timeout when given; else RECEIVE_WAIT_S, or FIRST_POLL_WAIT_S
         when no idle member has polled yet (a new one joins the group first), longer while the broker's
-        round trips are slow (adapters/_latency.py)."""
+        round trips are slow (adapters/_latency.py); NOTHING_WAIT_S when a member has joined, the
+        queue has no acquisition lock of its own and every record sent is finished or held (the broker
+        should answer with nothing: the receive waits only for one share fetch to come back)."""
         if not queue.served:
             return max(self.join_timeout, self.receive_timeout or 0.0)
         if self.receive_timeout is not None:
             return self.receive_timeout
         joined = any(member.polled for member in queue.idle)
+        if joined and queue.lock_ms is None and not queue.available():
+            return self.latency.settle_s(NOTHING_WAIT_S)
         return self.latency.settle_s(RECEIVE_WAIT_S if joined else FIRST_POLL_WAIT_S)
 
     def _settle_fetch(self) -> None:

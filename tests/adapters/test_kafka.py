@@ -14,7 +14,7 @@ import pytest
 
 from mqconform.adapters.contract import Result
 from mqconform.adapters.kafka import KafkaShareAdapter
-from mqconform.adapters.kafka.adapter import _Consumer, _Member, _Queue
+from mqconform.adapters.kafka.adapter import NOTHING_WAIT_S, RECEIVE_WAIT_S, _Consumer, _Member, _Queue
 from mqconform.adapters.kafka.server import fetch
 from mqconform.adapters.reference import ReferenceAdapter
 from mqconform.reference_model.config import ConsumerConfig, Message, QueueConfig
@@ -174,6 +174,37 @@ def test_a_receive_waits_for_a_lower_offset_still_on_its_way() -> None:
     adapter.consumers["c"] = _Consumer("c", "q")
     assert adapter.receive("c").value == "m4"
     assert adapter.receive("c").value == "m5"
+
+
+class _LateShareConsumer:
+    """A share consumer that acquires nothing until `give` is set, then the given record once."""
+
+    def __init__(self) -> None:
+        self.give: _Record | None = None
+
+    def poll(self, timeout: float) -> list[_Record]:
+        record, self.give = self.give, None
+        return [record] if record is not None else []
+
+
+def test_an_empty_receive_waits_one_fetch_only_when_nothing_is_left_to_acquire() -> None:
+    """A receive with every record sent finished or held (and no lock of the queue's own) expects
+    nothing: it polls for one share fetch (NOTHING_WAIT_S), else for RECEIVE_WAIT_S; a record the
+    broker gives out after that anyway is not lost: the next receive answers it."""
+    adapter = KafkaShareAdapter(url="127.0.0.1:9")
+    member = _Member(_LateShareConsumer(), polled=True)
+    queue = _Queue("q", "topic", "group", served=True, sent={0, 1}, finished={0, 1}, idle=[member])
+    adapter.queues["q"] = queue
+    adapter.consumers["c"] = _Consumer("c", "q")
+    assert adapter._receive_wait(queue) == adapter.latency.settle_s(NOTHING_WAIT_S)
+    queue.finished = {0}  # offset 1 is available: a receive waits for it as long as before
+    assert adapter._receive_wait(queue) == adapter.latency.settle_s(RECEIVE_WAIT_S)
+    queue.finished, queue.lock_ms = {0, 1}, 1000  # a lock of its own may run out: unknown
+    assert adapter._receive_wait(queue) == adapter.latency.settle_s(RECEIVE_WAIT_S)
+    queue.lock_ms = None
+    assert adapter.receive("c").value is None
+    member.client.give = _Record("m1", 1)  # the broker gave out a finished record anyway
+    assert adapter.receive("c").value == "m1"
 
 
 def test_limits_the_broker_cannot_express_are_unsupported(kafka: KafkaShareAdapter, namespace: str) -> None:

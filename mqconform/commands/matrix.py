@@ -30,6 +30,7 @@ from mqconform.commands._common import (
     add_shrink_argument,
     fail,
 )
+from mqconform.conformance.corpus import DEFAULT_K
 from mqconform.progress import Heartbeat
 from mqconform.releases import ARTEMIS_RELEASES, KAFKA_RELEASES
 
@@ -67,8 +68,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--slots", type=int, metavar="N",
                         help="tasks at once in local mode (default: 3 per core for a broker, whose "
                              "tasks mostly sleep on its clock; 1 per core for an in-process adapter)")
+    parser.add_argument("--explore-all", action="store_true",
+                        help="explore every area on every release with Hypothesis (one task per "
+                             "(release, area); deep, for a real cluster). Default: explore once per "
+                             "capability group, on its newest release, and replay the exploration's "
+                             "distilled corpus on the group's other releases without Hypothesis (a "
+                             "divergence is a finding of that release, shrunk there)")
+    parser.add_argument("--corpus-k", type=int, default=None, metavar="K",
+                        help="replay: distilled examples kept per check the exploration reached (the "
+                             f"shortest K; default {DEFAULT_K}), besides every counterexample")
     parser.add_argument("--group", type=int, metavar="N",
-                        help="releases per task: releases of one capability set explore each area in "
+                        help="with --explore-all (N > 1 implies it): releases per task: releases of "
+                             "one capability set explore each area in "
                              "lockstep (one Hypothesis run drives the model and one server per release, "
                              "each step on all at once; a finding is shrunk once and replayed on the "
                              "others); 1: one task per (release, area) (default 1)")
@@ -82,7 +93,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from mqconform.adapters.registry import AdapterLoadError, load_adapter
-    from mqconform.conformance.campaign import GroupTask
     from mqconform.conformance.deviations import DeviationError
     from mqconform.conformance.plan import RunPlan
     from mqconform.conformance.verdict import load_deviations
@@ -129,17 +139,12 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         return fail(f"cannot write the campaign directory {out}: {exc.strerror or exc}")
     run_ids = {release.version: new_run_id() for release in releases}
-    size = args.group if args.group is not None else GROUP_DEFAULTS.get(args.adapter, 1)
-    tasks = _tasks(plan, release_groups(releases, size, _capabilities_of(adapter)), areas, run_ids)
     master = args.master or local_master(args.slots, bool(getattr(adapter, "real_time", False)))
-    lockstep = sum(isinstance(task, GroupTask) for task in tasks)
-    grouped = f" ({lockstep} of them lockstep groups of 2-{size} releases)" if lockstep else ""
-    where = f"Spark {master}" if args.engine == "spark" else "in this process"
-    _print_header(f"mqconform matrix {campaign}: adapter {adapter.name}, {len(releases)} release(s) x "
-                  f"{len(areas)} area(s) = {len(tasks)} tasks{grouped} {where}, checked against "
-                  f"{claimed.name}, settings {settings_name}", seed, args.adapter, skipped)
+    header = (f"mqconform matrix {campaign}: adapter {adapter.name}, {len(releases)} release(s) x "
+              f"{len(areas)} area(s)")
+    checked = f"checked against {claimed.name}, settings {settings_name}"
     t0 = time.perf_counter()
-    results = _run_tasks(tasks, args.engine, master)
+    results = _execute(args, plan, releases, areas, run_ids, adapter, master, header, checked, skipped)
     if isinstance(results, int):
         return results
     wall = time.perf_counter() - t0
@@ -154,9 +159,36 @@ def run(args: argparse.Namespace) -> int:
                                      run_ids[release.version], settings_name, hyp, seed, campaign,
                                      registry, adapter))
         run_dirs.append(path)
-    print(f"matrix: {len(tasks)} tasks in {wall:.1f} s wall ({args.engine}"
+    print(f"matrix: {len(results)} tasks in {wall:.1f} s wall ({args.engine}"
           f"{f' {master}' if args.engine == 'spark' else ''}); run directories under {out}")
     return _conclude(codes, run_dirs, out, args, registry)
+
+
+def _execute(args: argparse.Namespace, plan: Any, releases: list[Any], areas: list[str],
+             run_ids: dict[str, str], adapter: Any, master: str, header: str, checked: str,
+             skipped: list[str]) -> list[Any] | int:
+    """Print the campaign's first line and run its tasks: every release explored (--explore-all, or
+    --group N > 1: lockstep groups), else explored once per capability group and replayed on the
+    others (matrix_replay). The task results, or the exit code of an interrupted dispatch."""
+    size = args.group if args.group is not None else GROUP_DEFAULTS.get(args.adapter, 1)
+    where = f"Spark {master}" if args.engine == "spark" else "in this process"
+    if args.explore_all or size > 1:
+        from mqconform.conformance.campaign import GroupTask
+
+        tasks = _tasks(plan, release_groups(releases, size, _capabilities_of(adapter)), areas, run_ids)
+        lockstep = sum(isinstance(task, GroupTask) for task in tasks)
+        grouped = f" ({lockstep} of them lockstep groups of 2-{size} releases)" if lockstep else ""
+        _print_header(f"{header} = {len(tasks)} tasks{grouped} {where}, {checked}", plan.seed, args.adapter,
+                      skipped)
+        return _run_tasks(tasks, args.engine, master)
+    from mqconform.commands.matrix_replay import explore_and_replay
+
+    groups = release_groups(releases, max(1, len(releases)), _capabilities_of(adapter))
+    _print_header(f"{header}, explored on {len(groups)} release(s) and replayed on the others {where}, "
+                  f"{checked}", plan.seed, args.adapter, skipped)
+    k = args.corpus_k if args.corpus_k is not None else DEFAULT_K
+    return explore_and_replay(plan, groups, areas, run_ids, k,
+                              lambda tasks: _run_tasks(tasks, args.engine, master))
 
 
 def _conclude(codes: list[int], run_dirs: list[Path], out: Path, args: argparse.Namespace,
@@ -208,6 +240,8 @@ def _usage_error(args: argparse.Namespace) -> str | None:
         return "--slots must be at least 1, and applies to local mode only (not with --master)"
     if args.group is not None and args.group < 1:
         return "--group must be at least 1"
+    if args.corpus_k is not None and (args.corpus_k < 1 or args.explore_all):
+        return "--corpus-k must be at least 1, and applies to a matrix by replay (not with --explore-all)"
     return None
 
 
@@ -252,9 +286,11 @@ def _dispatch(tasks: list[Any], engine: str, master: str) -> list[Any]:
     driver hears of each as it ends; python: one after the other in this process."""
     from concurrent.futures import ThreadPoolExecutor, as_completed
 
-    from mqconform.conformance.campaign import GroupTask, run_group, run_task
+    from mqconform.conformance.campaign import GroupTask, ReplayTask, run_group, run_replay, run_task
 
     def execute(task: Any) -> list[Any]:
+        if isinstance(task, ReplayTask):
+            return [run_replay(task)]
         return run_group(task) if isinstance(task, GroupTask) else [run_task(task)]
 
     done: dict[int, list[Any]] = {}
@@ -275,6 +311,10 @@ def _dispatch(tasks: list[Any], engine: str, master: str) -> list[Any]:
                        if result.group else f"{result.seconds:.1f} s")
             left = (f"; left {result.left} example(s) where its state no longer enabled the model's rules"
                     if getattr(result, "left", 0) else "")
+            if result.replayed_from:
+                left += f"; replayed {result.result.examples} example(s) from {result.replayed_from}"
+            elif result.corpus:
+                left += f"; corpus of {len(result.corpus)} distilled example(s)"
             heartbeat.say(f"  [{len(done)}/{len(tasks)}] {result.release} {result.area}: {state} "
                           f"({seconds} on {result.host}{left})")
 
@@ -400,10 +440,19 @@ def _finish_release(path: Path, release: Any, results: list[Any], areas: list[st
             run_dir, machine_results, areas, claimed, judge, server_version=server_version, aborted=None,
             set_aside=absent_areas(adapter), faults=faults,
             campaign={"id": campaign, "release": release.version, "source": release.source,
-                      "engine": args.engine, "hosts": sorted({r.host for r in results})})
+                      "engine": args.engine, "hosts": sorted({r.host for r in results}),
+                      **_replayed(results)})
     finally:
         replayer.shutdown()
     return code
+
+
+def _replayed(results: list[Any]) -> dict[str, Any]:
+    """A replayed release's campaign fields: the release whose corpus it replayed (matrix_replay)."""
+    sources = sorted({r.replayed_from for r in results if getattr(r, "replayed_from", "")})
+    if not sources:
+        return {}
+    return {"replayed_from": sources[0] if len(sources) == 1 else sources}
 
 
 def _report(run_dirs: list[Path], out: Path, args: argparse.Namespace, registry: Any) -> int:

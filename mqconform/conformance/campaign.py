@@ -28,8 +28,11 @@ import attrs
 from mqconform.history import RunDirectory
 from mqconform.releases import Release
 
+from .corpus import Example, Recorder, counterexamples, distil
+from .corpus import write as write_corpus
+from .corpus_replay import baseline, replay_area
 from .plan import RunPlan
-from .runner import MachineResult
+from .runner import RECORDER, MachineResult
 
 
 @attrs.frozen
@@ -40,6 +43,9 @@ class CampaignTask:
     release: Release
     area: str
     run_id: str
+    #: keep the exploration's corpus and distil it, that many examples per check (0: no corpus, as
+    #: `matrix --explore-all`); see mqconform.conformance.corpus
+    corpus_k: int = 0
 
 
 @attrs.frozen
@@ -61,6 +67,11 @@ class TaskResult:
     #: lockstep: the examples this release left because its machine no longer enabled the rules the
     #: model's did (it explored less than it would alone: the matrix says so)
     left: int = 0
+    #: an exploration with a corpus: its distilled examples (corpus.Example.as_json), replayed on the
+    #: group's other releases
+    corpus: tuple[dict[str, Any], ...] = ()
+    #: a replayed release: the release whose exploration's corpus it replayed ("" when it explored)
+    replayed_from: str = ""
 
 
 def run_task(task: CampaignTask) -> TaskResult:
@@ -78,6 +89,7 @@ def run_task(task: CampaignTask) -> TaskResult:
     adapter: Any = None
     server_version = ""
     fault: str | None = None
+    corpus: tuple[dict[str, Any], ...] = ()
     try:
         try:
             plan = task.plan
@@ -89,7 +101,14 @@ def run_task(task: CampaignTask) -> TaskResult:
             claimed = load_profile(plan.profile or adapter.profile)
             (scratch / "history").mkdir()
             run = RunDirectory.attach(scratch, adapter.name, claimed.name, task.run_id, time.monotonic_ns())
-            result = plan.explore(task.area, lambda: adapter, claimed, run, database=database(scratch))
+            recorder = Recorder() if task.corpus_k else None
+            token = RECORDER.set(recorder)
+            try:
+                result = plan.explore(task.area, lambda: adapter, claimed, run, database=database(scratch))
+            finally:
+                RECORDER.reset(token)
+            if recorder is not None:
+                corpus = _distilled(task, recorder, result, adapter, claimed, scratch)
         except ReleaseError as exc:
             fault = f"area {task.area}: release {task.release.version}: {exc}"
             result = MachineResult(task.area, unknown=fault)
@@ -102,7 +121,73 @@ def run_task(task: CampaignTask) -> TaskResult:
         finally:
             shutdown(adapter)
         return TaskResult(task.release.version, task.area, result, fault, server_version, _pack(scratch),
-                          socket.gethostname(), time.perf_counter() - started)
+                          socket.gethostname(), time.perf_counter() - started, corpus=corpus)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _distilled(task: CampaignTask, recorder: Recorder, result: MachineResult, adapter: Any, claimed: Any,
+               scratch: Path) -> tuple[dict[str, Any], ...]:
+    """The exploration's corpus distilled (corpus.distil, `task.corpus_k` per check, with its
+    counterexamples) and replayed on the explored release itself (corpus_replay.baseline); written
+    into the run directory as ``corpus/<area>.jsonl`` (every example kept) and
+    ``corpus/<area>.distilled.jsonl``."""
+    if result.needs is not None or result.unknown:
+        return ()
+    chosen = distil(recorder.examples, task.corpus_k, counterexamples(result.findings))
+    kept = baseline(chosen, claimed, adapter, task.area)
+    write_corpus(scratch / "corpus" / f"{task.area}.jsonl", recorder.examples)
+    write_corpus(scratch / "corpus" / f"{task.area}.distilled.jsonl", kept)
+    return tuple(example.as_json() for example in kept)
+
+
+@attrs.frozen
+class ReplayTask:
+    """One area of the campaign's plan replayed on one release from another release's distilled
+    corpus (pickled to a Spark worker): no Hypothesis (mqconform.conformance.corpus_replay)."""
+
+    plan: RunPlan
+    release: Release
+    area: str
+    run_id: str
+    explored: str
+    corpus: tuple[dict[str, Any], ...]
+    reached: frozenset[str]
+    #: why the exploration gave no verdict (its fault or unknown): the replay has none either
+    unknown: str | None = None
+
+
+def run_replay(task: ReplayTask) -> TaskResult:
+    """Replay one area's corpus on one release: its own server, probed as run_task probes it."""
+    from mqconform.reference_model.profiles import profile as load_profile
+
+    from .execution import shutdown
+    from .runner import fault_reason
+
+    started = time.perf_counter()
+    adapter, server_version, fault = _open_release(task.plan, task.release, task.area)
+    try:
+        if fault is not None:
+            result = MachineResult(task.area, unknown=fault)
+        elif task.unknown is not None:
+            result = MachineResult(task.area, unknown=f"the exploration on {task.explored}: {task.unknown}")
+        else:
+            try:
+                claimed = load_profile(task.plan.profile or adapter.profile)
+                result = replay_area(task.area, [Example.from_json(e) for e in task.corpus], lambda: adapter,
+                                     claimed, reached=task.reached, explored=task.explored,
+                                     max_findings=task.plan.max_findings)
+            except (Exception, BaseExceptionGroup) as exc:  # a fault: never a traceback, never a pass
+                fault = f"area {task.area}: {fault_reason(exc)}"
+                result = MachineResult(task.area, unknown=fault)
+    finally:
+        shutdown(adapter)
+    scratch = Path(tempfile.mkdtemp(prefix="mqc-task-"))
+    try:
+        write_corpus(scratch / "corpus" / f"{task.area}.replayed.jsonl",
+                     [Example.from_json(e) for e in task.corpus])
+        return TaskResult(task.release.version, task.area, result, fault, server_version, _pack(scratch),
+                          socket.gethostname(), time.perf_counter() - started, replayed_from=task.explored)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 

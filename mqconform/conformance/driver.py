@@ -104,6 +104,9 @@ class Driver:
         #: the most the broker's clock ran ahead of the model's in this example (ms), measured after
         #: each call on the implementation while a limit is set
         self.clock_lead_ms = 0.0
+        #: every check made, in order: (the 1-based number of the last step run before it, its name,
+        #: the field it compared); a matrix keeps it with the example (mqconform.conformance.corpus)
+        self.check_log: list[tuple[int, str, str]] = []
 
     # ------------------------------------------------------------------ recording
     def observe(self, f: str, queue: str | None, value: Any) -> None:
@@ -119,6 +122,7 @@ class Driver:
         if name in self.disabled:
             return
         self.checked.add(name)
+        self.check_log.append((len(self.steps), name, field))
         if not ok:
             self._discard_if_clock_ran_ahead()
             violation = Violation(name, self.rules.get(name, ()), message(), field=field,

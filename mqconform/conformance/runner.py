@@ -12,6 +12,7 @@ deviation explains.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
@@ -186,9 +187,19 @@ def stable_imports() -> None:
 _stable = False
 
 
+#: the corpus recorder of the exploration running in this context (`mqconform matrix` keeps every
+#: example: mqconform.conformance.corpus), None otherwise
+RECORDER: contextvars.ContextVar[Any] = contextvars.ContextVar("mqconform_corpus_recorder", default=None)
+
+
 def machine_class(base: type[ConformanceMachine], context: RunContext) -> type[ConformanceMachine]:
-    """A subclass of `base` bound to one run context (Hypothesis instantiates it per example)."""
-    return type(base.__name__, (base,), {"context": context, "__module__": base.__module__})
+    """A subclass of `base` bound to one run context (Hypothesis instantiates it per example); while
+    a corpus RECORDER is set, each example's steps and checks go to it at its teardown."""
+    namespace: dict[str, Any] = {"context": context, "__module__": base.__module__}
+    recorder = RECORDER.get()
+    if recorder is not None:
+        namespace["teardown"] = recorder.teardown(base.teardown)
+    return type(base.__name__, (base,), namespace)
 
 
 def run_machine(base: type[ConformanceMachine], adapter_factory: Callable[[], Adapter],

@@ -1,0 +1,180 @@
+"""A distilled corpus (mqconform.conformance.corpus) replayed on a release, without Hypothesis.
+
+Each example is replayed as a counterexample is (:mod:`mqconform.conformance.replay`, minimize): its
+steps annotated with what the claimed model expects after each of them (results, counters, pending
+order) and run through the scenario runner on the release's adapter. A scenario compares more than
+the machine's checks did, so an example is first replayed on the explored release itself
+(:func:`baseline`): where it already differs there, that is kept with it, and a replay elsewhere
+that differs at the same step in the same way holds (it can show nothing after that step).
+
+A replay that differs otherwise is a finding of the release: its check is the example's check
+that compared what differs (a counterexample's: its own check; an example's: the check of that
+field, else the first check at or after the step, see :func:`attribute`), its rules that check's,
+its steps shrunk on that release (minimize.shrink) and judged flaky as the runner judges one
+(runner.finding_of: replayed again when its minimised replay does not fail). One finding per
+check, as a run disables a check after its finding. The checks of the examples whose replays were
+judged are the release's checked checks; examples that got no answer (``unknown``, tried twice)
+leave theirs out, and when that leaves out a check the exploration reached, the area is unknown.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import attrs
+
+from mqconform.adapters.contract import EXTRA_CAPABILITIES, Adapter, contract_changes, model_for
+from mqconform.reference_model.options import ModelOptions
+
+from .corpus import Example
+from .driver import Step, Violation
+from .runner import MachineResult, finding_of, not_run
+
+#: attempts per example while its replay gets no answer (scenario.run_until_judged)
+ATTEMPTS = 2
+
+
+@attrs.frozen
+class Replayed:
+    """One example's replay: its verdict (pass, fail, unknown, invalid: the model rejects it) and,
+    for a fail, where and what differs."""
+
+    verdict: str
+    steps_run: int = 0
+    step: int = 0
+    what: str = ""
+    message: str = ""
+    expected: Any = None
+    actual: Any = None
+
+
+def replay_example(example: Example, claimed: ModelOptions, adapter: Adapter, namespace: str) -> Replayed:
+    """Replay `example` on `adapter` against the model of `claimed` (see the module docstring)."""
+    from mqconform.scenario import ModelRejected, annotate, from_data
+    from mqconform.scenario.runner import run_until_judged
+
+    try:
+        annotated = annotate(list(example.steps), claimed)
+        scenario = from_data({"profile": claimed.name, "steps": annotated}, "corpus")
+    except (ModelRejected, ValueError) as exc:
+        return Replayed("invalid", message=str(exc))
+    outcome = run_until_judged(scenario, adapter, attempts=ATTEMPTS, namespace=namespace)
+    if outcome.verdict in ("pass", "not_applicable", "unknown", "invalid"):
+        verdict = "pass" if outcome.verdict == "not_applicable" else outcome.verdict
+        return Replayed(verdict, outcome.steps_run, message=outcome.message)
+    mismatch = outcome.mismatch
+    what = str(getattr(mismatch, "what", "") or "result")
+    step = int(outcome.step) if outcome.step is not None else outcome.steps_run
+    return Replayed("fail", outcome.steps_run, step, what, outcome.message,
+                    getattr(mismatch, "expected", None), getattr(mismatch, "actual", None))
+
+
+def baseline(examples: Sequence[Example], claimed: ModelOptions, adapter: Adapter,
+             area: str) -> list[Example]:
+    """`examples` as replayed on the explored release: each with where its replay differed there
+    (None where it held); the counterexamples are kept as they are, and examples whose replay the
+    model rejects or that got no answer are left out."""
+    claimed = model_for(claimed, frozenset(adapter.capabilities))
+    kept = []
+    for n, example in enumerate(examples, start=1):
+        if example.failing:
+            kept.append(example)
+            continue
+        got = replay_example(example, claimed, adapter, f"mqc-corpus-{area}-{n}")
+        if got.verdict == "pass":
+            kept.append(example)
+        elif got.verdict == "fail":
+            kept.append(attrs.evolve(example, baseline=(got.step, got.what)))
+    return kept
+
+
+def attribute(example: Example, step: int, what: str) -> str | None:
+    """The check of `example` that a replay differing at `step` in `what` speaks for (see the module
+    docstring); None for an example that made no check."""
+    if example.failing:
+        return example.failing
+    field = "" if what in ("", "result") else what.rsplit(" ", 1)[-1]
+    later = [c for c in example.checks if c[0] >= step]
+    if field:
+        # a check named for the field (counters.<field>, <field>.order), else one comparing it
+        named = [c for c in example.checks if c[1] == f"counters.{field}" or c[1].startswith(f"{field}.")]
+        named = named or [c for c in example.checks if c[2] == field]
+        if named:
+            return min(named, key=lambda c: (c[0] < step, abs(c[0] - step)))[1]
+    else:
+        at = [c for c in later if c[0] == step and not c[2]]
+        if at:
+            return at[0][1]
+    if later:
+        return later[0][1]
+    return example.checks[-1][1] if example.checks else None
+
+
+def _diverges(example: Example, got: Replayed) -> bool:
+    """Does a failed replay show a difference the explored release did not show?"""
+    if got.verdict != "fail":
+        return False
+    if example.failing or example.baseline is None:
+        return True
+    step, what = example.baseline
+    return got.step < step or (got.step == step and got.what != what)
+
+
+def replay_area(area: str, examples: Sequence[Example], adapter_factory: Callable[[], Adapter],
+                claimed: ModelOptions, *, reached: frozenset[str] = frozenset(), explored: str = "",
+                max_findings: int | None = None) -> MachineResult:
+    """The area's MachineResult on one release from replaying `examples` (see the module
+    docstring). `reached`: the checks the exploration reached; `explored`: its release."""
+    from .registry import MACHINES
+    from .rules import rules_for
+
+    started = time.perf_counter()
+    result = MachineResult(area)
+    probe = adapter_factory()
+    caps = frozenset(probe.capabilities)
+    held_to = contract_changes(claimed, caps)
+    claimed = model_for(claimed, caps)
+    why = not_run(MACHINES[area], frozenset(claimed.features) | EXTRA_CAPABILITIES, caps)
+    if why is not None:
+        result.needs = why
+        return result
+    table = rules_for(area)
+    unanswered: set[str] = set()
+    for n, example in enumerate(examples, start=1):
+        if example.failing and any(f.check == example.failing for f in result.findings):
+            continue
+        t0 = time.perf_counter()
+        got = replay_example(example, claimed, probe, f"mqc-replay-{area}-{n}")
+        result.examples += 1
+        result.steps += got.steps_run
+        if got.verdict in ("unknown", "invalid"):
+            unanswered |= example.reached()
+            continue
+        result.checked |= example.covered() if not _diverges(example, got) else example.reached()
+        if not _diverges(example, got):
+            continue
+        check = attribute(example, got.step, got.what)
+        if check is None or any(f.check == check for f in result.findings):
+            continue
+        field = "" if got.what == "result" else got.what.rsplit(" ", 1)[-1]
+        rules = example.rules if example.failing else table.get(check, ())
+        steps = [Step(op, args) for step in example.steps for op, args in step.items()]
+        violation = Violation(check, tuple(rules), f"step {got.step}: {got.message}", field=field,
+                              expected=got.expected, actual=got.actual)
+        from .minimize import shrink
+
+        shrunk = shrink(steps, claimed, adapter_factory)
+        finding = finding_of(area, violation, shrunk, time.perf_counter() - t0, claimed, adapter_factory,
+                             options=held_to)
+        finding.message = f"replayed from {explored or 'the exploration'}: {finding.message}"
+        result.findings.append(finding)
+        if max_findings is not None and len(result.findings) >= max_findings:
+            break
+    missing = (reached - result.checked) & unanswered
+    if missing:
+        result.unknown = (f"the replays reaching {', '.join(sorted(missing)[:3])}"
+                          f"{' ...' if len(missing) > 3 else ''} got no answer")
+    result.seconds = time.perf_counter() - started
+    return result

@@ -1,0 +1,105 @@
+"""Releases compared by replay (mqconform.conformance.corpus, corpus_replay) on in-process adapters:
+an exploration's corpus covers every check it reached, the distilled set keeps that coverage with at
+most K examples a check, a "release" with a seeded difference (the model under another option) is
+caught by replaying the corpus and its finding is shrunk there, and a conforming one gets the
+exploration's own outcomes."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from mqconform.adapters.reference import ReferenceAdapter
+from mqconform.conformance import corpus
+from mqconform.conformance import settings as suite_settings
+from mqconform.conformance.corpus_replay import attribute, baseline, replay_area
+from mqconform.conformance.registry import MACHINES
+from mqconform.conformance.rules import rules_for
+from mqconform.conformance.runner import RECORDER, MachineResult, run_machine
+from mqconform.reference_model.profiles import ARTEMIS as _ARTEMIS
+from mqconform.selftest.mutants import MUTANTS
+
+ARTEMIS = _ARTEMIS.evolve(features=_ARTEMIS.features - {"restart"})
+#: "another release": plain FIFO where the profile has priorities (a model option, not a code change)
+MUTANT = next(m for m in MUTANTS if m.name == "priority-ignored")
+
+
+def _explore(area: str, examples: int = 20) -> tuple[MachineResult, corpus.Recorder]:
+    recorder = corpus.Recorder()
+    model = ReferenceAdapter(options=ARTEMIS)
+    token = RECORDER.set(recorder)
+    try:
+        result = run_machine(MACHINES[area], lambda: model, ARTEMIS,
+                             suite_settings.get("ci", database=None, max_examples=examples), seed_value=3)
+    finally:
+        RECORDER.reset(token)
+    return result, recorder
+
+
+def _no_restart(adapter: Any) -> Any:
+    adapter.capabilities = adapter.capabilities - {"restart"}
+    return adapter
+
+
+def test_the_corpus_covers_every_check_the_exploration_reached_and_distils_to_k_each(tmp_path: Path) -> None:
+    result, recorder = _explore("delivery")
+    assert not result.findings and result.checked
+    assert recorder.examples and recorder.dropped == 0
+    assert set().union(*(ex.reached() for ex in recorder.examples)) == result.checked
+    distilled = corpus.distil(recorder.examples, k=2)
+    assert len(distilled) < len(recorder.examples)
+    assert set().union(*(ex.reached() for ex in distilled)) == result.checked
+    count = Counter(check for ex in distilled for check in ex.reached())
+    available = Counter(check for ex in recorder.examples for check in ex.reached())
+    assert all(count[check] >= min(2, available[check]) for check in result.checked)
+    # written and read back as it was
+    corpus.write(tmp_path / "delivery.jsonl", distilled)
+    assert corpus.read(tmp_path / "delivery.jsonl") == distilled
+    # on the explored "release" itself every distilled example holds
+    assert baseline(distilled, ARTEMIS, ReferenceAdapter(options=ARTEMIS), "delivery") == distilled
+
+
+def test_a_release_with_a_seeded_difference_is_caught_by_replay_and_shrunk_there() -> None:
+    result, recorder = _explore("delivery")
+    distilled = corpus.distil(recorder.examples, k=3)
+    longest = max(len(ex.steps) for ex in distilled)
+    mutant = _no_restart(MUTANT.adapter())
+    replayed = replay_area("delivery", distilled, lambda: mutant, ARTEMIS, reached=frozenset(result.checked),
+                           explored="model")
+    assert replayed.findings and replayed.unknown is None
+    finding = replayed.findings[0]
+    assert finding.check in rules_for("delivery") and finding.rules == rules_for("delivery")[finding.check]
+    assert "replayed from model" in finding.message
+    assert not finding.flaky and finding.shown is not None  # its minimised replay fails on the mutant
+    assert len(finding.steps) <= longest
+    assert len({f.check for f in replayed.findings}) == len(replayed.findings)  # one finding a check
+    # the shrunk counterexample replayed on a conforming release holds, on the mutant it fails again
+    again = corpus.counterexamples(replayed.findings)
+    assert not replay_area("delivery", again, lambda: ReferenceAdapter(options=ARTEMIS), ARTEMIS).findings
+    assert replay_area("delivery", again, lambda: _no_restart(MUTANT.adapter()), ARTEMIS).findings
+
+
+def test_a_conforming_release_gets_the_explorations_outcomes() -> None:
+    result, recorder = _explore("delivery")
+    distilled = corpus.distil(recorder.examples)
+    replayed = replay_area("delivery", distilled, lambda: ReferenceAdapter(options=ARTEMIS), ARTEMIS,
+                           reached=frozenset(result.checked))
+    assert not replayed.findings and replayed.unknown is None
+    assert replayed.checked == result.checked
+    table = rules_for("delivery")
+    assert replayed.rule_outcomes(table) == result.rule_outcomes(table)
+
+
+def test_a_divergence_speaks_for_the_check_of_what_differs() -> None:
+    checks = ((1, "send.result", ""), (2, "counters.pending_count", "pending_count"),
+              (3, "pending.order", ""))
+    example = corpus.Example(({"send": {}},) * 4, checks=checks)
+    assert attribute(example, 2, "queue q pending_count") == "counters.pending_count"
+    assert attribute(example, 3, "result") == "pending.order"
+    assert attribute(example, 4, "result") == "pending.order"  # past the last check: the last one
+    failing = corpus.Example(({"send": {}},), failing="pending.order", rules=("DELIVERY-3",))
+    assert attribute(failing, 1, "result") == "pending.order"
+    # a replay differing where the explored release differed in the same way holds
+    held = corpus.Example(example.steps, example.checks, baseline=(3, "result"))
+    assert held.covered() == {"send.result", "counters.pending_count"}

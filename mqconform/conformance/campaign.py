@@ -108,7 +108,11 @@ def run_task(task: CampaignTask) -> TaskResult:
             finally:
                 RECORDER.reset(token)
             if recorder is not None:
-                corpus = _distilled(task, recorder, result, adapter, claimed, scratch)
+                try:  # the exploration's verdict stands whatever becomes of its corpus
+                    corpus = _distilled(task, recorder, result, adapter, claimed, scratch)
+                except (Exception, BaseExceptionGroup) as exc:
+                    (scratch / "corpus").mkdir(exist_ok=True)
+                    (scratch / "corpus" / f"{task.area}.error").write_text(fault_reason(exc) + "\n")
         except ReleaseError as exc:
             fault = f"area {task.area}: release {task.release.version}: {exc}"
             result = MachineResult(task.area, unknown=fault)

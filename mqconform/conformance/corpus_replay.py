@@ -141,6 +141,9 @@ def replay_area(area: str, examples: Sequence[Example], adapter_factory: Callabl
         result.needs = why
         return result
     table = rules_for(area)
+    if reached and not examples:
+        result.unknown = f"the exploration on {explored or 'its release'} left no example to replay"
+        return result
     unanswered: set[str] = set()
     for n, example in enumerate(examples, start=1):
         if example.failing and any(f.check == example.failing for f in result.findings):

@@ -74,6 +74,8 @@ JOIN_WAIT_S, OLD_JOIN_WAIT_S = 5.0, 15.0
 #: how long after a commit the adapter looks for a record the member fetched on its own (_drain; it came
 #: back in 1-5 ms when there was one)
 DRAIN_S = 0.1
+#: how long each poll of that wait lasts before the other idle members are looked at
+DRAIN_POLL_S = 0.01
 #: a group's acquisition lock (the broker's group.share.min.record.lock.duration.ms, set by .server)
 MIN_LOCK_MS = 1000
 
@@ -443,19 +445,26 @@ class KafkaShareAdapter(BrokerAdapter):
         is already up by one, as the model's is at that receive). The wait is skipped when every
         record sent is finished or held by a member (`_Queue.available`; never with an acquisition lock
         of its own, which could run out): the member then has nothing to acquire, and should the broker
-        differ, the next receive polls this member too (`_collect`)."""
+        differ, the next receive polls this member too (`_collect`). While it waits, the other idle
+        members are polled too (they fetch in the background and may have acquired the record this
+        one did not): once every record sent is finished or held (stashed included), nothing is left
+        for this member to acquire and the wait ends there."""
         if queue.lock_ms is None and not queue.available():
             self._settle_deadline(DRAIN_S)  # the round trip of the operation ends here
             queue.idle.append(member)
             return
         deadline = self._settle_deadline(DRAIN_S)
         while (left := deadline - time.monotonic()) > 0:
-            records = [r for r in member.client.poll(min(left, 0.05)) if r.error() is None]
+            records = [r for r in member.client.poll(min(left, DRAIN_POLL_S)) if r.error() is None]
             if len(records) > 1:
                 raise TimeoutError(f"a share fetch of at most 1 byte acquired {len(records)} records")
             if records:
                 member.record = records[0]
                 queue.stashed.append(member)
+                return
+            self._collect(queue, 0)
+            if queue.lock_ms is None and not queue.available():
+                queue.idle.append(member)
                 return
         self._settle_fetch()
         queue.idle.append(member)

@@ -207,6 +207,31 @@ def test_an_empty_receive_waits_one_fetch_only_when_nothing_is_left_to_acquire()
     assert adapter.receive("c").value == "m1"
 
 
+class _CommittingShareConsumer(_ScriptedShareConsumer):
+    """A scripted share consumer whose acknowledgements and commits succeed."""
+
+    def acknowledge(self, record: _Record, kind: Any) -> None:
+        return None
+
+    def commit_sync(self, timeout: float) -> dict[str, None]:
+        return {}
+
+
+def test_the_drain_after_an_ack_ends_when_another_idle_member_acquired_what_was_left() -> None:
+    """After a commit the member may fetch the lowest available record on its own; when another idle
+    member acquired it in the background instead, nothing is left to acquire: the drain ends there
+    and the next receive answers that member's record (DELIVERY-4: the lowest offset)."""
+    adapter = KafkaShareAdapter(url="127.0.0.1:9")
+    acking = _Member(_CommittingShareConsumer(), record=_Record("m1", 1))
+    other = _Member(_ScriptedShareConsumer([_Record("m2", 2)]), polled=True)
+    queue = _Queue("q", "topic", "group", served=True, sent={1, 2}, idle=[other], busy=[acking])
+    adapter.queues["q"] = queue
+    adapter.consumers["c"] = _Consumer("c", "q", held={"m1": acking})
+    assert adapter.ack("c", "m1").value == "ok"
+    assert queue.finished == {1} and queue.stashed == [other] and queue.idle == [acking]
+    assert adapter.receive("c").value == "m2"
+
+
 def test_limits_the_broker_cannot_express_are_unsupported(kafka: KafkaShareAdapter, namespace: str) -> None:
     kafka.open(namespace)
     try:

@@ -181,9 +181,9 @@ def _execute(args: argparse.Namespace, plan: Any, releases: list[Any], areas: li
         _print_header(f"{header} = {len(tasks)} tasks{grouped} {where}, {checked}", plan.seed, args.adapter,
                       skipped)
         return _run_tasks(tasks, args.engine, master)
-    from mqconform.commands.matrix_replay import explore_and_replay
+    from mqconform.commands.matrix_replay import capabilities_function, explore_and_replay
 
-    groups = release_groups(releases, max(1, len(releases)), _capabilities_of(adapter))
+    groups = release_groups(releases, max(1, len(releases)), capabilities_function(adapter))
     _print_header(f"{header}, explored on {len(groups)} release(s) and replayed on the others {where}, "
                   f"{checked}", plan.seed, args.adapter, skipped)
     k = args.corpus_k if args.corpus_k is not None else DEFAULT_K

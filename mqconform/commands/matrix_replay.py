@@ -17,6 +17,25 @@ from collections.abc import Callable
 from typing import Any
 
 
+def capabilities_function(adapter: Any) -> Callable[[str], Any] | None:
+    """The adapter's ``capabilities_for(version)``: in its class's module, its package or the
+    package's ``capabilities`` module (nats: mqconform.adapters.nats.capabilities); None without one
+    (then every release is one group). matrix._capabilities_of, which `--group` uses, reads the
+    class's module only and is left as it is."""
+    import importlib
+
+    module = type(adapter).__module__
+    package = module.rpartition(".")[0]
+    for name in (module, package, f"{package}.capabilities"):
+        try:
+            found = getattr(importlib.import_module(name), "capabilities_for", None)
+        except ImportError:
+            continue
+        if callable(found):
+            return found  # type: ignore[no-any-return]
+    return None
+
+
 def explore_and_replay(plan: Any, groups: list[list[Any]], areas: list[str], run_ids: dict[str, str], k: int,
                        run_tasks: Callable[[list[Any]], list[Any] | int]) -> list[Any] | int:
     """Both phases (see the module docstring); the task results of both, or the exit code of an

@@ -44,7 +44,7 @@ def test_releases_in_lockstep_record_what_each_records_alone(tmp_path: Path) -> 
     assert grouped.returncode == 0, grouped.stderr[-2000:]
     assert "2 tasks (2 of them lockstep groups of 2-2 releases)" in grouped.stdout
     assert "matrix: by group (lockstep task time" in grouped.stdout
-    alone = _matrix(tmp_path / "alone", "--engine", "python", "--no-report", "--group", "1",
+    alone = _matrix(tmp_path / "alone", "--engine", "python", "--no-report", "--group", "1", "--explore-all",
                     versions=versions)
     assert alone.returncode == 0, alone.stderr[-2000:]
     assert "4 tasks in this process" in alone.stdout
@@ -53,6 +53,30 @@ def test_releases_in_lockstep_record_what_each_records_alone(tmp_path: Path) -> 
         assert _outcomes(one) and _outcomes(one) == _outcomes(two)
         assert _history(one) == _history(two)
         assert json.loads((one / "run.json").read_text())["versions"]["implementation"] == version
+
+
+def test_a_matrix_by_replay_gives_the_outcomes_of_exploring_every_release(tmp_path: Path) -> None:
+    """Two releases of one capability set: the newer explored with a corpus, the older replaying it
+    (no Hypothesis); the older release's outcomes equal those of exploring it, and its run directory
+    says whose corpus it replayed."""
+    versions = "2.14.1,2.15.1"
+    replay = _matrix(tmp_path / "replay", "--engine", "python", "--no-report", versions=versions)
+    assert replay.returncode == 0, replay.stderr[-2000:]
+    assert "explored on 1 release(s) and replayed on the others" in replay.stdout
+    assert "2.14.1 delivery: ok" in replay.stdout and "replayed" in replay.stdout
+    explored = _matrix(tmp_path / "explored", "--engine", "python", "--no-report", "--explore-all",
+                       versions=versions)
+    assert explored.returncode == 0, explored.stderr[-2000:]
+    for version in versions.split(","):
+        one, two = tmp_path / "replay" / f"nats-{version}", tmp_path / "explored" / f"nats-{version}"
+        assert _outcomes(one) and _outcomes(one) == _outcomes(two)
+    older = tmp_path / "replay" / "nats-2.14.1"
+    assert json.loads((older / "run.json").read_text())["campaign"]["replayed_from"] == "2.15.1"
+    newest = tmp_path / "replay" / "nats-2.15.1"
+    for area in ("delivery", "ring"):
+        assert (newest / "corpus" / f"{area}.jsonl").read_text()
+        assert (newest / "corpus" / f"{area}.distilled.jsonl").read_text()
+        assert (older / "corpus" / f"{area}.replayed.jsonl").read_text()
 
 
 def _outcomes(run_dir: Path) -> list[tuple[str, str]]:
@@ -65,9 +89,10 @@ def _history_lines(run_dir: Path) -> dict[str, int]:
 
 
 def test_a_spark_matrix_and_an_in_process_one_give_the_same_outcomes(tmp_path: Path) -> None:
-    serial = _matrix(tmp_path / "serial", "--engine", "python")
+    serial = _matrix(tmp_path / "serial", "--engine", "python", "--explore-all")
     assert serial.returncode == 0, serial.stderr[-2000:]
-    spark = _matrix(tmp_path / "spark", "--engine", "spark", "--master", "local[2]", "--no-report")
+    spark = _matrix(tmp_path / "spark", "--engine", "spark", "--master", "local[2]", "--no-report",
+                    "--explore-all")
     assert spark.returncode == 0, spark.stderr[-2000:]
     assert "4 tasks Spark local[2]" in spark.stdout and "4 tasks in this process" in serial.stdout
     for version in NATS_RELEASES.split(","):

@@ -62,9 +62,9 @@ FETCH_SETTLE_S = 0.05
 #: comes back in 1-5 ms here), and a member's first poll (it joins the group first: 10-110 ms measured)
 RECEIVE_WAIT_S, FIRST_POLL_WAIT_S = 0.25, 0.5
 #: how long an empty receive polls when the adapter's own count says the broker has nothing to give
-#: (every record sent is finished or held, `_Queue.available`) and a member has joined: one share fetch
-#: of a joined member (fetch.wait.max.ms, then the round trip); a record the broker gave out later
-#: anyway is acquired by an idle member and answered by the next receive (`_collect`), never lost
+#: (every record sent is finished or held, `_Queue.available`): one share fetch of a joined member
+#: (fetch.wait.max.ms, then the round trip); a record the broker gave out later anyway is acquired by
+#: an idle member and answered by the next receive (`_collect`), never lost
 NOTHING_WAIT_S = 0.03
 #: the record a queue's declaration sends and consumes itself (see _warm), and how long it may take
 WARM_MARKER = b"\x00mqconform-warm-up"
@@ -88,6 +88,8 @@ class _Member:
     client: Any
     record: Any = None
     polled: bool = False
+    #: the monotonic instant by which it has surely joined the group (0: it has; see `_new_member`)
+    joined_by: float = 0.0
 
 
 @attrs.define
@@ -311,6 +313,7 @@ class KafkaShareAdapter(BrokerAdapter):
                 member.client.commit_sync(self.timeout)
             if any(r.value() == WARM_MARKER for r in records):
                 queue.served = member.polled = True
+                member.joined_by = 0.0  # it was served: it has joined
                 self._settle_fetch()
                 return
         raise TimeoutError(f"the new share group served nothing within {WARM_TIMEOUT_S:.0f} s")
@@ -356,22 +359,26 @@ class KafkaShareAdapter(BrokerAdapter):
                                 "fetch.max.bytes": 1, "max.partition.fetch.bytes": 1,
                                 "fetch.wait.max.ms": FETCH_WAIT_MS, "log_level": 3})
         client.subscribe([queue.topic])
-        return _Member(client)
+        # it joins in the background from now: a first poll's wait (FIRST_POLL_WAIT_S) from here
+        return _Member(client, joined_by=time.monotonic() + self.latency.settle_s(FIRST_POLL_WAIT_S))
 
     def _receive_wait(self, queue: _Queue) -> float:
         """How long a receive polls for a record before it answers None: the join wait until the group
         has served anyone; else receive_timeout when given; else RECEIVE_WAIT_S, or FIRST_POLL_WAIT_S
-        when no idle member has polled yet (a new one joins the group first), longer while the broker's
-        round trips are slow (adapters/_latency.py); NOTHING_WAIT_S when a member has joined, the
-        queue has no acquisition lock of its own and every record sent is finished or held (the broker
-        should answer with nothing: the receive waits only for one share fetch to come back)."""
+        when no idle member has joined yet (polled, and a first poll's wait since it subscribed:
+        `_Member.joined_by`), longer while the broker's round trips are slow (adapters/_latency.py);
+        NOTHING_WAIT_S when the queue has no acquisition lock of its own and every record sent is
+        finished or held (the broker should answer with nothing: the receive waits only for one share
+        fetch to come back; a member that joins meanwhile fetches in the background, and what it
+        acquires is answered by the next receive)."""
         if not queue.served:
             return max(self.join_timeout, self.receive_timeout or 0.0)
         if self.receive_timeout is not None:
             return self.receive_timeout
-        joined = any(member.polled for member in queue.idle)
-        if joined and queue.lock_ms is None and not queue.available():
+        if queue.lock_ms is None and not queue.available():
             return self.latency.settle_s(NOTHING_WAIT_S)
+        now = time.monotonic()
+        joined = any(member.polled and member.joined_by <= now for member in queue.idle)
         return self.latency.settle_s(RECEIVE_WAIT_S if joined else FIRST_POLL_WAIT_S)
 
     def _settle_fetch(self) -> None:

@@ -7,6 +7,7 @@ operations and compares every answer and every delivery count the broker shows."
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -14,7 +15,14 @@ import pytest
 
 from mqconform.adapters.contract import Result
 from mqconform.adapters.kafka import KafkaShareAdapter
-from mqconform.adapters.kafka.adapter import NOTHING_WAIT_S, RECEIVE_WAIT_S, _Consumer, _Member, _Queue
+from mqconform.adapters.kafka.adapter import (
+    FIRST_POLL_WAIT_S,
+    NOTHING_WAIT_S,
+    RECEIVE_WAIT_S,
+    _Consumer,
+    _Member,
+    _Queue,
+)
 from mqconform.adapters.kafka.server import fetch
 from mqconform.adapters.reference import ReferenceAdapter
 from mqconform.reference_model.config import ConsumerConfig, Message, QueueConfig
@@ -205,6 +213,12 @@ def test_an_empty_receive_waits_one_fetch_only_when_nothing_is_left_to_acquire()
     assert adapter.receive("c").value is None
     member.client.give = _Record("m1", 1)  # the broker gave out a finished record anyway
     assert adapter.receive("c").value == "m1"
+    # a member still joining (subscribed less than a first poll's wait ago) waits that long for a
+    # record that is available, and only one share fetch when nothing is
+    queue.idle = [_Member(_LateShareConsumer(), polled=True, joined_by=time.monotonic() + 60)]
+    assert adapter._receive_wait(queue) == adapter.latency.settle_s(NOTHING_WAIT_S)
+    queue.sent.add(2)  # offset 2 sent, neither finished nor held: available
+    assert adapter._receive_wait(queue) == adapter.latency.settle_s(FIRST_POLL_WAIT_S)
 
 
 class _CommittingShareConsumer(_ScriptedShareConsumer):

@@ -1,5 +1,8 @@
 """`mqconform matrix`: the suite over many releases of one implementation (a version campaign).
 
+By default each capability group of releases is explored once, on its newest release, and the
+exploration's distilled corpus is replayed on the group's other releases without Hypothesis
+(:mod:`mqconform.commands.matrix_replay`); with ``--explore-all``, every release explores.
 One task per (release, area) (:mod:`mqconform.conformance.campaign`): on Spark (each task a
 one-partition job ``sc.parallelize([task], 1).map(run_task)``; local mode with ``--slots`` task
 slots, by default 3 per core for a broker whose tasks sleep on its clock; ``--master URL`` for a

@@ -57,7 +57,7 @@ def explore_and_replay(plan: Any, groups: list[list[Any]], areas: list[str], run
             found = explored[(newest, area)]
             unknown = found.fault or found.result.unknown
             replays.append([ReplayTask(plan, release, area, run_ids[release.version], newest, found.corpus,
-                                       frozenset(found.result.checked), unknown)
+                                       frozenset(found.result.checked), unknown, found.capabilities)
                             for release in group[:-1]])
     tasks = [task for per_area in replays for task in per_area]
     examples = sum(len(explored[(g[-1].version, a)].corpus) for g in groups for a in areas)

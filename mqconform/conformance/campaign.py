@@ -72,6 +72,9 @@ class TaskResult:
     corpus: tuple[dict[str, Any], ...] = ()
     #: a replayed release: the release whose exploration's corpus it replayed ("" when it explored)
     replayed_from: str = ""
+    #: an exploration with a corpus: the capabilities its adapter showed (a release replaying its
+    #: corpus must show the same, or it explores itself)
+    capabilities: frozenset[str] = frozenset()
 
 
 def run_task(task: CampaignTask) -> TaskResult:
@@ -125,7 +128,9 @@ def run_task(task: CampaignTask) -> TaskResult:
         finally:
             shutdown(adapter)
         return TaskResult(task.release.version, task.area, result, fault, server_version, _pack(scratch),
-                          socket.gethostname(), time.perf_counter() - started, corpus=corpus)
+                          socket.gethostname(), time.perf_counter() - started, corpus=corpus,
+                          capabilities=frozenset(getattr(adapter, "capabilities", ())) if task.corpus_k
+                          else frozenset())
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
@@ -159,10 +164,14 @@ class ReplayTask:
     reached: frozenset[str]
     #: why the exploration gave no verdict (its fault or unknown): the replay has none either
     unknown: str | None = None
+    #: the capabilities the exploration's adapter showed (empty: not known)
+    capabilities: frozenset[str] = frozenset()
 
 
 def run_replay(task: ReplayTask) -> TaskResult:
-    """Replay one area's corpus on one release: its own server, probed as run_task probes it."""
+    """Replay one area's corpus on one release: its own server, probed as run_task probes it. A
+    release whose server shows other capabilities than the explored one's (an adapter without
+    ``capabilities_for``, whose releases are one group) explores the area itself (run_task)."""
     from mqconform.reference_model.profiles import profile as load_profile
 
     from .execution import shutdown
@@ -170,6 +179,9 @@ def run_replay(task: ReplayTask) -> TaskResult:
 
     started = time.perf_counter()
     adapter, server_version, fault = _open_release(task.plan, task.release, task.area)
+    if fault is None and task.capabilities and frozenset(adapter.capabilities) != task.capabilities:
+        shutdown(adapter)
+        return run_task(CampaignTask(task.plan, task.release, task.area, task.run_id))
     try:
         if fault is not None:
             result = MachineResult(task.area, unknown=fault)

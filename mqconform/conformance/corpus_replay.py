@@ -62,7 +62,8 @@ def replay_example(example: Example, claimed: ModelOptions, adapter: Adapter, na
         return Replayed("invalid", message=str(exc))
     outcome = run_until_judged(scenario, adapter, attempts=ATTEMPTS, namespace=namespace)
     if outcome.verdict in ("pass", "not_applicable", "unknown", "invalid"):
-        verdict = "pass" if outcome.verdict == "not_applicable" else outcome.verdict
+        # an operation the release refused as unsupported: the replay evidences nothing (invalid)
+        verdict = "invalid" if outcome.verdict == "not_applicable" else outcome.verdict
         return Replayed(verdict, outcome.steps_run, message=outcome.message)
     mismatch = outcome.mismatch
     what = str(getattr(mismatch, "what", "") or "result")

@@ -10,6 +10,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import attrs
+
 from mqconform.adapters.reference import ReferenceAdapter
 from mqconform.conformance import corpus
 from mqconform.conformance import settings as suite_settings
@@ -103,3 +105,31 @@ def test_a_divergence_speaks_for_the_check_of_what_differs() -> None:
     # a replay differing where the explored release differed in the same way holds
     held = corpus.Example(example.steps, example.checks, baseline=(3, "result"))
     assert held.covered() == {"send.result", "counters.pending_count"}
+
+
+def test_a_release_showing_other_capabilities_explores_instead_of_replaying(monkeypatch: Any) -> None:
+    """An adapter without capabilities_for puts every release in one group; a release whose server
+    shows another capability set than the explored one's explores the area itself."""
+    from mqconform.conformance import campaign
+    from mqconform.conformance.plan import RunPlan
+    from mqconform.releases import Release
+
+    older = _no_restart(ReferenceAdapter(options=ARTEMIS))
+    monkeypatch.setattr(campaign, "_open_release", lambda plan, release, area: (older, "1.0", None))
+    explored: list[Any] = []
+
+    def explore(task: Any) -> Any:
+        explored.append(task)
+        return "explored"
+
+    monkeypatch.setattr(campaign, "run_task", explore)
+    plan = RunPlan.build("reference", {}, profile=None, settings_name="dev", areas="delivery", max_examples=2,
+                         max_findings=None, seed=1, shrink_seconds=None)
+    release = Release("reference", "1.0", "none")
+    same = frozenset(older.capabilities)
+    task = campaign.ReplayTask(plan, release, "delivery", "run", "2.0", (), frozenset(), None,
+                               same | {"restart"})
+    assert campaign.run_replay(task) == "explored"  # type: ignore[comparison-overlap]
+    assert [(t.release, t.area, t.corpus_k) for t in explored] == [(release, "delivery", 0)]
+    replayed = campaign.run_replay(attrs.evolve(task, capabilities=same))
+    assert replayed.replayed_from == "2.0" and not explored[1:]

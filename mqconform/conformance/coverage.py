@@ -112,6 +112,12 @@ CHECK_NEEDS: dict[str, tuple[str, ...]] = {
     "counters.ring_paged": ("ring", "paging"),
     "expiry.to_address": ("expiry_address", "counter:message_count"),
     "queue.retroactive": ("retroactive", "counter:message_count"),
+    # machines/lastvalue.py: the pending order and counters after the step (LASTVALUE-1..10)
+    **{check: ("last_value",) for check in ("lastvalue.supersede", "lastvalue.no_key", "lastvalue.delivering",
+                                            "lastvalue.returned")},
+    "lastvalue.count": ("last_value", "counter:message_count"),
+    "lastvalue.non_destructive": ("last_value", "non_destructive"),
+    "lastvalue.scheduled": ("last_value", "scheduling", "advance_time"),
     # machines/retention.py: each queue's durable consumer counts (RETENTION-11)
     "consumer.counts": ("consumer_state",),
     # machines/retention.py fetch (DELIVERY-38..40): the nats adapter offers pull_batch from 2.9.0, known

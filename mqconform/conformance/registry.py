@@ -6,6 +6,7 @@ from .base import ConformanceMachine
 from .machines.admission import AdmissionMachine
 from .machines.delivery import DeliveryMachine
 from .machines.expiry import ExpiryMachine
+from .machines.lastvalue import LastValueMachine
 from .machines.paging import PagingMachine
 from .machines.redelivery import RedeliveryMachine
 from .machines.retention import RetentionMachine
@@ -18,5 +19,5 @@ MACHINES: dict[str, type[ConformanceMachine]] = {
     m.area: m
     for m in (DeliveryMachine, RingMachine, RedeliveryMachine, SchedulingMachine, PagingMachine,
               ThrottleMachine, AdmissionMachine, StorageMachine, ExpiryMachine,
-              RetentionMachine)
+              RetentionMachine, LastValueMachine)
 }

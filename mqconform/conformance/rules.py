@@ -294,6 +294,24 @@ TABLES["retention"] = {
 }
 
 
+#: LASTVALUE-1..10 (machines/lastvalue.py): a last-value queue (non-destructive too, where drawn); the
+#: pending order and counters after each step that decides which message of a value is kept
+TABLES["lastvalue"] = {
+    **_COMMON,
+    "receive.id": ("DELIVERY-3", "DELIVERY-4", "LASTVALUE-1", "LASTVALUE-3"),
+    "pending.order": ("DELIVERY-3", "LASTVALUE-1", "LASTVALUE-2", "LASTVALUE-3"),
+    "counters.message_count": ("DELIVERY-1", "LASTVALUE-7"),
+    "counters.replaced": ("RING-15", "LASTVALUE-4"),
+    "lastvalue.supersede": ("LASTVALUE-1", "LASTVALUE-2", "LASTVALUE-4", "RING-15"),
+    "lastvalue.no_key": ("LASTVALUE-3",),
+    "lastvalue.delivering": ("LASTVALUE-5",),
+    "lastvalue.returned": ("LASTVALUE-6", "LASTVALUE-4"),
+    "lastvalue.count": ("LASTVALUE-7",),
+    "lastvalue.non_destructive": ("LASTVALUE-8", "LASTVALUE-9", "LASTVALUE-1", "DELIVERY-12"),
+    "lastvalue.scheduled": ("LASTVALUE-10", "LASTVALUE-1"),
+}
+
+
 #: DELIVERY-31..33: queue_machine.delete, drawn within `ack` by the machines with DRAWS_DELETE
 #: (capability delete)
 for _area in ("delivery", "ring", "redelivery"):

@@ -1,0 +1,144 @@
+"""Last-value queues in the model, one behaviour per LASTVALUE rule (reference_model/last_value.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from mqconform.reference_model.broker import Broker
+from mqconform.reference_model.config import ConsumerConfig, Message, QueueConfig
+from mqconform.reference_model.errors import Unsupported
+from mqconform.reference_model.profiles import PROFILES, profile
+
+rules = pytest.mark.rules
+
+
+def lvq(**queue: object) -> Broker:
+    b = Broker()
+    b.declare_queue(QueueConfig("q", last_value_key="k", **queue))  # type: ignore[arg-type]
+    return b
+
+
+def kv(msg_id: str, value: str | None, **kw: object) -> Message:
+    return Message(msg_id, properties={} if value is None else {"k": value}, **kw)  # type: ignore[arg-type]
+
+
+@rules("LASTVALUE-1", "LASTVALUE-2")
+def test_latest_value_is_kept_at_its_own_place() -> None:
+    b = lvq()
+    for message in (kv("a1", "A"), kv("b1", "B"), kv("a2", "A")):
+        b.send("q", message)
+    # a2 supersedes a1 and stands behind b1 (the tail), not in a1's place (before ARTEMIS-3890: a2, b1)
+    assert b.pending_ids("q") == ["b1", "a2"]
+    b.open_consumer(ConsumerConfig("c", "q", window_bytes=0))
+    assert [b.receive("c"), b.receive("c"), b.receive("c")] == ["b1", "a2", None]
+
+
+@rules("LASTVALUE-2")
+def test_latest_value_takes_its_place_within_its_priority() -> None:
+    b = lvq()
+    for message in (kv("a1", "A", priority=9), kv("b1", "B", priority=9), kv("a2", "A", priority=9),
+                    kv("c1", "C", priority=0)):
+        b.send("q", message)
+    assert b.pending_ids("q") == ["b1", "a2", "c1"]
+
+
+@rules("LASTVALUE-3")
+def test_message_without_the_key_is_never_replaced() -> None:
+    b = lvq()
+    for message in (kv("x1", None), kv("x2", None), Message("y", properties={"other": "A"}), kv("a1", "A")):
+        b.send("q", message)
+    assert b.pending_ids("q") == ["x1", "x2", "y", "a1"]
+    assert b.counters("q").replaced == 0
+
+
+@rules("LASTVALUE-4", "RING-15")
+def test_superseded_message_counts_replaced_not_acknowledged_or_killed() -> None:
+    b = lvq()
+    for message in (kv("a1", "A"), kv("a2", "A"), kv("a3", "A")):
+        b.send("q", message)
+    c = b.counters("q")
+    assert (c.added, c.replaced, c.acknowledged, c.killed, c.message_count) == (3, 2, 0, 0, 1)
+
+
+@rules("LASTVALUE-5")
+def test_superseded_delivering_message_stays_with_its_consumer() -> None:
+    b = lvq()
+    b.open_consumer(ConsumerConfig("c", "q", window_bytes=0))
+    b.send("q", kv("a1", "A"))
+    assert b.receive("c") == "a1"
+    b.send("q", kv("a2", "A"))
+    assert b.pending_ids("q") == ["a2"] and b.counters("q").replaced == 0
+    assert b.ack("c", "a1") == "ok"
+    c = b.counters("q")
+    assert (c.acknowledged, c.replaced, c.pending_count) == (1, 0, 1)
+
+
+@rules("LASTVALUE-6")
+def test_returned_message_is_current_only_without_a_newer_one() -> None:
+    b = lvq()
+    b.open_consumer(ConsumerConfig("c", "q", window_bytes=0))
+    b.send("q", kv("a1", "A"))
+    b.send("q", kv("b1", "B"))
+    assert (b.receive("c"), b.receive("c")) == ("a1", "b1")
+    b.send("q", kv("a2", "A"))
+    b.close("c")  # a1 returns stale (a2 is current): replaced, not acknowledged; b1 is current again
+    assert b.pending_ids("q") == ["b1", "a2"]
+    c = b.counters("q")
+    assert (c.replaced, c.acknowledged, c.message_count) == (1, 0, 2)
+
+
+@rules("LASTVALUE-7")
+def test_message_count_leaves_delivering_out() -> None:
+    b = lvq()
+    b.open_consumer(ConsumerConfig("c", "q", window_bytes=0))
+    for message in (kv("a1", "A"), kv("b1", "B"), kv("x", None)):
+        b.send("q", message)
+    assert b.receive("c") == "a1"
+    c = b.counters("q")
+    assert (c.message_count, c.pending_count, c.delivering_count) == (2, 2, 1)
+
+
+@rules("LASTVALUE-8")
+def test_non_destructive_keeps_delivered_values_for_later_consumers() -> None:
+    b = lvq(non_destructive=True)
+    b.open_consumer(ConsumerConfig("c", "q", window_bytes=0))
+    b.send("q", kv("a1", "A"))
+    b.send("q", kv("b1", "B"))
+    assert b.receive("c") == "a1" and b.ack("c", "a1") == "ok"
+    assert b.pending_ids("q") == ["a1", "b1"]  # an ack removes nothing
+    b.open_consumer(ConsumerConfig("late", "q", window_bytes=0))
+    assert [b.receive("late"), b.receive("late")] == ["a1", "b1"]
+    b.send("q", kv("a2", "A"))  # supersedes the delivered a1
+    assert b.pending_ids("q") == ["b1", "a2"] and b.counters("q").replaced == 1
+
+
+@rules("LASTVALUE-9")
+def test_non_destructive_send_to_a_waiting_consumer_stays_listed() -> None:
+    b = lvq(non_destructive=True)
+    b.open_consumer(ConsumerConfig("c", "q"))  # a pushing consumer with room: the message goes to it
+    b.send("q", kv("a1", "A"))
+    assert b.pending_ids("q") == ["a1"]
+    assert b.counters("q").delivering_count == 1
+
+
+@rules("LASTVALUE-10")
+def test_scheduled_value_becomes_current_when_due() -> None:
+    b = lvq()
+    b.send("q", kv("a1", "A", scheduled_at_ms=100))
+    b.send("q", kv("a2", "A"))
+    assert b.pending_ids("q") == ["a2"]  # a1 is not current while scheduled
+    b.advance(100)
+    assert b.pending_ids("q") == ["a1"]  # due: it supersedes the later a2
+    assert b.counters("q").replaced == 1
+
+
+@rules("LASTVALUE-1")
+def test_only_profiles_with_last_value_queues_accept_a_key() -> None:
+    for name in PROFILES:
+        options = profile(name)
+        if options.has("last_value"):
+            Broker(options).declare_queue(QueueConfig("q", last_value_key="k"))
+        else:
+            with pytest.raises(Unsupported):
+                Broker(options).declare_queue(QueueConfig("q", last_value_key="k"))
+    assert profile("artemis").has("last_value")

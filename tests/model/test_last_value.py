@@ -108,8 +108,12 @@ def test_non_destructive_keeps_delivered_values_for_later_consumers() -> None:
     assert b.pending_ids("q") == ["a1", "b1"]  # an ack removes nothing
     b.open_consumer(ConsumerConfig("late", "q", window_bytes=0))
     assert [b.receive("late"), b.receive("late")] == ["a1", "b1"]
-    b.send("q", kv("a2", "A"))  # supersedes the delivered a1
+    assert b.receive("late") is None
+    count = b.delivery_count("q", "a1")
+    assert count is not None
+    b.send("q", kv("a2", "A"))  # supersedes a1, which `late` still holds
     assert b.pending_ids("q") == ["b1", "a2"] and b.counters("q").replaced == 1
+    assert b.delivery_count("q", "a1") == count  # held by `late`: still observable
 
 
 @rules("LASTVALUE-9")

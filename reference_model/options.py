@@ -315,6 +315,19 @@ class ModelOptions:
     #: every message kept past max_deliver at or below the ack floor (consumer.go checkRedelivered),
     #: so num_redelivered no longer counts it. False: the count is kept until the message leaves.
     restart_drops_redelivered_below_floor: bool = False
+    #: DELIVERY-16, a broker bug and never a profile's choice: rabbitmq-server#5609, RabbitMQ 3.8 to
+    #: 3.10 quorum queues (reference_model.bugs.rabbitmq_server_5609). A nack with requeue that
+    #: dead-letters or drops the message at its delivery limit grants the consumer credit twice
+    #: (rabbit_fifo return_one completes it, +1, and return adds +1 per returned message), so from then
+    #: on the consumer may hold one message more than its prefetch. False: one credit per message.
+    nack_at_limit_grants_credit_twice: bool = False
+    #: DELIVERY-1/REDELIVERY-6, a broker bug and never a profile's choice: Artemis 2.18 to 2.56
+    #: (reference_model.bugs.artemis_cancel_drop_delivering, finding
+    #: artemis-drop-at-limit-delivering-negative). An individual cancel (nack) that drops a message at
+    #: max-delivery-attempts (no dead-letter address, or one without bindings) takes it off the
+    #: queue's delivering count twice (QueueImpl#cancel: decDelivering after sendToDeadLetterAddress
+    #: acked it KILLED). False: once.
+    cancel_drop_decrements_delivering_twice: bool = False
 
     def overflow_for(self, policy: str | None) -> Overflow:
         """The model overflow of a queue declared with `policy` (None: the profile's `overflow`);

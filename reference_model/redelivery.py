@@ -95,11 +95,37 @@ class RedeliveryMixin(BrokerCore):
                 self._undeliver(queue, ref)
                 self._dead_letter(queue, ref)
             else:
+                killed = queue.counters.killed
                 self._return(queue, ref, undo=not opts.nack_keeps_delivery_count,
                              delay=opts.delay_on_nack, placement=opts.nack_placement,
                              ring_check=not opts.nack_bypasses_ring)
+                if queue.counters.killed > killed:  # dead-lettered or dropped at its delivery limit
+                    self._rabbitmq_5609_credit_twice(consumer)
+                    self._artemis_cancel_drop_delivering_twice(queue, ref)
         self._settle(queue)
         return "ok"
+
+    def _rabbitmq_5609_credit_twice(self, consumer: ConsumerState) -> None:
+        """Bug model rabbitmq-server#5609 (reference_model.bugs.rabbitmq_server_5609): a nack (a Ra
+        #return) whose message reached the delivery limit grants the consumer credit twice, once in
+        return_one's complete and once more in return (rabbit_fifo.erl v3.10.8 L1582-1597,
+        L1756-1779), so the prefetch consumer keeps one more credit than its prefetch for as long as
+        it lives. Fixed in 3.11.0 (commit 48f9334cdc: return grants no credit from machine version 3)."""
+        if self.options.nack_at_limit_grants_credit_twice and consumer.max_unacked is not None:
+            consumer.max_unacked += 1
+
+    def _artemis_cancel_drop_delivering_twice(self, queue: QueueState, ref: Ref) -> None:
+        """Bug model artemis-drop-at-limit-delivering-negative
+        (reference_model.bugs.artemis_cancel_drop_delivering): an individual cancel at
+        max-delivery-attempts with no dead-letter address, or one without bindings, acks the message
+        KILLED (postAcknowledge: decDelivering) and QueueImpl#cancel decrements the delivering count
+        once more (2.40.0 QueueImpl.java L1786-1797, sendToDeadLetterAddress L3642-3670 returns
+        false): count and bytes, as deliveringMetrics#decrementMetrics does."""
+        if not self.options.cancel_drop_decrements_delivering_twice:
+            return
+        target = queue.config.dead_letter
+        if target is None or target not in self.addresses or not self.addresses[target].queues:
+            self._undeliver(queue, ref)
 
     def _nack_delayed(self, queue: QueueState, ref: Ref, delay_ms: int) -> None:
         """REDELIVERY-37 (nack_delay_wait scheduled): the message is no longer delivering; it waits

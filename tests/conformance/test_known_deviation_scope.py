@@ -1,14 +1,16 @@
 """A registered deviation explains only the finding it names, and exploration goes on after it.
 
 The adapters (tests/buggy_quorum.py) are the model under rabbitmq-quorum named ``rabbitmq`` at
-server version 3.10.8, where mqconform/conformance/deviations.yaml registers rabbitmq-server#5609
-through the pending and delivering counts: one has a made-up bug of its own (after *any* nack one
-ready message is shown as delivering), another shows it only after a nack at the delivery limit (the
-shape of #5609), a third has that and an unrelated delivery-count bug. No broker is needed."""
+server version 3.10.8, where mqconform/conformance/deviations.yaml registers rabbitmq-server#5609 with
+its bug model: one has a made-up bug of its own (after *any* nack one ready message is shown as
+delivering), another is the bug model itself, a third has that and an unrelated counters bug (a drop
+at the delivery limit counted killed twice). The #5609 counterexamples are the regression scenarios
+the suite found on 3.10.8 (tests/adapters/scenarios). No broker is needed."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -18,11 +20,17 @@ from mqconform.adapters.reference import ReferenceAdapter
 from mqconform.cli import main
 from mqconform.conformance import settings as suite_settings
 from mqconform.conformance.deviations import load_registry
+from mqconform.conformance.driver import Step
 from mqconform.conformance.registry import MACHINES
-from mqconform.conformance.runner import run_machine
+from mqconform.conformance.runner import Finding, MachineResult, run_machine
 from mqconform.conformance.verdict import Judge, Verdict, judge
 from mqconform.reference_model.profiles import profile
+from mqconform.scenario import load
+from tests.buggy_quorum import CreditTwice, CreditTwiceAndMiscounts
 
+ROOT = Path(__file__).resolve().parents[2]
+SCENARIOS_5609 = [*sorted((ROOT / "tests/adapters/scenarios").glob("rabbitmq-5609-*.yaml")),
+                  ROOT / "tests/adapters/scenarios/rabbitmq-quorum-closes-then-nack-at-limit.yaml"]
 BUDGET = ("--areas", "redelivery", "--settings", "ci", "--max-examples", "40", "--no-report")
 
 
@@ -47,11 +55,12 @@ def _labels(printed: str) -> list[tuple[str, str]]:
 
 def test_an_unrelated_bug_fails_on_a_release_with_registered_deviations(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """The acceptance test: rabbitmq 3.10.8 under rabbitmq-quorum has registered deviations of the
-    very checks the made-up bug trips (pending and delivering counts), and the run still fails."""
+    """The acceptance test: rabbitmq 3.10.8 under rabbitmq-quorum has a registered bug model
+    (rabbitmq-server#5609) that explains a finding of any check it reproduces, and a made-up bug of
+    the counts (after any nack) still fails the run: the bug model's replay does not hold on it."""
     registered = [d for d in load_registry().deviations
                   if d.applies("rabbitmq", "3.10.8", "rabbitmq-quorum", "rabbitmq-quorum")]
-    assert {d.check for d in registered} >= {"counters.pending_count", "counters.delivering_count"}
+    assert [d.model for d in registered] == ["rabbitmq-server-5609"]
     assert _run(tmp_path / "run", "AnyNackSkews") == 1
     labels = _labels(capsys.readouterr().out)
     assert ("FAIL", "counters.pending_count") in labels and all(kind == "FAIL" for kind, _ in labels)
@@ -61,45 +70,49 @@ def test_an_unrelated_bug_fails_on_a_release_with_registered_deviations(
     assert meta["exit_code"] == 1 and meta["deviations"] == {}
 
 
-def test_the_registered_shape_is_a_deviation_and_another_finding_of_the_area_still_fails(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """The #5609 shape (a skew only after a nack at the delivery limit) is explained where both
-    counters show it; the area explores on, and the adapter's other bug (a delivery count one too
-    high) fails the run (80 derandomized examples: the shape is met after the other bug's findings)."""
-    assert _run(tmp_path / "run", "KillingNackSkewsAndMiscounts", "--max-examples", "80",
-                "--max-findings", "6") == 1
-    labels = _labels(capsys.readouterr().out)
-    assert ("DEVIATION", "counters.pending_count") in labels
-    assert ("FAIL", "delivery_count") in labels
-    assert {kind for kind, check in labels if check.startswith("counters.")} == {"DEVIATION"}
-    outcomes = _outcomes(tmp_path / "run")
-    assert outcomes["REDELIVERY-12"] == "fail" and outcomes["DELIVERY-16"] == "deviation"
-    meta = json.loads((tmp_path / "run" / "run.json").read_text())
-    assert meta["exit_code"] == 1 and meta["deviations"]["DELIVERY-16"].startswith("deviations.yaml:")
+def _finding(scenario: Path, check: str) -> Finding:
+    """A finding of `check` whose counterexample is the steps of `scenario` (expectations left out)."""
+    steps = [Step(s.op, s.args) for s in load(scenario).steps if s.op is not None]
+    return Finding("redelivery", check, ("DELIVERY-16",), "a difference", steps, 1.0)
 
 
-def test_the_registered_shape_alone_passes_and_strict_or_another_release_fails_it() -> None:
-    """One exploration, judged three ways by the one verdict function."""
-    from tests.buggy_quorum import KillingNackSkews
-
-    hyp = settings(suite_settings.get("ci", max_examples=120), database=None)
-    adapter = KillingNackSkews()
-    result = run_machine(MACHINES["redelivery"], lambda: adapter, profile("rabbitmq-quorum"), hyp,
-                         max_reruns=1)
-    assert [f.check for f in result.findings] == ["counters.pending_count", "counters.delivering_count"]
+@pytest.mark.parametrize("scenario", SCENARIOS_5609, ids=lambda p: p.stem)
+def test_the_bug_model_explains_each_counterexample_and_nothing_else_does(scenario: Path) -> None:
+    """Every counterexample the suite found for #5609 (each through another check), as a finding of
+    any check, replayed on the bug model itself, is the registered bug on 3.10.8; --strict, a fixed
+    release (3.11.0), a judge without the implementation at hand (nothing to replay on), the plain
+    model and the bug model with an unrelated counters bug in the same example leave it a failure."""
     registry = load_registry()
+    entry = next(d for d in registry.deviations if d.model == "rabbitmq-server-5609")
 
-    def verdict(version: str, strict: bool = False) -> Verdict:
+    def verdict(version: str = "3.10.8", strict: bool = False,
+                adapter: Callable[[], ReferenceAdapter] | None = CreditTwice) -> Verdict:
+        result = MachineResult("redelivery", findings=[_finding(scenario, "counters.pending_count")],
+                           examples=1)
         return judge([result], "rabbitmq-quorum", Judge(registry, "rabbitmq", version, "rabbitmq-quorum",
-                                                        "rabbitmq-quorum", strict=strict), ["redelivery"])
+                                                        "rabbitmq-quorum", strict=strict,
+                                                        adapter_factory=adapter), ["redelivery"])
 
-    known = verdict("3.10.8")
+    known = verdict()
     assert known.exit_code() == 0 and known.outcomes["DELIVERY-16"] == "deviation"
-    assert all(known.label(f) == "DEVIATION" for f in result.findings)
-    assert known.by_rule["DELIVERY-16"].source.endswith("/5609")
-    for other in (verdict("3.10.8", strict=True), verdict("3.11.0")):
+    assert known.by_rule["DELIVERY-16"] is entry and entry.source.endswith("/5609")
+    for other in (verdict(strict=True), verdict("3.11.0"), verdict(adapter=None),
+                  verdict(adapter=lambda: ReferenceAdapter("rabbitmq-quorum")),
+                  verdict(adapter=CreditTwiceAndMiscounts)):
         assert other.exit_code() == 1 and other.outcomes["DELIVERY-16"] == "fail"
-        assert all(other.label(f) == "FAIL" for f in result.findings)
+
+
+def test_the_scenario_command_names_the_bug_only_on_the_bug_model(capsys: pytest.CaptureFixture[str]) -> None:
+    """`mqconform scenario` on the regression scenario: the bug model itself is the registered bug
+    (exit 0); with a made-up counters bug besides, a failure (exit 1)."""
+    path = str(ROOT / "tests/adapters/scenarios/rabbitmq-5609-duplicate-credit.yaml")
+    assert main(["scenario", path, "--adapter", "tests.buggy_quorum:CreditTwice"]) == 0
+    printed = capsys.readouterr().out
+    assert "known bug:" in printed and "rabbitmq-server/pull/5609" in printed
+    assert printed.splitlines()[-1].startswith("DEVIATION ")
+    assert main(["scenario", path, "--adapter", "tests.buggy_quorum:CreditTwiceAndMiscounts"]) == 1
+    printed = capsys.readouterr().out
+    assert "known bug:" not in printed and printed.splitlines()[-1].startswith("FAIL ")
 
 
 def test_exploration_goes_on_after_every_finding() -> None:

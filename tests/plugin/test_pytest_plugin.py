@@ -103,20 +103,43 @@ def test_items_are_selected_like_any_other(pytester: pytest.Pytester) -> None:
     result.assert_outcomes(passed=2, deselected=len(MACHINES) - 2)
 
 
+#: the plugin replays no bug model (a registry entry with one explains nothing there), so its test
+#: registers a made-up counters bug in the shape of rabbitmq-server#5609 (tests/buggy_quorum.py
+#: KillingNackSkews) with entries that have none: the check, the shape and the observed difference decide
+MADE_UP_REGISTRY = """\
+deviations:
+""" + "".join(f"""\
+  - rules: [DELIVERY-16]
+    adapter: rabbitmq
+    profiles: [rabbitmq-quorum]
+    versions: "==3.10.8"
+    measured: {{fails: [3.10.8]}}
+    check: {check}
+    shape: nack-at-delivery-limit
+    observed: {observed}
+    field: {check.split(".")[1]}
+    reason: a made-up counters bug in the shape of rabbitmq-server#5609 (tests/buggy_quorum.py)
+    unmodelled: a made-up bug of the plugin's test, whose judge replays no bug model
+    source: https://github.com/rabbitmq/rabbitmq-server/pull/5609
+""" for check, observed in (("counters.pending_count", "lower"), ("counters.delivering_count", "higher")))
+
+
 def test_the_plugin_judges_findings_with_the_deviation_registry_the_cli_applies(
         pytester: pytest.Pytester) -> None:
     """A finding a registered deviation explains does not fail the item (it is listed in the item's
     report section and `deviations` property); --mqconform-strict fails it, as `mqconform run`."""
     shutil.copy(ROOT / "tests" / "buggy_quorum.py", pytester.path / "buggy_quorum.py")
+    (pytester.path / "made-up.yaml").write_text(MADE_UP_REGISTRY)
     args = ("--mqconform-adapter", "buggy_quorum:KillingNackSkews", "--mqconform-areas", "redelivery",
             "--mqconform-settings", "ci", "--mqconform-max-examples", "120", "--mqconform-max-findings", "2",
+            "--mqconform-deviations", "made-up.yaml",
             "-p", "no:cacheprovider", "-rA", "--junitxml", "junit.xml",
             "--ignore", "mqconform-runs")  # the first run's counterexample programs are test files
     known = pytester.runpytest_subprocess(*args)
     known.assert_outcomes(passed=1)
     known.stdout.fnmatch_lines(["*mqconform known deviations*",
                                 "DEVIATION counters.pending_count [[]*DELIVERY-16*[]]: *5609* "
-                                "(deviations.yaml:*)"])
+                                "(made-up.yaml:*)"])
     root = ET.parse(pytester.path / "junit.xml").getroot()
     props = {p.get("name"): p.get("value") for p in root.iter("property")}
     assert "counters.delivering_count" in props["deviations"]

@@ -37,11 +37,15 @@ class _Receiver(MessagingHandler):  # type: ignore[misc]
         super().__init__(prefetch=0, auto_accept=False, auto_settle=False)
         #: (delivery, logical id, AMQP header delivery-count), in arrival order
         self.arrived: collections.deque[tuple[Delivery, str, int]] = collections.deque()
+        #: every logical id that ever arrived on this link (a non-destructive queue's settle: a consumer
+        #: with credit is at rest once it was offered every message the queue lists)
+        self.seen: set[str] = set()
 
     def on_message(self, event: Any) -> None:
         message = event.message
         msg_id = (message.properties or {}).get(ID_PROPERTY)
         self.arrived.append((event.delivery, str(msg_id), int(message.delivery_count or 0)))
+        self.seen.add(str(msg_id))
 
 
 @attrs.define

@@ -19,6 +19,7 @@ class ArtemisSettling(ArtemisClient):
     if TYPE_CHECKING:  # provided by ArtemisSends
         def _address_memory(self, address: _Address) -> tuple[int | None, bool]: ...
         def _settle_blocked(self, address: _Address) -> None: ...
+        def _listed(self, q: _Queue) -> list[str]: ...  # ArtemisObservation
 
     def _queue_mbean(self, queue: _Queue) -> str:
         return self._mgmt().queue_mbean(queue.physical_address, queue.physical, queue.routing)
@@ -80,12 +81,26 @@ class ArtemisSettling(ArtemisClient):
             credit = sum(c.link.link.credit for c in consumers)
             late = time.monotonic() > deadline
             rest = queue.applied if returning else queue.at_rest
-            if rest(state["DeliveringCount"], held, late) and (
-                    pending <= 0 or credit <= 0 or queue.non_destructive):
+            at_rest = rest(state["DeliveringCount"], held, late)
+            if at_rest and (pending <= 0 or credit <= 0 or (
+                    queue.non_destructive and self._offered_all(queue, consumers))):
                 return
             if late:
                 return
             self._pump(0.003)
+
+    def _offered_all(self, queue: _Queue, consumers: list[Any]) -> bool:
+        """A non-destructive queue keeps what it delivers listed, so "nothing pending while a link has
+        credit" never holds: instead every pushing consumer with credit must have been offered every
+        message the queue lists (each consumer's iterator walks the whole list, QueueImpl#deliver). A new
+        consumer's credit, or the credit an ack gives back, is otherwise taken as at rest before the
+        broker dispatched on it (seen on 2.40.0: a consumer opened on a non-destructive queue that
+        holds messages read as delivering nothing)."""
+        waiting = [c for c in consumers if not c.pull and c.link.link.credit > 0]
+        if not waiting:
+            return True
+        listed = set(self._listed(queue))
+        return all(listed <= c.handler.seen for c in waiting)
 
     def advance(self, ms: int) -> Result:
         """Move the logical clock by `ms`, firing scheduled messages at each logical due time on the way

@@ -186,6 +186,29 @@ def test_last_value_queue(opened: ArtemisAdapter) -> None:
     assert a.pending_ids("q").value == ["b1", "a2"]
 
 
+@pytest.mark.rules("LASTVALUE-2", "LASTVALUE-5", "LASTVALUE-6", "LASTVALUE-7", "LASTVALUE-8", "LASTVALUE-9")
+def test_last_value_queue_as_since_2_24(artemis: ArtemisAdapter, namespace: str) -> None:
+    """Last-value queues as Artemis has them since ARTEMIS-3890 (2.24.0): the newer value at the tail, a
+    delivering message kept, a stale returned one replaced (not acknowledged), messageCount without
+    delivering, and the non-destructive last-value queue that keeps delivered values and never
+    delivers directly; the model and the broker agree on every step."""
+    scenario = load(SCENARIOS / "artemis-last-value-since-2.24.yaml")
+    assert run_scenario(scenario, ReferenceAdapter(options=profile("artemis"))).verdict == "pass"
+    outcome = run_scenario(scenario, artemis, namespace=namespace)
+    assert outcome.verdict == "pass", outcome.verdict_line()
+
+
+@pytest.mark.rules("LASTVALUE-8")
+def test_finding_non_destructive_last_value_repeats_current(artemis: ArtemisAdapter, namespace: str) -> None:
+    """Found by the lastvalue area on 2.40.0 (not registered): a pull consumer of a non-destructive
+    last-value queue is given the current message twice after the message before it was pruned; the
+    model gives m2 then m3, the broker m2 again at step 7."""
+    scenario = load(SCENARIOS / "artemis-non-destructive-last-value-repeats-current.yaml")
+    assert run_scenario(scenario, ReferenceAdapter(options=profile("artemis"))).verdict == "pass"
+    outcome = run_scenario(scenario, artemis, namespace=namespace)
+    assert (outcome.verdict, outcome.step) == ("fail", 7), outcome.verdict_line()
+
+
 @pytest.mark.rules("DELIVERY-31")
 def test_delete_by_id(opened: ArtemisAdapter) -> None:
     a = opened

@@ -118,6 +118,9 @@ def test_a_spark_matrix_and_an_in_process_one_give_the_same_outcomes(tmp_path: P
     (["--adapter", "redis", "--versions", "7.0", "--areas", "nope"], "unknown area 'nope'"),
     (["--adapter", "redis", "--versions", "7.0", "--url", "redis://x"], "drop --url"),
     (["--adapter", "redis", "--versions", "7.0", "--slots", "0"], "--slots must be at least 1"),
+    (["--adapter", "redis", "--versions", "7.0", "--corpus-k", "0"], "--corpus-k must be at least 1"),
+    (["--adapter", "redis", "--versions", "7.0", "--corpus-k", "2", "--explore-all"],
+     "not with --explore-all"),
 ])
 def test_bad_input_is_one_line_and_exit_2(args: list[str], message: str, capsys) -> None:  # type: ignore[no-untyped-def]
     assert main(["matrix", *args, "--engine", "python"]) == 2

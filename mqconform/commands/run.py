@@ -119,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
 
     t0 = time.perf_counter()
     try:
-        for area, result, fault in run_areas(plan, adapter, claimed, run_dir, workers, Heartbeat):
+        for area, result, fault in run_areas(plan, adapter, claimed, run_dir, workers, Heartbeat, judge):
             if fault is not None:
                 aborted = fault
             results.append(result)

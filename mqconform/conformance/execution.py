@@ -40,6 +40,9 @@ class AreaJob:
     run_path: str | None = None
     run_id: str | None = None
     start_ns: int = 0
+    #: the run's judge without its implementation: the process judges the findings a registered bug
+    #: model explains on its own adapter and explores on against that model (run_areas)
+    judge: Judge | None = None
 
 
 def run_area_job(job: AreaJob) -> tuple[MachineResult, str | None]:
@@ -60,7 +63,9 @@ def run_area_job(job: AreaJob) -> tuple[MachineResult, str | None]:
             run = RunDirectory.attach(Path(job.run_path), adapter.name, claimed.name, job.run_id or "",
                                       job.start_ns)
             db = database(Path(job.run_path))
-        result = plan.explore(job.area, lambda: adapter, claimed, run, database=db)
+        judge = None if job.judge is None else attrs.evolve(job.judge, adapter_factory=lambda: adapter)
+        result = plan.explore(job.area, lambda: adapter, claimed, run, database=db,
+                              explain=None if judge is None else judge.bug_model)
         result.adapter_name = str(getattr(adapter, "name", "") or plan.adapter)
         result.server_version = str(getattr(adapter, "server_version", "") or "")
         result.latency = round_trips(adapter)
@@ -88,19 +93,25 @@ def shutdown(adapter: Any) -> None:
 
 
 def run_areas(plan: RunPlan, adapter: Any, claimed: Any, run_dir: RunDirectory, workers: int,
-              watch: Watch = _unwatched) -> Iterator[tuple[str, MachineResult, str | None]]:
+              watch: Watch = _unwatched, judge: Judge | None = None,
+              ) -> Iterator[tuple[str, MachineResult, str | None]]:
     """Explore the plan's areas on `adapter` (the probe) one after the other, or in `workers`
     spawned processes that each build their own adapter (the probe is then shut down). Yields
-    (area, result, fault) in area order; stops after a fault (the implementation stopped answering)."""
+    (area, result, fault) in area order; stops after a fault (the implementation stopped answering).
+    With `judge`, a finding a registered bug model explains is judged as it is found and the area
+    explores on against the model with that bug (runner.run_machine's `explain`); the workers judge
+    with the same registry on their own adapter."""
     if workers > 1:
-        yield from _parallel(plan, adapter, claimed, run_dir, workers, watch)
+        yield from _parallel(plan, adapter, claimed, run_dir, workers, watch, judge)
         return
+    explain = judge.bug_model if judge is not None else None
     db = database(run_dir.path)
     for area in plan.areas:
         progress = AreaProgress(area)
         try:
             with watch(progress.describe):
-                result = plan.explore(area, lambda: adapter, claimed, run_dir, database=db, progress=progress)
+                result = plan.explore(area, lambda: adapter, claimed, run_dir, database=db, progress=progress,
+                                      explain=explain)
             result.latency = round_trips(adapter)
             yield area, result, None
         except (Exception, BaseExceptionGroup) as exc:  # a fault: never a traceback, never a pass
@@ -110,7 +121,7 @@ def run_areas(plan: RunPlan, adapter: Any, claimed: Any, run_dir: RunDirectory, 
 
 
 def _parallel(plan: RunPlan, adapter: Any, claimed: Any, run_dir: RunDirectory, workers: int,
-              watch: Watch) -> Iterator[tuple[str, MachineResult, str | None]]:
+              watch: Watch, judge: Judge | None) -> Iterator[tuple[str, MachineResult, str | None]]:
     """Spawned, not forked: this process holds the probe adapter's sockets, threads and possibly an
     embedded server. An area that cannot run is known from the probe's capabilities: no worker for
     it. After a fault the jobs not yet started are cancelled and later results dropped, as -n 1
@@ -128,7 +139,8 @@ def _parallel(plan: RunPlan, adapter: Any, claimed: Any, run_dir: RunDirectory, 
     for area in plan.areas:
         why = not_run(MACHINES[area], profile_caps, frozenset(adapter.capabilities))
         jobs.append(MachineResult(area, needs=why) if why is not None else
-                    AreaJob(plan, area, str(run_dir.path), run_dir.run_id, run_dir.start_ns))
+                    AreaJob(plan, area, str(run_dir.path), run_dir.run_id, run_dir.start_ns,
+                            None if judge is None else attrs.evolve(judge, adapter_factory=None)))
     shutdown(adapter)  # the workers build their own
     runnable = [job for job in jobs if isinstance(job, AreaJob)]
     if not runnable:

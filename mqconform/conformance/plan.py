@@ -18,10 +18,11 @@ from hypothesis import settings
 from mqconform.adapters.contract import Adapter
 from mqconform.history import RunDirectory
 from mqconform.progress import AreaProgress
+from mqconform.reference_model.bugs.model import BugModel
 from mqconform.reference_model.options import ModelOptions
 
 from . import settings as suite_settings
-from .runner import MAX_RERUNS, MachineResult, run_machine
+from .runner import MAX_RERUNS, Finding, MachineResult, run_machine
 
 
 class PlanError(ValueError):
@@ -96,12 +97,14 @@ class RunPlan:
 
     def explore(self, area: str, adapter_factory: Callable[[], Adapter], claimed: ModelOptions,
                 run: RunDirectory | None, *, database: Any = None,
-                progress: AreaProgress | None = None) -> MachineResult:
-        """Explore one area (see :func:`mqconform.conformance.runner.run_machine`). A real-clock
-        adapter runs its share of the examples unless the user set them (`max_examples`)."""
+                progress: AreaProgress | None = None,
+                explain: Callable[[Finding], BugModel | None] | None = None) -> MachineResult:
+        """Explore one area (see :func:`mqconform.conformance.runner.run_machine`; `explain`: a
+        known bug's model to explore on against). A real-clock adapter runs its share of the
+        examples unless the user set them (`max_examples`)."""
         from .registry import MACHINES
 
         hyp = self.hypothesis(database=database)
         return run_machine(MACHINES[area], adapter_factory, claimed, hyp, run, max_reruns=self.max_reruns,
                            seed_value=self.seed, cap_real_time=self.max_examples is None,
-                           shrink_seconds=self.shrink_seconds, progress=progress)
+                           shrink_seconds=self.shrink_seconds, progress=progress, explain=explain)

@@ -28,6 +28,7 @@ from hypothesis.stateful import run_state_machine_as_test
 from mqconform.adapters.contract import EXTRA_CAPABILITIES, Adapter, contract_changes, model_for
 from mqconform.history import RunDirectory
 from mqconform.progress import AreaProgress
+from mqconform.reference_model.bugs.model import BugModel
 from mqconform.reference_model.options import ModelOptions
 from mqconform.text import first_line
 
@@ -206,7 +207,8 @@ def run_machine(base: type[ConformanceMachine], adapter_factory: Callable[[], Ad
                 claimed: ModelOptions, hyp_settings: settings, run: RunDirectory | None = None,
                 max_reruns: int = MAX_RERUNS, seed_value: int | None = None,
                 cap_real_time: bool = True, shrink_seconds: float | None = None,
-                progress: AreaProgress | None = None, skip_checks: Iterable[str] = ()) -> MachineResult:
+                progress: AreaProgress | None = None, skip_checks: Iterable[str] = (),
+                explain: Callable[[Finding], BugModel | None] | None = None) -> MachineResult:
     """Explore one machine against the adapter; see the module docstring. With `seed_value`,
     Hypothesis draws its examples from that seed (`hypothesis.seed`): the same seed, settings and
     adapter explore the same examples; it overrides `derandomize`. With `cap_real_time` (a run
@@ -215,7 +217,11 @@ def run_machine(base: type[ConformanceMachine], adapter_factory: Callable[[], Ad
     Shrinking a failure stops after `shrink_seconds` (default: REAL_TIME_SHRINK_S on a real-time
     adapter, whose every shrink step sleeps on the broker's clock; Hypothesis' own 300 s otherwise);
     the finding then says it was cut and carries the smallest counterexample found until then.
-    `skip_checks`: checks not made at all (a test aiming at one difference among several)."""
+    `skip_checks`: checks not made at all (a test aiming at one difference among several).
+    `explain`: the bug model of the registered known bug that explains a finding (the verdict's
+    judge, mqconform.conformance.verdict.Judge.bug_model), else None. The area then explores on
+    against the model with that bug, its check still made, so the known bug is one finding and what
+    lies behind it is still found; a finding no bug model explains disables its check as usual."""
     stable_imports()
     result = MachineResult(base.area)
     probe = adapter_factory()
@@ -255,10 +261,14 @@ def run_machine(base: type[ConformanceMachine], adapter_factory: Callable[[], Ad
                    and time.perf_counter() - context.first_violation_at >= shrink_seconds)
             with ledger.timed("shrink"):
                 shrunk = shrink(steps, claimed, adapter_factory)
-                result.findings.append(finding_of(base.area, failed, shrunk, seconds, claimed,
-                                                  adapter_factory, cut_after=shrink_seconds if cut else None,
-                                                  options=held_to))
-            disabled.add(failed.check)
+                finding = finding_of(base.area, failed, shrunk, seconds, claimed, adapter_factory,
+                                     cut_after=shrink_seconds if cut else None, options=held_to)
+                result.findings.append(finding)
+            bug = explain(finding) if explain is not None else None
+            if bug is not None and not getattr(claimed, bug.option):
+                claimed, held_to = bug.enable(claimed), {**held_to, bug.option: True}
+            else:
+                disabled.add(failed.check)
             if progress is not None:
                 progress.findings = len(result.findings)
     finally:

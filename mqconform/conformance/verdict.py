@@ -12,6 +12,8 @@ from typing import Any
 
 import attrs
 
+from mqconform.reference_model.bugs.model import BugModel
+
 from .deviations import DEFAULT_PATH, Deviation, Registry, Replay, holds_under, load_registry
 from .runner import Finding, MachineResult, merge_outcomes
 
@@ -60,6 +62,16 @@ class Judge:
                                    self.replay())
         self._decided[id(finding)] = (finding, found)
         return found
+
+    def bug_model(self, finding: Finding) -> BugModel | None:
+        """The model of the registered bug that explains `finding` (an entry with ``model:``), else
+        None: what the area explores on against after it (runner.run_machine's `explain`)."""
+        found = self.deviation(finding)
+        if found is None or not found.model:
+            return None
+        from mqconform.reference_model.bugs import bug_model
+
+        return bug_model(found.model)
 
     def replay(self) -> Replay | None:
         """The bug models' replay on this judge's implementation (None without one)."""

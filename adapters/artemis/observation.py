@@ -14,6 +14,9 @@ from .._base import (
 from .records import ID_PROPERTY, _Queue
 from .sends import ArtemisSends
 
+#: the default managementBrowsePageSize: what listMessages shows at most where the adapter cannot set it
+DEFAULT_BROWSE_PAGE = 200
+
 
 class ArtemisObservation(ArtemisSends):
     """Observations, delete by id and a new ring size."""
@@ -38,7 +41,17 @@ class ArtemisObservation(ArtemisSends):
         if self._paging_now(q):
             raise NotObservable("listMessages walks the memory then the page cursor: paged messages "
                                 "cannot be told from pending ones")
-        return self._listed(q)
+        return self._whole_listing(q)
+
+    def _whole_listing(self, q: _Queue) -> list[str]:
+        """listMessages, when it shows the whole list: before 2.32 the positional addAddressSettings
+        cannot raise managementBrowsePageSize, so a queue of more than its default 200 messages (a
+        non-destructive queue keeps every keyless message it delivered) is shown cut."""
+        listed = self._listed(q)
+        if not self.features.json_settings and len(listed) >= DEFAULT_BROWSE_PAGE:
+            raise NotObservable(f"listMessages shows at most {DEFAULT_BROWSE_PAGE} messages before 2.32 "
+                                "(managementBrowsePageSize is not settable live)")
+        return listed
 
     def _listed(self, q: _Queue) -> list[str]:
         """QueueControl#listMessages: pending in delivery order, then the page cursor (browserIterator),
@@ -55,7 +68,7 @@ class ArtemisObservation(ArtemisSends):
     def browse(self, queue: str) -> list[str]:
         """What a browser sees: QueueControl#listMessages (QueueImpl#browserIterator), paged ones too
         (PAGING-12)."""
-        return self._listed(self._queue(queue))
+        return self._whole_listing(self._queue(queue))
 
     @operation
     def paging(self, address: str) -> bool:

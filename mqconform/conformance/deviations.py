@@ -148,7 +148,8 @@ def holds_under(steps: Sequence[Mapping[str, Any]], model: str, claimed: Any,
     annotated with the expectations of the model `claimed` (ModelOptions: the claimed profile, held to
     the adapter's contract) with bug model `model`, pass at every step under every observation? The
     minimiser's test of a counterexample (mqconform.conformance.minimize), against the bug model
-    instead of the claimed one. Steps the bug model rejects, and a replay with no answer, do not."""
+    instead of the claimed one, each receive also compared on its message's delivery count. Steps the
+    bug model rejects, and a replay with no answer, do not."""
     from mqconform.reference_model.bugs import bug_model
     from mqconform.scenario import ModelRejected, annotate, from_data, run_scenario
 
@@ -157,7 +158,8 @@ def holds_under(steps: Sequence[Mapping[str, Any]], model: str, claimed: Any,
     if not raw:
         return False
     try:
-        scenario = from_data({"profile": options.name, "steps": annotate(raw, options)}, "bug-model")
+        scenario = from_data({"profile": options.name,
+                              "steps": annotate(raw, options, delivery_counts=True)}, "bug-model")
     except (ModelRejected, ValueError):
         return False
     return run_scenario(scenario, adapter_factory(), namespace="mqc-bug-model").verdict == "pass"

@@ -35,10 +35,14 @@ def _value(model: ReferenceAdapter, op: str, **kwargs: Any) -> Any:
 
 
 def annotate(steps: Sequence[Mapping[str, Any]], options: ModelOptions,
-             after_step: Callable[[ReferenceAdapter], None] | None = None) -> list[dict[str, Any]]:
+             after_step: Callable[[ReferenceAdapter], None] | None = None, *,
+             delivery_counts: bool = False) -> list[dict[str, Any]]:
     """`steps` (scenario form) with every expectation replaced by the model's values; `after_step` is
-    called with the model after each step (to read what no expectation shows)."""
+    called with the model after each step (to read what no expectation shows). `delivery_counts`:
+    each receive of a message also expects its delivery count (a bug model's replay compares every
+    observation: mqconform.conformance.deviations.holds_under)."""
     model = ReferenceAdapter(options=options)
+    consumers: dict[str, str] = {}
     queues: list[str] = []
     throttles: list[str] = []
     stores: list[str] = []
@@ -58,6 +62,13 @@ def annotate(steps: Sequence[Mapping[str, Any]], options: ModelOptions,
         expect: dict[str, Any] = {}
         if op in COMPARED:
             expect["result"] = normal(result.value)
+        if op == "consumer" and isinstance(args, Mapping):
+            consumers[str(args.get("name"))] = str(args.get("queue"))
+        elif delivery_counts and op == "receive" and isinstance(result.value, str) and args in consumers:
+            count = model.delivery_count(consumers[args], result.value)
+            if count.is_ok:
+                expect["delivery_count"] = [{"queue": consumers[args], "id": result.value,
+                                             "count": count.value}]
         if op == "queue":
             queues.append(args["name"])
         elif op == "throttle":

@@ -21,6 +21,7 @@ from mqconform.reference_model.storage import PutResult, QueueFile, RemoveResult
 from mqconform.reference_model.throttle import Throttle
 from mqconform.reference_model.world import World
 
+from .lastvalue_mutants import LASTVALUE_MUTANTS
 from .retention_mutants import RETENTION_EXAMPLES, RETENTION_MUTANTS
 
 WorldFactory = Callable[[ModelOptions], World]
@@ -530,4 +531,6 @@ def _retention_mutants() -> tuple[Mutant, ...]:
                  for name, description, cls in RETENTION_MUTANTS)
 
 
-MUTANTS: tuple[Mutant, ...] = QUEUE_MUTANTS + STORAGE_MUTANTS + FLOW_MUTANTS + _retention_mutants()
+MUTANTS: tuple[Mutant, ...] = (QUEUE_MUTANTS + STORAGE_MUTANTS + FLOW_MUTANTS + _retention_mutants()
+                               + tuple(Mutant(name, "lastvalue", description, _broker(cls))
+                                       for name, description, cls in LASTVALUE_MUTANTS))

@@ -239,12 +239,12 @@ class Broker(AckWaitMixin, ConsumerOrderMixin, DeliveryMixin, RedeliveryMixin, R
         return [ref.id for ref in self._queue(queue_name).pending]
 
     def delivery_count(self, queue_name: str, msg_id: str) -> int | None:
-        """The delivery count of a message still in the queue, or held by one of its consumers (a
-        non-destructive last-value queue prunes a superseded message its consumer still holds,
-        LASTVALUE-8), else None."""
+        """The delivery count of a message still in the queue, or, on a last-value queue, held by one of
+        its consumers (a non-destructive last-value queue prunes a superseded message its consumer
+        still holds, LASTVALUE-8), else None."""
         queue = self._queue(queue_name)
         ref = queue.refs.get(msg_id)
-        if ref is None:
+        if ref is None and queue.last_value_key is not None:
             ref = next((c.received[msg_id] for c in queue.consumers if msg_id in c.received), None)
         return None if ref is None else ref.delivery_count
 

@@ -151,7 +151,7 @@ def _chunk_stats(stats: Stats, codes: Codes, c: Any, routes: list[dict[str, Any]
     msgs = _send_side(stats, codes, c, op)
     d, dlv, joined, n_proc = _delivery_side(stats, codes, c, op, msgs)
     _order(stats, codes, joined, n_proc, _return_cuts(codes, c, op), witnesses)
-    _delivery_counts(stats, codes, c.filter(pc.and_(op.f("delivery_count"), op.t("ok"))), witnesses)
+    _delivery_counts(stats, codes, c.filter(pc.and_(op.f("delivery_count"), op.t("ok"))), witnesses, shared)
     _delivery_after_ack(stats, codes, d, dlv, shared)
     counters = _counters(codes, c, op)
     _lost(stats, codes, routes, drain_rows, msgs, dlv, counters)
@@ -450,16 +450,21 @@ def _order(stats: Stats, codes: Codes, joined: Any, n_proc: int, cuts: Any,
                               "out_of_order": ("late", "sum")}), "order")
 
 
-def _delivery_counts(stats: Stats, codes: Codes, rows: Any, witnesses: Witnesses | None) -> None:
+def _delivery_counts(stats: Stats, codes: Codes, rows: Any, witnesses: Witnesses | None,
+                     shared: Sequence[int] = ()) -> None:
     """``delivery-count`` (REDELIVERY-1, REDELIVERY-2, REDELIVERY-12, REDELIVERY-19, REDELIVERY-22). The
     suite records the implementation's delivery count of a message right after each delivery of it; a
     cancel may undo the increment of a dispatch (REDELIVERY-2) but never more, so per (example, queue,
-    message), in history order, no observed count is lower than an earlier one."""
+    message), in history order, no observed count is lower than an earlier one. Not on the `shared`
+    queues (non-destructive, last-value): there each consumer's delivery of a listed message is a copy
+    with its own count (DELIVERY-12, LASTVALUE-8)."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
     rows = rows.filter(pc.and_(pc.is_valid(rows["m"]), pc.is_valid(rows["delivery_count"])))
+    if shared:
+        rows = rows.filter(pc.invert(pc.is_in(codes.gk(rows["ek"], rows["q"]), pa.array(shared, pa.int64()))))
     if not rows.num_rows:
         return
     t = pa.table({"dk": codes.dk(rows["ek"], rows["q"], rows["m"]), "rk": codes.rk(rows["ek"], rows["q"]),

@@ -203,7 +203,7 @@ def exact_stats(spark: Any, df: Any, decl_rows: list[Any], drain_rows: list[Any]
                         list(COUNTER_SUMS)))
 
     throttle_answers(df, emit)
-    sequence_checks(df, emit)
+    sequence_checks(df, emit, shared)
     try:
         stats, own = collect(frames)
     finally:
@@ -214,11 +214,18 @@ def exact_stats(spark: Any, df: Any, decl_rows: list[Any], drain_rows: list[Any]
     return stats
 
 
-def sequence_checks(df: Any, emit: Any) -> None:
+def sequence_checks(df: Any, emit: Any, shared: Any = None) -> None:
     """Per-consumer order (DELIVERY-4) and delivery-count monotonicity (REDELIVERY-1, REDELIVERY-2,
-    REDELIVERY-12, REDELIVERY-19, REDELIVERY-22): window expressions, :mod:`.spark_order`."""
+    REDELIVERY-12, REDELIVERY-19, REDELIVERY-22): window expressions, :mod:`.spark_order`. The
+    delivery counts of the `shared` queues (non-destructive, last-value) are left out: each consumer's
+    delivery of a listed message is a copy with its own count (DELIVERY-12, LASTVALUE-8)."""
+    from pyspark.sql import functions as F
+
     for check, (frame, names) in FRAMES.items():
-        emit(frame(df), check, list(names))
+        rows = df
+        if check == "delivery-count" and shared is not None:
+            rows = df.join(F.broadcast(shared), on=[*E, "queue"], how="left_anti")
+        emit(frame(rows), check, list(names))
 
 
 def _lost(spark: Any, decl_rows: list[Any], drain_rows: list[Any], msgs: Any, dlv: Any, per_q: Any,

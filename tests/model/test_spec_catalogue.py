@@ -39,7 +39,7 @@ SEED_NAMES = (
 )
 
 FILES = ("delivery", "ring", "redelivery", "scheduling", "paging", "throttle", "admission", "storage",
-         "restart", "expiry", "retention")
+         "restart", "expiry", "retention", "lastvalue")
 
 
 @pytest.fixture(scope="module")

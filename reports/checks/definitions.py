@@ -180,12 +180,15 @@ NULLQ = "\u0000"
 E = ["run", "machine", "example"]
 R = ["run", "machine", "queue"]
 FS = ("send", "receive", "ack", "counters", "nack", "set_ring_size", "throttle_state", "queue", "drain",
-      "answer", "delivery_count", "close", "close_session", "rollback", "delete", "stop", "start", "restart")
+      "answer", "delivery_count", "close", "close_session", "rollback", "delete", "stop", "start", "restart",
+      "fetch")
 #: the consumer operations after which a message it was sent but never received may be delivered again
 #: (REDELIVERY-8, REDELIVERY-30: a consumer or session close, a rollback): the order check's cuts
 RETURNS = ("close", "close_session", "rollback")
-#: a broker stop or start (a soak's nemesis) or a machine's restart step: a cut for the whole example
-NEMESIS = ("stop", "start", "restart")
+#: a broker stop or start (a soak's nemesis) or a machine's restart step: a cut for the whole example;
+#: and a pull batch (``fetch``, DELIVERY-38..): the history records its ids as one answer, not as
+#: deliveries, so a message's first receive after one may be a redelivery of a fetched message
+NEMESIS = ("stop", "start", "restart", "fetch")
 TYPES = ("invoke", "ok", "fail", "info")
 TIMEOUT = "TIMEOUT_CLEAN_QUEUE"
 

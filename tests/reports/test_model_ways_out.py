@@ -5,7 +5,10 @@ model's own ``ci`` run (the reference adapter, artemis profile) that both engine
   it, another consumer's first receive of such a message is a redelivery, not an order violation
   (``order``, DELIVERY-4; example 30 of the redelivery area, cut after the return);
 - a delete by id answered true (DELIVERY-31) takes a message out of its queue; on Artemis it counts as
-  acknowledged, a counter ``lost`` does not read (DELIVERY-2, DELIVERY-15; example 177 of the ring area).
+  acknowledged, a counter ``lost`` does not read (DELIVERY-2, DELIVERY-15; example 177 of the ring area);
+- a pull batch (``fetch``) delivers messages the history records as one answer: a message's first
+  receive after one may be a redelivery of a fetched message (``order``; NATS 2.15.1, example 5 of the
+  retention area of the README's main command, seed 4230396052, which once failed DELIVERY-4 so).
 
 Each history passes every check on both engines, and each fails the check it concerns once the
 operation that explains it is taken out: the check still sees what it must.
@@ -25,7 +28,8 @@ from mqconform.reports import pipeline
 DATA = Path(__file__).parent / "data"
 #: history -> (the operation that explains it, the check that fails without it)
 HISTORIES = {"model-close-session-returns-window": ("close_session", "order"),
-             "model-delete-by-id": ("delete", "lost")}
+             "model-delete-by-id": ("delete", "lost"),
+             "nats-fetch-then-receive": ("fetch", "order")}
 
 
 def _run_dir(path: Path, name: str, drop: str | None) -> Path:
@@ -55,7 +59,7 @@ def _verdicts(result: Any) -> dict[str, dict[str, str]]:
     """run -> check -> verdict (one queue per history fails at most)."""
     out: dict[str, dict[str, str]] = {}
     for c in result.checks:
-        if c.queue == "q":
+        if c.queue in ("q", "q1"):
             out.setdefault(c.run, {})[c.check] = c.verdict
     return out
 
@@ -63,7 +67,9 @@ def _verdicts(result: Any) -> dict[str, dict[str, str]]:
 def _expect(verdicts: dict[str, dict[str, str]]) -> None:
     for name, (way, check) in HISTORIES.items():
         assert "fail" not in verdicts[name].values(), (name, verdicts[name])
-        assert verdicts[name][check] == "pass", (name, verdicts[name])
+        # after a fetch the queue's first deliveries are not ordered: nothing is left for `order` there
+        expected = "none" if way == "fetch" else "pass"
+        assert verdicts[name].get(check, "none") == expected, (name, verdicts[name])
         without = verdicts[f"{name}-without-{way}"]
         assert without[check] == "fail", (name, without)
         assert [c for c, v in without.items() if v == "fail"] == [check], (name, without)

@@ -142,6 +142,27 @@ class Result:
         return self.type == "fail" and (self.error or "").startswith(f"{NOT_OBSERVABLE}:")
 
 
+@attrs.define
+class ClockLead:
+    """How far (ms) an implementation's real clock ran ahead of the logical time of an example or a
+    scenario, the most of what was measured (its adapter's ``clock_lead_ms``, when it has one), and
+    the margin a timer comparison allows (``limit_ms``; None: not measured, never past). A failing
+    comparison after the clock ran past its margin is not judged: the driver discards the example,
+    the scenario runner says ``unknown``."""
+
+    limit_ms: float | None = None
+    ms: float = 0.0
+
+    def measure(self, adapter: object) -> None:
+        lead = getattr(adapter, "clock_lead_ms", None)
+        if self.limit_ms is not None and lead is not None:
+            self.ms = max(self.ms, lead())
+
+    @property
+    def ran_past(self) -> bool:
+        return self.limit_ms is not None and self.ms > self.limit_ms
+
+
 class AdapterError(Exception):
     """The adapter cannot work at all (broker down, bad URL): an infrastructure problem, exit 3."""
 

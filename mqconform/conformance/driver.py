@@ -14,7 +14,7 @@ from typing import Any
 import attrs
 from hypothesis.errors import UnsatisfiedAssumption
 
-from mqconform.adapters.contract import Adapter, Result
+from mqconform.adapters.contract import Adapter, ClockLead, Result
 from mqconform.adapters.reference import ReferenceAdapter
 from mqconform.history import HistoryWriter
 from mqconform.operations import batch_items, call_operation, process_of
@@ -98,12 +98,10 @@ class Driver:
         #: from the start would go on (a lockstep group records each release's findings this way,
         #: mqconform.conformance.lockstep); false raises it as usual
         self.keep_going: Callable[[Violation, list[Step]], bool] | None = None
-        #: set by a machine whose example compares timers on a real clock: how far (ms) the broker's
-        #: clock may run ahead of the model's before a failing check can no longer be trusted
-        self.clock_lead_limit_ms: float | None = None
-        #: the most the broker's clock ran ahead of the model's in this example (ms), measured after
-        #: each call on the implementation while a limit is set
-        self.clock_lead_ms = 0.0
+        #: how far the broker's clock ran ahead of the model's in this example, measured after each call
+        #: on the implementation while a machine that compares timers on a real clock sets its
+        #: ``limit_ms`` (past it, a failing check can no longer be trusted)
+        self.clock_lead = ClockLead()
         #: every check made, in order: (the 1-based number of the last step run before it, its name,
         #: the field it compared); a matrix keeps it with the example (mqconform.conformance.corpus)
         self.check_log: list[tuple[int, str, str]] = []
@@ -140,17 +138,9 @@ class Driver:
         the broker's real clock ran further ahead of the model's than the machine's margin: a timer
         the broker started late or fired early then decides the comparison, not the broker's rules
         (a loaded machine, a slow round trip). Counted in the area's ledger."""
-        limit = self.clock_lead_limit_ms
-        if limit is not None and self.clock_lead_ms > limit:
+        if self.clock_lead.ran_past:
             self.ledger.discarded += 1
             raise UnsatisfiedAssumption  # what hypothesis.reject() raises inside a test
-
-    def _measure_clock_lead(self) -> None:
-        if self.clock_lead_limit_ms is None:
-            return
-        lead = getattr(self.adapter, "clock_lead_ms", None)
-        if lead is not None:
-            self.clock_lead_ms = max(self.clock_lead_ms, lead())
 
     def expect_equal(self, name: str, expected: Any, actual: Any, context: str = "", field: str = "") -> None:
         """Check `name` holds when the implementation's value equals the model's (`field`: what they are)."""
@@ -246,7 +236,7 @@ class Driver:
         # only an ok answer can be empty: a refused or unanswered call is booked with the answers
         seconds = time.perf_counter() - start
         self.ledger.add(category(op, actual.value) if actual.is_ok else "answers", seconds)
-        self._measure_clock_lead()
+        self.clock_lead.measure(self.adapter)
         return actual
 
     def both_refused(self, op: str, args: Any) -> Result:
@@ -287,7 +277,7 @@ class Driver:
             expected = getattr(self.model, method)(*args)
         with self.ledger.timed("observe"):
             actual = getattr(self.adapter, method)(*args)
-        self._measure_clock_lead()
+        self.clock_lead.measure(self.adapter)
         if actual.is_not_observable:
             self.not_observed[method] = self.not_observed.get(method, 0) + 1
             return None

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 import attrs
 
-from mqconform.adapters.contract import COUNTERS, Adapter, Result
+from mqconform.adapters.contract import COUNTERS, Adapter, ClockLead, Result
 from mqconform.adapters.reference import ReferenceAdapter
 from mqconform.operations import BATCH_OPS, COMPARED, call_operation
 
@@ -137,9 +137,9 @@ class _Run:
         self.observer = Observer(adapter, scenario.addresses)
         self.outcome = Outcome("pass", scenario.name)
         self.queues: list[str] = []
-        #: the most (ms) the implementation's real clock ran ahead of the scenario's logical time,
-        #: measured after each step when the scenario sets clock_lead_limit_ms
-        self.clock_lead_ms = 0.0
+        #: how far the implementation's real clock ran ahead of the scenario's logical time, measured
+        #: after each step when the scenario sets clock_lead_limit_ms
+        self.clock_lead = ClockLead(scenario.clock_lead_limit_ms)
 
     def stop(self, verdict: Verdict, step: ScenarioStep, message: str) -> Outcome:
         self.outcome.verdict = verdict
@@ -174,7 +174,7 @@ class _Run:
                 except Exception:  # the model view is a help for the reader, never the verdict
                     self.model = None
             result = self.execute(step)
-            self.measure_clock_lead()
+            self.clock_lead.measure(self.adapter)
             if result.type == "info":
                 return self.stop("unknown", step, f"{step.op} gave no answer: {result.error}")
             if result.type == "fail":
@@ -194,20 +194,15 @@ class _Run:
                 return stopped
         return None
 
-    def measure_clock_lead(self) -> None:
-        lead = getattr(self.adapter, "clock_lead_ms", None)
-        if self.scenario.clock_lead_limit_ms is not None and lead is not None:
-            self.clock_lead_ms = max(self.clock_lead_ms, lead())
-
     def fail(self, step: ScenarioStep, message: str) -> Outcome:
         """A mismatch is a failure, unless the implementation's real clock ran further ahead of the
         scenario's than its margin (a loaded machine, slow round trips): a timer the broker started
         late or fired early may then decide it, so it is not judged (``unknown``, run it again)."""
-        limit = self.scenario.clock_lead_limit_ms
-        if limit is not None and self.clock_lead_ms > limit:
+        lead = self.clock_lead
+        if lead.ran_past:
             return self.stop("unknown", step, f"{message}; not judged: the implementation's clock ran "
-                                              f"{self.clock_lead_ms:.0f} ms ahead of the scenario's "
-                                              f"(clock_lead_limit_ms {limit:g})")
+                                              f"{lead.ms:.0f} ms ahead of the scenario's "
+                                              f"(clock_lead_limit_ms {lead.limit_ms:g})")
         return self.stop("fail", step, message)
 
     def refused(self, step: ScenarioStep, error: str) -> Outcome | None:

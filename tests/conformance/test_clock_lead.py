@@ -1,6 +1,6 @@
 """A timed example on a real clock: a failing check is discarded (Hypothesis ``reject``), not
 reported, when the broker's clock ran further ahead of the model's than the machine's margin
-(Driver.clock_lead_limit_ms); below the margin, and without one, the failure stands."""
+(Driver.clock_lead); below the margin, and without one, the failure stands."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def _failing_receive(lead: float, limit: float | None) -> Driver:
                     ledger=TimeLedger())
     driver.both("queue", {"name": "q"})
     driver.both("consumer", {"name": "c", "queue": "q"})
-    driver.clock_lead_limit_ms = limit
+    driver.clock_lead.limit_ms = limit
     driver.both("receive", "c", compare="receive.ack_wait")
     return driver
 
@@ -45,12 +45,12 @@ def test_a_failure_past_the_margin_is_discarded_and_counted() -> None:
     adapter = LeadingClock(options=JETSTREAM)
     adapter.lead = 120.0
     driver = Driver(adapter, JETSTREAM, None, {}, ledger=ledger)
-    driver.clock_lead_limit_ms = 60.0
+    driver.clock_lead.limit_ms = 60.0
     driver.both("queue", {"name": "q"})
     driver.both("consumer", {"name": "c", "queue": "q"})
     with pytest.raises(UnsatisfiedAssumption):
         driver.both("receive", "c", compare="receive.ack_wait")
-    assert driver.clock_lead_ms == 120.0
+    assert driver.clock_lead.ms == 120.0
     assert driver.ledger.discarded == 1
     summary = driver.ledger.summary(1.0)
     assert summary["discarded"] == 1
@@ -65,8 +65,8 @@ def test_a_failure_inside_the_margin_or_without_one_stands(lead: float, limit: f
 
 def test_a_passing_check_is_never_discarded() -> None:
     driver = Driver(LeadingClock(options=JETSTREAM), JETSTREAM, None, {})
-    driver.clock_lead_limit_ms = 60.0
-    driver.clock_lead_ms = 500.0
+    driver.clock_lead.limit_ms = 60.0
+    driver.clock_lead.ms = 500.0
     driver.check("x", True, lambda: "never")
     assert driver.ledger.discarded == 0
 

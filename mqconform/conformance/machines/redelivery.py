@@ -49,7 +49,7 @@ TIMED_ACK_WAIT_MS = 300
 #: a timed example whose broker clock ran further ahead of the model's than this (ms) when a check
 #: failed is discarded, not reported: its deadlines, 100 ms off the grid, may then have run out on
 #: the broker first (a loaded machine, slow round trips); the rest of the margin is the broker's own
-#: timer latency (Driver.clock_lead_limit_ms)
+#: timer latency (Driver.clock_lead)
 TIMED_CLOCK_LEAD_LIMIT_MS = 60
 #: REDELIVERY-32: the BackOff lists drawn
 TIMED_BACKOFFS: tuple[tuple[int, ...], ...] = ((300, 500), (300, 700), (300, 500, 300))
@@ -131,7 +131,7 @@ class RedeliveryMachine(RestartSteps, RingMachine):
             self.declare_consumer("q", **settings)
         if self.timed:  # the declarations took real time: let the server's clock meet the model's
             self.d.both("advance", TIMED_STEP_MS)
-            self.d.clock_lead_limit_ms = TIMED_CLOCK_LEAD_LIMIT_MS
+            self.d.clock_lead.limit_ms = TIMED_CLOCK_LEAD_LIMIT_MS
         self.ready = True
 
     @property

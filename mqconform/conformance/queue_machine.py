@@ -497,8 +497,12 @@ class QueueMachine(QueueDrain):
     @rule(which=WHICH)
     def close_and_reopen(self, which: int) -> None:
         consumer = self.pick_consumer(which)
-        if consumer not in self.open_consumers:
-            return
+        if consumer in self.open_consumers:
+            self.reopen(consumer, which)
+
+    def reopen(self, consumer: str, which: int) -> None:
+        """Close the open `consumer` (close_consumer: `which` may choose its session's close) and open
+        it again with its arguments."""
         self.held_at_close.extend((consumer, m) for m in self._held(consumer))
         self.close_consumer(consumer, which)
         self.open_consumers.discard(consumer)

@@ -226,6 +226,19 @@ class RingMachine(QueueMachine):
             self.compare_delivery_counts("rollback.delivery_count", self.consumer_args[consumer]["queue"],
                                          held)
 
+    def _in_open_tx(self) -> list[str]:
+        """The open consumers whose session holds acknowledgements in an open transaction."""
+        consumers = self._broker().consumers
+        return [c for c in sorted(self.open_consumers) if c in consumers and consumers[c].tx_acked]
+
+    @precondition(lambda self: self.ready and self.can("transactions") and self._in_open_tx())
+    @rule(which=WHICH)
+    def close_in_open_tx(self, which: int) -> None:
+        """REDELIVERY-29 / REDELIVERY-30: a consumer (or its session) closed while its session's
+        transaction holds acknowledgements, a state close_and_reopen reaches only by chance."""
+        consumers = self._in_open_tx()
+        self.reopen(consumers[which % len(consumers)], which)
+
     def close_consumer(self, consumer: str, which: int) -> None:
         """A consumer close, or with `sessions` (one `which` in four) its session's close, and the
         counts after it: REDELIVERY-30 a session close (`close_session.counters`: the consumer's

@@ -7,6 +7,7 @@ import pytest
 from mqconform.reference_model.broker import Broker
 from mqconform.reference_model.config import ConsumerConfig, Message, QueueConfig
 from mqconform.reference_model.errors import Unsupported
+from mqconform.reference_model.options import ModelOptions
 from mqconform.reference_model.profiles import PROFILES, profile
 
 rules = pytest.mark.rules
@@ -146,3 +147,52 @@ def test_only_profiles_with_last_value_queues_accept_a_key() -> None:
             with pytest.raises(Unsupported):
                 Broker(options).declare_queue(QueueConfig("q", last_value_key="k"))
     assert profile("artemis").has("last_value")
+
+
+def _fire_after_receive(b: Broker, *, key: bool) -> list[str | None]:
+    """c receives m1 from a non-destructive queue, then m2 is scheduled and fires to the head: what c
+    receives next, three times."""
+    b.open_consumer(ConsumerConfig("c", "q", window_bytes=0))
+    b.send("q", kv("m1", "A") if key else Message("m1"))
+    assert b.receive("c") == "m1"
+    b.send("q", kv("m2", "B", scheduled_at_ms=b.now_ms + 500) if key else
+           Message("m2", scheduled_at_ms=b.now_ms + 500))
+    b.advance(500)
+    assert b.pending_ids("q") == ["m2", "m1"]
+    return [b.receive("c"), b.receive("c"), b.receive("c")]
+
+
+@rules("LASTVALUE-8", "LASTVALUE-10", "DELIVERY-12")
+def test_a_fired_scheduled_message_is_the_only_new_one_for_a_non_destructive_consumer() -> None:
+    b = lvq(non_destructive=True)
+    assert _fire_after_receive(b, key=True) == ["m2", None, None]
+
+
+@rules("LASTVALUE-8", "DELIVERY-12")
+def test_bug_model_scheduled_fire_resets_non_destructive_iterators() -> None:
+    """reference_model.bugs.artemis_scheduled_resets_iterators: under its option the firing resets each
+    consumer's iterator (QueueImpl#addHead(List, scheduling): resetAllIterators), so c is offered m1
+    again after m2, on a last-value queue and on a plain non-destructive one; a destructive queue keeps
+    nothing delivered listed, so the reset re-offers nothing there."""
+    from mqconform.reference_model.bugs import bug_model
+
+    buggy = bug_model("artemis-non-destructive-scheduled-reoffers").enable(profile("artemis"))
+    assert not profile("artemis").scheduled_fire_resets_iterators
+    assert _fire_after_receive(lvq_with(buggy, non_destructive=True), key=True) == ["m2", "m1", None]
+    plain = Broker(buggy)
+    plain.declare_queue(QueueConfig("q", non_destructive=True))
+    assert _fire_after_receive(plain, key=False) == ["m2", "m1", None]
+    destructive = Broker(buggy)
+    destructive.declare_queue(QueueConfig("q"))
+    destructive.open_consumer(ConsumerConfig("c", "q", window_bytes=0))
+    destructive.send("q", Message("m1"))
+    assert destructive.receive("c") == "m1"
+    destructive.send("q", Message("m2", scheduled_at_ms=destructive.now_ms + 500))
+    destructive.advance(500)
+    assert [destructive.receive("c"), destructive.receive("c")] == ["m2", None]
+
+
+def lvq_with(options: ModelOptions, **queue: object) -> Broker:
+    b = Broker(options)
+    b.declare_queue(QueueConfig("q", last_value_key="k", **queue))  # type: ignore[arg-type]
+    return b

@@ -290,6 +290,26 @@ def _non_destructive_ring_repeats_replaced(trace: Sequence[TraceStep]) -> bool:
     return False
 
 
+def _non_destructive_scheduled_fires(trace: Sequence[TraceStep]) -> bool:
+    """At or before the failing step, a step at which the model's scheduled count of a non-destructive
+    queue fell (due messages fired to its head) while a consumer of the queue was open. Artemis adds
+    them with QueueImpl#addHead(List, scheduling) and then resets every consumer's iterator
+    (resetAllIterators), so each consumer is offered again the messages the queue keeps listed."""
+    kept = _non_destructive_queues(trace)
+    consumers: dict[str, str] = {}  # open consumer -> its queue
+    for before, step in _pairs(trace):
+        if step.op == "consumer" and isinstance(step.args, Mapping):
+            consumers[str(step.args.get("name"))] = str(step.args.get("queue"))
+        elif step.op == "close":
+            consumers.pop(str(step.args), None)
+        elif before is not None:
+            for queue in kept & set(consumers.values()):
+                was = before.queues.get(queue, {}).get("scheduled_count", 0)
+                if step.queues.get(queue, {}).get("scheduled_count", 0) < was:
+                    return True
+    return False
+
+
 def _message_limited(trace: Sequence[TraceStep]) -> tuple[dict[str, int], dict[str, str]]:
     """The addresses the trace declares with a message-count limit (max_size_messages >= 0) and that
     limit; the queue -> address of the queues it declares."""
@@ -357,6 +377,7 @@ SHAPES: Final[Mapping[str, Callable[[Sequence[TraceStep]], bool]]] = {
     "close-returns-paged-while-paging": _close_returns_paged_while_paging,
     "non-destructive-ring-evicts-delivered": _non_destructive_ring_evicts_delivered,
     "non-destructive-ring-repeats-replaced": _non_destructive_ring_repeats_replaced,
+    "non-destructive-scheduled-fires": _non_destructive_scheduled_fires,
     "max-size-messages-browsed": _max_size_messages_browsed,
 }
 

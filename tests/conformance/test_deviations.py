@@ -79,6 +79,8 @@ FAILING_STEP = {
     "docs/findings/artemis-non-destructive-ring-evicts-delivered.yaml": 6,
     "docs/findings/artemis-non-destructive-ring-repeats-replaced.yaml": 5,
     "docs/findings/artemis-max-size-messages-leak.yaml": 7,
+    "tests/adapters/scenarios/artemis-non-destructive-last-value-repeats-current.yaml": 7,
+    "tests/adapters/scenarios/artemis-non-destructive-last-value-scheduled-reoffers.yaml": 9,
 }
 
 #: the shipped scenarios -> the steps before the one that gives the bug its shape (the nack at the
@@ -101,6 +103,8 @@ BEFORE_SHAPE = {
     "docs/findings/artemis-non-destructive-ring-evicts-delivered.yaml": 5,
     "docs/findings/artemis-non-destructive-ring-repeats-replaced.yaml": 3,
     "docs/findings/artemis-max-size-messages-leak.yaml": 4,
+    "tests/adapters/scenarios/artemis-non-destructive-last-value-repeats-current.yaml": 3,
+    "tests/adapters/scenarios/artemis-non-destructive-last-value-scheduled-reoffers.yaml": 6,
 }
 
 #: the shipped registry, loaded once for the tests that only read it

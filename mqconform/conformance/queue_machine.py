@@ -392,7 +392,11 @@ class QueueMachine(QueueDrain):
             return ("ack" if kind == "second_ack" else "nack"), consumer, msg_id
         if kind == "never_delivered":
             held = set(self._held(consumer)) | {m for c, m in self.acked_by if c == consumer}
-            never = sorted(self.sent - held)
+            # DELIVERY-22 by_sequence: a stale token's ack of a message now in a consumer's buffer
+            # (dispatched, not yet received) is not modelled (reference_model.invalid_ack)
+            states = self._broker().consumers
+            buffered = {m for state in states.values() for m in state.buffer} & states[consumer].tokens
+            never = sorted(self.sent - held - buffered)
             return "ack", consumer, never[index % len(never)] if never else f"x{index}"
         if kind == "wrong_consumer":
             queue = self.consumer_args[consumer]["queue"]

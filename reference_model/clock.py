@@ -8,21 +8,13 @@ SCHED-7), SCHED-4 (due messages go to the head in scheduler order), SCHED-6, SCH
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ._core import BrokerCore
 from .errors import ModelMisuse
 from .state import QueueState, Ref
 
-if TYPE_CHECKING:
-    from .pending import PendingList
-
 
 class ClockMixin(BrokerCore):
     """The logical clock and scheduled messages."""
-
-    if TYPE_CHECKING:
-        def _iterator_over(self, queue: QueueState) -> PendingList[Ref]: ...  # delivery
 
     def _enqueue_new(self, queue: QueueState, ref: Ref) -> None:
         """A message entering the queue from routing or depage: scheduled or tail (SCHED-2, S7)."""
@@ -77,15 +69,4 @@ class ClockMixin(BrokerCore):
                 queue.pending.add_head(ref, ref.size)
             if queue.non_destructive:
                 self._listed(queue, ref, head=True)
-        if queue.non_destructive and opts.scheduled_fire_resets_iterators:
-            self._artemis_scheduled_resets_iterators(queue)
         return True
-
-    def _artemis_scheduled_resets_iterators(self, queue: QueueState) -> None:
-        """A broker bug, under the option ``scheduled_fire_resets_iterators``
-        (reference_model.bugs.artemis_scheduled_resets_iterators): QueueImpl#addHead(List, scheduling)
-        resets every consumer's iterator, so on a non-destructive queue each consumer starts over at the
-        head of the listed messages, those it already received included."""
-        for consumer in queue.consumers:
-            if consumer.unseen is not None:
-                consumer.unseen = self._iterator_over(queue)

@@ -328,13 +328,6 @@ class ModelOptions:
     #: queue's delivering count twice (QueueImpl#cancel: decDelivering after sendToDeadLetterAddress
     #: acked it KILLED). False: once.
     cancel_drop_decrements_delivering_twice: bool = False
-    #: DELIVERY-12/LASTVALUE-8, a broker bug and never a profile's choice: Artemis 2.18 to 2.56
-    #: (reference_model.bugs.artemis_scheduled_resets_iterators, finding
-    #: artemis-non-destructive-scheduled-reoffers). Due scheduled messages fired to the head of a
-    #: non-destructive queue reset every consumer's iterator (QueueImpl#addHead(List, scheduling):
-    #: resetAllIterators), so each consumer is offered every listed message again. False: a consumer's
-    #: iterator only also reaches the fired messages.
-    scheduled_fire_resets_iterators: bool = False
 
     def overflow_for(self, policy: str | None) -> Overflow:
         """The model overflow of a queue declared with `policy` (None: the profile's `overflow`);

@@ -10,6 +10,12 @@ brings: artemis (expiry to an expiry address, rings, last-value queues, dead-let
 session closes, paging), jetstream (expiry that drops, discard old/new, purge, +TERM, delete of a
 delivered message), rabbitmq-classic (expiry and drop-head dead-lettered, reject, purge), mosquitto
 (a bound that drops the newest message silently, RING-21) and the others' own.
+
+One more run is a regression: the lastvalue area under ``dev`` with seed 1 once gave both engines two
+false FAILs. ``lost`` does not apply to a last-value queue, whose message count leaves its delivering
+messages out (LASTVALUE-7), and ``delivery-count`` leaves out the non-destructive and last-value queues,
+where each consumer's delivery of a listed message is a copy with its own count (DELIVERY-12,
+LASTVALUE-8).
 """
 
 from __future__ import annotations
@@ -30,6 +36,8 @@ PROFILES = tuple(sorted(profiles.PROFILES))
 #: (settings, examples per area, seed): the derandomized ci run, and a random seed under dev
 SEED = random.randrange(1, 2**31)
 RUNS = (("ci", 8, None), ("dev", 4, SEED))
+#: the run kept as a regression (module docstring): artemis, lastvalue area, dev, seed 1
+LAST_VALUE_REGRESSION = "artemis lastvalue-dev-seed-1"
 #: the history checks' rules (reports.checks.definitions.CHECKS)
 RULES = ("DELIVERY-1", "DELIVERY-2", "DELIVERY-4", "DELIVERY-6", "DELIVERY-7", "DELIVERY-15", "RING-17",
          "THROTTLE-7", "ADMISSION-3", "ADMISSION-7", "REDELIVERY-1", "REDELIVERY-2", "EXPIRY-7", "RING-21")
@@ -49,6 +57,10 @@ def model_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[int,
                          settings, "--max-examples", str(examples), "--no-report", "--out", str(out),
                          *(["--seed", str(seed)] if seed is not None else [])])
             runs[f"{profile} {settings}"] = (code, out)
+    out = base / LAST_VALUE_REGRESSION
+    code = main(["run", "--adapter", "reference", "--areas", "lastvalue", "--settings", "dev", "--seed", "1",
+                 "--no-report", "--out", str(out)])
+    runs[LAST_VALUE_REGRESSION] = (code, out)
     return runs
 
 
@@ -68,17 +80,16 @@ def _failing(document: dict[str, Any]) -> list[str]:
             for c in document["checks"] if c["verdict"] == "fail"]
 
 
-@pytest.fixture(scope="module")
-def python_report(model_runs: dict[str, tuple[int, Path]],
-                  tmp_path_factory: pytest.TempPathFactory) -> tuple[int, dict[str, Any]]:
-    return _report([path for _, path in model_runs.values()], "python", tmp_path_factory.mktemp("py"))
-
-
+@pytest.mark.spark
 @pytest.mark.rules(*RULES)
-def test_the_model_passes_its_runs_and_its_report(model_runs: dict[str, tuple[int, Path]],
-                                                  python_report: tuple[int, dict[str, Any]]) -> None:
+def test_the_model_passes_its_runs_and_both_reports(spark: Any, model_runs: dict[str, tuple[int, Path]],
+                                                    tmp_path: Path) -> None:
+    """Every run passes, and so does the python engine's report over all of them; the Spark engine over
+    the ci runs (every profile; the random seed's runs are the python engine's only, to keep the test
+    session short) and the last-value regression run gives the python engine's report. One test, so
+    that xdist never makes the runs twice."""
     assert {p: code for p, (code, _) in model_runs.items()} == dict.fromkeys(model_runs, 0)
-    code, document = python_report
+    code, document = _report([path for _, path in model_runs.values()], "python", tmp_path / "all")
     # the runs' verdict is the report's: every run passed, so no rule and no history check fails
     assert not _failing(document), (f"dev seed {SEED}", _failing(document))
     assert code == 0 and not document["failing"]
@@ -89,15 +100,9 @@ def test_the_model_passes_its_runs_and_its_report(model_runs: dict[str, tuple[in
     for way in ("expired", "replaced", "killed"):
         assert sum(c["stats"][way] for c in lost) > 0, way
 
-
-@pytest.mark.spark
-@pytest.mark.rules(*RULES)
-def test_the_spark_report_is_the_same(spark: Any, model_runs: dict[str, tuple[int, Path]],
-                                      tmp_path: Path) -> None:
-    """The Spark engine over the ci runs (every profile; the random seed's runs are the python
-    engine's, to keep the test session short) gives the python engine's report."""
-    ci = [path for key, (_, path) in model_runs.items() if key.endswith(" ci")]
-    assert len(ci) == len(PROFILES)
+    ci = [path for key, (_, path) in model_runs.items()
+          if key.endswith(" ci") or key == LAST_VALUE_REGRESSION]
+    assert len(ci) == len(PROFILES) + 1
     code, document = _report(ci, "spark", tmp_path / "spark")
     python_code, python_document = _report(ci, "python", tmp_path / "python")
     assert document["engine"] == "spark"

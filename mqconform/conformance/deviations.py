@@ -28,7 +28,7 @@ import operator
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 import attrs
 import yaml
@@ -137,9 +137,13 @@ class Measured:
 
 
 # ------------------------------------------------------------------------------------- bug models
-#: (scenario steps as ``{op: args}``, a bug model's name) -> do the steps hold on the implementation
-#: against the model with that bug (:func:`holds_under` bound to an adapter)?
-Replay = Callable[[Sequence[Mapping[str, Any]], str], bool]
+class Replay(Protocol):
+    """(scenario steps as ``{op: args}``, a bug model's name, the model options the finding was held
+    to: a known bug the area explored on against, contract changes) -> do the steps hold on the
+    implementation against the model with that bug too (:func:`holds_under` bound to an adapter)?"""
+
+    def __call__(self, steps: Sequence[Mapping[str, Any]], model: str,
+                 options: Mapping[str, Any] | None = None) -> bool: ...
 
 
 def holds_under(steps: Sequence[Mapping[str, Any]], model: str, claimed: Any,
@@ -210,7 +214,7 @@ class Deviation:
             if self.history or (self.area is not None and finding.machine != self.area):
                 return False
             return replay is not None and self.has_shape(trace()) and \
-                replay([step.as_scenario() for step in finding.steps], self.model)
+                replay([step.as_scenario() for step in finding.steps], self.model, finding.options)
         if self.history or finding.check != self.check or \
                 (self.area is not None and finding.machine != self.area):
             return False

@@ -49,8 +49,10 @@ def replay_on(implementation: Any, profile: str) -> Replay:
 
     claimed = model_for(load_profile(profile), frozenset(implementation.capabilities))
 
-    def replay(steps: Sequence[Mapping[str, Any]], model: str) -> bool:
-        return holds_under(steps, model, claimed, lambda: implementation)
+    def replay(steps: Sequence[Mapping[str, Any]], model: str,
+               options: Mapping[str, Any] | None = None) -> bool:
+        held = claimed.evolve(**options) if options else claimed
+        return holds_under(steps, model, held, lambda: implementation)
 
     return replay
 

@@ -81,11 +81,15 @@ class Judge:
         from mqconform.adapters.contract import model_for
         from mqconform.reference_model.profiles import profile as load_profile
 
-        def replay(steps: Sequence[Mapping[str, Any]], model: str) -> bool:
+        def replay(steps: Sequence[Mapping[str, Any]], model: str,
+                   options: Mapping[str, Any] | None = None) -> bool:
             """False also when the implementation cannot be reached for the replay: a finding no
-            replay decided stays a failure, never a pass."""
+            replay decided stays a failure, never a pass. `options`: those the finding was held to (a
+            known bug the area explored on against), kept beside the bug model's own."""
             try:
                 claimed = model_for(load_profile(self.profile), frozenset(factory().capabilities))
+                if options:
+                    claimed = claimed.evolve(**options)
                 return holds_under(steps, model, claimed, factory)
             except Exception:  # an adapter that cannot start or answer: not explained
                 return False

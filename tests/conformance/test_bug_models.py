@@ -154,3 +154,20 @@ def test_a_replay_that_cannot_reach_the_implementation_explains_nothing() -> Non
     judge = Judge(load_registry(), "artemis", "2.40.0", "artemis", "artemis", adapter_factory=broken)
     replay = judge.replay()
     assert replay is not None and replay([{"queue": {"name": "q"}}], "artemis-4985") is False
+
+
+def test_a_replay_keeps_the_options_the_finding_was_held_to(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A finding made while the area explored on against a known bug carries that bug's option; the
+    replay under a second bug model keeps it (else a counterexample that shows both bugs would hold
+    under neither model alone)."""
+    import mqconform.conformance.verdict as verdict
+
+    seen: list[Any] = []
+    monkeypatch.setattr(verdict, "holds_under", lambda steps, model, claimed, factory: seen.append(claimed))
+    judge = Judge(load_registry(), "artemis", "2.40.0", "artemis", "artemis",
+                  adapter_factory=lambda: ReferenceAdapter("artemis"))
+    replay = judge.replay()
+    assert replay is not None
+    replay([{"queue": {"name": "q"}}], "artemis-4985")
+    replay([{"queue": {"name": "q"}}], "artemis-4985", {"cancel_drop_decrements_delivering_twice": True})
+    assert [claimed.cancel_drop_decrements_delivering_twice for claimed in seen] == [False, True]

@@ -87,11 +87,11 @@ def test_unreachable_implementation_is_exit_3(tmp_path: Path, capsys) -> None:  
 
 
 def test_outside_example_adapter_runs_and_a_bug_in_it_is_found(tmp_path: Path) -> None:
-    budget = ["--settings", "ci", "--max-examples", "40", "--max-findings", "2", "--no-report"]
+    budget = ["--settings", "ci", "--max-examples", "40", "--no-report"]
     assert main(["run", "--adapter", "tests.example_adapter:FifoAdapter", *budget,
                  "--out", str(tmp_path / "ok")]) == 0
     assert main(["run", "--adapter", "tests.example_adapter:FifoAdapter", "-o", "lose_returns=true",
-                 *budget, "--out", str(tmp_path / "bug")]) == 1
+                 *budget, "--max-findings", "1", "--out", str(tmp_path / "bug")]) == 1
 
 
 class NotAnAdapter:

@@ -91,7 +91,7 @@ def test_the_machines_restart_embedded_nats_and_find_nothing(embedded: NatsAdapt
     """A few examples of the redelivery machine with restart steps, both modes. (The delivery machine
     opens consumers with different max_unacked / ack_wait_ms on one queue, which the
     nats adapter refuses: that run is inconclusive whatever the restart step does.)"""
-    hyp = settings(suite_settings.get("ci", database=None), max_examples=10, stateful_step_count=15)
+    hyp = settings(suite_settings.get("ci", database=None), max_examples=20, stateful_step_count=15)
     run = RunDirectory(tmp_path, "nats", "jetstream", {})
     checked: set[str] = set()
     for area in ("redelivery",):

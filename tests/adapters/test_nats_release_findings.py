@@ -32,6 +32,12 @@ FINDINGS = {
 }
 
 
+#: runs of a scenario on the release it fails on, of which one must fail: 2.10's late max_age shows only
+#: when the server's age check fires before the messages are due (it then waits a second); a timer that
+#: fires late on a loaded machine finds them due and removes them in time
+ATTEMPTS = 3
+
+
 def _on_release(scenario_name: str, version: str, namespace: str) -> tuple[str, int | None]:
     binary = releases.binary(releases.line("nats").release(version))
     adapter = NatsAdapter(server_bin=str(binary))
@@ -63,7 +69,10 @@ def test_each_finding_holds_on_the_model_and_is_registered_for_its_releases(name
 @pytest.mark.parametrize("name", sorted(n for n, f in FINDINGS.items() if f[0] == "2.10.25"))
 def test_an_old_release_fails_where_the_current_one_holds(name: str, namespace: str) -> None:
     failing, step, _, _ = FINDINGS[name]
-    assert _on_release(name, failing, namespace) == ("fail", step)
+    outcomes: list[tuple[str, int | None]] = []
+    while len(outcomes) < ATTEMPTS and (not outcomes or outcomes[-1][0] != "fail"):
+        outcomes.append(_on_release(name, failing, f"{namespace}-{len(outcomes)}"))
+    assert outcomes[-1] == ("fail", step), outcomes
     assert _on_release(name, "2.15.1", namespace)[0] == "pass"
 
 
@@ -76,8 +85,12 @@ def test_scenario_versions_bisects_a_finding(capsys: pytest.CaptureFixture[str])
     path = HERE / "nats-2.10-max-age-late.yaml"
     for strict, code, cell in ((False, 0, "DEVIATION"), (True, 1, "FAIL")):
         argv = ["scenario", "-q", "--adapter", "nats", "--versions", "2.10.25,2.15.1", str(path)]
-        assert main([*argv, *(["--strict"] if strict else [])]) == code
-        out = capsys.readouterr().out
+        for _ in range(ATTEMPTS):  # the bug shows in some runs only (ATTEMPTS)
+            exit_code = main([*argv, *(["--strict"] if strict else [])])
+            out = capsys.readouterr().out
+            if f"  2.10.25  {cell}" in out:
+                break
+        assert exit_code == code, out
         assert "known bug: " in out and "registered: https://github.com/nats-io" in out
         table = out[out.index("releases: 2.10.25, 2.15.1"):].splitlines()
         assert table[1:3] == [str(path), f"  2.10.25  {cell}"]

@@ -147,23 +147,24 @@ class Replay(Protocol):
 
 
 def holds_under(steps: Sequence[Mapping[str, Any]], model: str, claimed: Any,
-                adapter_factory: Callable[[], Any]) -> bool:
+                adapter_factory: Callable[[], Any], options: Mapping[str, Any] | None = None) -> bool:
     """Do `steps` (``{op: args}``; an ``expect`` is ignored), replayed on the adapter as a scenario
     annotated with the expectations of the model `claimed` (ModelOptions: the claimed profile, held to
     the adapter's contract) with bug model `model`, pass at every step under every observation? The
     minimiser's test of a counterexample (mqconform.conformance.minimize), against the bug model
     instead of the claimed one, each receive also compared on its message's delivery count. Steps the
-    bug model rejects, and a replay with no answer, do not."""
+    bug model rejects, and a replay with no answer, do not. `options`: model options the finding was
+    held to besides (a known bug the area explored on against), kept beside the bug model's own."""
     from mqconform.reference_model.bugs import bug_model
     from mqconform.scenario import ModelRejected, annotate, from_data, run_scenario
 
-    options = bug_model(model).enable(claimed)
+    buggy = bug_model(model).enable(claimed.evolve(**options) if options else claimed)
     raw = [{op: args} for step in steps for op, args in step.items() if op != "expect"]
     if not raw:
         return False
     try:
-        scenario = from_data({"profile": options.name,
-                              "steps": annotate(raw, options, delivery_counts=True)}, "bug-model")
+        scenario = from_data({"profile": buggy.name,
+                              "steps": annotate(raw, buggy, delivery_counts=True)}, "bug-model")
     except (ModelRejected, ValueError):
         return False
     return run_scenario(scenario, adapter_factory(), namespace="mqc-bug-model").verdict == "pass"

@@ -84,13 +84,10 @@ class Judge:
         def replay(steps: Sequence[Mapping[str, Any]], model: str,
                    options: Mapping[str, Any] | None = None) -> bool:
             """False also when the implementation cannot be reached for the replay: a finding no
-            replay decided stays a failure, never a pass. `options`: those the finding was held to (a
-            known bug the area explored on against), kept beside the bug model's own."""
+            replay decided stays a failure, never a pass."""
             try:
                 claimed = model_for(load_profile(self.profile), frozenset(factory().capabilities))
-                if options:
-                    claimed = claimed.evolve(**options)
-                return holds_under(steps, model, claimed, factory)
+                return holds_under(steps, model, claimed, factory, options)
             except Exception:  # an adapter that cannot start or answer: not explained
                 return False
 

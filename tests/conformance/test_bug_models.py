@@ -160,14 +160,21 @@ def test_a_replay_keeps_the_options_the_finding_was_held_to(monkeypatch: pytest.
     """A finding made while the area explored on against a known bug carries that bug's option; the
     replay under a second bug model keeps it (else a counterexample that shows both bugs would hold
     under neither model alone)."""
-    import mqconform.conformance.verdict as verdict
+    import mqconform.reference_model.bugs as bugs
 
     seen: list[Any] = []
-    monkeypatch.setattr(verdict, "holds_under", lambda steps, model, claimed, factory: seen.append(claimed))
+
+    class Recording:
+        def enable(self, claimed: Any) -> Any:
+            seen.append(claimed)
+            raise RuntimeError("recorded")  # the replay stops here: not explained
+
+    monkeypatch.setattr(bugs, "bug_model", lambda name: Recording())
     judge = Judge(load_registry(), "artemis", "2.40.0", "artemis", "artemis",
                   adapter_factory=lambda: ReferenceAdapter("artemis"))
     replay = judge.replay()
     assert replay is not None
-    replay([{"queue": {"name": "q"}}], "artemis-4985")
-    replay([{"queue": {"name": "q"}}], "artemis-4985", {"cancel_drop_decrements_delivering_twice": True})
+    assert replay([{"queue": {"name": "q"}}], "artemis-4985") is False
+    assert replay([{"queue": {"name": "q"}}], "artemis-4985",
+                  {"cancel_drop_decrements_delivering_twice": True}) is False
     assert [claimed.cancel_drop_decrements_delivering_twice for claimed in seen] == [False, True]

@@ -265,6 +265,20 @@ def _non_destructive_ring_evicts_delivered(trace: Sequence[TraceStep]) -> bool:
     return False
 
 
+def _with_open_consumers(trace: Sequence[TraceStep]) -> Iterable[tuple[TraceStep | None, TraceStep,
+                                                                         set[str]]]:
+    """The (step before, step) pairs of the trace other than consumer opens and closes, each with the
+    queues that have an open consumer at it."""
+    consumers: dict[str, str] = {}  # open consumer -> its queue
+    for before, step in _pairs(trace):
+        if step.op == "consumer" and isinstance(step.args, Mapping):
+            consumers[str(step.args.get("name"))] = str(step.args.get("queue"))
+        elif step.op == "close":
+            consumers.pop(str(step.args), None)
+        else:
+            yield before, step, set(consumers.values())
+
+
 def _non_destructive_ring_repeats_replaced(trace: Sequence[TraceStep]) -> bool:
     """The failing step is a receive, and before it a send at which the model's ring of a
     non-destructive queue replaced a message no consumer held while a consumer of the queue was open.
@@ -275,14 +289,9 @@ def _non_destructive_ring_repeats_replaced(trace: Sequence[TraceStep]) -> bool:
     if not trace or trace[-1].op not in ("receive", "receive_batch"):
         return False
     kept = _non_destructive_queues(trace)
-    consumers: dict[str, str] = {}  # open consumer -> its queue
-    for before, step in _pairs(trace):
-        if step.op == "consumer" and isinstance(step.args, Mapping):
-            consumers[str(step.args.get("name"))] = str(step.args.get("queue"))
-        elif step.op == "close":
-            consumers.pop(str(step.args), None)
-        elif step.op in ("send", "send_batch") and before is not None:
-            for queue in set(_rose(before, step, "replaced")) & kept & set(consumers.values()):
+    for before, step, consumed in _with_open_consumers(trace):
+        if step.op in ("send", "send_batch") and before is not None:
+            for queue in set(_rose(before, step, "replaced")) & kept & consumed:
                 listed = set(map(str, before.queues.get(queue, {}).get("pending", []))) | set(_ids(step))
                 gone = listed - set(map(str, step.queues[queue].get("pending", [])))
                 if gone - before.held.get(queue, frozenset()):
@@ -296,14 +305,9 @@ def _non_destructive_scheduled_fires(trace: Sequence[TraceStep]) -> bool:
     them with QueueImpl#addHead(List, scheduling) and then resets every consumer's iterator
     (resetAllIterators), so each consumer is offered again the messages the queue keeps listed."""
     kept = _non_destructive_queues(trace)
-    consumers: dict[str, str] = {}  # open consumer -> its queue
-    for before, step in _pairs(trace):
-        if step.op == "consumer" and isinstance(step.args, Mapping):
-            consumers[str(step.args.get("name"))] = str(step.args.get("queue"))
-        elif step.op == "close":
-            consumers.pop(str(step.args), None)
-        elif before is not None:
-            for queue in kept & set(consumers.values()):
+    for before, step, consumed in _with_open_consumers(trace):
+        if before is not None:
+            for queue in kept & consumed:
                 was = before.queues.get(queue, {}).get("scheduled_count", 0)
                 if step.queues.get(queue, {}).get("scheduled_count", 0) < was:
                     return True

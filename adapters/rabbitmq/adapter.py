@@ -35,6 +35,7 @@ from .records import (
     _held,
     _limit,
     _message_id,
+    _over_limit,
     _Queue,
 )
 
@@ -301,10 +302,13 @@ class RabbitMQAdapter(BrokerAdapter):
                                   arguments=arguments)
             self._settle([queue.name])
 
-    @staticmethod
-    def _on_delivery(consumer: _Consumer) -> Callable[..., None]:
+    def _on_delivery(self, consumer: _Consumer) -> Callable[..., None]:
+        order = self._queue(consumer.queue).order
+
         def on_message(_ch: Any, method: Any, props: Any, _body: bytes) -> None:
-            consumer.buffer.append((_message_id(props), _held(method, props)))
+            msg_id = _message_id(props)
+            order.taken(msg_id)
+            consumer.buffer.append((msg_id, _held(method, props)))
         return on_message
 
     # ------------------------------------------------------------------ settling
@@ -369,6 +373,7 @@ class RabbitMQAdapter(BrokerAdapter):
             outcome = "failed"
         for name in names if outcome == "accepted" else []:  # confirmed: enqueued by now
             self._note_ttl(lowest_ttl(self.queues[name].message_ttl_ms, message.ttl_ms))
+            self.queues[name].order.add(message.id)
         self._settle(names)
         return outcome
 
@@ -381,13 +386,46 @@ class RabbitMQAdapter(BrokerAdapter):
                 return None
             msg_id, held = state.buffer.popleft()
         else:
-            method, props, _body = state.channel.basic_get(self._queue(state.queue).physical,
-                                                           auto_ack=False)
+            queue = self._queue(state.queue)
+            before = self._before_get(queue)
+            method, props, _body = state.channel.basic_get(queue.physical, auto_ack=False)
             if method is None:
                 return None
             msg_id, held = _message_id(props), _held(method, props)
+            queue.order.taken(msg_id)
+            if before is not None:
+                self._await_expired_head(queue, *before)
         state.received[msg_id] = held
         return msg_id
+
+    def _past_ttl(self, queue: _Queue) -> Callable[[str], bool]:
+        now = time.monotonic()
+        return lambda msg_id: self._expires_at.get((queue.name, msg_id), now + 1) <= now
+
+    def _before_get(self, queue: _Queue) -> tuple[int, dict[str, int]] | None:
+        """EXPIRY-4 on a quorum queue holding a message past its TTL: its ready count and its
+        dead-letter queues' counts before a basic.get (None where nothing can expire)."""
+        if self.queue_type != "quorum" or not any(
+                map(self._past_ttl(queue), (*queue.order.returns, *queue.order.sent))):
+            return None
+        dead = {name: self._ready(self.queues[name]) + self._pushed(name)
+                for name in self.addresses.get(queue.dead_letter or "", [])}
+        ready = self._ready(queue)
+        queue.order.trim(ready)
+        return ready, dead
+
+    def _await_expired_head(self, queue: _Queue, ready: int, dead: dict[str, int]) -> None:
+        """EXPIRY-4: messages past their TTL that the get brought to the head of a quorum queue go
+        by a timer the queue sets, a Raft command of its own that lands after the get-ok, and reach
+        the dead-letter queues later still: wait (bounded, _settle) until the counts show them gone,
+        so the next observation does not race the broker's own expiry. (Classic queues expire in
+        the queue process before they answer.)"""
+        gone = queue.order.leading(self._past_ttl(queue))
+        if gone:
+            expect = {name: count + gone for name, count in dead.items()}
+            expect[queue.name] = ready - 1 - gone + self._pushed(queue.name)
+            self._settle([], expect)
+            queue.order.trim(self._ready(queue))
 
     @operation
     def ack(self, consumer: str, msg_id: str, tx: bool = False) -> str:
@@ -420,6 +458,8 @@ class RabbitMQAdapter(BrokerAdapter):
             expect = self._expect_after_reject(state, returned)
         for i in settled:
             state.settled[i] = state.received.pop(i).tag
+        if requeue:
+            self._note_returns(state, returned)
         state.channel.basic_nack(held.tag, multiple=multiple, requeue=requeue)
         # the queue itself too: a reject frees prefetch room the broker fills from the queue
         self._settle([state.queue], expect, via=state.channel)
@@ -445,6 +485,7 @@ class RabbitMQAdapter(BrokerAdapter):
         except pex.ChannelClosedByBroker as exc:
             if exc.reply_code != PRECONDITION_FAILED:
                 raise
+        self._note_returns(state, returned)
         del self.consumers[state.name]
         state.received.clear()
         state.buffer.clear()
@@ -473,6 +514,7 @@ class RabbitMQAdapter(BrokerAdapter):
         state = self._consumer(consumer)
         returned = list(state.received.values()) + [h for _, h in state.buffer]
         expect = self._expect_after_return(state, returned)
+        self._note_returns(state, returned)
         del self.consumers[consumer]
         if state.channel.is_open:
             _close_channel(state.channel)
@@ -495,6 +537,13 @@ class RabbitMQAdapter(BrokerAdapter):
         deadline = self._expires_at.get((queue, held.msg_id))
         return deadline is not None and time.monotonic() >= deadline
 
+    def _note_returns(self, state: _Consumer, returned: list[_Held]) -> None:
+        """Returns within the delivery limit go to the quorum queue's returns, served first."""
+        queue = self._queue(state.queue)
+        for held in returned:
+            if not _over_limit(queue, held):
+                queue.order.returned(held.msg_id)
+
     def _expect_after_return(self, state: _Consumer, returned: list[_Held]) -> list[dict[str, int]]:
         """Ready + prefetch-held counts the broker reaches once `returned` are back (a wait hint for
         _settle, never an observation: quorum queues apply returns after the channel operation).
@@ -503,7 +552,7 @@ class RabbitMQAdapter(BrokerAdapter):
         waits behind the others where it lands at the tail: both outcomes are awaited (waiting for the
         wrong one ran to settle_timeout while the next message's TTL ran out on the broker's clock)."""
         queue = self._queue(state.queue)
-        limited = [queue.delivery_limit >= 0 and h.returns + 1 > queue.delivery_limit for h in returned]
+        limited = [_over_limit(queue, h) for h in returned]
         over = sum(limited)
         expired = sum(1 for h, gone in zip(returned, limited, strict=True)
                       if not gone and self._expired(queue.name, h))
@@ -527,6 +576,7 @@ class RabbitMQAdapter(BrokerAdapter):
         """queue.purge (RING-29): removes the ready messages only; purge-ok carries their number."""
         state = self._queue(queue)
         self._pump()
+        state.order.clear()
         return int(self._control().queue_purge(state.physical).method.message_count)
 
     # ------------------------------------------------------------------ observation

@@ -5,6 +5,7 @@ queue's declaration; closing a consumer's channel as a client going away does.""
 from __future__ import annotations
 
 import collections
+from collections.abc import Callable
 from typing import Any, TypeAlias
 
 import attrs
@@ -13,6 +14,50 @@ from pika.adapters.blocking_connection import BlockingChannel
 from mqconform.reference_model.config import QueueConfig
 
 from .._base import Refused
+
+
+@attrs.define
+class _ServiceOrder:
+    """The ids of a quorum queue's ready messages in the order the broker serves them: its returns
+    first, then the rest as sent (rabbit_fifo v3.10.8 checkout_one takes the returns queue first).
+    Kept so the adapter knows which message is at the head (EXPIRY-4): what leaves unseen (expiry,
+    drop-head, dead-lettering) leaves from the head, so `trim` to the broker's ready count
+    reconciles it."""
+
+    returns: list[str] = attrs.Factory(list)
+    sent: list[str] = attrs.Factory(list)
+
+    def add(self, msg_id: str) -> None:
+        self.sent.append(msg_id)
+
+    def returned(self, msg_id: str) -> None:
+        self.returns.append(msg_id)
+
+    def taken(self, msg_id: str) -> None:
+        for part in (self.returns, self.sent):
+            if msg_id in part:
+                part.remove(msg_id)
+                return
+
+    def clear(self) -> None:
+        self.returns.clear()
+        self.sent.clear()
+
+    def trim(self, ready: int) -> None:
+        """Forget messages from the head until as many remain as the broker has ready."""
+        excess = max(0, len(self.returns) + len(self.sent) - ready)
+        cut = min(excess, len(self.returns))
+        del self.returns[:cut]
+        del self.sent[:excess - cut]
+
+    def leading(self, past: Callable[[str], bool]) -> int:
+        """How many messages from the head in a row are `past` (their TTL has run out)."""
+        count = 0
+        for msg_id in (*self.returns, *self.sent):
+            if not past(msg_id):
+                break
+            count += 1
+        return count
 
 
 @attrs.define
@@ -29,6 +74,8 @@ class _Queue:
     single_active: bool = False
     #: EXPIRY-1: x-message-ttl
     message_ttl_ms: int | None = None
+    #: EXPIRY-4: the ready messages in service order (kept for quorum queues)
+    order: _ServiceOrder = attrs.Factory(_ServiceOrder)
 
 
 #: what _settle waits for: ready + pushed counts per queue, or alternatives of which one holds whole
@@ -73,6 +120,11 @@ def _limit(config: QueueConfig) -> int:
     first return)."""
     limit = config.max_delivery_attempts
     return -1 if limit is None or limit < 0 else limit
+
+
+def _over_limit(queue: _Queue, held: _Held) -> bool:
+    """REDELIVERY-26: a return of `held` passes the queue's delivery limit (it is dead-lettered)."""
+    return queue.delivery_limit >= 0 and held.returns + 1 > queue.delivery_limit
 
 
 def _close_channel(channel: BlockingChannel) -> None:

@@ -4,7 +4,7 @@
 // subscription holds at most one unacknowledged message). Management is a control socket on
 // 127.0.0.1:<control-port> (one client at a time), one command a line, one answer a line
 // ("ok ..." or "err <text>"):
-//   settings <address> <max-size-bytes> <page-size-bytes> <PAGE|BLOCK|FAIL|DROP>
+//   settings <address> <max-size-bytes> <page-size-bytes> <PAGE|BLOCK|FAIL|DROP> [<max-delivery-attempts>]
 //   queue <address> <queue>             destroy <queue>             unsettings <address>
 //   counters <queue>    -> ok <messageCount> <delivering> <scheduled> <added> <paged> <inMemory>
 //   store <address>     -> ok <addressSize> <isPaging 0|1> <numberOfPages> <maxSize> (with the address
@@ -12,6 +12,15 @@
 //   list <queue> <prop> -> ok <value of property <prop> of each in-memory reference, in queue order>
 //   estimates <queue> -> ok <memoryEstimate:encodeSize:capacity of each in-memory message>
 //   refsize             -> ok <MessageReferenceImpl#getMemoryEstimate()>
+// Core sessions (an in-VM core client; each session's acks are transacted: autoCommitAcks false):
+//   session <s> <queue-address> <max-delivery-attempts> (opens session s; settings take the attempts)
+//   take <s> <c> <queue> <prop> <value> <wait-ms> -> ok <value>|none (consumer c, window 0, filter
+//                          prop = 'value', receive(wait)); the consumer holds what it received
+//   ack <c> <tx 0|1>    -> ok (tx 1: ClientMessage#individualAcknowledge into the session's
+//                          transaction; tx 0: ServerConsumerImpl#individualAcknowledge with
+//                          autoCommitAcks, the path of a session whose acks are not transacted)
+//   release <c>         (ClientConsumer#close)
+//   commit <s>  rollback <s>  endsession <s> (ClientSession#commit, #rollback, #close)
 //   debug <queue>       -> ok <owes-depage|settled> <queueMemorySize> <depagePending> <QueueImpl#debug()>
 //   quit (ends this client's session)
 // Address settings are written before an address's paging store exists (the adapter's addresses are
@@ -30,6 +39,20 @@ import java.util.Set;
 
 import org.hornetq.api.core.SimpleString;
 import org.hornetq.api.core.TransportConfiguration;
+import org.hornetq.api.core.client.ClientConsumer;
+import org.hornetq.api.core.client.ClientMessage;
+import org.hornetq.api.core.client.ClientSession;
+import org.hornetq.api.core.client.ClientSessionFactory;
+import org.hornetq.api.core.client.HornetQClient;
+import org.hornetq.api.core.client.ServerLocator;
+import org.hornetq.core.client.impl.ClientConsumerInternal;
+import org.hornetq.core.client.impl.ClientSessionInternal;
+import org.hornetq.core.remoting.impl.invm.InVMAcceptorFactory;
+import org.hornetq.core.remoting.impl.invm.InVMConnectorFactory;
+import org.hornetq.core.server.ServerConsumer;
+import org.hornetq.core.server.ServerSession;
+import org.hornetq.core.transaction.Transaction;
+import org.hornetq.core.transaction.TransactionPropertyIndexes;
 import org.hornetq.core.config.impl.ConfigurationImpl;
 import org.hornetq.core.paging.PagingStore;
 import org.hornetq.core.remoting.impl.netty.NettyAcceptorFactory;
@@ -43,6 +66,11 @@ import org.hornetq.core.settings.impl.AddressSettings;
 import org.hornetq.utils.LinkedListIterator;
 
 public class Launcher {
+    static ClientSessionFactory factory;
+    static final Map<String, ClientSession> sessions = new HashMap<>();
+    /** consumer name -> its session's name, the consumer, the message it received */
+    static final Map<String, Object[]> consumers = new HashMap<>();
+
     public static void main(String[] args) throws Exception {
         String data = args[0];
         int port = Integer.parseInt(args[1]);
@@ -65,9 +93,16 @@ public class Launcher {
         params.put("stomp-consumer-credits", 1);
         Set<TransportConfiguration> acceptors = new HashSet<>();
         acceptors.add(new TransportConfiguration(NettyAcceptorFactory.class.getName(), params));
+        acceptors.add(new TransportConfiguration(InVMAcceptorFactory.class.getName()));
         config.setAcceptorConfigurations(acceptors);
         HornetQServer server = HornetQServers.newHornetQServer(config, true);
         server.start();
+        ServerLocator locator = HornetQClient.createServerLocatorWithoutHA(
+            new TransportConfiguration(InVMConnectorFactory.class.getName()));
+        locator.setConsumerWindowSize(0);
+        locator.setAckBatchSize(0);
+        locator.setBlockOnAcknowledge(true);
+        factory = locator.createSessionFactory();
         System.out.println("HQMQC ready " + server.getVersion().getFullVersion());
         System.out.flush();
         ServerSocket control = new ServerSocket(Integer.parseInt(args[2]), 1, InetAddress.getByName("127.0.0.1"));
@@ -108,6 +143,9 @@ public class Launcher {
                 s.setMaxSizeBytes(Long.parseLong(w[2]));
                 s.setPageSizeBytes(Long.parseLong(w[3]));
                 s.setAddressFullMessagePolicy(AddressFullMessagePolicy.valueOf(w[4]));
+                if (w.length > 5) {
+                    s.setMaxDeliveryAttempts(Integer.parseInt(w[5]));
+                }
                 server.getAddressSettingsRepository().addMatch(w[1], s);
                 return "";
             }
@@ -197,6 +235,7 @@ public class Launcher {
                 for (java.util.List<MessageReference> held : q.getDeliveringMessages().values()) {
                     refs.addAll(held);
                 }
+                refs.addAll(inTransactions(server, q));
                 for (MessageReference ref : refs) {
                     if (w[3].equals(String.valueOf(ref.getMessage().getObjectProperty(prop)))) {
                         return Integer.toString(ref.getDeliveryCount());
@@ -204,6 +243,58 @@ public class Launcher {
                 }
                 boolean paged = q.getPageSubscription() != null && q.getPageSubscription().getMessageCount() > 0;
                 return paged ? "paged" : "none";
+            }
+            case "session": {
+                ClientSession session = factory.createSession(false, true, false);
+                session.start();
+                sessions.put(w[1], session);
+                return "";
+            }
+            case "take": {
+                ClientSession session = sessions.get(w[1]);
+                ClientConsumer consumer = session.createConsumer(new SimpleString(w[3]),
+                    new SimpleString(w[4] + " = '" + w[5] + "'"), 0, -1, false);
+                ClientMessage m = consumer.receive(Long.parseLong(w[6]));
+                if (m == null) {
+                    consumer.close();
+                    return "none";
+                }
+                consumers.put(w[2], new Object[] {w[1], consumer, m});
+                return String.valueOf(m.getObjectProperty(new SimpleString(w[4])));
+            }
+            case "ack": {
+                Object[] held = consumers.get(w[1]);
+                ClientMessage m = (ClientMessage) held[2];
+                if (w[2].equals("1")) {
+                    m.individualAcknowledge();
+                } else {
+                    serverConsumer(server, (String) held[0], (ClientConsumer) held[1])
+                        .individualAcknowledge(true, null, m.getMessageID());
+                }
+                return "";
+            }
+            case "release": {
+                Object[] held = consumers.remove(w[1]);
+                ((ClientConsumer) held[1]).close();
+                return "";
+            }
+            case "commit":
+                sessions.get(w[1]).commit();
+                return "";
+            case "rollback":
+                sessions.get(w[1]).rollback();
+                return "";
+            case "endsession": {
+                ClientSession session = sessions.remove(w[1]);
+                String name = ((ClientSessionInternal) session).getName();
+                session.close();
+                // the server closes the session (rolls its transaction back) once its I/O completes
+                // (ServerSessionImpl#close): wait for it, at most 5 s
+                long deadline = System.nanoTime() + 5_000_000_000L;
+                while (serverSession(server, name) != null && System.nanoTime() < deadline) {
+                    Thread.sleep(5);
+                }
+                return "";
             }
             case "refsize":
                 return Integer.toString(MessageReferenceImpl.getMemoryEstimate());
@@ -245,6 +336,46 @@ public class Launcher {
             }
         }
         return true;
+    }
+
+    /** The server session of a client session (by name), or null once it is closed. */
+    static ServerSession serverSession(HornetQServer server, String name) {
+        for (ServerSession s : server.getSessions()) {
+            if (s.getName().equals(name)) {
+                return s;
+            }
+        }
+        return null;
+    }
+
+    static ServerConsumer serverConsumer(HornetQServer server, String session, ClientConsumer consumer) {
+        long id = ((ClientConsumerInternal) consumer).getID();
+        for (ServerConsumer c : serverSession(server, ((ClientSessionInternal) sessions.get(session)).getName()).getServerConsumers()) {
+            if (c.getID() == id) {
+                return c;
+            }
+        }
+        throw new IllegalStateException("no server consumer " + id);
+    }
+
+    /** The references of queue q acknowledged in an open session transaction (still delivering). */
+    static java.util.List<MessageReference> inTransactions(HornetQServer server, Queue q) throws Exception {
+        java.util.List<MessageReference> out = new java.util.ArrayList<>();
+        for (ServerSession s : server.getSessions()) {
+            Transaction tx = s.getCurrentTransaction();
+            Object op = tx == null ? null : tx.getProperty(TransactionPropertyIndexes.REFS_OPERATION);
+            if (op == null) {
+                continue;
+            }
+            synchronized (op) {
+                for (Object ref : (java.util.List<?>) field(op, "refsToAck")) {
+                    if (((MessageReference) ref).getQueue() == q) {
+                        out.add((MessageReference) ref);
+                    }
+                }
+            }
+        }
+        return out;
     }
 
     static Object field(Object target, String name) throws Exception {

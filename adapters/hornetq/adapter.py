@@ -1,5 +1,6 @@
-"""The `hornetq` adapter: an embedded HornetQ 2.4 over STOMP 1.2 (stomp.py) plus the launcher's control
-socket, claiming the `hornetq-2.4` profile; the paging area (PAGE, DROP, FAIL) on the real broker.
+"""The `hornetq` adapter: an embedded HornetQ 2.4, sends over STOMP 1.2 (stomp.py), consumers as core
+sessions of the launcher's in-VM client and management through its control socket, claiming the
+`hornetq-2.4` profile; the paging area (PAGE, DROP, FAIL) on the real broker.
 
 It starts its own server (:mod:`.server`, once per process). How each operation maps, how logical
 sizes are made exact on HornetQ's memory estimates (``UNIT``, ``STEP``, ``SLACK``) and what is not
@@ -44,8 +45,10 @@ GUARD = 64
 ID_HEADER = "mqcid"
 PAD_HEADER = "p"
 PARITY_HEADER = "q"
-#: how long a receive waits for the MESSAGE of a subscription made with a message pending
+#: how long a receive waits for the message of a consumer made with a message pending
 DISPATCH_WAIT_S = 5.0
+#: HornetQ's max-delivery-attempts default (AddressSettings), the model's default_delivery_limit
+DEFAULT_ATTEMPTS = 10
 
 CAPABILITIES = frozenset({
     "queues", "paging", "drop_policy", "fail_policy", "paging_flag", "consumer_pull",
@@ -53,6 +56,9 @@ CAPABILITIES = frozenset({
     "counter:scheduled_count", "counter:paged_count", "pending_order",
     # MessageReference#getDeliveryCount, read through the control socket (REDELIVERY-1, -2)
     "delivery_count",
+    # each consumer's core session acks in a transaction (ClientSession#commit, #rollback) and can be
+    # closed (ClientSession#close): REDELIVERY-4, -29, -30
+    "transactions", "sessions",
     # not counter:added: MessagesAdded counts a depaged message twice while it is delivering
     # (docs/findings/hornetq-2.4-paging.md, finding 4)
 })
@@ -109,6 +115,8 @@ class _Address:
     physical: str
     config: AddressConfig
     queues: list[str] = attrs.Factory(list)
+    #: max-delivery-attempts of the address settings (its queues')
+    attempts: int = DEFAULT_ATTEMPTS
 
 
 @attrs.define
@@ -122,8 +130,10 @@ class _Queue:
 class _Consumer:
     name: str
     queue: str
-    #: logical id -> (subscription id, broker message id), in receive order
-    held: dict[str, tuple[str, str]] = attrs.Factory(dict)
+    #: its core session (the launcher's name for it)
+    session: str
+    #: logical id -> the launcher's name of the core consumer holding it, in receive order
+    held: dict[str, str] = attrs.Factory(dict)
 
 
 class HornetQAdapter(BrokerAdapter):
@@ -147,10 +157,9 @@ class HornetQAdapter(BrokerAdapter):
         self.control: Control | None = None
         self.sender: Any = None
         self.sender_listener = _Listener()
-        #: one STOMP connection per logical queue: a STOMP session keys its unacknowledged messages by
-        #: message id (StompSession#messagesToAck), and the one copy of a message routed to two queues
-        #: has one id, so two subscriptions of one session holding it would share one ACK
-        self.receivers: dict[str, tuple[Any, _Listener]] = {}
+        #: consumer name -> its core session, kept over a close and reopen under the same name until
+        #: close_session (REDELIVERY-29)
+        self.sessions: dict[str, str] = {}
         self.prefix = ""
         #: the fixed part of a message's memory estimate (everything but its headers), measured
         self.fixed_bytes: int | None = None
@@ -207,7 +216,7 @@ class HornetQAdapter(BrokerAdapter):
             self.server = shared_server(self.version)
             self.control = None
             self.sender = None
-            self.receivers = {}
+            self.sessions = {}
         if self.control is None:
             try:
                 self.control = Control(self.server.control_port, self.timeout)
@@ -259,7 +268,10 @@ class HornetQAdapter(BrokerAdapter):
         if self.control is not None:
             try:
                 for consumer in list(self.consumers.values()):
-                    self._unsubscribe_all(consumer)
+                    self._release_all(consumer)
+                for session in self.sessions.values():
+                    with contextlib.suppress(ControlError):
+                        self._ctl("endsession", session)
                 for queue in self.queues.values():
                     with contextlib.suppress(ControlError):
                         self._ctl("destroy", queue.physical)
@@ -268,17 +280,16 @@ class HornetQAdapter(BrokerAdapter):
                         self._ctl("unsettings", address.physical)
             except Exception:  # the server is gone: start afresh at the next open
                 self.control = None
+        self.sessions = {}
         self._reset()
         self.addresses_ = {}
 
     def shutdown(self) -> None:
         self.close()
-        for conn in (self.sender, *(c for c, _ in self.receivers.values())):
-            if conn is not None:
-                with contextlib.suppress(Exception):
-                    conn.disconnect()
+        if self.sender is not None:
+            with contextlib.suppress(Exception):
+                self.sender.disconnect()
         self.sender = None
-        self.receivers = {}
         if self.control is not None:
             self.control.close()
             self.control = None
@@ -298,26 +309,40 @@ class HornetQAdapter(BrokerAdapter):
             raise Unsupported("max_size_bytes 0 (HornetQ's isFull treats 0 as no limit)")
         self._create(config)
 
-    def _create(self, config: AddressConfig) -> _Address:
-        address = _Address(config.name, self._physical(config.name), config)
+    def _create(self, config: AddressConfig, attempts: int = DEFAULT_ATTEMPTS) -> _Address:
+        address = _Address(config.name, self._physical(config.name), config, attempts=attempts)
+        self._settings(address)
+        self.addresses_[config.name] = address
+        self.addresses[config.name] = address.queues
+        return address
+
+    def _settings(self, address: _Address) -> None:
+        """Write the address settings (before its first queue creates its paging store)."""
+        config = address.config
         limit = config.max_size_bytes
         max_bytes = UNIT * limit - SLACK if limit > 0 else limit
         page = UNIT * config.page_size_bytes
         if max_bytes > 0:
             page = min(page, max_bytes - 1)
-        self._ctl("settings", address.physical, max_bytes, max(page, 1), config.full_policy)
-        self.addresses_[config.name] = address
-        self.addresses[config.name] = address.queues
-        return address
+        self._ctl("settings", address.physical, max_bytes, max(page, 1), config.full_policy, address.attempts)
 
     @operation
     def declare_queue(self, config: QueueConfig) -> None:
         self._check_new_queue(config, one_per_address=False)
         if config.ring_size >= 0:
             raise Unsupported("ring queues (HornetQ has none)")
+        attempts = config.max_delivery_attempts
+        attempts = DEFAULT_ATTEMPTS if attempts is None else max(attempts, -1)
         address = self.addresses_.get(config.address_name)
         if address is None:
-            address = self._create(AddressConfig(config.address_name))
+            address = self._create(AddressConfig(config.address_name), attempts)
+        elif attempts != address.attempts:
+            # max-delivery-attempts is an address setting, read at each return (QueueImpl#checkRedelivery)
+            if address.queues:
+                raise Unsupported("queues of one address with different max delivery attempts "
+                                  "(an address setting in HornetQ)")
+            address.attempts = attempts
+            self._settings(address)
         physical = self._physical(config.name)
         self._ctl("queue", address.physical, physical)
         address.queues.append(config.name)
@@ -411,8 +436,13 @@ class HornetQAdapter(BrokerAdapter):
         if config.max_unacked is not None:
             raise Unsupported(self._why("max_unacked"))
         if config.cumulative_ack:
-            raise Unsupported("cumulative acks")
-        self.consumers[config.name] = _Consumer(config.name, config.queue)
+            raise Unsupported("cumulative acks (one core consumer per received message)")
+        session = self.sessions.get(config.name)
+        if session is None:  # a consumer reopened under its name continues its session (REDELIVERY-29)
+            session = f"{self.prefix}-{config.name}"
+            self._ctl("session", session)
+            self.sessions[config.name] = session
+        self.consumers[config.name] = _Consumer(config.name, config.queue, session)
 
     def _counts(self, queue: _Queue) -> dict[str, int]:
         answer = self._ctl("counters", queue.physical)
@@ -442,70 +472,74 @@ class HornetQAdapter(BrokerAdapter):
                 return None
             time.sleep(0.01)
         head = pending[0]
-        if "'" in head:
-            raise Unsupported("message ids with a quote (the pull selector names the id)")
-        sub = f"s{next(self._ids)}"
-        receipt = self._receipt()
-        # a selector on the head's id: the subscription can take no other message, so the credit
-        # its ACK returns dispatches nothing before the UNSUBSCRIBE
-        conn, listener = self._receiver(state.queue)
-        conn.subscribe(destination=queue.physical, id=sub, ack="client-individual",
-                                headers={"receipt": receipt, "selector": f"{ID_HEADER} = '{head}'"})
-        error = self._await(listener, receipt, "subscribe")
-        if error is not None:
-            raise Refused(f"hornetq: subscribe refused: {error}")
-        frames = listener.frames[sub]
-        if not listener.wait_for(lambda: bool(frames), DISPATCH_WAIT_S):
-            self._unsubscribe(state.queue, sub)
+        if "'" in head or " " in head:
+            raise Unsupported("message ids with a quote or a space (the pull filter names the id)")
+        # a core consumer (window 0) whose filter is the head's id: it can take no other message, and
+        # it holds this one until the ack (or a close) ends it
+        name = f"c{next(self._ids)}"
+        got = self._ctl("take", state.session, name, queue.physical, ID_HEADER, head,
+                        int(DISPATCH_WAIT_S * 1000))[0]
+        if got == "none":
             raise TimeoutError("a pending message was not dispatched")
-        frame = frames.popleft()
-        msg_id = frame.headers.get(ID_HEADER, "")
-        state.held[msg_id] = (sub, frame.headers.get("ack") or frame.headers.get("message-id", ""))
-        return msg_id
+        state.held[got] = name
+        return got
 
-    def _receiver(self, queue: str) -> tuple[Any, _Listener]:
-        """The STOMP connection of logical queue `queue` (made on first use, again after a loss)."""
-        entry = self.receivers.get(queue)
-        if entry is None or not entry[0].is_connected():
-            entry = self._connect()
-            self.receivers[queue] = entry
-        return entry
-
-    def _unsubscribe(self, queue: str, sub: str) -> None:
-        conn, listener = self._receiver(queue)
-        receipt = self._receipt()
-        conn.unsubscribe(id=sub, headers={"receipt": receipt})
-        self._await(listener, receipt, "unsubscribe")
-        listener.frames.pop(sub, None)
-
-    def _unsubscribe_all(self, consumer: _Consumer) -> None:
-        """Unsubscribe the consumer's subscriptions, the latest first: each returns its message to
-        the queue head (QueueImpl#addHead), so the earliest ends up first."""
-        for sub, _ in reversed(list(consumer.held.values())):
-            self._unsubscribe(consumer.queue, sub)
+    def _release_all(self, consumer: _Consumer) -> None:
+        """Close the consumer's core consumers, the latest first: each returns its message to the
+        queue head (QueueImpl#addHead), so the earliest ends up first."""
+        for name in reversed(list(consumer.held.values())):
+            self._ctl("release", name)
         consumer.held.clear()
 
     @operation
     def ack(self, consumer: str, msg_id: str, tx: bool = False) -> str:
-        self._no_tx(tx)
         state = self._consumer(consumer)
-        entry = state.held.pop(msg_id, None)
-        if entry is None:
+        name = state.held.pop(msg_id, None)
+        if name is None:
             return "failed"
-        sub, ack_id = entry
-        receipt = self._receipt()
-        conn, listener = self._receiver(state.queue)
-        conn.ack(ack_id, receipt=receipt)
-        error = self._await(listener, receipt, "ack")
-        # the returned credit may dispatch the next message to this subscription: unsubscribing
-        # gives it back to the queue head (ServerConsumerImpl#close, cancelRefs)
-        self._unsubscribe(state.queue, sub)
-        return "failed" if error is not None else "ok"
+        try:
+            self._ctl("ack", name, 1 if tx else 0)
+            failed = False
+        except ControlError:
+            failed = True
+        # the core consumer took only this message (its filter): closing it returns nothing, and a
+        # message acknowledged in the session's transaction stays there (ServerConsumerImpl#close)
+        self._ctl("release", name)
+        return "failed" if failed else "ok"
+
+    @operation
+    def commit(self, consumer: str) -> None:
+        self._ctl("commit", self._consumer(consumer).session)
+
+    @operation
+    def rollback(self, consumer: str) -> None:
+        """The held messages' core consumers are closed first, the latest first (what a rollback of
+        the session's one consumer returns newest first), then the session rolls back what it
+        acknowledged in its transaction (RefsOperation#afterRollback: back at the head in ack order)."""
+        state = self._consumer(consumer)
+        self._release_all(state)
+        self._ctl("rollback", state.session)
 
     @operation
     def close_consumer(self, consumer: str) -> None:
         state = self._forget_consumer(consumer)
-        self._unsubscribe_all(state)
+        self._release_all(state)
+
+    def call(self, op: str, **kwargs: Any) -> Result:
+        """``close_session`` (capability ``sessions``, REDELIVERY-30): ClientSession#close, which
+        closes the session's consumers first (ClientSessionImpl#closeChildren; here the held messages'
+        core consumers, the latest first), then the server rolls back its transaction
+        (ServerSessionImpl#doClose)."""
+        if op != "close_session":
+            return super().call(op, **kwargs)
+        return self._do("close_session", lambda: self._close_session(str(kwargs.get("consumer"))))
+
+    def _close_session(self, consumer: str) -> None:
+        state = self._forget_consumer(consumer)
+        self._release_all(state)
+        session = self.sessions.pop(consumer, None)
+        if session is not None:
+            self._ctl("endsession", session)
 
     # ------------------------------------------------------------------ observations
     @operation

@@ -20,6 +20,12 @@
 //                          transaction; tx 0: ServerConsumerImpl#individualAcknowledge with
 //                          autoCommitAcks, the path of a session whose acks are not transacted)
 //   release <c>         (ClientConsumer#close)
+//   consume <s> <c> <queue> <window> (a consumer c that stays: windowSize <window>, no filter)
+//   next <c> <prop> <wait-ms> -> ok <value> <flow-control size>|none (ClientConsumer#receive(wait),
+//                          then waits for the credits it returned to reach the server)
+//   ackupto <c> <value> <tx 0|1> (ClientMessage#acknowledge: every message the consumer delivered up
+//                          to that one, ServerConsumerImpl#acknowledge; tx 0 with autoCommitAcks)
+//   ackone <c> <value> <tx 0|1>  (the same, one message: #individualAcknowledge)
 //   commit <s>  rollback <s>  endsession <s> (ClientSession#commit, #rollback, #close)
 //   debug <queue>       -> ok <owes-depage|settled> <queueMemorySize> <depagePending> <QueueImpl#debug()>
 //   quit (ends this client's session)
@@ -70,6 +76,8 @@ public class Launcher {
     static final Map<String, ClientSession> sessions = new HashMap<>();
     /** consumer name -> its session's name, the consumer, the message it received */
     static final Map<String, Object[]> consumers = new HashMap<>();
+    /** consumer name -> its session's name, the consumer, the messages it received and holds */
+    static final Map<String, Object[]> kept = new HashMap<>();
 
     public static void main(String[] args) throws Exception {
         String data = args[0];
@@ -274,8 +282,70 @@ public class Launcher {
                 return "";
             }
             case "release": {
-                Object[] held = consumers.remove(w[1]);
+                Object[] held = consumers.containsKey(w[1]) ? consumers.remove(w[1]) : kept.remove(w[1]);
                 ((ClientConsumer) held[1]).close();
+                return "";
+            }
+            case "consume": {
+                ClientConsumer consumer = sessions.get(w[1]).createConsumer(new SimpleString(w[3]), null,
+                    Integer.parseInt(w[4]), -1, false);
+                kept.put(w[2], new Object[] {w[1], consumer, new java.util.ArrayList<ClientMessage>()});
+                return "";
+            }
+            case "next": {
+                Object[] held = kept.get(w[1]);
+                ClientConsumer consumer = (ClientConsumer) held[1];
+                // receive(wait), not receiveImmediate: the adapter asks only with a message pending, and a
+                // forced delivery's marker could arrive after the message and stay in the buffer, where
+                // a rollback's clear would return credits for it (ClientConsumerImpl#clear)
+                ClientMessage m = consumer.receive(Long.parseLong(w[3]));
+                // the credits a receive returns go out on the flow-control executor: wait for them to
+                // be sent, then for the server to have taken them (a blocking round trip on the session)
+                ((org.hornetq.utils.ReusableLatch) field(consumer, "pendingFlowControl")).await(5000);
+                sessions.get((String) held[0]).queueQuery(new SimpleString("mqc-none"));
+                if (m == null) {
+                    return "none";
+                }
+                @SuppressWarnings("unchecked")
+                java.util.List<ClientMessage> received = (java.util.List<ClientMessage>) held[2];
+                received.add(m);
+                return m.getObjectProperty(new SimpleString(w[2])) + " "
+                    + ((org.hornetq.core.client.impl.ClientMessageInternal) m).getFlowControlSize();
+            }
+            case "ackupto":
+            case "ackone": {
+                Object[] held = kept.get(w[1]);
+                @SuppressWarnings("unchecked")
+                java.util.List<ClientMessage> received = (java.util.List<ClientMessage>) held[2];
+                ClientMessage m = null;
+                for (ClientMessage r : received) {
+                    if (w[2].equals(String.valueOf(r.getObjectProperty(new SimpleString("mqcid"))))) {
+                        m = r;
+                    }
+                }
+                if (m == null) {
+                    throw new IllegalStateException("not held: " + w[2]);
+                }
+                boolean upTo = w[0].equals("ackupto");
+                if (w[3].equals("1")) {
+                    if (upTo) {
+                        m.acknowledge();
+                    } else {
+                        m.individualAcknowledge();
+                    }
+                } else {
+                    ServerConsumer sc = serverConsumer(server, (String) held[0], (ClientConsumer) held[1]);
+                    if (upTo) {
+                        sc.acknowledge(true, null, m.getMessageID());
+                    } else {
+                        sc.individualAcknowledge(true, null, m.getMessageID());
+                    }
+                }
+                if (upTo) {
+                    received.subList(0, received.indexOf(m) + 1).clear();
+                } else {
+                    received.remove(m);
+                }
                 return "";
             }
             case "commit":
@@ -283,11 +353,13 @@ public class Launcher {
                 return "";
             case "rollback":
                 sessions.get(w[1]).rollback();
+                forgetReceived(w[1], false);
                 return "";
             case "endsession": {
                 ClientSession session = sessions.remove(w[1]);
                 String name = ((ClientSessionInternal) session).getName();
                 session.close();
+                forgetReceived(w[1], true);
                 // the server closes the session (rolls its transaction back) once its I/O completes
                 // (ServerSessionImpl#close): wait for it, at most 5 s
                 long deadline = System.nanoTime() + 5_000_000_000L;
@@ -336,6 +408,20 @@ public class Launcher {
             }
         }
         return true;
+    }
+
+    /** What the kept consumers of session s received is held no more (a rollback returned it, or
+     * the session closed: then the consumers are gone too). */
+    static void forgetReceived(String s, boolean closed) {
+        for (java.util.Iterator<Object[]> it = kept.values().iterator(); it.hasNext();) {
+            Object[] held = it.next();
+            if (held[0].equals(s)) {
+                ((java.util.List<?>) held[2]).clear();
+                if (closed) {
+                    it.remove();
+                }
+            }
+        }
     }
 
     /** The server session of a client session (by name), or null once it is closed. */

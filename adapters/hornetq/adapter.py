@@ -57,8 +57,9 @@ CAPABILITIES = frozenset({
     # MessageReference#getDeliveryCount, read through the control socket (REDELIVERY-1, -2)
     "delivery_count",
     # each consumer's core session acks in a transaction (ClientSession#commit, #rollback) and can be
-    # closed (ClientSession#close): REDELIVERY-4, -29, -30
-    "transactions", "sessions",
+    # closed (ClientSession#close): REDELIVERY-4, -29, -30; a consumer with cumulative acks is one
+    # core consumer whose ClientMessage#acknowledge acks every delivery up to the message (DELIVERY-11)
+    "transactions", "sessions", "cumulative_ack",
     # not counter:added: MessagesAdded counts a depaged message twice while it is delivering
     # (docs/findings/hornetq-2.4-paging.md, finding 4)
 })
@@ -134,6 +135,8 @@ class _Consumer:
     session: str
     #: logical id -> the launcher's name of the core consumer holding it, in receive order
     held: dict[str, str] = attrs.Factory(dict)
+    #: the launcher's name of the one core consumer of a consumer with cumulative acks (else None)
+    kept: str | None = None
 
 
 class HornetQAdapter(BrokerAdapter):
@@ -435,14 +438,18 @@ class HornetQAdapter(BrokerAdapter):
         self._require_pull(config)
         if config.max_unacked is not None:
             raise Unsupported(self._why("max_unacked"))
-        if config.cumulative_ack:
-            raise Unsupported("cumulative acks (one core consumer per received message)")
         session = self.sessions.get(config.name)
         if session is None:  # a consumer reopened under its name continues its session (REDELIVERY-29)
             session = f"{self.prefix}-{config.name}"
             self._ctl("session", session)
             self.sessions[config.name] = session
-        self.consumers[config.name] = _Consumer(config.name, config.queue, session)
+        state = _Consumer(config.name, config.queue, session)
+        if config.cumulative_ack:
+            # one core consumer (window 0: one credit per receive) that holds every message it
+            # received: a core ack is cumulative per consumer (ServerConsumerImpl#acknowledge)
+            state.kept = f"k{next(self._ids)}"
+            self._ctl("consume", session, state.kept, self.queues[config.queue].physical, 0)
+        self.consumers[config.name] = state
 
     def _counts(self, queue: _Queue) -> dict[str, int]:
         answer = self._ctl("counters", queue.physical)
@@ -471,6 +478,12 @@ class HornetQAdapter(BrokerAdapter):
             if time.monotonic() > deadline:
                 return None
             time.sleep(0.01)
+        if state.kept is not None:
+            answer = self._ctl("next", state.kept, ID_HEADER, int(DISPATCH_WAIT_S * 1000))
+            if answer[0] == "none":
+                raise TimeoutError("a pending message was not dispatched")
+            state.held[answer[0]] = state.kept
+            return answer[0]
         head = pending[0]
         if "'" in head or " " in head:
             raise Unsupported("message ids with a quote or a space (the pull filter names the id)")
@@ -486,14 +499,20 @@ class HornetQAdapter(BrokerAdapter):
 
     def _release_all(self, consumer: _Consumer) -> None:
         """Close the consumer's core consumers, the latest first: each returns its message to the
-        queue head (QueueImpl#addHead), so the earliest ends up first."""
-        for name in reversed(list(consumer.held.values())):
-            self._ctl("release", name)
+        queue head (QueueImpl#addHead), so the earliest ends up first. The one core consumer of a
+        consumer with cumulative acks returns what it holds in delivery order (ServerConsumerImpl#close)."""
+        if consumer.kept is not None:
+            self._ctl("release", consumer.kept)
+        else:
+            for name in reversed(list(consumer.held.values())):
+                self._ctl("release", name)
         consumer.held.clear()
 
     @operation
     def ack(self, consumer: str, msg_id: str, tx: bool = False) -> str:
         state = self._consumer(consumer)
+        if state.kept is not None:
+            return self._ack_up_to(state, msg_id, tx)
         name = state.held.pop(msg_id, None)
         if name is None:
             return "failed"
@@ -507,6 +526,20 @@ class HornetQAdapter(BrokerAdapter):
         self._ctl("release", name)
         return "failed" if failed else "ok"
 
+    def _ack_up_to(self, state: _Consumer, msg_id: str, tx: bool) -> str:
+        """DELIVERY-11: ClientMessage#acknowledge acks every message the core consumer delivered up to
+        and including this one (in the session's transaction with `tx`)."""
+        if msg_id not in state.held:
+            return "failed"
+        try:
+            self._ctl("ackupto", state.kept, msg_id, 1 if tx else 0)
+        except ControlError:
+            return "failed"
+        ids = list(state.held)
+        for done in ids[:ids.index(msg_id) + 1]:
+            del state.held[done]
+        return "ok"
+
     @operation
     def commit(self, consumer: str) -> None:
         self._ctl("commit", self._consumer(consumer).session)
@@ -517,7 +550,11 @@ class HornetQAdapter(BrokerAdapter):
         the session's one consumer returns newest first), then the session rolls back what it
         acknowledged in its transaction (RefsOperation#afterRollback: back at the head in ack order)."""
         state = self._consumer(consumer)
-        self._release_all(state)
+        if state.kept is None:
+            self._release_all(state)
+        # ClientSession#rollback: the server cancels what the session's consumers hold
+        # (ServerSessionImpl#doRollback), back at the head after what the transaction acknowledged
+        state.held.clear()
         self._ctl("rollback", state.session)
 
     @operation

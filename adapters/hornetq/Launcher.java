@@ -26,6 +26,14 @@
 //   ackupto <c> <value> <tx 0|1> (ClientMessage#acknowledge: every message the consumer delivered up
 //                          to that one, ServerConsumerImpl#acknowledge; tx 0 with autoCommitAcks)
 //   ackone <c> <value> <tx 0|1>  (the same, one message: #individualAcknowledge)
+// Core producers (the BLOCK policy: a STOMP producer takes no credits in 2.4):
+//   producer <address>  (a session and producer of producer window 2: every send requests its own
+//                        credits, PagingStoreImpl#checkMemory grants them only under max-size-bytes)
+//   bsend <address> <id> <pad> <body> -> ok accepted|blocked (a durable message, properties mqcid=id
+//                        and p=<pad x>, <body> body bytes; sent on the producer's own thread: blocked
+//                        when it waits for credits the store holds back while the address is full)
+//   bsettle <address>   -> ok <sends still blocked> (waits until each send went or is held back)
+//   unproducer <address> (closes the producer's session)
 //   commit <s>  rollback <s>  endsession <s> (ClientSession#commit, #rollback, #close)
 //   debug <queue>       -> ok <owes-depage|settled> <queueMemorySize> <depagePending> <QueueImpl#debug()>
 //   quit (ends this client's session)
@@ -73,6 +81,9 @@ import org.hornetq.utils.LinkedListIterator;
 
 public class Launcher {
     static ClientSessionFactory factory;
+    static ClientSessionFactory producerFactory;
+    /** address -> its producer's session, producer, one-thread executor and unfinished sends */
+    static final Map<String, Object[]> producers = new HashMap<>();
     static final Map<String, ClientSession> sessions = new HashMap<>();
     /** consumer name -> its session's name, the consumer, the message it received */
     static final Map<String, Object[]> consumers = new HashMap<>();
@@ -111,6 +122,11 @@ public class Launcher {
         locator.setAckBatchSize(0);
         locator.setBlockOnAcknowledge(true);
         factory = locator.createSessionFactory();
+        ServerLocator producing = HornetQClient.createServerLocatorWithoutHA(
+            new TransportConfiguration(InVMConnectorFactory.class.getName()));
+        producing.setProducerWindowSize(2);
+        producing.setBlockOnDurableSend(true);
+        producerFactory = producing.createSessionFactory();
         System.out.println("HQMQC ready " + server.getVersion().getFullVersion());
         System.out.flush();
         ServerSocket control = new ServerSocket(Integer.parseInt(args[2]), 1, InetAddress.getByName("127.0.0.1"));
@@ -368,6 +384,39 @@ public class Launcher {
                 }
                 return "";
             }
+            case "producer": {
+                ClientSession session = producerFactory.createSession(false, true, true);
+                org.hornetq.api.core.client.ClientProducer producer = session.createProducer(new SimpleString(w[1]));
+                producers.put(w[1], new Object[] {session, producer,
+                    java.util.concurrent.Executors.newSingleThreadExecutor(),
+                    new java.util.ArrayDeque<java.util.concurrent.Future<?>>()});
+                return "";
+            }
+            case "bsend": {
+                Object[] p = producers.get(w[1]);
+                ClientMessage m = ((ClientSession) p[0]).createMessage(true);
+                m.putStringProperty(new SimpleString("mqcid"), new SimpleString(w[2]));
+                m.putStringProperty(new SimpleString("p"), new SimpleString("x".repeat(Integer.parseInt(w[3]))));
+                m.getBodyBuffer().writeBytes(new byte[Integer.parseInt(w[4])]);
+                org.hornetq.api.core.client.ClientProducer producer = (org.hornetq.api.core.client.ClientProducer) p[1];
+                @SuppressWarnings("unchecked")
+                java.util.ArrayDeque<java.util.concurrent.Future<?>> sends = (java.util.ArrayDeque<java.util.concurrent.Future<?>>) p[3];
+                sends.add(((java.util.concurrent.ExecutorService) p[2]).submit(() -> {
+                    producer.send(m);
+                    return null;
+                }));
+                return settle(server, w[1]) == 0 ? "accepted" : "blocked";
+            }
+            case "unproducer": {
+                Object[] p = producers.remove(w[1]);
+                if (p != null) {
+                    ((ClientSession) p[0]).close();  // releases a send waiting for credits
+                    ((java.util.concurrent.ExecutorService) p[2]).shutdownNow();
+                }
+                return "";
+            }
+            case "bsettle":
+                return Integer.toString(producers.containsKey(w[1]) ? settle(server, w[1]) : 0);
             case "refsize":
                 return Integer.toString(MessageReferenceImpl.getMemoryEstimate());
             default:
@@ -408,6 +457,38 @@ public class Launcher {
             }
         }
         return true;
+    }
+
+    /** Wait (at most 5 s) until the address's sends went through, or the first one left waits for
+     * credits the paging store holds back (BLOCK, full: PagingStoreImpl#checkMemory); the number of
+     * sends not through. */
+    static int settle(HornetQServer server, String address) throws Exception {
+        Object[] p = producers.get(address);
+        @SuppressWarnings("unchecked")
+        java.util.ArrayDeque<java.util.concurrent.Future<?>> sends = (java.util.ArrayDeque<java.util.concurrent.Future<?>>) p[3];
+        PagingStore store = server.getPagingManager().getPageStore(new SimpleString(address));
+        org.hornetq.core.client.impl.ClientProducerCredits credits =
+            ((org.hornetq.core.client.impl.ClientProducerInternal) p[1]).getProducerCredits();
+        long deadline = System.nanoTime() + 5_000_000_000L;
+        while (true) {
+            while (!sends.isEmpty() && sends.peek().isDone()) {
+                sends.poll().get();  // a send that failed throws here
+            }
+            if (sends.isEmpty()) {
+                return 0;
+            }
+            boolean held = credits.isBlocked() && !((java.util.Queue<?>) field(store, "onMemoryFreedRunnables")).isEmpty()
+                && store.getAddressSize() > store.getMaxSize();
+            // held back: its credit request waits in the store (run only once the size is under the
+            // limit again, PagingStoreImpl#addSize), so no grant is on its way
+            if (held) {
+                return sends.size();
+            }
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("a send neither went through nor waits for credits");
+            }
+            Thread.sleep(1);
+        }
     }
 
     /** What the kept consumers of session s received is held no more (a rollback returned it, or

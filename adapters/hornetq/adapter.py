@@ -60,6 +60,9 @@ CAPABILITIES = frozenset({
     # closed (ClientSession#close): REDELIVERY-4, -29, -30; a consumer with cumulative acks is one
     # core consumer whose ClientMessage#acknowledge acks every delivery up to the message (DELIVERY-11)
     "transactions", "sessions", "cumulative_ack",
+    # BLOCK through a core producer of the launcher (every send asks for its own credits, which the
+    # paging store holds back while the address is full: PAGING-26)
+    "block_policy",
     # not counter:added: MessagesAdded counts a depaged message twice while it is delivering
     # (docs/findings/hornetq-2.4-paging.md, finding 4)
 })
@@ -118,6 +121,8 @@ class _Address:
     queues: list[str] = attrs.Factory(list)
     #: max-delivery-attempts of the address settings (its queues')
     attempts: int = DEFAULT_ATTEMPTS
+    #: BLOCK: the sends the core producer has not got through yet
+    blocked: int = 0
 
 
 @attrs.define
@@ -148,7 +153,7 @@ class HornetQAdapter(BrokerAdapter):
     absent_areas: ClassVar[Mapping[str, str]] = OTHER_PRODUCTS_AREAS
     real_time = True
     UNSUPPORTED: ClassVar[Mapping[str, str]] = {
-        "address_limits": "this address setting (max-size-messages, page limits, BLOCK over STOMP)",
+        "address_limits": "this address setting (max-size-messages, page limits)",
         "scheduling": "scheduled delivery (the broker fires on its real clock, not the suite's)",
     }
 
@@ -167,6 +172,9 @@ class HornetQAdapter(BrokerAdapter):
         #: the fixed part of a message's memory estimate (everything but its headers), measured
         self.fixed_bytes: int | None = None
         self.fixed_encoded = 0
+        #: the same two parts for a message of the launcher's core producer (BLOCK), measured
+        self.core_fixed = 0
+        self.core_encoded = 0
         self.ref_bytes = 0
         self._ids = itertools.count()
         self._reset()
@@ -265,6 +273,59 @@ class HornetQAdapter(BrokerAdapter):
         finally:
             self._ctl("destroy", queue)
             self._ctl("unsettings", address.physical)
+        self._calibrate_core()
+
+    def _calibrate_core(self) -> None:
+        """The fixed parts of a core message's memory estimate and encoded size (the client's body
+        buffer starts at 1500 bytes), from one message with an empty pad on a BLOCK address of
+        10 MB; then the self-check of the machines' sizes."""
+        address = _Address("calibration", f"{self.prefix}-calibration-b", AddressConfig("calibration"))
+        queue = f"{self.prefix}-calibration-bq"
+        self._ctl("settings", address.physical, 10 * 1024 * 1024, 1024 * 1024, "BLOCK")
+        self._ctl("queue", address.physical, queue)
+        self._ctl("producer", address.physical)
+        try:
+            props = {ID_HEADER: "calibration", PAD_HEADER: ""}
+            if self._ctl("bsend", address.physical, "calibration", 0, 0)[0] != "accepted":
+                raise AdapterError("hornetq: the core calibration send was held back")
+            estimate, encoded, capacity = (int(x) for x in self._ctl("estimates", queue)[0].split(":"))
+            self.core_fixed = estimate - capacity - sum(header_bytes(k, v) for k, v in props.items())
+            self.core_encoded = encoded - sum(header_bytes(k, v) - 8 for k, v in props.items())
+            for i, size in enumerate(CHECK_SIZES):
+                pad, body = self._core_frame(Message(f"c{i}", size=size))
+                if self._ctl("bsend", address.physical, f"c{i}", pad, body)[0] != "accepted":
+                    raise AdapterError("hornetq: a core calibration send was held back")
+                got = int(self._ctl("estimates", queue)[i + 1].split(":")[0])
+                if got != UNIT * size:
+                    raise AdapterError(f"hornetq: a core message of size {size} is estimated {got} bytes "
+                                       f"by the broker, not {UNIT * size}: the size mapping does not hold")
+        finally:
+            self._ctl("unproducer", address.physical)
+            self._ctl("destroy", queue)
+            self._ctl("unsettings", address.physical)
+
+    def _core_frame(self, message: Message) -> tuple[int, int]:
+        """(pad characters, body bytes) of a core message whose memory estimate is exactly UNIT x
+        message.size: fixed + the body buffer's capacity (1500 while the encoded message fits, else
+        netty's power of two at least the encoded message) + the properties mqcid and p. A capacity
+        is chosen, the pad makes up the estimate, the body keeps the encoded message well inside it;
+        Unsupported when no capacity fits."""
+        if message.properties:
+            raise Unsupported("message properties on a BLOCK address")
+        props = header_bytes(ID_HEADER, message.id) + header_bytes(PAD_HEADER, "")
+        target = UNIT * message.size
+        for capacity in (1500, *(2 ** k for k in range(11, 25))):
+            rest = target - self.core_fixed - props - capacity  # two bytes per pad character
+            if rest < 0:
+                break
+            if rest % 2:
+                continue
+            encoded = self.core_encoded + props - 16 + rest
+            low = 0 if capacity == 1500 else max(capacity // 2, 1500) + GUARD
+            body = max(0, low + 1 - encoded)
+            if encoded + body <= capacity - GUARD:
+                return rest // 2, body
+        raise Unsupported(f"message size {message.size} (no padding reaches an estimate of {target} bytes)")
 
     def close(self) -> None:
         """Unsubscribe every consumer, destroy the namespace's queues and address settings."""
@@ -279,6 +340,9 @@ class HornetQAdapter(BrokerAdapter):
                     with contextlib.suppress(ControlError):
                         self._ctl("destroy", queue.physical)
                 for address in self.addresses_.values():
+                    if address.config.full_policy == "BLOCK":
+                        with contextlib.suppress(ControlError):
+                            self._ctl("unproducer", address.physical)
                     with contextlib.suppress(ControlError):
                         self._ctl("unsettings", address.physical)
             except Exception:  # the server is gone: start afresh at the next open
@@ -305,12 +369,15 @@ class HornetQAdapter(BrokerAdapter):
     def declare_address(self, config: AddressConfig) -> None:
         if config.name in self.addresses:
             raise Refused(f"address {config.name!r} already exists")
-        if (config.full_policy == "BLOCK" or config.max_size_messages >= 0 or config.page_limit_bytes >= 0
+        if (config.max_size_messages >= 0 or config.page_limit_bytes >= 0
                 or config.page_limit_messages >= 0 or config.retroactive_message_count):
             raise Unsupported(self._why("address_limits"))
         if config.max_size_bytes == 0:
             raise Unsupported("max_size_bytes 0 (HornetQ's isFull treats 0 as no limit)")
-        self._create(config)
+        address = self._create(config)
+        if config.full_policy == "BLOCK":
+            # the producer's session asks for its first credit now, creating the paging store
+            self._ctl("producer", address.physical)
 
     def _create(self, config: AddressConfig, attempts: int = DEFAULT_ATTEMPTS) -> _Address:
         address = _Address(config.name, self._physical(config.name), config, attempts=attempts)
@@ -406,12 +473,29 @@ class HornetQAdapter(BrokerAdapter):
             return {"headers": sent, "body": "y" * fill}
         return None
 
+    def _settle_blocked(self) -> None:
+        """BLOCK: wait until the sends the broker lets through now went through (PagingStoreImpl#addSize
+        runs the held credit grants once the address is under its limit again), so each operation and
+        observation sees them routed, as the model routes them when memory frees."""
+        for address in self.addresses_.values():
+            if address.blocked:
+                address.blocked = int(self._ctl("bsettle", address.physical)[0])
+
     @operation
     def send(self, to: str, message: Message) -> str:
         names = self._route(to, message)
         address = self.addresses_[to]
         if message.ttl_ms is not None:
             raise Unsupported("message TTLs")
+        self._settle_blocked()
+        if address.config.full_policy == "BLOCK":
+            pad, body = self._core_frame(message)
+            if " " in message.id:
+                raise Unsupported("message ids with a space on a BLOCK address")
+            answer = self._ctl("bsend", address.physical, message.id, pad, body)[0]
+            if answer == "blocked":
+                address.blocked += 1
+            return answer
         receipt = self._receipt()
         frame = self._frame(address, message, receipt)
         policy = address.config.full_policy
@@ -460,6 +544,7 @@ class HornetQAdapter(BrokerAdapter):
 
     @operation
     def receive(self, consumer: str) -> str | None:
+        self._settle_blocked()
         state = self._consumer(consumer)
         queue = self.queues[state.queue]
         deadline = time.monotonic() + DISPATCH_WAIT_S
@@ -581,6 +666,7 @@ class HornetQAdapter(BrokerAdapter):
     # ------------------------------------------------------------------ observations
     @operation
     def counters(self, queue: str) -> dict[str, int]:
+        self._settle_blocked()
         return self._counts(self._queue(queue))
 
     @operation
@@ -588,6 +674,7 @@ class HornetQAdapter(BrokerAdapter):
         """The broker's count of the message (pending in memory, scheduled or delivering; control
         `dcount`); None when the queue no longer holds it; not observable while it is paged (a paged
         message has no reference in memory to read)."""
+        self._settle_blocked()
         answer = self._ctl("dcount", self._queue(queue).physical, ID_HEADER, msg_id)[0]
         if answer == "paged":
             raise NotObservable("the message may be paged: HornetQ keeps no reference in memory to read")
@@ -595,10 +682,12 @@ class HornetQAdapter(BrokerAdapter):
 
     @operation
     def pending_ids(self, queue: str) -> list[str]:
+        self._settle_blocked()
         return self._ctl("list", self._queue(queue).physical, ID_HEADER)
 
     @operation
     def paging(self, address: str) -> bool:
         if address not in self.addresses_:
             raise Refused(f"unknown address {address!r}")
+        self._settle_blocked()
         return self._ctl("store", self.addresses_[address].physical)[1] == "1"

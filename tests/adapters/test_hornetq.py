@@ -71,7 +71,7 @@ def test_fetch_is_cached_and_sizes_are_exact_estimates(hornetq: HornetQAdapter, 
     assert (lib / "hornetq-server-2.4.9.Final.jar").is_file() and fetch() == lib
     hornetq.open(namespace)
     try:
-        assert hornetq.profile == "hornetq-2.4" and "block_policy" not in hornetq.capabilities
+        assert hornetq.profile == "hornetq-2.4" and "block_policy" in hornetq.capabilities
         hornetq.declare_queue(QueueConfig("q"))
         for i, size in enumerate((100, 250, 160)):
             assert hornetq.send("q", Message(f"m{i}", size=size)).value == "accepted"
@@ -82,20 +82,21 @@ def test_fetch_is_cached_and_sizes_are_exact_estimates(hornetq: HornetQAdapter, 
         hornetq.close()
 
 
-def test_an_unserved_release_or_blocking_policy_is_refused(hornetq: HornetQAdapter, namespace: str) -> None:
+def test_an_unserved_release_or_a_message_limit_is_refused(hornetq: HornetQAdapter, namespace: str) -> None:
     with pytest.raises(AdapterError, match="not served"):
         fetch("2.4.11.Final")
     hornetq.open(namespace)
     try:
-        answer = hornetq.declare_address(AddressConfig("a", max_size_bytes=300, full_policy="BLOCK"))
+        answer = hornetq.declare_address(AddressConfig("a", max_size_messages=3))
         assert answer.error is not None and answer.error.startswith("unsupported:")
     finally:
         hornetq.close()
 
 
 def test_block_does_not_hold_a_stomp_producer(hornetq: HornetQAdapter, namespace: str) -> None:
-    """Why BLOCK is not claimed (docs/findings/hornetq-2.4-paging.md): a STOMP send takes no producer
-    credits, so a BLOCK address far over max-size-bytes still receipts and routes every send."""
+    """Why BLOCK sends go through a core producer (docs/findings/hornetq-2.4-paging.md): a STOMP send
+    takes no producer credits, so a BLOCK address far over max-size-bytes still receipts and routes
+    every send."""
     hornetq.open(namespace)
     try:
         address, queue = f"{hornetq.prefix}-b", f"{hornetq.prefix}-bq"
@@ -349,3 +350,28 @@ def test_random_walks_of_sessions_and_cumulative_acks(both: Both, seed: int) -> 
         both.counters("q")
         for msg_id in both("pending_ids", "q"):
             both("delivery_count", "q", msg_id)
+
+
+@pytest.mark.rules("PAGING-26", "PAGING-3", "PAGING-1")
+def test_block_holds_the_core_producer_until_memory_frees(both: Both) -> None:
+    """BLOCK: each send of the launcher's core producer (window 2) asks for its own credits, which
+    PagingStoreImpl#checkMemory holds back while the address is over max-size-bytes; an ack that
+    brings it back under lets the held sends through, in order, while there is room."""
+    both("declare_address", AddressConfig("a", max_size_bytes=300, page_size_bytes=200, full_policy="BLOCK"))
+    both("declare_queue", QueueConfig("q", address="a"))
+    sizes = (100, 100, 100, 100, 250, 100)
+    results = [both("send", "a", Message(f"m{i}", size=size)) for i, size in enumerate(sizes)]
+    assert results == ["accepted"] * 3 + ["blocked"] * 3
+    assert not both.paging("a")
+    assert both.counters("q")["message_count"] == 3
+    both("open_consumer", ConsumerConfig("c", "q", window_bytes=0))
+    assert both("receive", "c") == "m0" and both("ack", "c", "m0") == "ok"
+    assert both.counters("q")["message_count"] == 3  # m3 went: full again, m4 and m5 still held
+    assert both("send", "a", Message("m6", size=100)) == "blocked"
+    for expected in ("m1", "m2", "m3"):
+        assert both("receive", "c") == expected and both("ack", "c", expected) == "ok"
+    assert both("pending_ids", "q") == ["m4", "m5"]  # 350 >= 300: m6 waits
+    assert both("receive", "c") == "m4" and both("ack", "c", "m4", True) == "ok"
+    assert both("pending_ids", "q") == ["m5"]  # acknowledged in the transaction: still counted
+    both("commit", "c")
+    assert both("pending_ids", "q") == ["m5", "m6"]

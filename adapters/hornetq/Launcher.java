@@ -27,13 +27,14 @@
 //                          to that one, ServerConsumerImpl#acknowledge; tx 0 with autoCommitAcks)
 //   ackone <c> <value> <tx 0|1>  (the same, one message: #individualAcknowledge)
 // Core producers (the BLOCK policy: a STOMP producer takes no credits in 2.4):
-//   producer <address>  (a session and producer of producer window 2: every send requests its own
-//                        credits, PagingStoreImpl#checkMemory grants them only under max-size-bytes)
-//   bsend <address> <id> <pad> <body> -> ok accepted|blocked (a durable message, properties mqcid=id
+//   producer <address> [<key>] (a session and producer of producer window 2, named <key> (default:
+//                        the address) in the commands below: every send requests its own credits,
+//                        PagingStoreImpl#checkMemory grants them only under max-size-bytes)
+//   bsend <key> <id> <pad> <body> -> ok accepted|blocked (a durable message, properties mqcid=id
 //                        and p=<pad x>, <body> body bytes; sent on the producer's own thread: blocked
 //                        when it waits for credits the store holds back while the address is full)
-//   bsettle <address>   -> ok <sends still blocked> (waits until each send went or is held back)
-//   unproducer <address> (closes the producer's session)
+//   bsettle <key>       -> ok <sends still blocked> (waits until each send went or is held back)
+//   unproducer <key>    (closes the producer's session)
 //   commit <s>  rollback <s>  endsession <s> (ClientSession#commit, #rollback, #close)
 //   debug <queue>       -> ok <owes-depage|settled> <queueMemorySize> <depagePending> <QueueImpl#debug()>
 //   quit (ends this client's session)
@@ -387,9 +388,9 @@ public class Launcher {
             case "producer": {
                 ClientSession session = producerFactory.createSession(false, true, true);
                 org.hornetq.api.core.client.ClientProducer producer = session.createProducer(new SimpleString(w[1]));
-                producers.put(w[1], new Object[] {session, producer,
+                producers.put(w.length > 2 ? w[2] : w[1], new Object[] {session, producer,
                     java.util.concurrent.Executors.newSingleThreadExecutor(),
-                    new java.util.ArrayDeque<java.util.concurrent.Future<?>>()});
+                    new java.util.ArrayDeque<java.util.concurrent.Future<?>>(), w[1]});
                 return "";
             }
             case "bsend": {
@@ -462,11 +463,11 @@ public class Launcher {
     /** Wait (at most 5 s) until the address's sends went through, or the first one left waits for
      * credits the paging store holds back (BLOCK, full: PagingStoreImpl#checkMemory); the number of
      * sends not through. */
-    static int settle(HornetQServer server, String address) throws Exception {
-        Object[] p = producers.get(address);
+    static int settle(HornetQServer server, String key) throws Exception {
+        Object[] p = producers.get(key);
         @SuppressWarnings("unchecked")
         java.util.ArrayDeque<java.util.concurrent.Future<?>> sends = (java.util.ArrayDeque<java.util.concurrent.Future<?>>) p[3];
-        PagingStore store = server.getPagingManager().getPageStore(new SimpleString(address));
+        PagingStore store = server.getPagingManager().getPageStore(new SimpleString((String) p[4]));
         org.hornetq.core.client.impl.ClientProducerCredits credits =
             ((org.hornetq.core.client.impl.ClientProducerInternal) p[1]).getProducerCredits();
         long deadline = System.nanoTime() + 5_000_000_000L;

@@ -1,6 +1,7 @@
-"""The `hornetq` adapter: an embedded HornetQ 2.4, sends over STOMP 1.2 (stomp.py), consumers as core
-sessions of the launcher's in-VM client and management through its control socket, claiming the
-`hornetq-2.4` profile; the paging area (PAGE, DROP, FAIL) on the real broker.
+"""The `hornetq` adapter: an embedded HornetQ 2.4, sends over STOMP 1.2 (stomp.py) or, on a BLOCK
+address, a core producer of the launcher; consumers as core sessions of the launcher's in-VM client;
+management through its control socket. It claims the `hornetq-2.4` profile: the paging area (PAGE,
+DROP, FAIL, BLOCK) and transactions on the real broker.
 
 It starts its own server (:mod:`.server`, once per process). How each operation maps, how logical
 sizes are made exact on HornetQ's memory estimates (``UNIT``, ``STEP``, ``SLACK``) and what is not

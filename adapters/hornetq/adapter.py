@@ -10,46 +10,29 @@ offered and why: docs/adapters/hornetq.md.
 
 from __future__ import annotations
 
-import collections
 import contextlib
 import itertools
 import socket
-import threading
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
-import attrs
 import stomp
 from stomp.exception import ConnectFailedException, NotConnectedException, StompException
 
 from mqconform.reference_model.config import AddressConfig, ConsumerConfig, Message, QueueConfig
 from mqconform.text import one_line
 
-from .._base import OTHER_PRODUCTS_AREAS, BrokerAdapter, NotObservable, Refused, Unsupported, operation
+from .._base import OTHER_PRODUCTS_AREAS, NotObservable, Refused, Unsupported, operation
 from ..contract import AdapterError, Result
+from .records import DEFAULT_ATTEMPTS, _Address, _Consumer, _Queue
 from .server import DEFAULT_VERSION, Control, ControlError, HornetQProcess, shared_server
+from .sizes import ID_HEADER, SLACK, UNIT, HornetQSizes
+from .stomp_link import _Listener
 
-#: broker bytes of memory estimate per logical byte of a message's size
-UNIT = 60
-#: the sizes' granularity the limits are exact for (the machines' sizes and limits are multiples of it)
-STEP = 50
-#: max-size-bytes sits this far below UNIT x max: half a STEP, room for the 48-byte references on one
-#: side and for HornetQ's negative drift on the other (each depaged message acknowledged takes 48 bytes
-#: off the address size it never added: docs/findings/hornetq-2.4-paging.md, finding 3)
-SLACK = UNIT * STEP // 2
-#: the sizes the paging machine sends, checked at calibration
-CHECK_SIZES = (100, 250)
-#: bytes kept between a message's encoded size and a power of two (its buffer's capacity)
-GUARD = 64
-ID_HEADER = "mqcid"
-PAD_HEADER = "p"
-PARITY_HEADER = "q"
 #: how long a receive waits for the message of a consumer made with a message pending
 DISPATCH_WAIT_S = 5.0
-#: HornetQ's max-delivery-attempts default (AddressSettings), the model's default_delivery_limit
-DEFAULT_ATTEMPTS = 10
 
 CAPABILITIES = frozenset({
     "queues", "paging", "drop_policy", "fail_policy", "paging_flag", "consumer_pull",
@@ -69,83 +52,7 @@ CAPABILITIES = frozenset({
 })
 
 
-def header_bytes(key: str, value: str) -> int:
-    """A STOMP header's part of the memory estimate: a string property (TypedProperties: key
-    SimpleString 4 + 2n, StringValue 1 + 4 + 2n, two int references 8)."""
-    return 17 + 2 * (len(key) + len(value))
-
-
-class _Listener(stomp.ConnectionListener):  # type: ignore[misc]
-    """MESSAGE frames per subscription, RECEIPT/ERROR frames per receipt id."""
-
-    def __init__(self) -> None:
-        self.cond = threading.Condition()
-        self.frames: dict[str, collections.deque[Any]] = collections.defaultdict(collections.deque)
-        self.receipts: dict[str, str | None] = {}
-        self.errors: list[str] = []
-        self.connected = True
-
-    def on_message(self, frame: Any) -> None:
-        with self.cond:
-            self.frames[frame.headers.get("subscription", "")].append(frame)
-            self.cond.notify_all()
-
-    def on_receipt(self, frame: Any) -> None:
-        with self.cond:
-            self.receipts[frame.headers.get("receipt-id", "")] = None
-            self.cond.notify_all()
-
-    def on_error(self, frame: Any) -> None:
-        with self.cond:
-            text = (frame.headers.get("message") or frame.body or "ERROR").strip()
-            rid = frame.headers.get("receipt-id")
-            if rid:
-                self.receipts[rid] = text
-            self.errors.append(text)
-            self.cond.notify_all()
-
-    def on_disconnected(self) -> None:
-        with self.cond:
-            self.connected = False
-            self.cond.notify_all()
-
-    def wait_for(self, done: Callable[[], bool], timeout: float) -> bool:
-        with self.cond:
-            return bool(self.cond.wait_for(lambda: done() or not self.connected, timeout)) and done()
-
-
-@attrs.define
-class _Address:
-    name: str
-    physical: str
-    config: AddressConfig
-    queues: list[str] = attrs.Factory(list)
-    #: max-delivery-attempts of the address settings (its queues')
-    attempts: int = DEFAULT_ATTEMPTS
-    #: BLOCK: the sends the core producer has not got through yet
-    blocked: int = 0
-
-
-@attrs.define
-class _Queue:
-    name: str
-    physical: str
-    address: str
-
-
-@attrs.define
-class _Consumer:
-    name: str
-    queue: str
-    #: its core session (the launcher's name for it)
-    session: str
-    #: logical id -> the launcher's name of the core consumer holding it, in receive order
-    held: dict[str, str] = attrs.Factory(dict)
-    #: the launcher's name of the one core consumer of a consumer with cumulative acks (else None)
-    kept: str | None = None
-
-
-class HornetQAdapter(BrokerAdapter):
+class HornetQAdapter(HornetQSizes):
     """HornetQ 2.4 (embedded) over STOMP and the launcher's control socket."""
 
     name = "hornetq"
@@ -170,10 +77,8 @@ class HornetQAdapter(BrokerAdapter):
         #: close_session (REDELIVERY-29)
         self.sessions: dict[str, str] = {}
         self.prefix = ""
-        #: the fixed part of a message's memory estimate (everything but its headers), measured
-        self.fixed_bytes: int | None = None
+        self.fixed_bytes = None
         self.fixed_encoded = 0
-        #: the same two parts for a message of the launcher's core producer (BLOCK), measured
         self.core_fixed = 0
         self.core_encoded = 0
         self.ref_bytes = 0
@@ -242,91 +147,6 @@ class HornetQAdapter(BrokerAdapter):
         self.addresses_ = {}
         if self.fixed_bytes is None:
             self._calibrate()
-
-    def _calibrate(self) -> None:
-        """The fixed parts of a message's memory estimate and encoded size (everything but its
-        headers, body and buffer), from one message on a one-queue address; then a self-check that
-        messages of the machines' sizes are estimated at exactly UNIT x size."""
-        self.ref_bytes = int(self._ctl("refsize")[0])
-        address = _Address("calibration", f"{self.prefix}-calibration", AddressConfig("calibration"))
-        queue = f"{self.prefix}-calibration-q"
-        self._ctl("settings", address.physical, -1, 10 * 1024 * 1024, "PAGE")
-        self._ctl("queue", address.physical, queue)
-        try:
-            receipt = self._receipt()
-            headers = {"destination": address.physical, ID_HEADER: "calibration", "receipt": receipt}
-            self.sender.send(destination=address.physical, body="", headers={**headers, "persistent": "true"})
-            if self._await(self.sender_listener, receipt, "calibration") is not None:
-                raise AdapterError("hornetq: the calibration send was refused")
-            estimate, encoded, capacity = (int(x) for x in self._ctl("estimates", queue)[0].split(":"))
-            self.fixed_bytes = estimate - capacity - sum(header_bytes(k, v) for k, v in headers.items())
-            self.fixed_encoded = encoded - sum(header_bytes(k, v) - 8 for k, v in headers.items())
-            for i, size in enumerate(CHECK_SIZES):
-                receipt = self._receipt()
-                message = Message(f"c{i}", size=size)
-                self.sender.send(destination=address.physical, **self._frame(address, message, receipt))
-                if self._await(self.sender_listener, receipt, "calibration") is not None:
-                    raise AdapterError("hornetq: the calibration send was refused")
-                got = int(self._ctl("estimates", queue)[i + 1].split(":")[0])
-                if got != UNIT * size:
-                    raise AdapterError(f"hornetq: a message of size {size} is estimated {got} bytes by the "
-                                       f"broker, not {UNIT * size}: the size mapping does not hold")
-        finally:
-            self._ctl("destroy", queue)
-            self._ctl("unsettings", address.physical)
-        self._calibrate_core()
-
-    def _calibrate_core(self) -> None:
-        """The fixed parts of a core message's memory estimate and encoded size (the client's body
-        buffer starts at 1500 bytes), from one message with an empty pad on a BLOCK address of
-        10 MB; then the self-check of the machines' sizes."""
-        address = _Address("calibration", f"{self.prefix}-calibration-b", AddressConfig("calibration"))
-        queue = f"{self.prefix}-calibration-bq"
-        self._ctl("settings", address.physical, 10 * 1024 * 1024, 1024 * 1024, "BLOCK")
-        self._ctl("queue", address.physical, queue)
-        self._ctl("producer", address.physical)
-        try:
-            props = {ID_HEADER: "calibration", PAD_HEADER: ""}
-            if self._ctl("bsend", address.physical, "calibration", 0, 0)[0] != "accepted":
-                raise AdapterError("hornetq: the core calibration send was held back")
-            estimate, encoded, capacity = (int(x) for x in self._ctl("estimates", queue)[0].split(":"))
-            self.core_fixed = estimate - capacity - sum(header_bytes(k, v) for k, v in props.items())
-            self.core_encoded = encoded - sum(header_bytes(k, v) - 8 for k, v in props.items())
-            for i, size in enumerate(CHECK_SIZES):
-                pad, body = self._core_frame(Message(f"c{i}", size=size))
-                if self._ctl("bsend", address.physical, f"c{i}", pad, body)[0] != "accepted":
-                    raise AdapterError("hornetq: a core calibration send was held back")
-                got = int(self._ctl("estimates", queue)[i + 1].split(":")[0])
-                if got != UNIT * size:
-                    raise AdapterError(f"hornetq: a core message of size {size} is estimated {got} bytes "
-                                       f"by the broker, not {UNIT * size}: the size mapping does not hold")
-        finally:
-            self._ctl("unproducer", address.physical)
-            self._ctl("destroy", queue)
-            self._ctl("unsettings", address.physical)
-
-    def _core_frame(self, message: Message) -> tuple[int, int]:
-        """(pad characters, body bytes) of a core message whose memory estimate is exactly UNIT x
-        message.size: fixed + the body buffer's capacity (1500 while the encoded message fits, else
-        netty's power of two at least the encoded message) + the properties mqcid and p. A capacity
-        is chosen, the pad makes up the estimate, the body keeps the encoded message well inside it;
-        Unsupported when no capacity fits."""
-        if message.properties:
-            raise Unsupported("message properties on a BLOCK address")
-        props = header_bytes(ID_HEADER, message.id) + header_bytes(PAD_HEADER, "")
-        target = UNIT * message.size
-        for capacity in (1500, *(2 ** k for k in range(11, 25))):
-            rest = target - self.core_fixed - props - capacity  # two bytes per pad character
-            if rest < 0:
-                break
-            if rest % 2:
-                continue
-            encoded = self.core_encoded + props - 16 + rest
-            low = 0 if capacity == 1500 else max(capacity // 2, 1500) + GUARD
-            body = max(0, low + 1 - encoded)
-            if encoded + body <= capacity - GUARD:
-                return rest // 2, body
-        raise Unsupported(f"message size {message.size} (no padding reaches an estimate of {target} bytes)")
 
     def close(self) -> None:
         """Unsubscribe every consumer, destroy the namespace's queues and address settings."""
@@ -420,60 +240,6 @@ class HornetQAdapter(BrokerAdapter):
         self.queues[config.name] = _Queue(config.name, physical, address.name)
 
     # ------------------------------------------------------------------ sends
-    def _frame(self, address: _Address, message: Message, receipt: str) -> dict[str, Any]:
-        """The SEND frame (headers, body) whose memory estimate is exactly UNIT x message.size:
-        ServerMessageImpl#getMemoryEstimate = fixed + the body buffer's capacity (netty grows it to a
-        power of two >= the encoded message, at least 512) + every header's property part. A buffer
-        capacity is chosen, the body fills the encoded message to 3/4 of it, a pad header makes up
-        the rest; Unsupported when no capacity fits."""
-        assert self.fixed_bytes is not None
-        properties = {k: str(v) for k, v in message.properties.items()}
-        base = {ID_HEADER: message.id, "receipt": receipt, **properties}
-        target = UNIT * message.size
-        capacity = 512
-        while capacity <= target:
-            for parity in (False, True):
-                headers = dict(base)
-                if parity:
-                    headers[PARITY_HEADER] = ""
-                for body in (0, 1):
-                    frame = self._fill(address, headers, target, capacity, body)
-                    if frame is not None:
-                        return frame
-            capacity *= 2
-        raise Unsupported(f"message size {message.size} (no padding reaches an estimate of {target} bytes)")
-
-    def _fill(self, address: _Address, headers: dict[str, str], target: int, capacity: int,
-              body: int) -> dict[str, Any] | None:
-        """The frame for one choice of buffer capacity and body (none, or one filling the encoded
-        message to 3/4 of the capacity), or None when it does not fit. The broker keeps a
-        content-length header as the body's length without leading zeros (measured)."""
-        for digits in range(1, 7) if body else (0,):
-            counted = {"destination": address.physical, **headers}
-            if body:
-                counted["content-length"] = "0" * digits
-            pad = target - self.fixed_bytes - capacity - sum(header_bytes(k, v) for k, v in counted.items())
-            pad -= header_bytes(PAD_HEADER, "")
-            if pad < 0 or pad % 2:
-                continue
-            counted[PAD_HEADER] = "x" * (pad // 2)
-            encoded = self.fixed_encoded + sum(header_bytes(k, v) - 8 for k, v in counted.items())
-            fill = 0
-            if body:
-                fill = capacity * 3 // 4 - encoded
-                if fill < 1 or len(str(fill)) != digits:
-                    continue
-                encoded += fill
-            # the encoded message must land well inside (capacity / 2, capacity]
-            if encoded > capacity - GUARD or (capacity > 512 and encoded <= capacity // 2 + GUARD):
-                continue
-            sent = {k: v for k, v in counted.items() if k != "destination"}
-            if body:
-                sent["content-length"] = str(fill)
-            sent["persistent"] = "true"
-            return {"headers": sent, "body": "y" * fill}
-        return None
-
     def _settle_blocked(self) -> None:
         """BLOCK: wait until the sends the broker lets through now went through (PagingStoreImpl#addSize
         runs the held credit grants once the address is under its limit again), so each operation and

@@ -18,6 +18,7 @@ Options: ``version`` (a served 5.x release, default :data:`.server.DEFAULT_VERSI
 
 from __future__ import annotations
 
+import hashlib
 import json
 import socket
 from collections.abc import Callable
@@ -30,7 +31,7 @@ from .._process import LOOPBACK
 from ..contract import AdapterError, Result
 from .server import DEFAULT_VERSION, SERVED, RocketMQServer, shared_server
 
-CAPABILITIES = frozenset({"admission", "advance_time"})
+CAPABILITIES = frozenset({"admission", "advance_time", "queues", "consumer_pull"})
 #: the model's request queues the driver drives (the broker's send and pull thread pool queues)
 DRIVEN = ("send", "pull")
 #: a control answer can wait for the broker's answers to a tick (the driver bounds each at 10 s)
@@ -108,6 +109,7 @@ class RocketMQAdapter(BrokerAdapter):
             if port is None:
                 raise AdapterError("rocketmq: the broker driver has no control port")
             self.control = Control(port)
+        self._ask("free")  # the queues' mode until an admission holds the send and pull threads
         self.server_version = self.version
 
     def close(self) -> None:
@@ -189,27 +191,99 @@ class RocketMQAdapter(BrokerAdapter):
             self._ask("advance", ms=int(ms))
         self._clock_ms += ms
 
-    # ------------------------------------------------------------------ no queues
-    @operation
-    def declare_queue(self, config: QueueConfig) -> None:
-        raise Unsupported("queues (the rocketmq adapter offers the admission area only)")
+    # ------------------------------------------------------------------ the queues (POP)
+    def _names(self) -> str:
+        """The example's physical prefix: short (a retry topic is ``%RETRY%<group>_<topic>``)."""
+        return "mqc" + hashlib.sha1(self.namespace.encode()).hexdigest()[:10]
+
+    def _topic(self, address: str) -> str:
+        if address not in self.addresses:
+            self._ask("topic", topic=f"{self._names()}-{address}")
+            self.addresses[address] = []
+        return f"{self._names()}-{address}"
 
     @operation
     def declare_address(self, config: AddressConfig) -> None:
-        raise Unsupported("addresses (the rocketmq adapter offers the admission area only)")
+        if config != AddressConfig(name=config.name):
+            raise Unsupported("address settings (a topic has no size limits, paging or retention here)")
+        if config.name in self.addresses:
+            raise Refused(f"address {config.name!r} already exists")
+        self._topic(config.name)
+
+    @operation
+    def declare_queue(self, config: QueueConfig) -> None:
+        if config.name in self.queues:
+            raise Refused(f"queue {config.name!r} already exists")
+        # max_delivery_attempts is accepted and never reached: the broker's revive re-puts a message
+        # without a limit (PopReviveService#reviveRetry), and with the operations offered here (no nack,
+        # rollback or session close) the model's delivery count of a returned message is undone at the
+        # close (REDELIVERY-8), so no limit of 1 or more is ever reached on either side
+        plain = QueueConfig(name=config.name, address=config.address,
+                            max_delivery_attempts=config.max_delivery_attempts)
+        if config != plain:
+            raise Unsupported("queue settings (a consumer group of a topic: no ring, filter, redelivery "
+                              "delay, dead-letter address or last value here)")
+        address = config.address_name
+        topic = self._topic(address)
+        group = f"{self._names()}-{config.name}"
+        self._ask("group", group=group, topic=topic)  # the group starts at the topic's end
+        self.queues[config.name] = {"group": group, "topic": topic}
+        self.addresses[address].append(config.name)
 
     @operation
     def open_consumer(self, config: ConsumerConfig) -> None:
-        raise Unsupported("consumers (the rocketmq adapter offers the admission area only)")
+        if config.name in self.consumers:
+            raise Refused(f"consumer {config.name!r} already exists")
+        self._queue(config.queue)
+        if config != ConsumerConfig(name=config.name, queue=config.queue, window_bytes=0):
+            raise Unsupported("consumer settings (a pop consumer: window_bytes 0 and nothing else)")
+        #: what the consumer holds unacknowledged, in the order it received them: id -> pop receipt
+        self.consumers[config.name] = {"queue": config.queue, "held": {}}
 
     @operation
-    def send(self, to: str, message: Message) -> None:
-        raise Unsupported("queue sends (the rocketmq adapter offers the admission area only)")
+    def send(self, to: str, message: Message) -> str:
+        queues = self._route(to, message)  # scheduled delivery: unsupported
+        if message.ttl_ms is not None or message.subject is not None or message.properties:
+            raise Unsupported("message TTLs, subjects and properties")
+        answer = str(self._ask("send", topic=self._topic(to), id=message.id))
+        if answer != "accepted":
+            raise Refused(f"send: the broker answered {answer}")
+        del queues  # every group of the topic reads it from its own offset
+        return "accepted"
 
     @operation
-    def receive(self, consumer: str) -> None:
-        raise Unsupported("consumers (the rocketmq adapter offers the admission area only)")
+    def receive(self, consumer: str) -> str | None:
+        state = self._consumer(consumer)
+        queue = self._queue(state["queue"])
+        got: dict[str, Any] | None = self._ask("pop", group=queue["group"], topic=queue["topic"])
+        if got is None:
+            return None
+        msg_id = str(got["id"])
+        state["held"][msg_id] = got
+        return msg_id
 
     @operation
-    def ack(self, consumer: str, msg_id: str, tx: bool = False) -> None:
-        raise Unsupported("consumers (the rocketmq adapter offers the admission area only)")
+    def ack(self, consumer: str, msg_id: str, tx: bool = False) -> str:
+        if tx:
+            raise Unsupported("transactions")
+        state = self._consumer(consumer)
+        receipt = state["held"].get(msg_id)
+        if receipt is None:
+            return "failed"  # DELIVERY-8: not held by this consumer (refused here, nothing sent)
+        queue = self._queue(state["queue"])
+        answer = str(self._ask("ack", group=queue["group"], topic=queue["topic"], handle=receipt["handle"]))
+        if answer != "ok":
+            raise Refused(f"ack: the broker answered {answer}")
+        del state["held"][msg_id]
+        return "ok"
+
+    @operation
+    def close_consumer(self, consumer: str) -> None:
+        """What the consumer holds becomes visible again at once, in the order it received it, and the
+        close returns once the broker's revive service has put all of it into the retry topic."""
+        state = self._consumer(consumer)
+        queue = self._queue(state["queue"])
+        held = list(state["held"].values())
+        if held:
+            self._ask("return", group=queue["group"], topic=queue["topic"], held=held)
+        del self.consumers[consumer]

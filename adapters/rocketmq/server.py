@@ -40,7 +40,7 @@ JVM = ["-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Dtls.server.mode=disable
 NAMESRV_HEAP = [*JVM, "-Xms32m", "-Xmx128m"]
 BROKER_HEAP = [*JVM, "-Xms64m", "-Xmx256m", "-XX:MaxDirectMemorySize=256m"]
 #: the driver's sources (package mqconform.rocketmq) and its main class
-DRIVER_SOURCES = ("Clock.java", "BrokerDriver.java")
+DRIVER_SOURCES = ("Clock.java", "Queues.java", "BrokerDriver.java")
 DRIVER_MAIN = "mqconform.rocketmq.BrokerDriver"
 #: the driver rewrites three clock reads with javassist (java.lang), sets queue capacities (j.u.c)
 OPENS = ["--add-opens", "java.base/java.lang=ALL-UNNAMED",
@@ -201,9 +201,12 @@ class BrokerProcess(_JavaProcess):
             # seed 002: fast failure on, one send thread (and one pull thread); the driver sets the
             # waits, the page-cache busy time and the queue capacities at each reset
             "brokerFastFailureEnable=true", "sendMessageThreadPoolNums=1", "pullMessageThreadPoolNums=1",
-            # small files: 16 MiB commit-log segments, small consume queues, no index, no timer wheel
+            # small files: 16 MiB commit-log segments, small consume queues, no index
             "mappedFileSizeCommitLog=16777216", "mappedFileSizeConsumeQueue=600000",
-            "messageIndexEnable=false", "timerWheelEnable=false",
+            "messageIndexEnable=false",
+            # the queues (POP): the timer wheel delivers the pop checkpoints the revive service needs
+            # to return a closed consumer's messages, and a pop reads the group's retry topic first
+            "timerWheelEnable=true", "popFromRetryProbability=100", "reviveQueueNum=1",
             "autoCreateTopicEnable=true", ""])
 
 

@@ -85,6 +85,7 @@ public final class BrokerDriver {
     static Runnable tick;
     static final Map<String, Holder> holders = new HashMap<>();
     static final Map<String, BlockingQueue<Runnable>> queues = new HashMap<>();
+    static final Map<String, Integer> defaultCapacity = new HashMap<>();
     static Object commitLog;
     static Field beginTimeInLock;
     static Field requestOfTask;
@@ -145,6 +146,9 @@ public final class BrokerDriver {
         final SynchronousQueue<Boolean> go = new SynchronousQueue<>();
         final SynchronousQueue<Object> took = new SynchronousQueue<>();
         volatile boolean running;
+        /** free: runs every request as it comes, as the pool's worker does (the queues of the delivery
+         *  area); held: only at a take (an admission) */
+        volatile boolean free;
 
         Holder(BlockingQueue<Runnable> queue) {
             this.queue = queue;
@@ -154,7 +158,12 @@ public final class BrokerDriver {
             running = true;
             while (true) {
                 try {
-                    go.take();
+                    if (free) {
+                        Runnable r = queue.poll(20, TimeUnit.MILLISECONDS);
+                        if (r != null) r.run();
+                        continue;
+                    }
+                    if (go.poll(20, TimeUnit.MILLISECONDS) == null) continue;
                     Runnable r = queue.poll();
                     took.put(r == null ? NONE : r);
                     if (r != null) r.run();
@@ -255,6 +264,8 @@ public final class BrokerDriver {
 
         queues.put("send", (BlockingQueue<Runnable>) call(controller, "getSendThreadPoolQueue"));
         queues.put("pull", (BlockingQueue<Runnable>) call(controller, "getPullThreadPoolQueue"));
+        Field capacity = field(LinkedBlockingQueue.class, "capacity");
+        for (String name : queues.keySet()) defaultCapacity.put(name, capacity.getInt(queues.get(name)));
         hold("send", (ExecutorService) call(controller, "getSendMessageExecutor"));
         hold("pull", (ExecutorService) call(controller, "getPullMessageExecutor"));
 
@@ -265,6 +276,7 @@ public final class BrokerDriver {
         client = Class.forName("org.apache.rocketmq.remoting.netty.NettyRemotingClient")
             .getConstructor(clientConfig).newInstance(clientConfig.getConstructor().newInstance());
         call(client, "start");
+        Queues.start(brokerAddr, (String) config.getClass().getMethod("getBrokerName").invoke(config));
     }
 
     static void hold(String name, ExecutorService executor) {
@@ -329,11 +341,26 @@ public final class BrokerDriver {
                 return r.answer();
             }
             case "state": return state();
-            default: throw new IllegalArgumentException("unknown op " + op);
+            case "free": return free();
+            default: return Queues.handle(op, req);
         }
     }
 
+    /** The queues' mode (no admission): the send and pull threads run every request as it comes, on
+     *  the wall clock, the queues at the broker's default capacities; an admission's reset holds them. */
+    static Object free() throws Exception {
+        Clock.set(-1);
+        holdBegin = null;
+        beginTimeInLock.setLong(commitLog, 0L);
+        Field capacity = field(LinkedBlockingQueue.class, "capacity");
+        capacity.setInt(queues.get("send"), defaultCapacity.get("send"));
+        capacity.setInt(queues.get("pull"), defaultCapacity.get("pull"));
+        for (Holder h : holders.values()) h.free = true;
+        return null;
+    }
+
     static Object reset(JSONObject req) throws Exception {
+        for (Holder h : holders.values()) h.free = false;
         long period = req.getLongValue("scan_period_ms");
         if (period != 10) throw new IllegalArgumentException("the broker's scan period is 10 ms, not " + period);
         JSONObject given = req.getJSONObject("queues");

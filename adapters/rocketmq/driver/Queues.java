@@ -1,0 +1,257 @@
+// The rocketmq adapter's queues (see docs/adapters/rocketmq.md): an address is a topic of ONE read/write
+// queue, a queue is a consumer group of that topic, consumed by POP (RocketMQ 5's per-message
+// acknowledgement): each receive is one POP_MESSAGE of at most one message, an ack is its ACK_MESSAGE,
+// and a consumer's close changes the invisible time of what it holds to 0 (CHANGE_MESSAGE_INVISIBLETIME)
+// and waits until the broker's revive service has put each of them into the group's retry topic,
+// which a pop reads first (popFromRetryProbability=100). Every request goes through MQClientAPIImpl,
+// the broker's own client classes, over the remoting protocol to the broker's listen port.
+//
+//   {"op":"topic","topic":T}                      a topic of one queue (no-op when it exists)
+//   {"op":"group","group":G,"topic":T}            the group's offset: the topic's max offset now
+//   {"op":"send","topic":T,"id":"m1"}            -> "accepted" (SEND_OK) or the broker's code and remark
+//   {"op":"pop","group":G,"topic":T}             -> null or {"id","handle","topic","offset"}
+//   {"op":"ack","group":G,"topic":T,"handle":H,"offset":O}  -> "ok" or the broker's status
+//   {"op":"return","group":G,"topic":T,"held":[{handle,topic,offset},...]}   -> null, once revived
+package mqconform.rocketmq;
+
+import com.alibaba.fastjson.JSONArray;
+import com.alibaba.fastjson.JSONObject;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.apache.rocketmq.client.ClientConfig;
+import org.apache.rocketmq.client.consumer.AckCallback;
+import org.apache.rocketmq.client.consumer.AckResult;
+import org.apache.rocketmq.client.consumer.PopCallback;
+import org.apache.rocketmq.client.consumer.PopResult;
+import org.apache.rocketmq.client.consumer.PopStatus;
+import org.apache.rocketmq.client.impl.MQClientAPIImpl;
+import org.apache.rocketmq.common.KeyBuilder;
+import org.apache.rocketmq.common.TopicConfig;
+import org.apache.rocketmq.common.constant.ConsumeInitMode;
+import org.apache.rocketmq.common.message.MessageConst;
+import org.apache.rocketmq.common.message.MessageExt;
+import org.apache.rocketmq.common.message.MessageQueue;
+import org.apache.rocketmq.remoting.netty.NettyClientConfig;
+import org.apache.rocketmq.remoting.protocol.RemotingCommand;
+import org.apache.rocketmq.remoting.protocol.RequestCode;
+import org.apache.rocketmq.remoting.protocol.ResponseCode;
+import org.apache.rocketmq.remoting.protocol.header.AckMessageRequestHeader;
+import org.apache.rocketmq.remoting.protocol.header.ChangeInvisibleTimeRequestHeader;
+import org.apache.rocketmq.remoting.protocol.header.ExtraInfoUtil;
+import org.apache.rocketmq.remoting.protocol.header.PopMessageRequestHeader;
+import org.apache.rocketmq.remoting.protocol.header.SendMessageRequestHeader;
+import org.apache.rocketmq.remoting.protocol.header.SendMessageResponseHeader;
+import org.apache.rocketmq.remoting.protocol.header.UpdateConsumerOffsetRequestHeader;
+import org.apache.rocketmq.remoting.protocol.subscription.SubscriptionGroupConfig;
+
+final class Queues {
+    static final long TIMEOUT_MS = 10000;
+    /** a held message's invisible time: longer than any example (the timer wheel takes up to 3 days) */
+    static final long HELD_MS = 3600000;
+    /** how long a close waits for the revive service to return what the consumer held */
+    static final long RETURN_TIMEOUT_MS = 30000;
+    /** how often a pop answered empty with messages left is asked again (2 ms apart) */
+    static final int REPOP_TRIES = 500;
+
+    static MQClientAPIImpl api;
+    static String addr;
+    static String brokerName;
+
+    private Queues() {
+    }
+
+    static void start(String brokerAddr, String name) {
+        addr = brokerAddr;
+        brokerName = name;
+        ClientConfig config = new ClientConfig();
+        config.setInstanceName("mqconform-queues");
+        api = new MQClientAPIImpl(new NettyClientConfig(), null, null, config);
+        api.start();
+    }
+
+    static Object handle(String op, JSONObject req) throws Exception {
+        switch (op) {
+            case "topic": return topic(req.getString("topic"));
+            case "group": return group(req.getString("group"), req.getString("topic"));
+            case "send": return send(req.getString("topic"), req.getString("id"));
+            case "pop": return pop(req.getString("group"), req.getString("topic"));
+            case "ack": return ack(req.getString("group"), req.getString("topic"), req.getString("handle"));
+            case "return": return giveBack(req.getString("group"), req.getString("topic"), req.getJSONArray("held"));
+            default: throw new IllegalArgumentException("unknown op " + op);
+        }
+    }
+
+    static Object topic(String topic) throws Exception {
+        Object topics = BrokerDriver.call(BrokerDriver.controller, "getTopicConfigManager");
+        TopicConfig config = new TopicConfig(topic, 1, 1, 6);
+        topics.getClass().getMethod("updateTopicConfig", TopicConfig.class).invoke(topics, config);
+        return null;
+    }
+
+    static Object group(String group, String topic) throws Exception {
+        SubscriptionGroupConfig config = new SubscriptionGroupConfig();
+        config.setGroupName(group);
+        api.createSubscriptionGroup(addr, config, TIMEOUT_MS);
+        long max = api.getMaxOffset(addr, new MessageQueue(topic, brokerName, 0), TIMEOUT_MS);
+        UpdateConsumerOffsetRequestHeader header = new UpdateConsumerOffsetRequestHeader();
+        header.setConsumerGroup(group);
+        header.setTopic(topic);
+        header.setQueueId(0);
+        header.setCommitOffset(max);
+        api.updateConsumerOffset(addr, header, TIMEOUT_MS);
+        return max;
+    }
+
+    static Object send(String topic, String id) throws Exception {
+        SendMessageRequestHeader header = new SendMessageRequestHeader();
+        header.setProducerGroup("mqconform-producer");
+        header.setTopic(topic);
+        header.setDefaultTopic("TBW102");
+        header.setDefaultTopicQueueNums(1);
+        header.setQueueId(0);
+        header.setSysFlag(0);
+        header.setBornTimestamp(System.currentTimeMillis());
+        header.setFlag(0);
+        header.setProperties(MessageConst.PROPERTY_KEYS + "\u0001" + id + "\u0002");  // MessageDecoder's separators
+        header.setReconsumeTimes(0);
+        header.setBatch(false);
+        RemotingCommand cmd = RemotingCommand.createRequestCommand(RequestCode.SEND_MESSAGE, header);
+        cmd.setBody(id.getBytes(StandardCharsets.UTF_8));
+        RemotingCommand response = api.getRemotingClient().invokeSync(addr, cmd, TIMEOUT_MS);
+        if (response.getCode() != ResponseCode.SUCCESS) return "code " + response.getCode() + ": " + response.getRemark();
+        // the store dispatches a stored message to its consume queue a moment later (ReputMessageService):
+        // the send is done once a pop can find it
+        SendMessageResponseHeader sent = (SendMessageResponseHeader) response.decodeCommandCustomHeader(
+            SendMessageResponseHeader.class);
+        waitForQueue(topic, sent.getQueueOffset() + 1, "the dispatch of " + id);
+        return "accepted";
+    }
+
+    static Object pop(String group, String topic) throws Exception {
+        PopResult result = popOnce(group, topic);
+        // a pop the broker answers empty while it counts messages left (restNum > 0) skipped the queue
+        // because its lock was held (PopMessageProcessor#popMsgFromQueue: PopBufferMergeService commits
+        // offsets under the same lock): asked again, as the broker's long polling would ask again
+        for (int tries = 0; !found(result) && result.getRestNum() > 0 && tries < REPOP_TRIES; tries++) {
+            Thread.sleep(2);
+            result = popOnce(group, topic);
+        }
+        if (!found(result)) return null;
+        if (result.getMsgFoundList().size() != 1) {
+            throw new IllegalStateException("a pop of at most one message gave " + result.getMsgFoundList().size());
+        }
+        MessageExt msg = result.getMsgFoundList().get(0);
+        JSONObject got = new JSONObject();
+        got.put("id", msg.getKeys());
+        got.put("handle", msg.getProperty(MessageConst.PROPERTY_POP_CK));
+        got.put("topic", msg.getTopic());
+        got.put("offset", msg.getQueueOffset());
+        got.put("reconsume_times", msg.getReconsumeTimes());
+        return got;
+    }
+
+    static boolean found(PopResult result) {
+        return result.getPopStatus() == PopStatus.FOUND && result.getMsgFoundList() != null
+            && !result.getMsgFoundList().isEmpty();
+    }
+
+    static PopResult popOnce(String group, String topic) throws Exception {
+        PopMessageRequestHeader header = new PopMessageRequestHeader();
+        header.setConsumerGroup(group);
+        header.setTopic(topic);
+        header.setQueueId(-1);
+        header.setMaxMsgNums(1);
+        header.setInvisibleTime(HELD_MS);
+        header.setPollTime(0);
+        header.setBornTime(System.currentTimeMillis());
+        header.setInitMode(ConsumeInitMode.MIN);
+        header.setExpType("TAG");
+        header.setExp("*");
+        CompletableFuture<PopResult> done = new CompletableFuture<>();
+        api.popMessageAsync(brokerName, addr, header, TIMEOUT_MS, new PopCallback() {
+            public void onSuccess(PopResult result) {
+                done.complete(result);
+            }
+
+            public void onException(Throwable e) {
+                done.completeExceptionally(e);
+            }
+        });
+        return done.get(TIMEOUT_MS * 2, TimeUnit.MILLISECONDS);
+    }
+
+    /** The header fields of an ack or a change of invisible time, as the push consumer fills them. */
+    static String[] parts(String handle) {
+        return ExtraInfoUtil.split(handle);
+    }
+
+    static Object ack(String group, String topic, String handle) throws Exception {
+        String[] info = parts(handle);
+        AckMessageRequestHeader header = new AckMessageRequestHeader();
+        header.setConsumerGroup(group);
+        header.setTopic(ExtraInfoUtil.getRealTopic(info, topic, group));
+        header.setQueueId(ExtraInfoUtil.getQueueId(info));
+        header.setExtraInfo(handle);
+        header.setOffset(ExtraInfoUtil.getQueueOffset(info));
+        CompletableFuture<AckResult> done = new CompletableFuture<>();
+        api.ackMessageAsync(addr, TIMEOUT_MS, callback(done), header);
+        AckResult result = done.get(TIMEOUT_MS * 2, TimeUnit.MILLISECONDS);
+        return result.getStatus() == org.apache.rocketmq.client.consumer.AckStatus.OK ? "ok" : String.valueOf(result.getStatus());
+    }
+
+    static AckCallback callback(CompletableFuture<AckResult> done) {
+        return new AckCallback() {
+            public void onSuccess(AckResult result) {
+                done.complete(result);
+            }
+
+            public void onException(Throwable e) {
+                done.completeExceptionally(e);
+            }
+        };
+    }
+
+    /** A consumer's close: what it holds becomes visible at once, in the order given; waits until the
+     *  revive service has put each into the group's retry topic (counted by that topic's max offset). */
+    static Object giveBack(String group, String topic, JSONArray held) throws Exception {
+        if (held.isEmpty()) return null;
+        String retry = KeyBuilder.buildPopRetryTopic(topic, group, false);
+        long before = queueMax(retry);
+        for (int i = 0; i < held.size(); i++) {
+            String handle = held.getJSONObject(i).getString("handle");
+            String[] info = parts(handle);
+            ChangeInvisibleTimeRequestHeader header = new ChangeInvisibleTimeRequestHeader();
+            header.setConsumerGroup(group);
+            header.setTopic(ExtraInfoUtil.getRealTopic(info, topic, group));
+            header.setQueueId(ExtraInfoUtil.getQueueId(info));
+            header.setExtraInfo(handle);
+            header.setOffset(ExtraInfoUtil.getQueueOffset(info));
+            header.setInvisibleTime(0L);
+            CompletableFuture<AckResult> done = new CompletableFuture<>();
+            api.changeInvisibleTimeAsync(brokerName, addr, header, TIMEOUT_MS, callback(done));
+            AckResult result = done.get(TIMEOUT_MS * 2, TimeUnit.MILLISECONDS);
+            if (result.getStatus() != org.apache.rocketmq.client.consumer.AckStatus.OK) {
+                throw new IllegalStateException("change of invisible time answered " + result.getStatus());
+            }
+        }
+        waitForQueue(retry, before + held.size(), "the revive of " + held.size() + " message(s)");
+        return null;
+    }
+
+    /** Waits until the consume queue 0 of `topic` holds `count` entries (RETURN_TIMEOUT_MS at most). */
+    static void waitForQueue(String topic, long count, String what) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(RETURN_TIMEOUT_MS);
+        while (queueMax(topic) < count) {
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("timed out (" + RETURN_TIMEOUT_MS + " ms) waiting for " + what);
+            }
+            Thread.sleep(2);
+        }
+    }
+
+    static long queueMax(String retry) throws Exception {
+        Object store = BrokerDriver.call(BrokerDriver.controller, "getMessageStore");
+        return (Long) store.getClass().getMethod("getMaxOffsetInQueue", String.class, int.class).invoke(store, retry, 0);
+    }
+}

@@ -12,6 +12,7 @@
 //   {"op":"pop","group":G,"topic":T}             -> null or {"id","handle","topic","offset"}
 //   {"op":"ack","group":G,"topic":T,"handle":H,"offset":O}  -> "ok" or the broker's status
 //   {"op":"return","group":G,"topic":T,"held":[{handle,topic,offset},...]}   -> null, once revived
+//   {"op":"drop","topics":[T,...],"groups":[{group,topic},...]}                an example's clean-up
 package mqconform.rocketmq;
 
 import com.alibaba.fastjson.JSONArray;
@@ -78,6 +79,7 @@ final class Queues {
             case "pop": return pop(req.getString("group"), req.getString("topic"));
             case "ack": return ack(req.getString("group"), req.getString("topic"), req.getString("handle"));
             case "return": return giveBack(req.getString("group"), req.getString("topic"), req.getJSONArray("held"));
+            case "drop": return drop(req.getJSONArray("topics"), req.getJSONArray("groups"));
             default: throw new IllegalArgumentException("unknown op " + op);
         }
     }
@@ -86,6 +88,18 @@ final class Queues {
         Object topics = BrokerDriver.call(BrokerDriver.controller, "getTopicConfigManager");
         TopicConfig config = new TopicConfig(topic, 1, 1, 6);
         topics.getClass().getMethod("updateTopicConfig", TopicConfig.class).invoke(topics, config);
+        return null;
+    }
+
+    /** An example's clean-up: its groups (with their offsets and retry topics) and its topics. */
+    static Object drop(JSONArray topics, JSONArray groups) throws Exception {
+        for (int i = 0; i < groups.size(); i++) {
+            JSONObject g = groups.getJSONObject(i);
+            api.deleteSubscriptionGroup(addr, g.getString("group"), true, TIMEOUT_MS);
+            String retry = KeyBuilder.buildPopRetryTopic(g.getString("topic"), g.getString("group"), false);
+            if (queueMax(retry) > 0) api.deleteTopicInBroker(addr, retry, TIMEOUT_MS);
+        }
+        for (int i = 0; i < topics.size(); i++) api.deleteTopicInBroker(addr, topics.getString(i), TIMEOUT_MS);
         return null;
     }
 

@@ -57,13 +57,14 @@ def test_an_unrelated_bug_fails_on_a_release_with_registered_deviations(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The acceptance test: rabbitmq 3.10.8 under rabbitmq-quorum has a registered bug model
     (rabbitmq-server#5609) that explains a finding of any check it reproduces, and a made-up bug of
-    the counts (after any nack) still fails the run: the bug model's replay does not hold on it."""
+    the counts (after any nack) still fails the run: the bug model's replay does not hold on it. The run
+    stops at its first finding (each further one is shrunk as well: 23 s against 4 s)."""
     registered = [d for d in load_registry().deviations
                   if d.applies("rabbitmq", "3.10.8", "rabbitmq-quorum", "rabbitmq-quorum")]
     assert [d.model for d in registered] == ["rabbitmq-server-5609"]
-    assert _run(tmp_path / "run", "AnyNackSkews") == 1
+    assert _run(tmp_path / "run", "AnyNackSkews", "--max-findings", "1") == 1
     labels = _labels(capsys.readouterr().out)
-    assert ("FAIL", "counters.pending_count") in labels and all(kind == "FAIL" for kind, _ in labels)
+    assert [kind for kind, _ in labels] == ["FAIL"], labels
     outcomes = _outcomes(tmp_path / "run")
     assert outcomes["DELIVERY-16"] == "fail" and "deviation" not in outcomes.values()
     meta = json.loads((tmp_path / "run" / "run.json").read_text())

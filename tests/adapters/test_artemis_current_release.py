@@ -1,4 +1,4 @@
-"""Artemis 2.56.0, the current release (issue 34): published under the Maven group org.apache.artemis
+"""Artemis 2.56.0, the current release: published under the Maven group org.apache.artemis
 from 2.50.0, fetched through Maven into the release cache like the older ones, started by the adapter
 with the same instance rewrite, driven with every capability. No skips: without mvn or java it fails."""
 

@@ -1,5 +1,5 @@
 """Documented nats-server JetStream bugs of the 2.10-2.15 line that the model's general checks find
-(issue 33, "findings from history"): each regression scenario holds on the model, fails at the
+("findings from history"): each regression scenario holds on the model, fails at the
 recorded step on the last release with the bug and holds on the first release with the upstream fix
 (the bisection and the fix are in each scenario's header and in docs/matrix.md, "JetStream bugs
 found from history"). The releases come from the same cache as the other nats release tests

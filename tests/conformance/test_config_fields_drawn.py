@@ -2,7 +2,7 @@
 
 A field of reference_model/config.py that no machine names is a configuration the suite never
 exercises: a broker bug behind it stays unseen (Artemis' max-size-messages leak went unfound while
-the paging machine drew no message-count limit, issue 34). The machine code is mqconform/conformance/
+the paging machine drew no message-count limit). The machine code is mqconform/conformance/
 machines/*.py and the package modules they import (queue_machine.py, consumers.py, ...: followed
 through their relative imports), read as source. A field counts as named where that code has it as a
 string ("max_size_messages") or as a keyword (``max_size_messages=``).

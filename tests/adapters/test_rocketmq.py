@@ -2,13 +2,16 @@
 adapter itself from the Maven Central jars under its driver (one pair per module; no skips: without
 mvn, java or javac the fixture fails): the model's admission component step by step on the broker,
 each scripted case compared with the model answer by answer, among them the two page-cache guards on a
-send (ADMISSION-19, ADMISSION-20); and the admission machine on the broker.
+send (ADMISSION-19, ADMISSION-20); and the admission machine on the broker. The queues (a topic of one
+queue, a consumer group consumed by POP): scripted cases compared with the model step by step (order,
+acks, refused acks, a close's returns ahead of the rest, a group per queue) and the delivery machine.
 
 Rule ids: on the marks of each test.
 """
 
 from __future__ import annotations
 
+import itertools
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,9 +28,12 @@ from mqconform.adapters.rocketmq.server import DEFAULT_VERSION, DRIVER_SOURCES, 
 from mqconform.conformance import settings as suite_settings
 from mqconform.conformance.registry import MACHINES
 from mqconform.conformance.runner import run_machine
+from mqconform.operations import call_operation
 from mqconform.reference_model.profiles import ROCKETMQ
 
 pytestmark = pytest.mark.broker("rocketmq")
+#: a namespace of its own for each scripted queue case
+EXAMPLES = itertools.count()
 
 #: the checks the machine makes step by step (machines/admission.py)
 STEP_CHECKS = {"admission.submit", "admission.take", "admission.answer", "admission.take_head",
@@ -176,6 +182,92 @@ def test_the_admission_area_agrees_with_the_model(rocketmq: RocketMQAdapter) -> 
     assert result.unknown is None, result.unknown
     assert not result.findings, [f.message for f in result.findings]
     assert result.checked >= STEP_CHECKS, STEP_CHECKS - result.checked
+
+
+def _queues(broker: RocketMQAdapter, steps: list[tuple[str, Any]]) -> list[Any]:
+    """Run scenario operations on the model and on the broker (a fresh example each): every answer
+    must be ok and equal; the broker's values."""
+    model = ReferenceAdapter("rocketmq")
+    model.open("mqct-rocketmq-model")
+    broker.close()
+    broker.open(f"mqct-rocketmq-queues-{next(EXAMPLES)}")
+    values = []
+    for number, (op, args) in enumerate(steps):
+        want, got = call_operation(model, op, args), call_operation(broker, op, args)
+        assert want.is_ok and got.is_ok, (number, op, args, want, got)
+        assert got.value == want.value, (number, op, args, want.value, got.value)
+        values.append(got.value)
+    broker.close()
+    return values
+
+
+def _pop(name: str, queue: str = "q") -> tuple[str, Any]:
+    return ("consumer", {"name": name, "queue": queue, "window_bytes": 0})
+
+
+@pytest.mark.rules("DELIVERY-4", "DELIVERY-7", "DELIVERY-8")
+def test_a_queue_delivers_in_order_and_acks_only_what_its_consumer_holds(rocketmq: RocketMQAdapter) -> None:
+    values = _queues(rocketmq, [
+        ("queue", {"name": "q"}), _pop("a"), _pop("b"), ("receive", "a"),
+        *[("send", {"to": "q", "id": f"m{i}"}) for i in range(1, 5)],
+        ("receive", "a"), ("receive", "b"), ("receive", "a"),
+        ("ack", {"consumer": "b", "id": "m2"}), ("ack", {"consumer": "b", "id": "m2"}),  # a second ack
+        ("ack", {"consumer": "b", "id": "m1"}),  # another consumer's message
+        ("ack", {"consumer": "a", "id": "m4"}),  # never delivered: still pending
+        ("ack", {"consumer": "a", "id": "m3"}), ("receive", "b"), ("ack", {"consumer": "b", "id": "m4"}),
+        ("receive", "a"), ("ack", {"consumer": "a", "id": "m1"}), ("receive", "b")])
+    assert values[8:] == ["m1", "m2", "m3", "ok", "failed", "failed", "failed", "ok", "m4", "ok", None, "ok",
+                          None]
+
+
+@pytest.mark.rules("DELIVERY-4", "DELIVERY-7", "DELIVERY-15")
+def test_a_close_returns_what_the_consumer_held_ahead_of_the_rest_in_its_order(
+        rocketmq: RocketMQAdapter) -> None:
+    values = _queues(rocketmq, [
+        ("queue", {"name": "q"}), _pop("a"), _pop("b"),
+        *[("send", {"to": "q", "id": f"m{i}"}) for i in range(1, 6)],
+        ("receive", "a"), ("receive", "b"), ("receive", "a"), ("ack", {"consumer": "b", "id": "m2"}),
+        ("close", "a"), ("ack", {"consumer": "b", "id": "m1"}),  # returned: pending again
+        ("receive", "b"), ("receive", "b"), ("receive", "b"), ("receive", "b"), ("receive", "b"),
+        _pop("a"), ("ack", {"consumer": "a", "id": "m1"}),  # reopened: it holds nothing
+        ("close", "b"), ("receive", "a"), ("receive", "a"), ("receive", "a"), ("receive", "a")])
+    assert values[8:] == ["m1", "m2", "m3", "ok", None, "failed", "m1", "m3", "m4", "m5", None, None,
+                          "failed", None, "m1", "m3", "m4", "m5"]
+
+
+@pytest.mark.rules("DELIVERY-6")
+def test_each_queue_of_an_address_gets_every_message_sent_after_its_declaration(
+        rocketmq: RocketMQAdapter) -> None:
+    values = _queues(rocketmq, [
+        ("address", {"name": "t"}), ("send", {"to": "t", "id": "early"}),
+        ("queue", {"name": "q1", "address": "t"}),
+        ("send", {"to": "t", "id": "m1"}), ("queue", {"name": "q2", "address": "t"}),
+        ("send", {"to": "t", "id": "m2"}), _pop("c1", "q1"), _pop("c2", "q2"),
+        ("receive", "c1"), ("receive", "c1"), ("receive", "c1"), ("receive", "c2"), ("receive", "c2")])
+    assert values[8:] == ["m1", "m2", None, "m2", None]
+
+
+def test_queue_settings_it_cannot_honour_are_unsupported(rocketmq: RocketMQAdapter) -> None:
+    rocketmq.close()
+    rocketmq.open("mqct-rocketmq-unsupported")
+    for config in ({"name": "r", "ring_size": 2}, {"name": "f", "filter": "a = 1"},
+                   {"name": "d", "redelivery_delay_ms": 10}):
+        answer = call_operation(rocketmq, "queue", config)
+        assert answer.type == "fail" and (answer.error or "").startswith("unsupported"), (config, answer)
+    assert call_operation(rocketmq, "queue", {"name": "q"}).is_ok
+    answer = call_operation(rocketmq, "consumer", {"name": "c", "queue": "q"})  # a push window
+    assert answer.type == "fail" and (answer.error or "").startswith("unsupported"), answer
+    rocketmq.close()
+
+
+def test_the_delivery_area_agrees_with_the_model(rocketmq: RocketMQAdapter) -> None:
+    result = run_machine(MACHINES["delivery"], lambda: rocketmq, ROCKETMQ,  # type: ignore[arg-type, return-value]
+                         suite_settings.get("ci", database=None, max_examples=12,
+                                            phases=[Phase.explicit, Phase.reuse, Phase.generate]),
+                         max_reruns=0)
+    assert result.unknown is None, result.unknown
+    assert not result.findings, [f.message for f in result.findings]
+    assert {"receive.id", "ack.result", "ack.refused", "delivery.sent_only"} <= result.checked, result.checked
 
 
 def test_a_bad_option_is_one_usage_error() -> None:

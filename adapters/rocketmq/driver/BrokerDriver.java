@@ -149,6 +149,8 @@ public final class BrokerDriver {
         /** free: runs every request as it comes, as the pool's worker does (the queues of the delivery
          *  area); held: only at a take (an admission) */
         volatile boolean free;
+        /** in a free poll (or about to read free): a reset waits until it is out */
+        volatile boolean polling;
 
         Holder(BlockingQueue<Runnable> queue) {
             this.queue = queue;
@@ -158,11 +160,14 @@ public final class BrokerDriver {
             running = true;
             while (true) {
                 try {
+                    polling = true;  // before reading free: a reset that saw polling false sees no poll
                     if (free) {
                         Runnable r = queue.poll(20, TimeUnit.MILLISECONDS);
                         if (r != null) r.run();
+                        polling = false;
                         continue;
                     }
+                    polling = false;
                     if (go.poll(20, TimeUnit.MILLISECONDS) == null) continue;
                     Runnable r = queue.poll();
                     took.put(r == null ? NONE : r);
@@ -361,6 +366,7 @@ public final class BrokerDriver {
 
     static Object reset(JSONObject req) throws Exception {
         for (Holder h : holders.values()) h.free = false;
+        for (Holder h : holders.values()) waitFor(() -> !h.polling, ANSWER_TIMEOUT_MS, "the holder to leave its free poll");
         long period = req.getLongValue("scan_period_ms");
         if (period != 10) throw new IllegalArgumentException("the broker's scan period is 10 ms, not " + period);
         JSONObject given = req.getJSONObject("queues");

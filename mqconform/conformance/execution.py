@@ -17,6 +17,7 @@ import attrs
 from mqconform.history import RunDirectory
 from mqconform.progress import AreaProgress
 
+from .deviations import Deviation
 from .plan import RunPlan
 from .runner import Finding, MachineResult, database, fault_reason
 from .verdict import Judge, Verdict
@@ -231,8 +232,8 @@ def record_outcomes(run_dir: RunDirectory, results: list[MachineResult], areas: 
                         examples=sum(r.examples for r in results),
                         counterexample=finding.scenario_path if finding else None,
                         message=message)
-    for rule, deviation in sorted(known.items()):
-        say(f"  DEVIATION {rule}: {deviation.describe()} [{deviation.location}]")
+    for line in known_bug_lines(known):
+        say(line)
     counts = verdict.counts()
     say(rules_line(verdict, claimed, set_aside))
     exit_code = verdict.exit_code(aborted=aborted is not None)
@@ -247,6 +248,20 @@ def record_outcomes(run_dir: RunDirectory, results: list[MachineResult], areas: 
                    timing={r.machine: {"wall": round(r.seconds, 3), **r.timing} for r in results if r.timing},
                    **extra)
     return exit_code, counts
+
+
+def known_bug_lines(known: Mapping[str, Deviation]) -> list[str]:
+    """One ``DEVIATION`` line per known bug, with every rule it touched (a bug registered under
+    several entries, one per check or shape, is one bug: the same reason and source) and the
+    entries that matched."""
+    bugs: dict[str, tuple[list[str], list[str]]] = {}
+    for rule, deviation in sorted(known.items()):
+        rules, locations = bugs.setdefault(deviation.describe(), ([], []))
+        rules.append(rule)
+        if deviation.location not in locations:
+            locations.append(deviation.location)
+    return [f"  DEVIATION {', '.join(rules)}: {described} [{', '.join(locations)}]"
+            for described, (rules, locations) in bugs.items()]
 
 
 def rules_line(verdict: Verdict, claimed: str, set_aside: Mapping[str, str] | None = None,

@@ -531,3 +531,22 @@ def test_an_unknown_bug_model_is_an_error(tmp_path: Path) -> None:
     text = MODEL_ENTRY.replace("model: artemis-4985", "model: artemis-0")
     with pytest.raises(DeviationError, match=r"^dev\.yaml:6: unknown bug model 'artemis-0' \(known: "):
         load_registry([write(tmp_path, text)])
+
+
+def test_a_known_bug_is_one_line_with_every_rule_it_touched() -> None:
+    """The run prints each known bug once: entries of one bug (the same reason and source, one per
+    check or shape) are one DEVIATION line naming every rule they explained and every entry."""
+    from mqconform.conformance.deviations import load_registry
+    from mqconform.conformance.execution import known_bug_lines
+
+    entries = [d for d in load_registry().deviations if d.adapter == "artemis"]
+    bug = max((d.describe() for d in entries), key=lambda text: sum(d.describe() == text for d in entries))
+    same = [d for d in entries if d.describe() == bug]
+    assert len(same) >= 2 and same[0].location != same[-1].location
+    other = next(d for d in entries if d.describe() != bug)
+    known = {"DELIVERY-1": same[0], "RING-5": same[-1], "REDELIVERY-2": other}
+    lines = known_bug_lines(known)
+    assert len(lines) == 2
+    first = next(line for line in lines if same[0].describe() in line)
+    assert first.startswith("  DEVIATION DELIVERY-1, RING-5: ")
+    assert same[0].location in first and same[-1].location in first

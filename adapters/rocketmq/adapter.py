@@ -236,7 +236,8 @@ class RocketMQAdapter(BrokerAdapter):
         topic = self._topic(address)
         group = f"{self._names()}-{config.name}"
         self._ask("group", group=group, topic=topic)  # the group starts at the topic's end
-        self.queues[config.name] = {"group": group, "topic": topic}
+        #: id -> its offset in the topic (its first pop): the order a close gives messages back in
+        self.queues[config.name] = {"group": group, "topic": topic, "sent_at": {}}
         self.addresses[address].append(config.name)
 
     @operation
@@ -269,6 +270,8 @@ class RocketMQAdapter(BrokerAdapter):
             return None
         msg_id = str(got["id"])
         state["held"][msg_id] = got
+        # a first pop reads the topic itself (only a popped message is ever revived into the retry topic)
+        queue["sent_at"].setdefault(msg_id, int(got["offset"]))
         return msg_id
 
     @operation
@@ -288,11 +291,12 @@ class RocketMQAdapter(BrokerAdapter):
 
     @operation
     def close_consumer(self, consumer: str) -> None:
-        """What the consumer holds becomes visible again at once, in the order it received it, and the
-        close returns once the broker's revive service has put all of it into the retry topic."""
+        """What the consumer holds becomes visible again at once, in the order it was sent (its offset
+        in the topic), and the close returns once the broker's revive service has put all of it into
+        the group's retry topic, which a pop reads first."""
         state = self._consumer(consumer)
         queue = self._queue(state["queue"])
-        held = list(state["held"].values())
+        held = sorted(state["held"].values(), key=lambda got: queue["sent_at"][str(got["id"])])
         if held:
             self._ask("return", group=queue["group"], topic=queue["topic"], held=held)
         del self.consumers[consumer]

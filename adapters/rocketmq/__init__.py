@@ -1,5 +1,6 @@
-"""The `rocketmq` adapter (:mod:`.adapter`), its namesrv + broker launcher (:mod:`.server`) and its
-client, a Java driver in source-file mode (``Driver.java``, :mod:`.driver`).
+"""The `rocketmq` adapter (:mod:`.adapter`), its namesrv + broker launcher (:mod:`.server`) and the
+broker's driver, Java compiled against the release's jars (``driver/BrokerDriver.java``,
+``driver/Queues.java``, ``driver/Clock.java``).
 
 ``RocketMQAdapter`` is imported on first use, so ``python -m mqconform.adapters.rocketmq.server``
 (the cache warm-up of scripts/setup.sh) loads no more than it needs.

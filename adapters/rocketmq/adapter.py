@@ -1,4 +1,5 @@
-"""Apache RocketMQ 5.x: broker fast failure (the admission area), step by step on a real broker.
+"""Apache RocketMQ 5.x: broker fast failure (the admission area), step by step on a real broker, and
+queues (the delivery area) consumed by POP.
 
 The broker runs under the adapter's driver (``driver/BrokerDriver.java``, started by :mod:`.server`):
 its send and pull threads hold until the adapter takes a request, its fast-failure tick runs at the
@@ -10,8 +11,16 @@ predicate reads), ``advance`` (the broker's tick at each tick instant passed) an
 answer the client received, at the logical instant it came). docs/adapters/rocketmq.md says what is
 the broker's code and what is the driver's.
 
+Queues (driver/Queues.java, outside an admission the send and pull threads run freely): an address
+is a topic of one read/write queue, a queue a consumer group of it (set to the topic's end at its
+declaration), a consumer a pop consumer (``window_bytes`` 0): ``receive`` is one POP_MESSAGE of at most
+one message, ``ack`` its ACK_MESSAGE (invalid acks are refused here), ``close`` makes what it holds
+visible at once (CHANGE_MESSAGE_INVISIBLETIME 0, in send order) and waits for the broker's revive into
+the group's retry topic, which a pop reads first. No counters (not exact on the broker).
+
 The adapter claims the ``rocketmq`` profile: the seeds' admission semantics (the ADMISSION rules
-name it) and the delivery rules every profile has, which it does not drive (no queues).
+name it) and the delivery rules every profile has (the Artemis queue semantics; where RocketMQ
+differs, docs/adapters/rocketmq.md).
 
 Options: ``version`` (a served 5.x release, default :data:`.server.DEFAULT_VERSION`).
 """

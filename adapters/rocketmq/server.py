@@ -8,8 +8,10 @@ it). Each start runs ``NamesrvStartup`` and the broker from those jars (``ROCKET
 ports, with small heaps and a small commit-log file. The broker's main class is the adapter's
 ``driver/BrokerDriver.java`` (compiled once per source and release into the cache, beside ``lib``):
 it starts ``BrokerStartup``'s broker in its JVM and drives its send and pull queues step by step on a
-logical clock over a loopback control port (docs/adapters/rocketmq.md). One send thread and one pull
-thread (``sendMessageThreadPoolNums=1``, seed 002).
+logical clock over a loopback control port, and serves the queues through the broker's own client
+classes (``driver/Queues.java``; docs/adapters/rocketmq.md). One send thread and one pull thread
+(``sendMessageThreadPoolNums=1``, seed 002); the timer wheel on, pops read the retry topic first and
+one revive queue (the queues' returns, in order).
 
 ``python -m mqconform.adapters.rocketmq.server --fetch`` warms the cache (setup.sh).
 """

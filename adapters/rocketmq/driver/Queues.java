@@ -146,7 +146,7 @@ final class Queues {
         PopResult result = popOnce(group, topic);
         // a pop the broker answers empty while it counts messages left (restNum > 0) skipped the queue
         // because its lock was held (PopMessageProcessor#popMsgFromQueue: PopBufferMergeService commits
-        // offsets under the same lock): asked again, as the broker's long polling would ask again
+        // offsets under the same lock): asked again, since the broker itself reports messages left
         for (int tries = 0; !found(result) && result.getRestNum() > 0 && tries < REPOP_TRIES; tries++) {
             Thread.sleep(2);
             result = popOnce(group, topic);

@@ -171,8 +171,9 @@ class BrokerAdapter:
         return str(mode)
 
     def _note_ttl(self, ttl_ms: int | None) -> None:
-        """A message sent now with a TTL (the lower of its queue's and its own): `advance` waits for it
-        to run out on the broker by the time the model expires it (see there)."""
+        """A broker timer that starts now: a message sent now with a TTL (the lower of its queue's and
+        its own), or an acquisition lock taken now: `advance` waits for it to run out on the broker by
+        the time the model's runs out (see there)."""
         if ttl_ms is not None:
             self._ttl_deadlines.append((self._clock_ms + ttl_ms, time.monotonic() + ttl_ms / 1000))
 

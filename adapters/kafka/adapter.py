@@ -545,6 +545,10 @@ class KafkaShareAdapter(BrokerAdapter):
         msg_id = str(member.record.value().decode())
         self._forget_stale(queue, msg_id)
         state.held[msg_id] = member
+        # REDELIVERY-41: the record's lock ran from its acquisition, at the latest now: `advance` waits
+        # for it to run out on the broker by the time the model's ack wait does (a loaded machine's
+        # late first poll of a new group acquires it seconds after open())
+        self._note_ttl(queue.lock_ms)
         return msg_id
 
     def _forget_stale(self, queue: _Queue, msg_id: str) -> None:

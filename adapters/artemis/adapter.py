@@ -121,9 +121,11 @@ class ArtemisAdapter(ArtemisObservation):
         """Connect (starting the adapter's own broker first when no URL is given); AdapterError when
         the broker cannot be used."""
         self.close()
-        if self.conn is not None and self.broker is not None and self.broker.pid != self._broker_pid:
-            # the shared broker was restarted under this adapter (another adapter's restart): the
-            # connection is dead, connect again
+        restarted = self.broker is not None and self.broker.pid != self._broker_pid
+        if self.conn is not None and (restarted or self.conn.disconnected):
+            # the shared broker was restarted under this adapter (another adapter's restart), or the
+            # broker dropped the connection (a framing error after a restart, seen on a loaded
+            # machine): the connection is dead, connect again
             with contextlib.suppress(Exception):
                 self.conn.close()
             self.conn = None

@@ -31,6 +31,7 @@ import contextlib
 import hashlib
 import json
 import socket
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -108,6 +109,7 @@ class RocketMQAdapter(BrokerAdapter):
         """Start (or reuse) the process-wide name server and broker and connect to its driver."""
         self._reset()
         self.namespace = namespace
+        self.token = uuid.uuid4().hex
         if self.server is None or not self.server.running():
             self.server = shared_server(self.version)
             if self.control is not None:
@@ -211,8 +213,11 @@ class RocketMQAdapter(BrokerAdapter):
 
     # ------------------------------------------------------------------ the queues (POP)
     def _names(self) -> str:
-        """The example's physical prefix: short (a retry topic is ``%RETRY%<group>_<topic>``)."""
-        return "mqc" + hashlib.sha1(self.namespace.encode()).hexdigest()[:10]
+        """The open()'s physical prefix: short (a retry topic is ``%RETRY%<group>_<topic>``) and new at
+        every open, also for a namespace seen before (a replay): the broker keeps a deleted group's
+        pop offsets in memory (PopBufferMergeService, by topic@group@queue), and a group re-created
+        under the same name would start past its first messages."""
+        return "mqc" + hashlib.sha1(f"{self.namespace}/{self.token}".encode()).hexdigest()[:10]
 
     def _topic(self, address: str) -> str:
         if address not in self.addresses:

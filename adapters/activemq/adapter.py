@@ -15,9 +15,8 @@ import collections
 import contextlib
 import os
 import socket
-import threading
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import attrs
@@ -28,6 +27,7 @@ from mqconform.reference_model.config import ConsumerConfig, Message, QueueConfi
 from mqconform.text import one_line
 
 from .._base import BrokerAdapter, Refused, Unsupported, operation, physical_prefix, roundtrip_rate
+from .._stomp import StompListener as _Listener
 from .._urls import parse_endpoint, redact
 from ..contract import AdapterError, Result
 from .server import ActiveMQProcess, shared_broker
@@ -41,42 +41,6 @@ CAPABILITIES = frozenset({"queues", "nack", "consumer_prefetch", "independent_co
                           # DELIVERY-26: SUBSCRIBE header activemq.exclusive on every subscription of a
                           # queue declared single_active_consumer (Queue#addSubscription)
                           "single_active_consumer"})
-
-
-class _Listener(stomp.ConnectionListener):  # type: ignore[misc]
-    """Collects MESSAGE frames per subscription and RECEIPT/ERROR frames per receipt id."""
-
-    def __init__(self) -> None:
-        self.cond = threading.Condition()
-        self.frames: dict[str, collections.deque[Any]] = collections.defaultdict(collections.deque)
-        self.receipts: dict[str, str | None] = {}
-        self.connected = True
-
-    def on_message(self, frame: Any) -> None:
-        with self.cond:
-            self.frames[frame.headers.get("subscription", "")].append(frame)
-            self.cond.notify_all()
-
-    def on_receipt(self, frame: Any) -> None:
-        with self.cond:
-            self.receipts[frame.headers.get("receipt-id", "")] = None
-            self.cond.notify_all()
-
-    def on_error(self, frame: Any) -> None:
-        with self.cond:
-            rid = frame.headers.get("receipt-id")
-            if rid:
-                self.receipts[rid] = (frame.headers.get("message") or frame.body or "ERROR").strip()
-            self.cond.notify_all()
-
-    def on_disconnected(self) -> None:
-        with self.cond:
-            self.connected = False
-            self.cond.notify_all()
-
-    def wait_for(self, done: Callable[[], bool], timeout: float) -> bool:
-        with self.cond:
-            return self.cond.wait_for(lambda: done() or not self.connected, timeout) and done()
 
 
 @attrs.define

@@ -25,11 +25,11 @@ from mqconform.reference_model.config import AddressConfig, ConsumerConfig, Mess
 from mqconform.text import one_line
 
 from .._base import OTHER_PRODUCTS_AREAS, NotObservable, Refused, Unsupported, operation
+from .._stomp import StompListener as _Listener
 from ..contract import AdapterError, Result
 from .records import DEFAULT_ATTEMPTS, _Address, _Consumer, _Queue
 from .server import DEFAULT_VERSION, Control, ControlError, HornetQProcess, shared_server
 from .sizes import ID_HEADER, SLACK, UNIT, HornetQSizes
-from .stomp_link import _Listener
 
 #: how long a receive waits for the message of a consumer made with a message pending
 DISPATCH_WAIT_S = 5.0

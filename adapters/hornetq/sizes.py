@@ -9,9 +9,10 @@ from typing import TYPE_CHECKING, Any
 from mqconform.reference_model.config import AddressConfig, Message
 
 from .._base import BrokerAdapter, Unsupported
+from .._stomp import StompListener as _Listener
 from ..contract import AdapterError
 from .records import _Address
-from .stomp_link import _Listener, header_bytes
+from .stomp_link import header_bytes
 
 #: broker bytes of memory estimate per logical byte of a message's size
 UNIT = 60
@@ -73,10 +74,7 @@ class HornetQSizes(BrokerAdapter):
                 self.sender.send(destination=address.physical, **self._frame(address, message, receipt))
                 if self._await(self.sender_listener, receipt, "calibration") is not None:
                     raise AdapterError("hornetq: the calibration send was refused")
-                got = int(self._ctl("estimates", queue)[i + 1].split(":")[0])
-                if got != UNIT * size:
-                    raise AdapterError(f"hornetq: a message of size {size} is estimated {got} bytes by the "
-                                       f"broker, not {UNIT * size}: the size mapping does not hold")
+                self._check_estimate(queue, i + 1, size, "a message")
         finally:
             self._ctl("destroy", queue)
             self._ctl("unsettings", address.physical)
@@ -102,14 +100,19 @@ class HornetQSizes(BrokerAdapter):
                 pad, body = self._core_frame(Message(f"c{i}", size=size))
                 if self._ctl("bsend", address.physical, f"c{i}", pad, body)[0] != "accepted":
                     raise AdapterError("hornetq: a core calibration send was held back")
-                got = int(self._ctl("estimates", queue)[i + 1].split(":")[0])
-                if got != UNIT * size:
-                    raise AdapterError(f"hornetq: a core message of size {size} is estimated {got} bytes "
-                                       f"by the broker, not {UNIT * size}: the size mapping does not hold")
+                self._check_estimate(queue, i + 1, size, "a core message")
         finally:
             self._ctl("unproducer", address.physical)
             self._ctl("destroy", queue)
             self._ctl("unsettings", address.physical)
+
+    def _check_estimate(self, queue: str, index: int, size: int, kind: str) -> None:
+        """The self-check of a calibration: the broker estimates the queue's message at `index` (of
+        logical `size`) at exactly UNIT x size, else AdapterError."""
+        got = int(self._ctl("estimates", queue)[index].split(":")[0])
+        if got != UNIT * size:
+            raise AdapterError(f"hornetq: {kind} of size {size} is estimated {got} bytes by the broker, "
+                               f"not {UNIT * size}: the size mapping does not hold")
 
     def _core_frame(self, message: Message) -> tuple[int, int]:
         """(pad characters, body bytes) of a core message whose memory estimate is exactly UNIT x

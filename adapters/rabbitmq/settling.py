@@ -89,8 +89,7 @@ class RabbitMQSettling(BrokerAdapter):
         if self.queue_type != "quorum" or not any(
                 map(self._past_ttl(queue), (*queue.order.returns, *queue.order.sent))):
             return None
-        dead = {name: self._ready(self.queues[name]) + self._pushed(name)
-                for name in self.addresses.get(queue.dead_letter or "", [])}
+        dead = self._dead_letter_counts(queue)
         ready = self._ready(queue)
         queue.order.trim(ready)
         return ready, dead
@@ -110,12 +109,13 @@ class RabbitMQSettling(BrokerAdapter):
 
     def _expect_after_reject(self, state: _Consumer, rejected: list[_Held]) -> dict[str, int]:
         """A wait hint after a nack requeue=false: the dead-letter queues gain the rejected messages."""
-        queue = self._queue(state.queue)
-        expect: dict[str, int] = {}
-        if queue.dead_letter in self.addresses:
-            for name in self.addresses[queue.dead_letter]:
-                expect[name] = self._ready(self.queues[name]) + self._pushed(name) + len(rejected)
-        return expect
+        dead = self._dead_letter_counts(self._queue(state.queue))
+        return {name: count + len(rejected) for name, count in dead.items()}
+
+    def _dead_letter_counts(self, queue: _Queue) -> dict[str, int]:
+        """Ready + prefetch-held counts of the queue's dead-letter queues (none without one)."""
+        return {name: self._ready(self.queues[name]) + self._pushed(name)
+                for name in self.addresses.get(queue.dead_letter or "", [])}
 
     def _pushed(self, queue: str) -> int:
         """Messages held by the queue's prefetch consumers."""
@@ -155,8 +155,7 @@ class RabbitMQSettling(BrokerAdapter):
                       if not gone and self._expired(queue.name, h))
         base = self._ready(queue) + len(returned)
         held = self._pushed(queue.name) - (len(returned) if state.prefetch else 0)
-        dead_queues = self.addresses.get(queue.dead_letter or "", [])
-        dead_base = {name: self._ready(self.queues[name]) + self._pushed(name) for name in dead_queues}
+        dead_base = self._dead_letter_counts(queue)
         alternatives = []
         for dead in dict.fromkeys([over + expired, over]):
             ready = base - dead

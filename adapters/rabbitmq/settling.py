@@ -6,7 +6,6 @@ head."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from pika.adapters.blocking_connection import BlockingChannel
@@ -79,15 +78,11 @@ class RabbitMQSettling(BrokerAdapter):
             pending = waiting + [q for q in pending if q.name in hinted and q not in waiting]
             time.sleep(0.001)
 
-    def _past_ttl(self, queue: _Queue) -> Callable[[str], bool]:
-        now = time.monotonic()
-        return lambda msg_id: self._expires_at.get((queue.name, msg_id), now + 1) <= now
-
     def _before_get(self, queue: _Queue) -> tuple[int, dict[str, int]] | None:
         """EXPIRY-4 on a quorum queue holding a message past its TTL: its ready count and its
         dead-letter queues' counts before a basic.get (None where nothing can expire)."""
         if self.queue_type != "quorum" or not any(
-                map(self._past_ttl(queue), (*queue.order.returns, *queue.order.sent))):
+                self._expired(queue.name, msg_id) for msg_id in (*queue.order.returns, *queue.order.sent)):
             return None
         dead = self._dead_letter_counts(queue)
         ready = self._ready(queue)
@@ -100,7 +95,7 @@ class RabbitMQSettling(BrokerAdapter):
         the dead-letter queues later still: wait (bounded, _settle) until the counts show them gone,
         so the next observation does not race the broker's own expiry. (Classic queues expire in
         the queue process before they answer.)"""
-        gone = queue.order.leading(self._past_ttl(queue))
+        gone = queue.order.leading(lambda msg_id: self._expired(queue.name, msg_id))
         if gone:
             expect = {name: count + gone for name, count in dead.items()}
             expect[queue.name] = ready - 1 - gone + self._pushed(queue.name)
@@ -130,8 +125,9 @@ class RabbitMQSettling(BrokerAdapter):
             if ttl is not None:
                 self._expires_at[(name, message.id)] = now + ttl / 1000
 
-    def _expired(self, queue: str, held: _Held) -> bool:
-        deadline = self._expires_at.get((queue, held.msg_id))
+    def _expired(self, queue: str, msg_id: str) -> bool:
+        """The message's TTL in `queue` has run out on this process' clock (none noted: no)."""
+        deadline = self._expires_at.get((queue, msg_id))
         return deadline is not None and time.monotonic() >= deadline
 
     def _note_returns(self, state: _Consumer, returned: list[_Held]) -> None:
@@ -152,7 +148,7 @@ class RabbitMQSettling(BrokerAdapter):
         limited = [_over_limit(queue, h) for h in returned]
         over = sum(limited)
         expired = sum(1 for h, gone in zip(returned, limited, strict=True)
-                      if not gone and self._expired(queue.name, h))
+                      if not gone and self._expired(queue.name, h.msg_id))
         base = self._ready(queue) + len(returned)
         held = self._pushed(queue.name) - (len(returned) if state.prefetch else 0)
         dead_base = self._dead_letter_counts(queue)

@@ -208,10 +208,19 @@ final class Queues {
         header.setQueueId(ExtraInfoUtil.getQueueId(info));
         header.setExtraInfo(handle);
         header.setOffset(ExtraInfoUtil.getQueueOffset(info));
-        CompletableFuture<AckResult> done = new CompletableFuture<>();
-        api.ackMessageAsync(addr, TIMEOUT_MS, callback(done), header);
-        AckResult result = done.get(TIMEOUT_MS * 2, TimeUnit.MILLISECONDS);
+        AckResult result = answered(callback -> api.ackMessageAsync(addr, TIMEOUT_MS, callback, header));
         return result.getStatus() == org.apache.rocketmq.client.consumer.AckStatus.OK ? "ok" : String.valueOf(result.getStatus());
+    }
+
+    /** A request whose answer comes to an AckCallback (an ack, a change of invisible time), awaited. */
+    interface AckRequest {
+        void send(AckCallback callback) throws Exception;
+    }
+
+    static AckResult answered(AckRequest request) throws Exception {
+        CompletableFuture<AckResult> done = new CompletableFuture<>();
+        request.send(callback(done));
+        return done.get(TIMEOUT_MS * 2, TimeUnit.MILLISECONDS);
     }
 
     static AckCallback callback(CompletableFuture<AckResult> done) {
@@ -242,9 +251,8 @@ final class Queues {
             header.setExtraInfo(handle);
             header.setOffset(ExtraInfoUtil.getQueueOffset(info));
             header.setInvisibleTime(0L);
-            CompletableFuture<AckResult> done = new CompletableFuture<>();
-            api.changeInvisibleTimeAsync(brokerName, addr, header, TIMEOUT_MS, callback(done));
-            AckResult result = done.get(TIMEOUT_MS * 2, TimeUnit.MILLISECONDS);
+            AckResult result = answered(
+                callback -> api.changeInvisibleTimeAsync(brokerName, addr, header, TIMEOUT_MS, callback));
             if (result.getStatus() != org.apache.rocketmq.client.consumer.AckStatus.OK) {
                 throw new IllegalStateException("change of invisible time answered " + result.getStatus());
             }

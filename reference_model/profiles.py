@@ -316,7 +316,14 @@ BEANSTALKD = ModelOptions(
 #: (REDELIVERY-41). No priorities, bounds, scheduling, transactions, selectors, browsing or counters.
 #: RocketMQ's broker fast failure (seed 002): the seeds' admission semantics, the only area the
 #: `rocketmq` adapter drives (ADMISSION-*; its rules name this profile)
-ROCKETMQ = ARTEMIS.evolve(name="rocketmq", features=frozenset({"admission"}))
+ROCKETMQ = ARTEMIS.evolve(
+    name="rocketmq",
+    features=frozenset({"admission"}),
+    # REDELIVERY-42: what a pop consumer gives back is revived into the group's retry topic, a FIFO
+    # of returns that a receive reads before the topic (PopReviveService#reviveRetry)
+    return_placement="returns",
+    return_order="oldest_first",
+)
 
 KAFKA_SHARE = ModelOptions(
     name="kafka-share",

@@ -14,9 +14,10 @@ the broker's code and what is the driver's.
 Queues (driver/Queues.java, outside an admission the send and pull threads run freely): an address
 is a topic of one read/write queue, a queue a consumer group of it (set to the topic's end at its
 declaration), a consumer a pop consumer (``window_bytes`` 0): ``receive`` is one POP_MESSAGE of at most
-one message, ``ack`` its ACK_MESSAGE (invalid acks are refused here), ``close`` makes what it holds
-visible at once (CHANGE_MESSAGE_INVISIBLETIME 0, in send order) and waits for the broker's revive into
-the group's retry topic, which a pop reads first. No counters (not exact on the broker).
+one message (of the group's retry topic while it holds messages not yet popped, else of the topic),
+``ack`` its ACK_MESSAGE (invalid acks are refused here), ``close`` makes what it holds visible at once
+(CHANGE_MESSAGE_INVISIBLETIME 0, in the order received) and waits for the broker's revive into the
+group's retry topic: the profile's returns FIFO (REDELIVERY-42). No counters (not exact on the broker).
 
 The adapter claims the ``rocketmq`` profile: the seeds' admission semantics (the ADMISSION rules
 name it) and the delivery rules every profile has (the Artemis queue semantics; where RocketMQ
@@ -250,8 +251,7 @@ class RocketMQAdapter(BrokerAdapter):
         topic = self._topic(address)
         group = f"{self._names()}-{config.name}"
         self._ask("group", group=group, topic=topic)  # the group starts at the topic's end
-        #: id -> its offset in the topic (its first pop): the order a close gives messages back in
-        self.queues[config.name] = {"group": group, "topic": topic, "sent_at": {}}
+        self.queues[config.name] = {"group": group, "topic": topic}
         self.addresses[address].append(config.name)
 
     @operation
@@ -283,9 +283,7 @@ class RocketMQAdapter(BrokerAdapter):
         if got is None:
             return None
         msg_id = str(got["id"])
-        state["held"][msg_id] = got
-        # a first pop reads the topic itself (only a popped message is ever revived into the retry topic)
-        queue["sent_at"].setdefault(msg_id, int(got["offset"]))
+        state["held"][msg_id] = got  # in the order received: the order a close gives them back in
         return msg_id
 
     @operation
@@ -297,7 +295,8 @@ class RocketMQAdapter(BrokerAdapter):
         if receipt is None:
             return "failed"  # DELIVERY-8: not held by this consumer (refused here, nothing sent)
         queue = self._queue(state["queue"])
-        answer = str(self._ask("ack", group=queue["group"], topic=queue["topic"], handle=receipt["handle"]))
+        # the topic it was popped from: the queue's topic or the group's retry topic
+        answer = str(self._ask("ack", group=queue["group"], topic=receipt["topic"], handle=receipt["handle"]))
         if answer != "ok":
             raise Refused(f"ack: the broker answered {answer}")
         del state["held"][msg_id]
@@ -305,12 +304,12 @@ class RocketMQAdapter(BrokerAdapter):
 
     @operation
     def close_consumer(self, consumer: str) -> None:
-        """What the consumer holds becomes visible again at once, in the order it was sent (its offset
-        in the topic), and the close returns once the broker's revive service has put all of it into
-        the group's retry topic, which a pop reads first."""
+        """What the consumer holds becomes visible again at once, in the order it received it, and the
+        close returns once the broker's revive service has put all of it into the group's retry topic
+        (a FIFO a receive reads first: the profile's returns, oldest first)."""
         state = self._consumer(consumer)
         queue = self._queue(state["queue"])
-        held = sorted(state["held"].values(), key=lambda got: queue["sent_at"][str(got["id"])])
+        held = list(state["held"].values())
         if held:
             self._ask("return", group=queue["group"], topic=queue["topic"], held=held)
         del self.consumers[consumer]

@@ -346,8 +346,9 @@ _PROFILE_RULES: dict[str, dict[str, tuple[str, ...]]] = {
     "delivery": {
         # RING-1: a queue declared without a ring size is no ring: nothing is evicted from it
         "counters.replaced": ("RING-1",),
+        # REDELIVERY-42: RocketMQ's closes give back into the retry topic, read before the topic
         "receive.id": ("DELIVERY-14", "DELIVERY-16", "DELIVERY-17", "DELIVERY-18", "DELIVERY-19",
-                       "DELIVERY-20", "DELIVERY-35"),
+                       "DELIVERY-20", "DELIVERY-35", "REDELIVERY-42"),
         "pending.order": ("DELIVERY-14",),
         # beanstalkd: a release with a delay (REDELIVERY-37, queue_machine.nack_later)
         "nack.delay": ("REDELIVERY-37",),
@@ -371,7 +372,7 @@ _PROFILE_RULES: dict[str, dict[str, tuple[str, ...]]] = {
         # DELIVERY-16: a RabbitMQ consumer's prefetch bounds what it can receive while others are unacked
         "receive.id": ("REDELIVERY-13", "REDELIVERY-14", "REDELIVERY-15", "REDELIVERY-17", "REDELIVERY-19",
                        "REDELIVERY-20", "REDELIVERY-22", "REDELIVERY-23", "REDELIVERY-31", "DELIVERY-16",
-                       "REDELIVERY-35"),
+                       "REDELIVERY-35", "REDELIVERY-42"),
         "delivery_count": ("REDELIVERY-12", "REDELIVERY-19", "REDELIVERY-22", "REDELIVERY-35"),
         # DELIVERY-16: with a prefetch consumer attached, how many messages are ready and how many are
         # out for delivery is what the prefetch bound leaves (RabbitMQ pushes up to it at once); the

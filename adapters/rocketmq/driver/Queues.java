@@ -3,14 +3,17 @@
 // acknowledgement): each receive is one POP_MESSAGE of at most one message, an ack is its ACK_MESSAGE,
 // and a consumer's close changes the invisible time of what it holds to 0 (CHANGE_MESSAGE_INVISIBLETIME)
 // and waits until the broker's revive service has put each of them into the group's retry topic,
-// which a pop reads first (popFromRetryProbability=100). Every request goes through MQClientAPIImpl,
-// the broker's own client classes, over the remoting protocol to the broker's listen port.
+// which a receive reads first: while that topic holds messages the group has not popped, the driver
+// pops it directly (the broker's own pop of a topic reads its retry topic first too, with
+// popFromRetryProbability=100, but skips it when that queue's lock is taken and then serves the topic
+// itself). Every request goes through MQClientAPIImpl, the broker's own client classes, over the
+// remoting protocol to the broker's listen port.
 //
 //   {"op":"topic","topic":T}                      a topic of one queue (no-op when it exists)
 //   {"op":"group","group":G,"topic":T}            the group's offset: the topic's max offset now
 //   {"op":"send","topic":T,"id":"m1"}            -> "accepted" (SEND_OK) or the broker's code and remark
 //   {"op":"pop","group":G,"topic":T}             -> null or {"id","handle","topic","offset"}
-//   {"op":"ack","group":G,"topic":T,"handle":H,"offset":O}  -> "ok" or the broker's status
+//   {"op":"ack","group":G,"topic":T,"handle":H}  -> "ok" or the broker's status (T: the popped topic)
 //   {"op":"return","group":G,"topic":T,"held":[{handle,topic,offset},...]}   -> null, once revived
 //   {"op":"drop","topics":[T,...],"groups":[{group,topic},...]}                an example's clean-up
 package mqconform.rocketmq;
@@ -28,6 +31,7 @@ import org.apache.rocketmq.client.consumer.PopResult;
 import org.apache.rocketmq.client.consumer.PopStatus;
 import org.apache.rocketmq.client.impl.MQClientAPIImpl;
 import org.apache.rocketmq.common.KeyBuilder;
+import org.apache.rocketmq.common.MixAll;
 import org.apache.rocketmq.common.TopicConfig;
 import org.apache.rocketmq.common.constant.ConsumeInitMode;
 import org.apache.rocketmq.common.message.MessageConst;
@@ -54,6 +58,9 @@ final class Queues {
     static final long RETURN_TIMEOUT_MS = 30000;
     /** how often a pop answered empty with messages left is asked again (2 ms apart) */
     static final int REPOP_TRIES = 500;
+
+    /** retry topic -> how many of its messages a receive has popped (its backlog: max offset - this) */
+    static final java.util.Map<String, Long> retryPopped = new java.util.HashMap<>();
 
     static MQClientAPIImpl api;
     static String addr;
@@ -98,6 +105,7 @@ final class Queues {
             api.deleteSubscriptionGroup(addr, g.getString("group"), true, TIMEOUT_MS);
             String retry = KeyBuilder.buildPopRetryTopic(g.getString("topic"), g.getString("group"), false);
             if (queueMax(retry) > 0) api.deleteTopicInBroker(addr, retry, TIMEOUT_MS);
+            retryPopped.remove(retry);
         }
         for (int i = 0; i < topics.size(); i++) api.deleteTopicInBroker(addr, topics.getString(i), TIMEOUT_MS);
         return null;
@@ -142,14 +150,22 @@ final class Queues {
         return "accepted";
     }
 
+    /** A receive: the group's retry topic while it holds messages not yet popped, else the topic. */
     static Object pop(String group, String topic) throws Exception {
-        PopResult result = popOnce(group, topic);
-        // a pop the broker answers empty while it counts messages left (restNum > 0) skipped the queue
-        // because its lock was held (PopMessageProcessor#popMsgFromQueue: PopBufferMergeService commits
-        // offsets under the same lock): asked again, since the broker itself reports messages left
-        for (int tries = 0; !found(result) && result.getRestNum() > 0 && tries < REPOP_TRIES; tries++) {
-            Thread.sleep(2);
-            result = popOnce(group, topic);
+        String retry = KeyBuilder.buildPopRetryTopic(topic, group, false);
+        long popped = retryPopped.getOrDefault(retry, 0L);
+        PopResult result = null;
+        if (queueMax(retry) > popped) {
+            // popped directly, not as the topic's retry: PopMessageProcessor#processRequest skips a retry
+            // queue whose lock is taken and serves the topic instead (a later return ahead of it)
+            result = popPatiently(group, retry);
+            if (!found(result)) {
+                throw new IllegalStateException("the retry topic " + retry + " holds " + (queueMax(retry) - popped)
+                    + " message(s) not popped, and a pop of it found none");
+            }
+            retryPopped.put(retry, popped + 1);
+        } else {
+            result = popPatiently(group, topic);
         }
         if (!found(result)) return null;
         if (result.getMsgFoundList().size() != 1) {
@@ -163,6 +179,19 @@ final class Queues {
         got.put("offset", msg.getQueueOffset());
         got.put("reconsume_times", msg.getReconsumeTimes());
         return got;
+    }
+
+    /** One pop of `topic`, asked again while the broker answers empty but counts messages left. */
+    static PopResult popPatiently(String group, String topic) throws Exception {
+        PopResult result = popOnce(group, topic);
+        // a pop the broker answers empty while it counts messages left (restNum > 0) skipped the queue
+        // because its lock was held (PopMessageProcessor#popMsgFromQueue: PopBufferMergeService commits
+        // offsets under the same lock): asked again, since the broker itself reports messages left
+        for (int tries = 0; !found(result) && result.getRestNum() > 0 && tries < REPOP_TRIES; tries++) {
+            Thread.sleep(2);
+            result = popOnce(group, topic);
+        }
+        return result;
     }
 
     static boolean found(PopResult result) {
@@ -200,11 +229,17 @@ final class Queues {
         return ExtraInfoUtil.split(handle);
     }
 
+    /** The topic a message was popped from, given the topic it came with: a retry topic popped
+     *  directly is itself (its receipt marks it retry, which ExtraInfoUtil#getRealTopic would nest). */
+    static String realTopic(String[] info, String popped, String group) {
+        return popped.startsWith(MixAll.RETRY_GROUP_TOPIC_PREFIX) ? popped : ExtraInfoUtil.getRealTopic(info, popped, group);
+    }
+
     static Object ack(String group, String topic, String handle) throws Exception {
         String[] info = parts(handle);
         AckMessageRequestHeader header = new AckMessageRequestHeader();
         header.setConsumerGroup(group);
-        header.setTopic(ExtraInfoUtil.getRealTopic(info, topic, group));
+        header.setTopic(realTopic(info, topic, group));
         header.setQueueId(ExtraInfoUtil.getQueueId(info));
         header.setExtraInfo(handle);
         header.setOffset(ExtraInfoUtil.getQueueOffset(info));
@@ -235,7 +270,8 @@ final class Queues {
         };
     }
 
-    /** A consumer's close: what it holds becomes visible at once, in the order given; waits until the
+    /** A consumer's close: what it holds becomes visible at once, in the order given (`topic` the
+     *  address's topic, each held message's own "topic" the one it was popped from); waits until the
      *  revive service has put each into the group's retry topic (counted by that topic's max offset). */
     static Object giveBack(String group, String topic, JSONArray held) throws Exception {
         if (held.isEmpty()) return null;
@@ -246,7 +282,8 @@ final class Queues {
             String[] info = parts(handle);
             ChangeInvisibleTimeRequestHeader header = new ChangeInvisibleTimeRequestHeader();
             header.setConsumerGroup(group);
-            header.setTopic(ExtraInfoUtil.getRealTopic(info, topic, group));
+            // the topic it was popped from: the topic, or the retry topic (revived into that one again)
+            header.setTopic(realTopic(info, held.getJSONObject(i).getString("topic"), group));
             header.setQueueId(ExtraInfoUtil.getQueueId(info));
             header.setExtraInfo(handle);
             header.setOffset(ExtraInfoUtil.getQueueOffset(info));

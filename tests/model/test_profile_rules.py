@@ -615,3 +615,23 @@ def test_beanstalkd_release_with_a_delay_waits_delayed_and_returns_by_priority_a
     u.send("q", Message("m1"))
     assert u.receive("c") == "m1" and u.nack("c", "m1", delay_ms=5) == "ok"
     assert u.delivery_count("q", "m1") == 0
+
+
+@rules("REDELIVERY-42")
+def test_rocketmq_returns_are_a_fifo_of_closes_served_before_new_messages() -> None:
+    """b holds m2 and a holds m1 and m3 (received m3 first); b closes, then a: m2, then a's in the order
+    a received them (m3, m1), then m4, never delivered. The Artemis profile puts them back in sequence."""
+    answers = {}
+    for name in ("rocketmq", "artemis"):
+        b = make(name)
+        for consumer in ("a", "b", "c"):
+            pull(b, consumer)
+        send(b, "m1", "m2", "m3", "m4")
+        assert [b.receive("c"), b.receive("b"), b.receive("a")] == ["m1", "m2", "m3"]
+        b.close("c")
+        assert b.receive("a") == "m1"
+        b.close("b")
+        b.close("a")
+        pull(b, "d")
+        answers[name] = [b.receive("d") for _ in range(5)]
+    assert answers == {"rocketmq": ["m2", "m3", "m1", "m4", None], "artemis": ["m1", "m2", "m3", "m4", None]}

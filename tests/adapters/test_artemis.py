@@ -21,8 +21,8 @@ from mqconform.adapters.contract import AdapterError
 from mqconform.adapters.reference import ReferenceAdapter
 from mqconform.reference_model.config import AddressConfig, ConsumerConfig, Message, QueueConfig
 from mqconform.reference_model.profiles import profile
-from mqconform.scenario.loader import load, parse
-from mqconform.scenario.runner import run_scenario
+from mqconform.scenario.loader import Scenario, load, parse
+from mqconform.scenario.runner import Outcome, run_scenario
 from tests.adapters.conftest import assert_same_names_do_not_meet, assert_unreachable
 
 pytestmark = pytest.mark.broker("artemis")
@@ -365,13 +365,37 @@ def test_finding_non_destructive_direct_delivery(artemis: ArtemisAdapter, namesp
     assert (outcome.verdict, outcome.step) == ("fail", 3), outcome.verdict_line()
 
 
+def _left_page_mode(outcome: Outcome) -> bool:
+    """A send the scenario expected paged was accepted into memory: the address had left page mode
+    (the page store read empty is cleaned up and stops paging on the broker's executor, a moment after
+    the read), a race of the broker's timing before the step the finding is about."""
+    mismatch = outcome.mismatch
+    if outcome.verdict != "fail" or outcome.op != "send_batch" or mismatch is None:
+        return False
+    expected, actual = mismatch.expected, mismatch.actual
+    if not (isinstance(expected, list) and isinstance(actual, list) and len(expected) == len(actual)):
+        return False
+    changed = {(e, a) for e, a in zip(expected, actual, strict=True) if e != a}
+    return changed == {("paged", "accepted")}
+
+
+def _past_the_page_mode_race(scenario: Scenario, artemis: ArtemisAdapter, namespace: str) -> Outcome:
+    """The scenario on the broker, replayed (up to three times, each on its own names) while a run
+    met the page-mode race first (about one run in twenty: CI saw step 5 fail so)."""
+    for attempt in range(3):
+        outcome = run_scenario(scenario, artemis, namespace=f"{namespace}-{attempt}")
+        if not _left_page_mode(outcome):
+            break
+    return outcome
+
+
 @pytest.mark.rules("RING-11")
 def test_finding_ring_page_returns(artemis: ArtemisAdapter, namespace: str) -> None:
     """The registered deviation (docs/findings/artemis-ring-page-returns.md): the ring replaces both
     returns on the model; Artemis 2.40.0 replaces the paged one and keeps the other over the ring."""
     scenario = load(ROOT / "docs" / "findings" / "artemis-ring-page-returns.yaml")
     assert run_scenario(scenario, ReferenceAdapter(options=profile("artemis"))).verdict == "pass"
-    outcome = run_scenario(scenario, artemis, namespace=namespace)
+    outcome = _past_the_page_mode_race(scenario, artemis, namespace)
     assert (outcome.verdict, outcome.step) == ("fail", 8), outcome.verdict_line()
 
 

@@ -246,7 +246,8 @@ def test_a_close_returns_what_the_consumer_held_ahead_of_the_rest_in_its_order(
 
 
 @pytest.mark.rules("DELIVERY-4", "REDELIVERY-42")
-def test_a_close_gives_messages_back_in_the_order_its_consumer_received_them(rocketmq: RocketMQAdapter) -> None:
+def test_a_close_gives_messages_back_in_the_order_its_consumer_received_them(
+        rocketmq: RocketMQAdapter) -> None:
     """b holds m2, m3 and then m1 (returned by a's close): its close gives them back as m2, m3, m1,
     ahead of m4, which was never delivered."""
     values = _queues(rocketmq, [

@@ -12,8 +12,13 @@
   current state (``Result.not_observable``; the suite does not count that observation, the run goes on).
 - operations an adapter does not offer answer ``fail("unsupported: <reason>")`` with the reason from
   the adapter's ``UNSUPPORTED`` table (defaults in :data:`UNSUPPORTED_DEFAULTS`); ``advance`` sleeps
-  when the adapter has the ``advance_time`` capability, and ``call`` (the flow-control components)
-  is unsupported for every broker.
+  when the adapter has the ``advance_time`` capability.
+- ``@component("op", requires=...)`` on a method that returns a Result declares the ``call("op",
+  **kwargs)`` operation (restart, close_session, a flow-control component); ``@operation`` under it
+  for a body that returns the value. :meth:`BrokerAdapter.call` dispatches to it; an operation not
+  declared, or without the capability it requires, answers ``unsupported: flow-control component``.
+- ``shutdown()``: close(), then end the handles named in ``SHUTDOWN_ENDS`` (an own server, a control
+  connection); an adapter that ends more overrides it.
 - :func:`simple_consumer` picks the consumer mode an adapter offers (bench and soak loops);
   :func:`roundtrip_rate` times a loop (each adapter's ``raw_roundtrip_loop``, the bench).
 - ``shared_namespace``: :func:`physical_prefix` builds the per-open prefix (the namespace alone when
@@ -29,7 +34,7 @@ import functools
 import time
 import uuid
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar, Concatenate, ParamSpec, TypeVar, overload
+from typing import Any, ClassVar, Concatenate, NamedTuple, ParamSpec, TypeVar, overload
 
 from mqconform.reference_model.config import AddressConfig, ConsumerConfig, Message, QueueConfig
 
@@ -137,6 +142,31 @@ def operation(body: Body[B, P] | None = None, /, *, name: str | None = None) -> 
     return wrap if body is None else wrap(body)
 
 
+#: the attribute ``@component`` sets on the method it declares
+_COMPONENT_MARK = "__mqc_component__"
+#: a method answering a ``call`` operation
+Answer = TypeVar("Answer", bound=Callable[..., Result])
+
+
+class Component(NamedTuple):
+    """A ``call`` operation an adapter declares: `method` (the attribute) answers it when the adapter
+    has the capability `requires` (None: always)."""
+
+    name: str
+    requires: str | None
+    method: str = ""
+
+
+def component(name: str, *, requires: str | None = None) -> Callable[[Answer], Answer]:
+    """Declare a method as the answer to ``call(name, **kwargs)``: it gets the keyword arguments and
+    returns the Result (``@operation`` under it: its value through ``_do``). With `requires`, an
+    adapter without that capability answers ``call(name)`` as an operation it does not declare."""
+    def mark(method: Answer) -> Answer:
+        vars(method)[_COMPONENT_MARK] = Component(name, requires)
+        return method
+    return mark
+
+
 class BrokerAdapter:
     """The shared half of a broker adapter (see the module docstring)."""
 
@@ -150,6 +180,34 @@ class BrokerAdapter:
     _op_round_trip: float | None = None
     #: operation or feature -> why it is not offered (overrides UNSUPPORTED_DEFAULTS)
     UNSUPPORTED: ClassVar[Mapping[str, str]] = {}
+    #: what the adapter keeps across opens and shutdown() ends after close(): attribute -> the name of
+    #: the handle's method that ends it (an own server's ``stop``, a connection's ``close``)
+    SHUTDOWN_ENDS: ClassVar[Mapping[str, str]] = {}
+    #: the ``call`` operations the class declares (``@component``), by name; collected at class creation
+    _components: ClassVar[Mapping[str, Component]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        declared: dict[str, Component] = {}
+        for klass in reversed(cls.__mro__):  # a subclass's declaration replaces its bases'
+            for attr, value in vars(klass).items():
+                mark = getattr(value, _COMPONENT_MARK, None)
+                if isinstance(mark, Component):
+                    declared[mark.name] = mark._replace(method=attr)
+        cls._components = declared
+
+    def close(self) -> None:
+        """Remove what the example created (each adapter's own)."""
+        raise NotImplementedError
+
+    def shutdown(self) -> None:
+        """close(), then end each handle in ``SHUTDOWN_ENDS`` that is set, and forget it."""
+        self.close()
+        for attr, end in self.SHUTDOWN_ENDS.items():
+            handle = getattr(self, attr, None)
+            if handle is not None:
+                getattr(handle, end)()
+                setattr(self, attr, None)
 
     def _reset(self) -> None:
         """Forget the logical names of the previous open()."""
@@ -396,5 +454,11 @@ class BrokerAdapter:
         return max(0.0, (time.monotonic() - self._clock_origin) * 1000 - self._clock_ms)
 
     def call(self, op: str, **kwargs: Any) -> Result:
-        """No broker adapter offers the flow-control components."""
-        return Result.fail(f"unsupported: flow-control component {op!r}")
+        """The ``call`` operation `op`: what the method declared for it (``@component``) answers to
+        `kwargs`; unsupported when none is declared (no broker adapter offers the seeds' flow-control
+        components) or the adapter lacks the capability it requires."""
+        declared = self._components.get(op)
+        if declared is None or (declared.requires is not None and declared.requires not in self.capabilities):
+            return Result.fail(f"unsupported: flow-control component {op!r}")
+        answer: Result = getattr(self, declared.method)(**kwargs)
+        return answer

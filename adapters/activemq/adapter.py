@@ -26,7 +26,15 @@ from stomp.exception import ConnectFailedException, NotConnectedException, Stomp
 from mqconform.reference_model.config import ConsumerConfig, Message, QueueConfig
 from mqconform.text import one_line
 
-from .._base import BrokerAdapter, Refused, Unsupported, operation, physical_prefix, roundtrip_rate
+from .._base import (
+    BrokerAdapter,
+    Refused,
+    Unsupported,
+    component,
+    operation,
+    physical_prefix,
+    roundtrip_rate,
+)
 from .._stomp import StompListener as _Listener
 from .._urls import parse_endpoint, redact
 from ..contract import AdapterError, Result
@@ -158,14 +166,13 @@ class ActiveMQAdapter(BrokerAdapter):
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.conn = conn
 
-    def call(self, op: str, **kwargs: Any) -> Result:
+    @component("restart", requires="restart")
+    def _restart(self, **kwargs: Any) -> Result:
         """``restart`` (capability ``restart``: ``persistent=True`` without a URL; RESTART-1/2): stop
         the private broker with SIGTERM (``mode="graceful"``) or SIGKILL (``mode="kill"``), start it
         again on its KahaDB store and reconnect. The subscriptions end with the old connection, so the
         adapter forgets its consumers (the broker gives their unacknowledged messages back); the
         queues and their books stay."""
-        if op != "restart" or "restart" not in self.capabilities:
-            return super().call(op, **kwargs)
         mode = self._restart_mode(kwargs)
         if isinstance(mode, Result):
             return mode

@@ -30,6 +30,7 @@ from .._base import (
     OTHER_PRODUCTS_AREAS,
     Refused,
     Unsupported,
+    component,
     operation,
     physical_prefix,
 )
@@ -212,15 +213,14 @@ class ArtemisAdapter(ArtemisObservation):
         if self.jolokia is not None:
             self.jolokia.close()
 
-    def call(self, op: str, **kwargs: Any) -> Result:
+    @component("restart", requires="restart")
+    def _restart(self, **kwargs: Any) -> Result:
         """``restart`` (capability ``restart``: ``restart=True`` on the adapter's own broker;
         RESTART-6): stop the broker with SIGTERM (``mode="graceful"``: its shutdown hook stops it
         cleanly) or SIGKILL (``mode="kill"``), start it again on the same instance (its journal,
         bindings and address settings) and ports, and reconnect. The client closes nothing first: the
         links end with the old connection, so the adapter forgets its consumers and senders (the broker
         reloads what they held from its journal)."""
-        if op != "restart" or "restart" not in self.capabilities:
-            return super().call(op, **kwargs)
         mode = self._restart_mode(kwargs)
         if isinstance(mode, Result):
             return mode

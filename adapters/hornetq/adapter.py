@@ -24,7 +24,7 @@ from stomp.exception import ConnectFailedException, NotConnectedException, Stomp
 from mqconform.reference_model.config import AddressConfig, ConsumerConfig, Message, QueueConfig
 from mqconform.text import one_line
 
-from .._base import OTHER_PRODUCTS_AREAS, NotObservable, Refused, Unsupported, operation
+from .._base import OTHER_PRODUCTS_AREAS, NotObservable, Refused, Unsupported, component, operation
 from .._stomp import StompListener as _Listener
 from ..contract import AdapterError, Result
 from .records import DEFAULT_ATTEMPTS, _Address, _Consumer, _Queue
@@ -414,19 +414,17 @@ class HornetQAdapter(HornetQSizes):
         state = self._forget_consumer(consumer)
         self._release_all(state)
 
-    def call(self, op: str, **kwargs: Any) -> Result:
+    @component("close_session")
+    @operation(name="close_session")
+    def _close_session(self, /, consumer: object = None, **_: Any) -> None:
         """``close_session`` (capability ``sessions``, REDELIVERY-30): ClientSession#close, which
         closes the session's consumers first (ClientSessionImpl#closeChildren; here the held messages'
         core consumers, the latest first), then the server rolls back its transaction
         (ServerSessionImpl#doClose)."""
-        if op != "close_session":
-            return super().call(op, **kwargs)
-        return self._do("close_session", lambda: self._close_session(str(kwargs.get("consumer"))))
-
-    def _close_session(self, consumer: str) -> None:
-        state = self._forget_consumer(consumer)
+        name = str(consumer)
+        state = self._forget_consumer(name)
         self._release_all(state)
-        session = self.sessions.pop(consumer, None)
+        session = self.sessions.pop(name, None)
         if session is not None:
             self._ctl("endsession", session)
 

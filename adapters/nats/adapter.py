@@ -27,7 +27,7 @@ from nats.js.api import ConsumerConfig as JsConsumerConfig
 from mqconform.reference_model.config import AddressConfig, ConsumerConfig, Message, QueueConfig
 from mqconform.text import one_line
 
-from .._base import Unsupported, lowest_ttl, operation
+from .._base import Unsupported, component, lowest_ttl, operation
 from .._urls import redact
 from ..contract import AdapterError, Result
 from .capabilities import CAPABILITIES
@@ -143,39 +143,53 @@ class NatsAdapter(NatsPulls, NatsStreamAdmin, NatsRetention):
         self._reset()
 
 
-    def call(self, op: str, **kwargs: Any) -> Result:
+    # ------------------------------------------------------------------ call operations
+    @component("stream_state")
+    def _stream_state_call(self, queue: object = "", **_: Any) -> Result:
+        return self._stream_state(str(queue))
+
+    @component("consumer_state")
+    def _consumer_state_call(self, queue: object = "", **_: Any) -> Result:
+        return self._consumer_state(str(queue))
+
+    @component("join", requires="retention")
+    def _join_call(self, name: object = "", address: object = "", priority: object = None,
+                   **_: Any) -> Result:
+        needed = "priority_pinned" if priority == "pinned_client" else "priority_overflow"
+        if priority is not None and needed not in self.capabilities:
+            return Result.fail(f"unsupported: {needed}")
+        return self.join(str(name), str(address), None if priority is None else str(priority))
+
+    @component("leave", requires="retention")
+    def _leave_call(self, queue: object = "", **_: Any) -> Result:
+        return self.leave(str(queue))
+
+    @component("retention_state", requires="retention")
+    def _retention_state_call(self, address: object = "", **_: Any) -> Result:
+        return self.retention_state(str(address))
+
+    @component("fetch", requires="pull_batch")
+    def _fetch_call(self, consumer: object = "", batch: Any = 1, max_bytes: Any = 0,
+                    **rest: Any) -> Result:
+        thresholds = {key: int(rest[key]) for key in ("min_pending", "min_ack_pending") if rest.get(key)}
+        if thresholds and "priority_overflow" not in self.capabilities:
+            return Result.fail("unsupported: priority_overflow")
+        return self._fetch(str(consumer), int(batch), int(max_bytes), **thresholds)
+
+    @component("unpin", requires="priority_pinned")
+    def _unpin_call(self, queue: object = "", **_: Any) -> Result:
+        return self._unpin(str(queue))
+
+    @component("pause", requires="consumer_pause")
+    def _pause_call(self, queue: object = "", until_ms: Any = 0, **_: Any) -> Result:
+        return self._pause(str(queue), int(until_ms))
+
+    @component("restart", requires="restart")
+    def _restart(self, **kwargs: Any) -> Result:
         """``restart`` (capability ``restart``, RESTART-1..4): ``mode="graceful"`` stops the embedded
         server with SIGTERM, ``mode="kill"`` with SIGKILL; it starts again on the same port and
         store and the client reconnects. The durable consumers survive (the messages the adapter's
         consumers hold are acknowledged after it through their reply subjects)."""
-        if op == "stream_state":
-            return self._stream_state(str(kwargs.get("queue", "")))
-        if op == "consumer_state":
-            return self._consumer_state(str(kwargs.get("queue", "")))
-        if op in ("join", "leave", "retention_state") and "retention" in self.capabilities:
-            if op == "join":
-                priority = kwargs.get("priority")
-                needed = "priority_pinned" if priority == "pinned_client" else "priority_overflow"
-                if priority is not None and needed not in self.capabilities:
-                    return Result.fail(f"unsupported: {needed}")
-                return self.join(str(kwargs.get("name", "")), str(kwargs.get("address", "")),
-                                 None if priority is None else str(priority))
-            if op == "leave":
-                return self.leave(str(kwargs.get("queue", "")))
-            return self.retention_state(str(kwargs.get("address", "")))
-        if op == "fetch" and "pull_batch" in self.capabilities:
-            thresholds = {key: int(kwargs[key]) for key in ("min_pending", "min_ack_pending")
-                          if kwargs.get(key)}
-            if thresholds and "priority_overflow" not in self.capabilities:
-                return Result.fail("unsupported: priority_overflow")
-            return self._fetch(str(kwargs.get("consumer", "")), int(kwargs.get("batch", 1)),
-                               int(kwargs.get("max_bytes", 0)), **thresholds)
-        if op == "unpin" and "priority_pinned" in self.capabilities:
-            return self._unpin(str(kwargs.get("queue", "")))
-        if op == "pause" and "consumer_pause" in self.capabilities:
-            return self._pause(str(kwargs.get("queue", "")), int(kwargs.get("until_ms", 0)))
-        if op != "restart" or "restart" not in self.capabilities:
-            return super().call(op, **kwargs)
         mode = self._restart_mode(kwargs)
         if isinstance(mode, Result):
             return mode

@@ -33,12 +33,12 @@ import hashlib
 import json
 import socket
 import uuid
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 from mqconform.reference_model.config import AddressConfig, ConsumerConfig, Message, QueueConfig
 
-from .._base import BrokerAdapter, Refused, Unsupported, operation
+from .._base import BrokerAdapter, Refused, Unsupported, component, operation
 from .._process import LOOPBACK
 from ..contract import AdapterError, Result
 from .server import DEFAULT_VERSION, SERVED, RocketMQServer, shared_server
@@ -84,6 +84,8 @@ class RocketMQAdapter(BrokerAdapter):
     profile = "rocketmq"
     #: advance moves the driver's logical clock: nothing sleeps
     real_time = False
+    #: shutdown() drops the control connection; the shared broker stays up (stopped at exit)
+    SHUTDOWN_ENDS: ClassVar[Mapping[str, str]] = {"control": "close"}
 
     def __init__(self, version: str = DEFAULT_VERSION) -> None:
         if version not in SERVED:
@@ -136,29 +138,15 @@ class RocketMQAdapter(BrokerAdapter):
                 self._ask("drop", topics=topics, groups=groups)
         self._reset()
 
-    def shutdown(self) -> None:
-        """close() and drop the control connection; the shared broker stays up (stopped at exit)."""
-        self.close()
-        if self.control is not None:
-            self.control.close()
-            self.control = None
-
     def _ask(self, op: str, **args: Any) -> Any:
         if self.control is None:
             raise AdapterError("rocketmq: not open")
         return self.control.ask(op, **args)
 
     # ------------------------------------------------------------------ the admission component
-    def call(self, op: str, **kwargs: Any) -> Result:
-        handlers: dict[str, Callable[..., Any]] = {
-            "admission": self._admission, "submit": self._submit, "take": self._take, "lock": self._lock,
-            "request": self._request}
-        handler = handlers.get(op)
-        if handler is None:
-            return super().call(op, **kwargs)
-        return self._do(op, lambda: handler(**kwargs))
-
-    def _admission(self, name: str = "broker", scan_start_ms: int = 1000, scan_period_ms: int = 10,
+    @component("admission")
+    @operation(name="admission")
+    def _admission(self, /, name: str = "broker", scan_start_ms: int = 1000, scan_period_ms: int = 10,
                    enabled: bool = True, busy_after_ms: int = 1000,
                    queues: dict[str, dict[str, int]] | None = None, **rest: Any) -> None:
         if rest:
@@ -184,21 +172,29 @@ class RocketMQAdapter(BrokerAdapter):
         if queue not in DRIVEN:
             raise Unsupported(f"the {queue} queue (the driver drives send and pull)")
 
+    @component("submit")
+    @operation(name="submit")
     def _submit(self, queue: str, id: str, admission: str | None = None) -> str:
         self._driven(queue, admission)
         return str(self._ask("submit", queue=queue, id=str(id)))
 
+    @component("take")
+    @operation(name="take")
     def _take(self, queue: str, admission: str | None = None) -> str | None:
         self._driven(queue, admission)
         taken = self._ask("take", queue=queue)
         return None if taken is None else str(taken)
 
+    @component("lock")
+    @operation(name="lock")
     def _lock(self, state: str, admission: str | None = None) -> None:
         if state not in ("held", "released"):
             raise Refused("lock is held or released")
         self._driven("send", admission)
         self._ask("lock", held=state == "held")
 
+    @component("request")
+    @operation(name="request")
     def _request(self, id: str, admission: str | None = None) -> dict[str, Any] | None:
         self._driven("send", admission)
         answer: dict[str, Any] | None = self._ask("request", id=str(id))

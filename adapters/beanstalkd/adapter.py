@@ -82,6 +82,7 @@ class BeanstalkdAdapter(BrokerAdapter):
         "pending_ids": "pending order (beanstalkd shows only the next ready job)",
         "browse": "browsing (beanstalkd shows only the next ready job)",
     }
+    SHUTDOWN_ENDS: ClassVar[Mapping[str, str]] = {"server": "stop"}
 
     def __init__(self, url: str | None = None, server_bin: str | None = None, timeout: float = 2.0,
                  ttr_s: int = TTR_S) -> None:
@@ -172,12 +173,11 @@ class BeanstalkdAdapter(BrokerAdapter):
         self._reset()
 
     def shutdown(self) -> None:
-        """close(), then stop the adapter's own server (if it started one)."""
-        self.close()
+        """The base's: close(), then stop the adapter's own server (if it started one), whose URL it
+        forgets."""
         if self.server is not None:
-            self.server.stop()
-            self.server = None
             self.url = None
+        super().shutdown()
 
     # ------------------------------------------------------------------ declarations
     @operation

@@ -91,6 +91,8 @@ class RedisAdapter(BrokerAdapter):
         "browser": "browser consumers", "nack": "nack (Redis streams have none)",
         "max_unacked": "max_unacked (Redis has no in-flight cap)",
     }
+    #: shutdown() stops the private server (if the adapter started one)
+    SHUTDOWN_ENDS: ClassVar[Mapping[str, str]] = {"server": "stop"}
 
     def __init__(self, url: str | None = None, block_ms: int | None = None, timeout: float = 2.0,
                  shared_namespace: bool = False, server_bin: str | None = None) -> None:
@@ -170,13 +172,6 @@ class RedisAdapter(BrokerAdapter):
             finally:
                 client.close()
         self._reset()
-
-    def shutdown(self) -> None:
-        """close(), then stop the private server (if the adapter started one)."""
-        self.close()
-        if self.server is not None:
-            self.server.stop()
-            self.server = None
 
     # ------------------------------------------------------------------ declarations
     @operation

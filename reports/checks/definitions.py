@@ -189,6 +189,10 @@ RETURNS = ("close", "close_session", "rollback")
 #: and a pull batch (``fetch``, DELIVERY-38..): the history records its ids as one answer, not as
 #: deliveries, so a message's first receive after one may be a redelivery of a fetched message
 NEMESIS = ("stop", "start", "restart", "fetch")
+#: a broker stop, start or restart: a queue's cumulative counters (replaced, killed, expired) are the
+#: broker's memory and start again from zero (Artemis' QueueImpl counters; the model's restart), so the
+#: last observation after one no longer counts what left the queue before it (the lost check)
+RESETS = ("stop", "start", "restart")
 TYPES = ("invoke", "ok", "fail", "info")
 TIMEOUT = "TIMEOUT_CLEAN_QUEUE"
 
@@ -273,9 +277,11 @@ def drained_keys(drain_rows: list[tuple[dict[str, Any], dict[str, Any]]]) -> set
 
 
 def lost_example(accepted: int, filtered: bool, drained: bool, delivered: int, consumed: tuple[int, int],
-                 final: tuple[int | None, int | None, int | None, int | None] | None) -> dict[str, int]:
+                 final: tuple[int | None, int | None, int | None, int | None] | None,
+                 reset: bool = False) -> dict[str, int]:
     """The ``lost`` statistics of one (example, queue) (both engines' definition, see the docstring):
-    `final` is the last counters observation's (message_count, replaced, killed, expired)."""
+    `final` is the last counters observation's (message_count, replaced, killed, expired); `reset`: that
+    observation came after one of :data:`RESETS`, whose zeroed counters may account for what is missing."""
     if filtered:
         return {"examples": 1, "not_applicable_examples": 1}
     m, r, k, x = final if final is not None else (None, None, None, None)
@@ -288,7 +294,7 @@ def lost_example(accepted: int, filtered: bool, drained: bool, delivered: int, c
     else:
         assert m is not None
         lost = max(0, accepted - done - maybe - m - gone)
-    if lost and x is None:  # no expired counter: expiry may account for what is missing
+    if lost and (x is None or reset):  # no expired counter, or counters zeroed: they may account for it
         return {"examples": 1, "unknown_examples": 1}
     if drained:
         return {"examples": 1, "drained_examples": 1, "acknowledged": accepted, "consumed": delivered,

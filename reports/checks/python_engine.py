@@ -24,6 +24,7 @@ from mqconform.reports.checks.definitions import (
     FS,
     NEEDED,
     NEMESIS,
+    RESETS,
     RETURNS,
     TIMEOUT,
     TYPES,
@@ -154,7 +155,7 @@ def _chunk_stats(stats: Stats, codes: Codes, c: Any, routes: list[dict[str, Any]
     _delivery_counts(stats, codes, c.filter(pc.and_(op.f("delivery_count"), op.t("ok"))), witnesses, shared)
     _delivery_after_ack(stats, codes, d, dlv, shared)
     counters = _counters(codes, c, op)
-    _lost(stats, codes, routes, drain_rows, msgs, dlv, counters)
+    _lost(stats, codes, routes, drain_rows, msgs, dlv, counters, _first_resets(c))
     _counter_identity(stats, codes, counters, shared)
     _ring_bound(stats, codes, c, op, counters)
     _throttle_bound(stats, codes, c, op)
@@ -276,6 +277,15 @@ def _counters(codes: Codes, c: Any, op: _Ops) -> Any:
     counters = counters.append_column("gk", codes.gk(counters["ek"], counters["q"])) \
         .append_column("rk", codes.rk(counters["ek"], counters["q"]))
     return counters
+
+
+def _first_resets(c: Any) -> dict[int, int]:
+    """Example key -> the index of its first broker stop, start or restart (:data:`RESETS`)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    resets = c.select(["ek", "index"]).filter(pc.is_in(c["fs"], pa.array([FS.index(f) for f in RESETS])))
+    return {row["ek"]: row["index"] for row in _agg(resets, ["ek"], {"index": ("index", "min")}).to_pylist()}
 
 
 def _counter_identity(stats: Stats, codes: Codes, counters: Any, shared: Sequence[int]) -> None:
@@ -503,7 +513,7 @@ def _small_rows(t: Any, op: _Ops) -> tuple[list[JsonRow], ...]:
 
 
 def _lost(stats: Stats, codes: Codes, routes: list[dict[str, Any]], drain_rows: list[JsonRow], msgs: Any,
-          dlv: Any, counters: Any) -> None:
+          dlv: Any, counters: Any, resets: dict[int, int]) -> None:
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -534,7 +544,7 @@ def _lost(stats: Stats, codes: Codes, routes: list[dict[str, Any]], drain_rows: 
     consumed = _agg(pa.table({"gk": dlv["gk"], "ack_ok": dlv["ack_ok"], "maybe": maybe}), ["gk"],
                     {"consumed": ("ack_ok", "sum"), "maybe": ("maybe", "sum")})
     last = _agg(counters.select(["gk", "index"]), ["gk"], {"index": ("index", "max")})
-    final = counters.select(["gk", "index", "c_message", "c_replaced", "c_killed", "c_expired"]).join(
+    final = counters.select(["gk", "ek", "index", "c_message", "c_replaced", "c_killed", "c_expired"]).join(
         last, ["gk", "index"], join_type="inner")
     drained = {codes.gk_for(*key) for key in drained_keys(drain_rows)} - {None}
     seen: dict[int, int] = {}
@@ -546,10 +556,11 @@ def _lost(stats: Stats, codes: Codes, routes: list[dict[str, Any]], drain_rows: 
     cons = {r["gk"]: (r["consumed"], r["maybe"]) for r in consumed.to_pylist()}
     fin = {r["gk"]: (r["c_message"], r["c_replaced"], r["c_killed"], r["c_expired"])
            for r in final.to_pylist()}
+    reset = {r["gk"] for r in final.to_pylist() if r["ek"] in resets and r["index"] > resets[r["ek"]]}
     for row in per_g.to_pylist():
         g = row["gk"]
         stats_g = lost_example(row["accepted"], bool(row["filt"]), g in drained, seen.get(g, 0),
-                               cons.get(g, (0, 0)), fin.get(g))
+                               cons.get(g, (0, 0)), fin.get(g), g in reset)
         run, machine, _example, queue = codes.example_queue(g)
         add_figures(stats, run, machine, queue, "lost", stats_g)
 

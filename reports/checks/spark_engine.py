@@ -255,9 +255,9 @@ def _lost(spark: Any, decl_rows: list[Any], drain_rows: list[Any], msgs: Any, dl
         F.sum("ack_ok").alias("consumed"),
         F.sum(F.when((col("ack_info") == 1) & (col("ack_ok") == 0), 1).otherwise(0)).alias("maybe"))
     g = (per_g.join(consumed, on=[*E, "queue"], how="left")
-         .join(per_q.select(*E, "queue", "m", "r", "k", "x"), on=[*E, "queue"], how="left")
+         .join(per_q.select(*E, "queue", "m", "r", "k", "x", "reset"), on=[*E, "queue"], how="left")
          .select(*E, "queue", "accepted", "filt", F.coalesce(col("consumed"), F.lit(0)).alias("done"),
-                 F.coalesce(col("maybe"), F.lit(0)).alias("maybe"), "m", "r", "k", "x"))
+                 F.coalesce(col("maybe"), F.lit(0)).alias("maybe"), "m", "r", "k", "x", "reset"))
     if drained:
         marks = F.broadcast(local_frame(spark, [(*key, 1) for key in drained],
                                    "run string, machine string, example long, queue string, drained int"))
@@ -276,7 +276,8 @@ def _lost(spark: Any, decl_rows: list[Any], drain_rows: list[Any], msgs: Any, dl
     lost = F.when(is_drained, F.greatest(F.lit(0), col("accepted") - col("seen") - gone)) \
         .otherwise(F.greatest(F.lit(0), col("accepted") - col("done") - col("maybe") - col("m") - gone))
     unknown = ~filtered & (col("r").isNull() | col("k").isNull() | (col("m").isNull() & ~is_drained)
-                           | ((lost > 0) & col("x").isNull()))  # expiry may account for what is missing
+                           # no expired counter, or counters zeroed by a restart: they may account for it
+                           | ((lost > 0) & (col("x").isNull() | (F.coalesce(col("reset"), F.lit(0)) == 1))))
     counted = ~filtered & ~unknown
 
     def when(cond: Any, value: Any) -> Any:

@@ -243,9 +243,10 @@ def _fast_per_r(per_g: Any, per_q: Any) -> Any:
     unaccounted = (col("accepted") - col("consumed") - col("maybe") - col("m") - col("r") - col("k")
                    - F.coalesce(col("x"), F.lit(0)))
     lost = F.greatest(F.lit(0), unaccounted)
-    # without an expired counter, expiry may account for what is missing (checks_python.lost_example)
+    # without an expired counter, or with counters zeroed by a restart, they may account for what is
+    # missing (definitions.lost_example)
     known = (col("m").isNotNull() & col("r").isNotNull() & col("k").isNotNull()
-             & ((lost == 0) | col("x").isNotNull()))
+             & ((lost == 0) | (col("x").isNotNull() & (F.coalesce(col("reset"), F.lit(0)) == 0))))
     ok_known = has_acc & known
 
     def when(cond: Any, value: Any) -> Any:

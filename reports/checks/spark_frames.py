@@ -9,6 +9,7 @@ from typing import Any
 
 from mqconform.reports.checks.definitions import (
     NULLQ,
+    RESETS,
     TIMEOUT,
     E,
     R,
@@ -45,7 +46,8 @@ COUNTER_SUMS = ("observations", "checked", "broken", "ring_observations", "exemp
 
 def queue_counters(df: Any, shared: Any = None) -> Any:
     """Per (example, queue), from its ``counters`` observations: the last one's message_count, replaced,
-    killed and expired (``m``, ``r``, ``k``, ``x``: the lost check, DELIVERY-2, DELIVERY-15) and the counts
+    killed and expired (``m``, ``r``, ``k``, ``x``: the lost check, DELIVERY-2, DELIVERY-15), whether one
+    came after a broker stop, start or restart (``reset``: :data:`RESETS`), and the counts
     of counter identity
     (DELIVERY-1) and ring bound (RING-17). One aggregation, fixed-width buffers (a hash aggregation).
     `shared`: the (E, queue) frame of non-destructive and last-value queues, whose observations are
@@ -67,11 +69,15 @@ def queue_counters(df: Any, shared: Any = None) -> Any:
     in_ring = F.coalesce((col("bound") >= 0) & col("c_pending").isNotNull(), F.lit(False))
     exempt = in_ring & F.coalesce(col("index") > col("exempt_from"), F.lit(False))
     checked = in_ring & ~exempt
+    resets = df.filter(col("f").isin(*RESETS)).groupBy(*E).agg(F.min("index").alias("reset_at"))
+    reset = F.coalesce(col("index") > col("reset_at"), F.lit(False))
     return (counted.join(F.broadcast(exempt_from), on=[*E, "queue"], how="left")
+            .join(F.broadcast(resets), on=E, how="left")
             .groupBy(*E, "queue").agg(
                 *[F.max_by(part, "index").alias(name)
                   for name, part in (("m", "c_message"), ("r", "c_replaced"), ("k", "c_killed"),
                                      ("x", "c_expired"))],
+                F.max(F.when(reset, 1).otherwise(0)).alias("reset"),
                 F.count(F.lit(1)).alias("observations"), F.count_if(complete).alias("checked"),
                 F.count_if(complete & (col("c_message") != total)).alias("broken"),
                 F.count_if(in_ring).alias("ring_observations"), F.count_if(exempt).alias("exempt"),

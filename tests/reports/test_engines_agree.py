@@ -132,6 +132,11 @@ def test_lost_verdicts_say_why() -> None:
     # no expired counter: a shortfall expiry may explain is unknown, never a fail; none, still a pass
     assert lost_example(3, False, False, 0, (2, 0), (0, 0, 0, None)) == {"examples": 1, "unknown_examples": 1}
     assert lost_example(3, False, False, 0, (3, 0), (0, 0, 0, None))["lost"] == 0
+    # counters zeroed by a broker restart before the last observation: a shortfall the killed, replaced
+    # or expired messages before it may explain is unknown; none, still counted
+    assert lost_example(3, False, False, 0, (1, 0), (0, 0, 0, 0), reset=True) == {
+        "examples": 1, "unknown_examples": 1}
+    assert lost_example(3, False, False, 0, (3, 0), (0, 0, 0, 0), reset=True)["lost"] == 0
 
 
 @pytest.mark.rules("RING-17", "REDELIVERY-19")

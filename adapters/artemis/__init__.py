@@ -4,6 +4,8 @@ declarations (:mod:`.declarations`), sends (:mod:`.sends`), observations (:mod:`
 (:mod:`.records`), capabilities by release (:mod:`.features`), management (:mod:`.management`),
 message sizes (:mod:`.sizing`) and the broker launcher (:mod:`.server`).
 
+``ROOM`` (:mod:`.room`) describes the broker and its releases (:mod:`mqconform.adapters.rooms`).
+
 ``ArtemisAdapter`` is imported on first use, so ``python -m mqconform.adapters.artemis.server`` (the
 cache warm-up of scripts/setup.sh) needs neither proton nor a second copy of the server module.
 """
@@ -12,10 +14,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .room import ARTEMIS_NEW_GROUP_SINCE, ARTEMIS_RELEASES, RELEASES, ROOM, artemis_group
+
 if TYPE_CHECKING:
     from .adapter import ArtemisAdapter
 
-__all__ = ["ArtemisAdapter"]
+__all__ = ["ARTEMIS_NEW_GROUP_SINCE", "ARTEMIS_RELEASES", "RELEASES", "ROOM", "ArtemisAdapter",
+           "artemis_group"]
 
 
 def __getattr__(name: str) -> Any:

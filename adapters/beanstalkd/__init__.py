@@ -1,5 +1,24 @@
-"""The `beanstalkd` adapter (:mod:`.adapter`) and its server launcher (:mod:`.server`)."""
+"""The `beanstalkd` adapter (:mod:`.adapter`) and its server launcher (:mod:`.server`); ``ROOM``
+describes the broker (:mod:`mqconform.adapters.rooms`). ``BeanstalkdAdapter`` is imported on first use."""
 
-from .adapter import BeanstalkdAdapter
+from __future__ import annotations
 
-__all__ = ["BeanstalkdAdapter"]
+from typing import TYPE_CHECKING, Any
+
+from ..rooms import BrokerRoom
+
+ROOM = BrokerRoom(name="beanstalkd", adapter="mqconform.adapters.beanstalkd:BeanstalkdAdapter",
+                  profile="beanstalkd", order=60)
+
+if TYPE_CHECKING:
+    from .adapter import BeanstalkdAdapter
+
+__all__ = ["ROOM", "BeanstalkdAdapter"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "BeanstalkdAdapter":
+        from .adapter import BeanstalkdAdapter
+
+        return BeanstalkdAdapter
+    raise AttributeError(name)

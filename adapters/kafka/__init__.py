@@ -1,4 +1,5 @@
-"""The `kafka` adapter (:mod:`.adapter`, share groups) and its broker launcher (:mod:`.server`).
+"""The `kafka` adapter (:mod:`.adapter`, share groups) and its broker launcher (:mod:`.server`); ``ROOM``
+(:mod:`.room`) describes the broker and its releases (:mod:`mqconform.adapters.rooms`).
 
 ``KafkaShareAdapter`` is imported on first use, so ``python -m mqconform.adapters.kafka.server`` (the
 cache warm-up of scripts/setup.sh) needs no Kafka client.
@@ -8,10 +9,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .room import KAFKA_RELEASES, RELEASES, ROOM
+
 if TYPE_CHECKING:
     from .adapter import KafkaShareAdapter
 
-__all__ = ["KafkaShareAdapter"]
+__all__ = ["KAFKA_RELEASES", "RELEASES", "ROOM", "KafkaShareAdapter"]
 
 
 def __getattr__(name: str) -> Any:

@@ -1,6 +1,26 @@
 """The `rabbitmq` adapter (:mod:`.adapter`) and its records of queues, consumers and deliveries
-(:mod:`.records`)."""
+(:mod:`.records`); ``ROOM`` describes the broker (:mod:`mqconform.adapters.rooms`: classic queues, and
+quorum queues in the coverage table). ``RabbitMQAdapter`` is imported on first use."""
 
-from .adapter import RabbitMQAdapter
+from __future__ import annotations
 
-__all__ = ["RabbitMQAdapter"]
+from typing import TYPE_CHECKING, Any
+
+from ..rooms import BrokerRoom
+
+ROOM = BrokerRoom(name="rabbitmq", adapter="mqconform.adapters.rabbitmq:RabbitMQAdapter",
+                  profile="rabbitmq-classic", order=20, coverage_options=({}, {"queue_type": "quorum"}),
+                  service=("rabbitmq", 5672))
+
+if TYPE_CHECKING:
+    from .adapter import RabbitMQAdapter
+
+__all__ = ["ROOM", "RabbitMQAdapter"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "RabbitMQAdapter":
+        from .adapter import RabbitMQAdapter
+
+        return RabbitMQAdapter
+    raise AttributeError(name)

@@ -1,6 +1,7 @@
 """The `rocketmq` adapter (:mod:`.adapter`), its namesrv + broker launcher (:mod:`.server`) and the
 broker's driver, Java compiled against the release's jars (``driver/BrokerDriver.java``,
-``driver/Queues.java``, ``driver/Clock.java``).
+``driver/Queues.java``, ``driver/Clock.java``); ``ROOM`` describes the broker
+(:mod:`mqconform.adapters.rooms`).
 
 ``RocketMQAdapter`` is imported on first use, so ``python -m mqconform.adapters.rocketmq.server``
 (the cache warm-up of scripts/setup.sh) loads no more than it needs.
@@ -10,10 +11,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..rooms import BrokerRoom
+
+ROOM = BrokerRoom(name="rocketmq", adapter="mqconform.adapters.rocketmq:RocketMQAdapter", profile="rocketmq",
+                  order=100)
+
 if TYPE_CHECKING:
     from .adapter import RocketMQAdapter
 
-__all__ = ["RocketMQAdapter"]
+__all__ = ["ROOM", "RocketMQAdapter"]
 
 
 def __getattr__(name: str) -> Any:

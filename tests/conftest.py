@@ -10,13 +10,14 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
+from mqconform.adapters.rooms import rooms
 from mqconform.conformance import settings as suite_settings
 
 settings.load_profile(suite_settings.default_profile())
 
 ROOT = Path(__file__).resolve().parent.parent
-#: loopback port -> the service scripts/services.sh starts there
-SERVICES = {5672: "rabbitmq", 6379: "redis", 4222: "nats", 1883: "mosquitto"}
+#: loopback port -> the service scripts/services.sh starts there (the broker rooms that need one)
+SERVICES = {room.service[1]: room.service[0] for room in rooms() if room.service is not None}
 
 
 def _listening(port: int) -> bool:

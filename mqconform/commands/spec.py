@@ -19,11 +19,12 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-#: the built-in adapters (and options) the coverage table covers, each under its own profile
-BUILTIN_TARGETS: tuple[tuple[str, dict[str, Any]], ...] = (
-    ("nats", {}), ("rabbitmq", {}), ("rabbitmq", {"queue_type": "quorum"}), ("redis", {}), ("mqtt", {}),
-    ("activemq", {}), ("beanstalkd", {}), ("artemis", {}), ("hornetq", {}), ("kafka", {}), ("rocketmq", {}),
-)
+from mqconform.adapters.rooms import rooms
+
+#: the built-in adapters (and options) the coverage table covers, each under its own profile: each broker
+#: room's coverage options, in the rooms' order
+BUILTIN_TARGETS: tuple[tuple[str, dict[str, Any]], ...] = tuple(
+    (room.name, dict(options)) for room in rooms() for options in room.coverage_options)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -77,8 +77,9 @@ def test_the_release_lines_are_the_rooms() -> None:
     assert {r.name: r.releases for r in rooms() if r.releases is not None} == releases.LINES
     assert set(releases.LINES) == {"nats", "redis", "artemis", "kafka"}
     assert all(isinstance(line, Line) for line in releases.LINES.values())
-    with pytest.raises(releases.ReleaseError, match="no release line for adapter 'rocketmq'"):
-        releases.line("rocketmq")
+    without = next(r.name for r in rooms() if r.releases is None)
+    with pytest.raises(releases.ReleaseError, match=f"no release line for adapter '{without}'"):
+        releases.line(without)
 
 
 def test_the_test_session_starts_the_rooms_services() -> None:

@@ -20,7 +20,7 @@ CI_STEPS = frozenset({"double-ack-counts", "double-ack-without-invalid-ack", "wr
 
 def test_at_least_two_mutants_per_area() -> None:
     assert len(MUTANTS) >= 16
-    assert CI_STEPS <= {m.name for m in MUTANTS}
+    assert {m.name for m in MUTANTS} >= CI_STEPS
     for area in MACHINES:
         assert sum(m.area == area for m in MUTANTS) >= 2, area
 

@@ -791,3 +791,25 @@ def test_a_delivery_that_exposes_an_expired_head_expires_it_first(queue_type: st
     assert run_scenario(scenario, model).verdict == "pass"
     outcome, _ = _on_rabbitmq(scenario, queue_type, namespace)
     assert outcome.verdict == "pass", outcome.verdict_line()
+
+
+@pytest.mark.rules("DELIVERY-16")
+def test_a_made_up_counters_bug_stays_red_beside_the_registered_5609(
+        tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    """The built-in adapter with a made-up bug (after any nack one ready message is shown as delivering,
+    tests/buggy_rabbitmq.py) on the broker, a release the registry holds rabbitmq-server#5609 for: the
+    bug model's replay does not give the adapter's answers, so the finding is a FAIL and the run exits 1."""
+    from mqconform.cli import main
+
+    server = RabbitMQAdapter(queue_type="quorum")
+    server.open("mqct-made-up-version")
+    version = server.server_version
+    server.shutdown()
+    assert version.startswith("3.10."), f"#5609 is registered for <3.11; the broker is {version}"
+    code = main(["run", "--adapter", "tests.buggy_rabbitmq:NackSkewsCounters", "-o", "queue_type=quorum",
+                 "--areas", "redelivery", "--settings", "ci", "--max-examples", "40", "--max-findings", "1",
+                 "--shrink-seconds", "20", "--no-report", "--out", str(tmp_path / "run")])
+    printed = capsys.readouterr().out
+    failures = [line.split() for line in printed.splitlines() if line.strip().startswith("FAIL counters.")]
+    assert code == 1 and failures, printed
+    assert "DEVIATION" not in printed, printed

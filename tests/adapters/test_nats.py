@@ -636,3 +636,24 @@ def test_priority_groups_follow_the_server_release() -> None:
     assert "js:overflow_either_threshold" in capabilities_for("2.12.5")
     assert "priority_pinned" not in capabilities_for("2.10.29")
     assert "priority_pinned" in capabilities_for("2.11.0")
+
+
+@pytest.mark.rules("EXPIRY-1", "EXPIRY-2")
+def test_finding_a_ttl_message_postpones_max_age(embedded: NatsAdapter, namespace: str) -> None:
+    """docs/findings/nats-max-age-after-a-ttl-message.md: m1-m3 past the stream's max_age are still
+    held when m4 came with a per-message TTL (the age check moved later); without the TTL they are gone.
+    A failing test here once nats-server keeps max_age: the finding is then fixed upstream."""
+    from pathlib import Path
+
+    from mqconform.scenario.loader import load, parse
+    from mqconform.scenario.runner import run_scenario
+
+    path = Path(__file__).resolve().parents[2] / "docs" / "findings" / "nats-max-age-after-a-ttl-message.yaml"
+    scenario = load(path)
+    assert run_scenario(scenario, ReferenceAdapter("jetstream"), strict=True).verdict == "pass"
+    outcome = run_scenario(scenario, embedded, namespace=namespace)
+    assert (outcome.verdict, outcome.step) == ("fail", 7), outcome.verdict_line()
+    assert "message_count: expected 1, actual 4" in outcome.verdict_line()
+    plain = parse(path.read_text().replace("id: m4, ttl_ms: 4000}", "id: m4}"), str(path))
+    control = run_scenario(plain, embedded, namespace=f"{namespace}-plain")
+    assert control.verdict == "pass", control.verdict_line()

@@ -125,6 +125,20 @@ def _max_age_expiry_after_ttl_expiry(trace: Sequence[TraceStep]) -> bool:
                for before, step in list(_pairs(trace))[:index])
 
 
+def _max_age_expiry_after_ttl_send(trace: Sequence[TraceStep]) -> bool:
+    """As ``max-age-expiry-due``, and between the send of the first message the last advance expired by
+    max_age and that advance, a message with a TTL of its own (``ttl_ms``, Nats-TTL) was sent."""
+    index = _last_advance(trace)
+    if index is None:
+        return False
+    with_ttl = _sent_with_ttl(trace)
+    due = _expired_at(trace[index - 1] if index else None, trace[index]) - with_ttl
+    sends = [(i, set(_ids(step))) for i, step in enumerate(trace[:index])
+             if step.op in ("send", "send_batch")]
+    first = next((i for i, ids in sends if ids & due), None)
+    return first is not None and any(i > first and ids & with_ttl for i, ids in sends)
+
+
 def _restart_past_max_deliver(trace: Sequence[TraceStep]) -> bool:
     """The failing step is a restart, and right before it the model's consumer state of a queue
     counts more redelivered messages than messages pending acknowledgement: a redelivered message
@@ -374,6 +388,7 @@ SHAPES: Final[Mapping[str, Callable[[Sequence[TraceStep]], bool]]] = {
     "nack-at-delivery-limit": _nack_at_delivery_limit,
     "max-age-expiry-due": _max_age_expiry_due,
     "max-age-expiry-after-ttl-expiry": _max_age_expiry_after_ttl_expiry,
+    "max-age-expiry-after-ttl-send": _max_age_expiry_after_ttl_send,
     "restart-past-max-deliver": _restart_past_max_deliver,
     "same-priority-send-not-reset": _same_priority_send_not_reset,
     "non-destructive-direct-delivery": _non_destructive_direct_delivery,

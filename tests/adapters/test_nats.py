@@ -639,12 +639,14 @@ def test_priority_groups_follow_the_server_release() -> None:
 
 
 @pytest.mark.rules("EXPIRY-1", "EXPIRY-2")
-def test_finding_a_ttl_message_postpones_max_age(embedded: NatsAdapter, namespace: str) -> None:
+def test_finding_a_ttl_message_postpones_max_age(embedded: NatsAdapter, namespace: str,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
     """docs/findings/nats-max-age-after-a-ttl-message.md: m1-m3 past the stream's max_age are still
-    held when m4 came with a per-message TTL (the age check moved later); without the TTL they are gone.
-    A failing test here once nats-server keeps max_age: the finding is then fixed upstream."""
+    held when m4 came with a per-message TTL (the age check moved later), the registered deviation;
+    without the TTL they are gone. A failing test here once nats-server keeps max_age: fixed upstream."""
     from pathlib import Path
 
+    from mqconform.cli import main
     from mqconform.scenario.loader import load, parse
     from mqconform.scenario.runner import run_scenario
 
@@ -657,3 +659,6 @@ def test_finding_a_ttl_message_postpones_max_age(embedded: NatsAdapter, namespac
     plain = parse(path.read_text().replace("id: m4, ttl_ms: 4000}", "id: m4}"), str(path))
     control = run_scenario(plain, embedded, namespace=f"{namespace}-plain")
     assert control.verdict == "pass", control.verdict_line()
+    # the scenario command consults the registry: the registered bug, exit 0
+    assert main(["scenario", str(path), "--adapter", "nats"]) == 0
+    assert "DEVIATION" in capsys.readouterr().out

@@ -16,7 +16,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import cache
 from pathlib import Path
 from types import MappingProxyType
@@ -126,6 +126,17 @@ class BrokerRoom:
     @docs.default
     def _docs(self) -> str:
         return f"docs/adapters/{self.name}.md"
+
+
+def adapter_on_first_use(package: str, class_name: str) -> Callable[[str], Any]:
+    """A room package's module ``__getattr__`` (``__getattr__ = adapter_on_first_use(__name__, "X")``):
+    its adapter class `class_name`, imported from ``<package>.adapter`` when first asked for, so that
+    importing the room imports no broker client."""
+    def __getattr__(name: str) -> Any:
+        if name == class_name:
+            return getattr(importlib.import_module(f"{package}.adapter"), class_name)
+        raise AttributeError(name)
+    return __getattr__
 
 
 def rooms_in(package: str) -> tuple[BrokerRoom, ...]:

@@ -3,9 +3,9 @@ the broker (:mod:`mqconform.adapters.rooms`). ``ActiveMQAdapter`` is imported on
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from ..rooms import BrokerRoom
+from ..rooms import BrokerRoom, adapter_on_first_use
 
 ROOM = BrokerRoom(name="activemq", adapter="mqconform.adapters.activemq:ActiveMQAdapter",
                   profile="activemq-classic", order=50)
@@ -15,10 +15,4 @@ if TYPE_CHECKING:
 
 __all__ = ["ROOM", "ActiveMQAdapter"]
 
-
-def __getattr__(name: str) -> Any:
-    if name == "ActiveMQAdapter":
-        from .adapter import ActiveMQAdapter
-
-        return ActiveMQAdapter
-    raise AttributeError(name)
+__getattr__ = adapter_on_first_use(__name__, "ActiveMQAdapter")

@@ -12,8 +12,9 @@ cache warm-up of scripts/setup.sh) needs neither proton nor a second copy of the
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ..rooms import adapter_on_first_use
 from .room import ARTEMIS_NEW_GROUP_SINCE, ARTEMIS_RELEASES, RELEASES, ROOM, artemis_group
 
 if TYPE_CHECKING:
@@ -22,10 +23,4 @@ if TYPE_CHECKING:
 __all__ = ["ARTEMIS_NEW_GROUP_SINCE", "ARTEMIS_RELEASES", "RELEASES", "ROOM", "ArtemisAdapter",
            "artemis_group"]
 
-
-def __getattr__(name: str) -> Any:
-    if name == "ArtemisAdapter":
-        from .adapter import ArtemisAdapter
-
-        return ArtemisAdapter
-    raise AttributeError(name)
+__getattr__ = adapter_on_first_use(__name__, "ArtemisAdapter")

@@ -3,9 +3,9 @@ describes the broker (:mod:`mqconform.adapters.rooms`). ``BeanstalkdAdapter`` is
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from ..rooms import BrokerRoom
+from ..rooms import BrokerRoom, adapter_on_first_use
 
 ROOM = BrokerRoom(name="beanstalkd", adapter="mqconform.adapters.beanstalkd:BeanstalkdAdapter",
                   profile="beanstalkd", order=60)
@@ -15,10 +15,4 @@ if TYPE_CHECKING:
 
 __all__ = ["ROOM", "BeanstalkdAdapter"]
 
-
-def __getattr__(name: str) -> Any:
-    if name == "BeanstalkdAdapter":
-        from .adapter import BeanstalkdAdapter
-
-        return BeanstalkdAdapter
-    raise AttributeError(name)
+__getattr__ = adapter_on_first_use(__name__, "BeanstalkdAdapter")

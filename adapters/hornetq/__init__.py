@@ -7,9 +7,9 @@ cache warm-up of scripts/setup.sh) needs neither stomp.py nor a second copy of t
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from ..rooms import BrokerRoom
+from ..rooms import BrokerRoom, adapter_on_first_use
 
 ROOM = BrokerRoom(name="hornetq", adapter="mqconform.adapters.hornetq:HornetQAdapter", profile="hornetq-2.4",
                   order=80)
@@ -19,10 +19,4 @@ if TYPE_CHECKING:
 
 __all__ = ["ROOM", "HornetQAdapter"]
 
-
-def __getattr__(name: str) -> Any:
-    if name == "HornetQAdapter":
-        from .adapter import HornetQAdapter
-
-        return HornetQAdapter
-    raise AttributeError(name)
+__getattr__ = adapter_on_first_use(__name__, "HornetQAdapter")

@@ -7,8 +7,9 @@ cache warm-up of scripts/setup.sh) needs no Kafka client.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ..rooms import adapter_on_first_use
 from .room import KAFKA_RELEASES, RELEASES, ROOM
 
 if TYPE_CHECKING:
@@ -16,10 +17,4 @@ if TYPE_CHECKING:
 
 __all__ = ["KAFKA_RELEASES", "RELEASES", "ROOM", "KafkaShareAdapter"]
 
-
-def __getattr__(name: str) -> Any:
-    if name == "KafkaShareAdapter":
-        from .adapter import KafkaShareAdapter
-
-        return KafkaShareAdapter
-    raise AttributeError(name)
+__getattr__ = adapter_on_first_use(__name__, "KafkaShareAdapter")

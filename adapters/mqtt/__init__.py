@@ -3,9 +3,9 @@ the broker (:mod:`mqconform.adapters.rooms`). ``MqttAdapter`` is imported on fir
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from ..rooms import BrokerRoom
+from ..rooms import BrokerRoom, adapter_on_first_use
 
 ROOM = BrokerRoom(name="mqtt", adapter="mqconform.adapters.mqtt:MqttAdapter", profile="mosquitto", order=40,
                   service=("mosquitto", 1883))
@@ -15,10 +15,4 @@ if TYPE_CHECKING:
 
 __all__ = ["ROOM", "MqttAdapter"]
 
-
-def __getattr__(name: str) -> Any:
-    if name == "MqttAdapter":
-        from .adapter import MqttAdapter
-
-        return MqttAdapter
-    raise AttributeError(name)
+__getattr__ = adapter_on_first_use(__name__, "MqttAdapter")

@@ -11,9 +11,9 @@ capabilities by release (:mod:`.capabilities`) and the embedded server (:mod:`.s
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from ..rooms import BrokerRoom, Line
+from ..rooms import BrokerRoom, Line, adapter_on_first_use
 
 ROOM = BrokerRoom(name="nats", adapter="mqconform.adapters.nats:NatsAdapter", profile="jetstream", order=10,
                   service=("nats", 4222),
@@ -24,10 +24,4 @@ if TYPE_CHECKING:
 
 __all__ = ["ROOM", "NatsAdapter"]
 
-
-def __getattr__(name: str) -> Any:
-    if name == "NatsAdapter":
-        from .adapter import NatsAdapter
-
-        return NatsAdapter
-    raise AttributeError(name)
+__getattr__ = adapter_on_first_use(__name__, "NatsAdapter")

@@ -4,9 +4,9 @@ quorum queues in the coverage table). ``RabbitMQAdapter`` is imported on first u
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from ..rooms import BrokerRoom
+from ..rooms import BrokerRoom, adapter_on_first_use
 
 ROOM = BrokerRoom(name="rabbitmq", adapter="mqconform.adapters.rabbitmq:RabbitMQAdapter",
                   profile="rabbitmq-classic", order=20, coverage_options=({}, {"queue_type": "quorum"}),
@@ -17,10 +17,4 @@ if TYPE_CHECKING:
 
 __all__ = ["ROOM", "RabbitMQAdapter"]
 
-
-def __getattr__(name: str) -> Any:
-    if name == "RabbitMQAdapter":
-        from .adapter import RabbitMQAdapter
-
-        return RabbitMQAdapter
-    raise AttributeError(name)
+__getattr__ = adapter_on_first_use(__name__, "RabbitMQAdapter")

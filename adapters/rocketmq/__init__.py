@@ -9,9 +9,9 @@ broker's driver, Java compiled against the release's jars (``driver/BrokerDriver
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from ..rooms import BrokerRoom
+from ..rooms import BrokerRoom, adapter_on_first_use
 
 ROOM = BrokerRoom(name="rocketmq", adapter="mqconform.adapters.rocketmq:RocketMQAdapter", profile="rocketmq",
                   order=100)
@@ -21,10 +21,4 @@ if TYPE_CHECKING:
 
 __all__ = ["ROOM", "RocketMQAdapter"]
 
-
-def __getattr__(name: str) -> Any:
-    if name == "RocketMQAdapter":
-        from .adapter import RocketMQAdapter
-
-        return RocketMQAdapter
-    raise AttributeError(name)
+__getattr__ = adapter_on_first_use(__name__, "RocketMQAdapter")

@@ -279,13 +279,18 @@ def _counters(codes: Codes, c: Any, op: _Ops) -> Any:
     return counters
 
 
-def _first_resets(c: Any) -> dict[int, int]:
-    """Example key -> the index of its first broker stop, start or restart (:data:`RESETS`)."""
+def _first_in_example(c: Any, operations: tuple[str, ...], name: str) -> Any:
+    """Per example key ``ek``: the index of its first record of one of `operations`, as column `name`."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    resets = c.select(["ek", "index"]).filter(pc.is_in(c["fs"], pa.array([FS.index(f) for f in RESETS])))
-    return {row["ek"]: row["index"] for row in _agg(resets, ["ek"], {"index": ("index", "min")}).to_pylist()}
+    rows = c.select(["ek", "index"]).filter(pc.is_in(c["fs"], pa.array([FS.index(f) for f in operations])))
+    return _agg(rows, ["ek"], {name: ("index", "min")})
+
+
+def _first_resets(c: Any) -> dict[int, int]:
+    """Example key -> the index of its first broker stop, start or restart (:data:`RESETS`)."""
+    return {row["ek"]: row["index"] for row in _first_in_example(c, RESETS, "index").to_pylist()}
 
 
 def _counter_identity(stats: Stats, codes: Codes, counters: Any, shared: Sequence[int]) -> None:
@@ -401,10 +406,7 @@ def _return_cuts(codes: Codes, c: Any, op: _Ops) -> Any:
     ret = c.select(["ek", "q", "index"]).filter(pc.is_in(c["fs"], pa.array([FS.index(f) for f in RETURNS])))
     per_g = _agg(pa.table({"gk": codes.gk(ret["ek"], ret["q"]), "index": ret["index"]}), ["gk"],
                  {"cut": ("index", "min")})
-    stops = pc.is_in(c["fs"], pa.array([FS.index(f) for f in NEMESIS]))
-    nemesis = _agg(c.select(["ek", "index"]).filter(stops), ["ek"],
-                   {"cut": ("index", "min")})
-    return per_g, nemesis
+    return per_g, _first_in_example(c, NEMESIS, "cut")
 
 
 def _order(stats: Stats, codes: Codes, joined: Any, n_proc: int, cuts: Any,

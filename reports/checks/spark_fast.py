@@ -25,6 +25,7 @@ from mqconform.reports.checks.spark_frames import (
     add_counters,
     collect,
     deleted_by_id,
+    first_in_example,
     local_frame,
     long_form,
     queue_counters,
@@ -270,7 +271,7 @@ def _order_cuts(df: Any) -> tuple[Any, Any]:
 
     col = F.col
     return (df.filter(col("f").isin(*RETURNS)).groupBy(*E, "queue").agg(F.min("index").alias("cut")),
-            df.filter(col("f").isin(*NEMESIS)).groupBy(*E).agg(F.min("index").alias("cut2")))
+            first_in_example(df, NEMESIS, "cut2"))
 
 
 def _fast_collect(frames: list[Any], names: dict[int, str]) -> Stats | None:

@@ -44,6 +44,13 @@ COUNTER_SUMS = ("observations", "checked", "broken", "ring_observations", "exemp
                 "over_bound")
 
 
+def first_in_example(df: Any, operations: tuple[str, ...], name: str) -> Any:
+    """Per example (:data:`E`): the index of its first record of one of `operations`, as column `name`."""
+    from pyspark.sql import functions as F
+
+    return df.filter(F.col("f").isin(*operations)).groupBy(*E).agg(F.min("index").alias(name))
+
+
 def queue_counters(df: Any, shared: Any = None) -> Any:
     """Per (example, queue), from its ``counters`` observations: the last one's message_count, replaced,
     killed and expired (``m``, ``r``, ``k``, ``x``: the lost check, DELIVERY-2, DELIVERY-15), whether one
@@ -69,7 +76,7 @@ def queue_counters(df: Any, shared: Any = None) -> Any:
     in_ring = F.coalesce((col("bound") >= 0) & col("c_pending").isNotNull(), F.lit(False))
     exempt = in_ring & F.coalesce(col("index") > col("exempt_from"), F.lit(False))
     checked = in_ring & ~exempt
-    resets = df.filter(col("f").isin(*RESETS)).groupBy(*E).agg(F.min("index").alias("reset_at"))
+    resets = first_in_example(df, RESETS, "reset_at")
     reset = F.coalesce(col("index") > col("reset_at"), F.lit(False))
     return (counted.join(F.broadcast(exempt_from), on=[*E, "queue"], how="left")
             .join(F.broadcast(resets), on=E, how="left")

@@ -14,6 +14,7 @@ from typing import Any
 
 from mqconform.reference_model.config import DEFAULT_PRIORITY
 from mqconform.reports.checks.definitions import ACCEPTED, NEMESIS, RETURNS, E, R
+from mqconform.reports.checks.spark_frames import first_in_example
 
 __all__ = ["FRAMES", "delivery_count_frame", "order_frame", "out_of_order"]
 
@@ -37,7 +38,7 @@ def order_frame(df: Any) -> Any:
               .select(*E, "queue", "msg", col("first.index").alias("first"),
                       col("first.process").alias("process")))
     per_g = (df.filter(col("f").isin(*RETURNS)).groupBy(*E, "queue").agg(F.min("index").alias("cut")))
-    per_e = (df.filter(col("f").isin(*NEMESIS)).groupBy(*E).agg(F.min("index").alias("cut2")))
+    per_e = first_in_example(df, NEMESIS, "cut2")
     eligible = (firsts.join(sends, on=[*E, "msg"], how="inner")
                 .filter((col("nsend") == 1) & (col("sched") == 0))
                 .join(per_g, on=[*E, "queue"], how="left").join(per_e, on=E, how="left")

@@ -46,6 +46,12 @@ class ExpiryMixin(ClockMixin):
         queue.expiring = True
         if self.options.expiry_scope != "head":
             heapq.heappush(queue.expiries, (ref.expires_at, next(_ORDER), ref))
+        if self.options.ttl_store_postpones_age_check and queue_ttl is not None:  # a bug model
+            from .bugs.nats_max_age_after_a_ttl_message import AgeCheck
+
+            if queue.age_check is None:
+                queue.age_check = AgeCheck()
+            queue.age_check.stored(ref, self.now_ms, queue_ttl)
 
     def _removable(self, queue: QueueState, ref: Ref) -> bool:
         """EXPIRY-4: may an expired `ref` leave now? (ready: while pending; stored: delivered too)."""
@@ -63,6 +69,9 @@ class ExpiryMixin(ClockMixin):
                 self._expire(queue, head)
                 moved = True
             return moved
+        check = queue.age_check  # a bug model's timer (reference_model.bugs): only at its time
+        if check is not None and not check.due(now):
+            return False
         heap, overdue = queue.expiries, queue.overdue
         while heap and heap[0][0] <= now:
             ref = heapq.heappop(heap)[2]
@@ -73,6 +82,8 @@ class ExpiryMixin(ClockMixin):
             if ref.place != "done":
                 self._expire(queue, ref)
                 moved = True
+        if check is not None:
+            check.checked(queue, now)
         return moved
 
     def _expire(self, queue: QueueState, ref: Ref) -> None:
@@ -111,6 +122,8 @@ class ExpiryMixin(ClockMixin):
             if self.options.expiry_scope == "head":
                 head = queue.pending.peek()
                 at = None if head is None else head.expires_at
+            elif queue.age_check is not None:  # a bug model's timer (reference_model.bugs)
+                at = queue.age_check.at
             else:
                 heap = queue.expiries
                 while heap and heap[0][2].place == "done":

@@ -328,6 +328,12 @@ class ModelOptions:
     #: queue's delivering count twice (QueueImpl#cancel: decDelivering after sendToDeadLetterAddress
     #: acked it KILLED). False: once.
     cancel_drop_decrements_delivering_twice: bool = False
+    #: EXPIRY-1/3/4/7, a broker bug and never a profile's choice: nats-server from 2.11.10
+    #: (reference_model.bugs.nats_max_age_after_a_ttl_message, finding nats-max-age-after-a-ttl-message).
+    #: A queue with a message TTL (max_age) expires only at its age check; a Nats-TTL store moves a
+    #: check that startAgeChk armed (ageChkTime 0) to up to 2 s later, so messages due before then stay
+    #: until then. False: every message leaves at its own time.
+    ttl_store_postpones_age_check: bool = False
 
     def overflow_for(self, policy: str | None) -> Overflow:
         """The model overflow of a queue declared with `policy` (None: the profile's `overflow`);

@@ -7,7 +7,7 @@ received set or transaction), scheduled, paged, or done (DELIVERY-1, artemis-sem
 from __future__ import annotations
 
 from collections import OrderedDict, deque
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import attrs
 
@@ -15,6 +15,9 @@ from .config import AddressConfig, ConsumerConfig, Message, QueueConfig
 from .pending import PendingList
 from .scheduler import Scheduler
 from .selectors import Predicate, compile_selector
+
+if TYPE_CHECKING:
+    from .bugs.nats_max_age_after_a_ttl_message import AgeCheck
 
 #: "exhausted": JetStream, past the delivery limit: stored, never delivered again (REDELIVERY-21)
 Place = Literal["pending", "delivering", "scheduled", "paged", "exhausted", "done"]
@@ -243,6 +246,9 @@ class QueueState:
         self.expiring = False
         self.expiries: list[tuple[int, int, Ref]] = []
         self.overdue: dict[str, Ref] = {}
+        #: the stream's age-check timer, by which alone the queue expires (a bug model's state:
+        #: reference_model.bugs.nats_max_age_after_a_ttl_message; always None on a profile's model)
+        self.age_check: AgeCheck | None = None
         self._init_consumer_state()
 
     def _init_consumer_state(self) -> None:

@@ -21,7 +21,10 @@ import time
 import uuid
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import IO, TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from mqconform.conformance.shards import Part
 
 SCHEMA_VERSION = 1
 RecordType = Literal["invoke", "ok", "fail", "info"]
@@ -57,15 +60,17 @@ class HistoryWriter:
     lock makes each record's index, time and line one atomic step, so the file is in index order.
     """
 
-    def __init__(self, run: RunDirectory, machine: str, threadsafe: bool = False) -> None:
+    def __init__(self, run: RunDirectory, machine: str, threadsafe: bool = False, *, first_example: int = 0,
+                 suffix: str = "") -> None:
         self.run = run
         self.machine = machine
         self.index = 0
-        self.example = 0
+        self.example = first_example
         self._prefix: str | None = None
         self._prefix_example = -1
         self._lock: AbstractContextManager[Any] = threading.Lock() if threadsafe else nullcontext()
-        self._file: IO[str] = (run.path / "history" / f"{machine}.jsonl").open("a", encoding="utf-8")
+        self._file: IO[str] = (run.path / "history" / f"{machine}{suffix}.jsonl").open(
+            "a", encoding="utf-8")
 
     def record(self, type_: RecordType, f: str, value: Any = None, *, process: str = "control",
                queue: str | None = None) -> None:
@@ -127,8 +132,13 @@ class RunDirectory:
         self._outcomes = None
         return self
 
-    def history(self, machine: str, threadsafe: bool = False) -> HistoryWriter:
-        return HistoryWriter(self, machine, threadsafe=threadsafe)
+    def history(self, machine: str, threadsafe: bool = False, part: Part | None = None) -> HistoryWriter:
+        """The writer of `machine`'s history; `part` (mqconform.conformance.shards.Part): one of
+        several explorations of the area at once, with a file and example numbers of its own."""
+        if part is None or part.index == 0:
+            return HistoryWriter(self, machine, threadsafe=threadsafe)
+        return HistoryWriter(self, machine, threadsafe=threadsafe, first_example=part.first_example,
+                             suffix=part.suffix)
 
     def outcome(self, machine: str, rule: str, outcome: Outcome, *, examples: int = 0,
                 counterexample: str | None = None, message: str | None = None) -> None:

@@ -53,6 +53,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-n", "--workers", default="1", metavar="N|auto",
                         help="run the areas in N worker processes (auto: one per CPU, at most one per "
                              "area); each builds its own adapter; same outcomes as -n 1 (default 1)")
+    parser.add_argument("--shards", type=int, default=1, metavar="K",
+                        help="explore each area as K parts at once (its examples split between them), "
+                             "each in a worker process with its own adapter, seed and history, merged "
+                             "into the area's result: for a broker whose time is waiting (its clock, "
+                             "restarts); -n then defaults to K (default 1)")
     parser.add_argument("--seed", type=int, metavar="N",
                         help="Hypothesis seed: the same seed and settings explore the same examples "
                              "(default: a random seed, printed and recorded in run.json; none under the "
@@ -87,10 +92,10 @@ def run(args: argparse.Namespace) -> int:
         plan = RunPlan.build(args.adapter, options, profile=args.profile, settings_name=args.settings,
                              areas=args.areas, max_examples=args.max_examples,
                              max_findings=args.max_findings, seed=args.seed,
-                             shrink_seconds=args.shrink_seconds)
+                             shrink_seconds=args.shrink_seconds, shards=args.shards)
         adapter = load_adapter(args.adapter, **options)
         claimed = load_profile(args.profile or adapter.profile)
-        workers = _workers(args.workers, len(plan.areas))
+        workers = _workers(args.workers, len(plan.areas) * plan.shards, plan.shards)
         run_id = new_run_id()
         out = _prepare_out(args.out, run_id)
     except (AdapterLoadError, ModelMisuse, ValueError) as exc:
@@ -161,13 +166,15 @@ def _start_run(out: Path, run_id: str, plan: Any, adapter: Any, claimed: str, op
     run_dir = RunDirectory(out, adapter.name, claimed,
                            {"settings": plan.settings_name, "areas": list(plan.areas),
                             "max_examples": hyp.max_examples, "stateful_step_count": hyp.stateful_step_count,
-                            "adapter_options": sorted(options), "seed": plan.seed, "workers": workers},
+                            "adapter_options": sorted(options), "seed": plan.seed, "workers": workers,
+                            **({"shards": plan.shards} if plan.shards > 1 else {})},
                            run_id=run_id)
     run_dir.meta["seed"] = plan.seed
     seed_text = f"seed {plan.seed}" if plan.seed is not None else "seed derandomized"
     print(f"mqconform run {run_id}: adapter {adapter.name} ({adapter.profile}), checked against "
           f"{claimed}, settings {plan.settings_name}, {seed_text}"
-          f"{f', {workers} workers' if workers > 1 else ''}", flush=True)
+          f"{f', {workers} workers' if workers > 1 else ''}"
+          f"{f', each area in {plan.shards} parts at once' if plan.shards > 1 else ''}", flush=True)
     return run_dir
 
 
@@ -197,8 +204,11 @@ def _say_history_verdicts(out: Path, run_id: str, claimed: str, set_aside: dict[
         print(rules_line(Verdict(final, {}, {}), claimed, set_aside, label="rules with the history checks"))
 
 
-def _workers(value: str, areas: int) -> int:
-    """-n N|auto: the number of worker processes (auto: one per CPU); never more than the areas."""
+def _workers(value: str, jobs: int, shards: int = 1) -> int:
+    """-n N|auto: the number of worker processes (auto: one per CPU; unset with shards: as many as
+    the shards); never more than the jobs (areas times shards)."""
+    if value == "1" and shards > 1:
+        value = str(shards)
     if value == "auto":
         count = os.cpu_count() or 1
     else:
@@ -208,7 +218,7 @@ def _workers(value: str, areas: int) -> int:
             raise ValueError(f"-n expects a number or auto, got {value!r}") from None
         if count < 1:
             raise ValueError("-n must be at least 1")
-    return max(1, min(count, areas))
+    return max(1, min(count, jobs))
 
 
 def _report(out: Path, args: argparse.Namespace, registry: Any) -> int:

@@ -19,7 +19,8 @@ from mqconform.progress import AreaProgress
 
 from .deviations import Deviation
 from .plan import RunPlan
-from .runner import Finding, MachineResult, database, fault_reason
+from .runner import Finding, MachineResult, area_examples, database, fault_reason
+from .shards import WHOLE, Part, parts_for
 from .verdict import Judge, Verdict
 
 #: how a caller watches a block of work: given a `describe()` for its status, a context manager
@@ -44,6 +45,8 @@ class AreaJob:
     #: the run's judge without its implementation: the process judges the findings a registered bug
     #: model explains on its own adapter and explores on against that model (run_areas)
     judge: Judge | None = None
+    #: which of the area's explorations at once this is (mqconform.conformance.shards)
+    part: Part = WHOLE
 
 
 def run_area_job(job: AreaJob) -> tuple[MachineResult, str | None]:
@@ -63,10 +66,10 @@ def run_area_job(job: AreaJob) -> tuple[MachineResult, str | None]:
         if job.run_path is not None:
             run = RunDirectory.attach(Path(job.run_path), adapter.name, claimed.name, job.run_id or "",
                                       job.start_ns)
-            db = database(Path(job.run_path))
+            db = database(Path(job.run_path), job.part)
         judge = None if job.judge is None else attrs.evolve(job.judge, adapter_factory=lambda: adapter)
         result = plan.explore(job.area, lambda: adapter, claimed, run, database=db,
-                              explain=None if judge is None else judge.bug_model)
+                              explain=None if judge is None else judge.bug_model, part=job.part)
         result.adapter_name = str(getattr(adapter, "name", "") or plan.adapter)
         result.server_version = str(getattr(adapter, "server_version", "") or "")
         result.latency = round_trips(adapter)
@@ -102,8 +105,8 @@ def run_areas(plan: RunPlan, adapter: Any, claimed: Any, run_dir: RunDirectory, 
     With `judge`, a finding a registered bug model explains is judged as it is found and the area
     explores on against the model with that bug (runner.run_machine's `explain`); the workers judge
     with the same registry on their own adapter."""
-    if workers > 1:
-        yield from _parallel(plan, adapter, claimed, run_dir, workers, watch, judge)
+    if workers > 1 or plan.shards > 1:
+        yield from _parallel(plan, adapter, claimed, run_dir, max(workers, plan.shards), watch, judge)
         return
     explain = judge.bug_model if judge is not None else None
     db = database(run_dir.path)
@@ -125,57 +128,107 @@ def _parallel(plan: RunPlan, adapter: Any, claimed: Any, run_dir: RunDirectory, 
               watch: Watch, judge: Judge | None) -> Iterator[tuple[str, MachineResult, str | None]]:
     """Spawned, not forked: this process holds the probe adapter's sockets, threads and possibly an
     embedded server. An area that cannot run is known from the probe's capabilities: no worker for
-    it. After a fault the jobs not yet started are cancelled and later results dropped, as -n 1
-    stops at the fault."""
+    it. An area of a plan with shards runs as that many jobs at once (its parts), merged when the
+    last is done. After a fault the jobs not yet started are cancelled and later results dropped, as
+    -n 1 stops at the fault."""
     import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures import Future, ProcessPoolExecutor
 
+    jobs = _area_jobs(plan, adapter, claimed, run_dir, judge)
+    shutdown(adapter)  # the workers build their own
+    runnable = [job for parts in jobs.values() if isinstance(parts, list) for job in parts]
+    if not runnable:
+        for area, parts in jobs.items():
+            assert isinstance(parts, MachineResult)
+            yield area, parts, None
+        return
+    pool = ProcessPoolExecutor(max_workers=min(workers, len(runnable)),
+                               mp_context=multiprocessing.get_context("spawn"))
+    try:
+        futures: dict[int, Future[tuple[MachineResult, str | None]]] = {
+            id(job): pool.submit(run_area_job, job) for job in runnable}
+        started = time.perf_counter()
+        unit = "parts of areas" if plan.shards > 1 else "areas"
+
+        def describe() -> str:
+            done = sum(future.done() for future in futures.values())
+            return (f"{done} of {len(futures)} {unit} done in {workers} workers, "
+                    f"{time.perf_counter() - started:.0f} s")
+
+        for area, parts in jobs.items():
+            if isinstance(parts, MachineResult):
+                yield area, parts, None
+                continue
+            results: list[MachineResult] = []
+            fault: str | None = None
+            for job in parts:
+                try:
+                    with watch(describe):
+                        result, part_fault = futures[id(job)].result()
+                except Exception as exc:  # the worker process died (BrokenProcessPool) or could not start
+                    cause = f"{type(exc).__name__}: {exc}".rstrip(": ")
+                    part_fault = f"area {area}: the worker process failed: {cause}"
+                    result = MachineResult(area, unknown=part_fault)
+                results.append(result)
+                fault = fault or part_fault
+            yield area, merge_parts(area, results), fault
+            if fault is not None:
+                break
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _area_jobs(plan: RunPlan, probe: Any, claimed: Any, run_dir: RunDirectory,
+               judge: Judge | None) -> dict[str, list[AreaJob] | MachineResult]:
+    """Per area of the plan, in order: its jobs (one per part), or the result of an area the probe's
+    capabilities rule out."""
     from mqconform.adapters.contract import EXTRA_CAPABILITIES
 
     from .registry import MACHINES
     from .runner import not_run
 
     profile_caps = frozenset(claimed.features) | EXTRA_CAPABILITIES
-    jobs: list[AreaJob | MachineResult] = []
+    hyp = plan.hypothesis()
+    worker_judge = None if judge is None else attrs.evolve(judge, adapter_factory=None)
+    jobs: dict[str, list[AreaJob] | MachineResult] = {}
     for area in plan.areas:
-        why = not_run(MACHINES[area], profile_caps, frozenset(adapter.capabilities))
-        jobs.append(MachineResult(area, needs=why) if why is not None else
-                    AreaJob(plan, area, str(run_dir.path), run_dir.run_id, run_dir.start_ns,
-                            None if judge is None else attrs.evolve(judge, adapter_factory=None)))
-    shutdown(adapter)  # the workers build their own
-    runnable = [job for job in jobs if isinstance(job, AreaJob)]
-    if not runnable:
-        for job in jobs:
-            assert isinstance(job, MachineResult)
-            yield job.machine, job, None
-        return
-    pool = ProcessPoolExecutor(max_workers=min(workers, len(runnable)),
-                               mp_context=multiprocessing.get_context("spawn"))
-    try:
-        futures = {id(job): pool.submit(run_area_job, job) for job in runnable}
-        started = time.perf_counter()
+        why = not_run(MACHINES[area], profile_caps, frozenset(probe.capabilities))
+        if why is not None:
+            jobs[area] = MachineResult(area, needs=why)
+            continue
+        examples = area_examples(MACHINES[area], hyp, probe, plan.max_examples is None)
+        jobs[area] = [AreaJob(plan, area, str(run_dir.path), run_dir.run_id, run_dir.start_ns, worker_judge,
+                              part) for part in parts_for(plan.shards, examples)]
+    return jobs
 
-        def describe() -> str:
-            done = sum(future.done() for future in futures.values())
-            return (f"{done} of {len(futures)} areas done in {workers} workers, "
-                    f"{time.perf_counter() - started:.0f} s")
 
-        for job in jobs:
-            if isinstance(job, MachineResult):
-                yield job.machine, job, None
-                continue
-            try:
-                with watch(describe):
-                    result, fault = futures[id(job)].result()
-            except Exception as exc:  # the worker process died (BrokenProcessPool) or could not start
-                cause = f"{type(exc).__name__}: {exc}".rstrip(": ")
-                fault = f"area {job.area}: the worker process failed: {cause}"
-                result = MachineResult(job.area, unknown=fault)
-            yield job.area, result, fault
-            if fault is not None:
-                break
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+def merge_parts(area: str, parts: list[MachineResult]) -> MachineResult:
+    """One area's result from its parts' (in part order): findings, checks, examples and records add
+    up; the wall time is the longest part's; where the time went adds up over the parts
+    (``part_seconds`` is their sum, the denominator of its shares); the round trips are the part's
+    with the most samples; the first part that had no verdict says why."""
+    if len(parts) == 1:
+        return parts[0]
+    merged = MachineResult(area)
+    for part in parts:
+        merged.findings.extend(part.findings)
+        merged.checked |= part.checked
+        merged.examples += part.examples
+        merged.steps += part.steps
+        merged.seconds = max(merged.seconds, part.seconds)
+        merged.part_seconds += part.seconds
+        for category, seconds in part.timing.items():
+            merged.timing[category] = round(merged.timing.get(category, 0.0) + seconds, 3)
+        if merged.unknown is None and part.unknown is not None:
+            merged.unknown = part.unknown
+        if merged.needs is None and part.needs is not None:
+            merged.needs = part.needs
+        merged.adapter_name = merged.adapter_name or part.adapter_name
+        merged.server_version = merged.server_version or part.server_version
+    merged.parts = len(parts)
+    sampled = [p.latency for p in parts if p.latency]
+    merged.latency = max(sampled, key=lambda s: s.get("samples") or 0) if sampled else None
+    return merged
 
 
 def area_lines(area: str, result: MachineResult, seconds: float, judge: Judge, claimed: str,
@@ -195,7 +248,11 @@ def area_lines(area: str, result: MachineResult, seconds: float, judge: Judge, c
         lines[0] += (f"  (round trip median {result.latency['median_ms']:.1f} ms, "
                      f"p90 {result.latency['p90_ms']:.1f} ms)")
     if result.latency is not None and result.timing:  # a broker's adapter: where its time went
-        lines.append(f"      time: {describe(result.timing, seconds)}")
+        if result.parts > 1:
+            lines.append(f"      time ({result.parts} parts at once, {result.part_seconds:.1f} s in all): "
+                         f"{describe(result.timing, result.part_seconds)}")
+        else:
+            lines.append(f"      time: {describe(result.timing, seconds)}")
     for finding in result.findings:
         rules = failure_rules(finding.rules, claimed)
         lines.append(f"      {judge.label(finding)} {finding.check} [{rules}] "
@@ -245,7 +302,10 @@ def record_outcomes(run_dir: RunDirectory, results: list[MachineResult], areas: 
                    server_version=server_version,
                    deviations={rule: d.location for rule, d in sorted(known.items())}, aborted=aborted,
                    set_aside=dict(set_aside or {}),
-                   timing={r.machine: {"wall": round(r.seconds, 3), **r.timing} for r in results if r.timing},
+                   timing={r.machine: {"wall": round(r.seconds, 3), **r.timing,
+                                       **({"parts": r.parts, "part_seconds": round(r.part_seconds, 3)}
+                                          if r.parts > 1 else {})}
+                           for r in results if r.timing},
                    **extra)
     return exit_code, counts
 

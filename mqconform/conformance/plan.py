@@ -23,6 +23,7 @@ from mqconform.reference_model.options import ModelOptions
 
 from . import settings as suite_settings
 from .runner import MAX_RERUNS, Finding, MachineResult, run_machine
+from .shards import WHOLE, Part
 
 
 class PlanError(ValueError):
@@ -59,13 +60,15 @@ class RunPlan:
     max_reruns: int = MAX_RERUNS
     seed: int | None = None
     shrink_seconds: float | None = None
+    #: explorations of each area at once, in worker processes (mqconform.conformance.shards)
+    shards: int = 1
 
     @classmethod
     def build(cls, adapter: str, adapter_options: Mapping[str, Any] | None = None, *,
               profile: str | None = None, settings_name: str | None = None,
               areas: str | Iterable[str] | None = None, max_examples: int | None = None,
               max_findings: int | None = None, seed: int | None = None, draw_seed: bool = True,
-              shrink_seconds: float | None = None) -> RunPlan:
+              shrink_seconds: float | None = None, shards: int = 1) -> RunPlan:
         """Validate the options (PlanError, one line) and fix the seed: the given one, else one
         drawn here (so any run can be replayed) unless `draw_seed` is false or the settings are
         derandomized (their examples are already fixed by the settings and the code)."""
@@ -77,11 +80,14 @@ class RunPlan:
             raise PlanError("--max-findings must be at least 1")
         if max_examples is not None and max_examples < 1:
             raise PlanError("--max-examples must be at least 1")
+        if shards < 1:
+            raise PlanError("--shards must be at least 1")
         derandomized = bool(suite_settings.PROFILES[name].get("derandomize"))
         if seed is None and draw_seed and not derandomized:
             seed = random.getrandbits(32)
         return cls(adapter, dict(adapter_options or {}), profile, name, _areas(areas), max_examples or None,
-                   (max_findings - 1) if max_findings is not None else MAX_RERUNS, seed, shrink_seconds)
+                   (max_findings - 1) if max_findings is not None else MAX_RERUNS, seed, shrink_seconds,
+                   shards)
 
     @property
     def max_findings(self) -> int:
@@ -98,13 +104,16 @@ class RunPlan:
     def explore(self, area: str, adapter_factory: Callable[[], Adapter], claimed: ModelOptions,
                 run: RunDirectory | None, *, database: Any = None,
                 progress: AreaProgress | None = None,
-                explain: Callable[[Finding], BugModel | None] | None = None) -> MachineResult:
+                explain: Callable[[Finding], BugModel | None] | None = None,
+                part: Part = WHOLE) -> MachineResult:
         """Explore one area (see :func:`mqconform.conformance.runner.run_machine`; `explain`: a
-        known bug's model to explore on against). A real-clock adapter runs its share of the
-        examples unless the user set them (`max_examples`)."""
+        known bug's model to explore on against; `part`: one of the area's explorations at once).
+        A real-clock adapter runs its share of the examples unless the user set them
+        (`max_examples`)."""
         from .registry import MACHINES
 
         hyp = self.hypothesis(database=database)
         return run_machine(MACHINES[area], adapter_factory, claimed, hyp, run, max_reruns=self.max_reruns,
                            seed_value=self.seed, cap_real_time=self.max_examples is None,
-                           shrink_seconds=self.shrink_seconds, progress=progress, explain=explain)
+                           shrink_seconds=self.shrink_seconds, progress=progress, explain=explain,
+                           part=part)

@@ -35,6 +35,7 @@ from mqconform.text import first_line
 from .base import ConformanceMachine, RunContext
 from .driver import Inconclusive, Step, Violation
 from .minimize import Minimized, reproduces, shrink
+from .shards import WHOLE, Part
 from .timing import TimeLedger
 
 MAX_RERUNS = 8
@@ -141,6 +142,10 @@ class MachineResult:
     latency: dict[str, Any] | None = None
     #: where the area's wall time went: seconds per category (mqconform.conformance.timing)
     timing: dict[str, float] = attrs.field(factory=dict)
+    #: the explorations the area ran in at once (mqconform.conformance.shards); with more than one,
+    #: `timing` adds up over them and `part_seconds` is the sum of their wall times
+    parts: int = 1
+    part_seconds: float = 0.0
 
     def rule_outcomes(self, table: dict[str, tuple[str, ...]], failed: set[str] | None = None,
                       deviating: frozenset[str] | set[str] = frozenset()) -> dict[str, str]:
@@ -208,7 +213,8 @@ def run_machine(base: type[ConformanceMachine], adapter_factory: Callable[[], Ad
                 max_reruns: int = MAX_RERUNS, seed_value: int | None = None,
                 cap_real_time: bool = True, shrink_seconds: float | None = None,
                 progress: AreaProgress | None = None, skip_checks: Iterable[str] = (),
-                explain: Callable[[Finding], BugModel | None] | None = None) -> MachineResult:
+                explain: Callable[[Finding], BugModel | None] | None = None,
+                part: Part = WHOLE) -> MachineResult:
     """Explore one machine against the adapter; see the module docstring. With `seed_value`,
     Hypothesis draws its examples from that seed (`hypothesis.seed`): the same seed, settings and
     adapter explore the same examples; it overrides `derandomize`. With `cap_real_time` (a run
@@ -221,7 +227,9 @@ def run_machine(base: type[ConformanceMachine], adapter_factory: Callable[[], Ad
     `explain`: the bug model of the registered known bug that explains a finding (the verdict's
     judge, mqconform.conformance.verdict.Judge.bug_model), else None. The area then explores on
     against the model with that bug, its check still made, so the known bug is one finding and what
-    lies behind it is still found; a finding no bug model explains disables its check as usual."""
+    lies behind it is still found; a finding no bug model explains disables its check as usual.
+    `part`: this exploration is one of several of the area at once (mqconform.conformance.shards): it
+    explores its share of the examples from its own seed, names and history file."""
     stable_imports()
     result = MachineResult(base.area)
     probe = adapter_factory()
@@ -232,11 +240,12 @@ def run_machine(base: type[ConformanceMachine], adapter_factory: Callable[[], Ad
     if why is not None:
         result.needs = why
         return result  # every rule of the machine is not applicable
-    history = run.history(base.area) if run is not None else None
+    history = run.history(base.area, part=part) if run is not None else None
     disabled: set[str] = set(skip_checks)
-    if cap_real_time and base.REAL_TIME_SHARE > 1 and getattr(probe, "real_time", False):
-        hyp_settings = settings(hyp_settings,
-                                max_examples=max(1, hyp_settings.max_examples // base.REAL_TIME_SHARE))
+    examples = area_examples(base, hyp_settings, probe, cap_real_time)
+    if examples != hyp_settings.max_examples or not part.whole:
+        hyp_settings = settings(hyp_settings, max_examples=max(1, part.examples(examples)))
+    seed_value = part.seed(seed_value, base.area)
     quiet = settings(hyp_settings, verbosity=Verbosity.quiet)
     if shrink_seconds is None and getattr(probe, "real_time", False):
         shrink_seconds = REAL_TIME_SHRINK_S
@@ -244,7 +253,8 @@ def run_machine(base: type[ConformanceMachine], adapter_factory: Callable[[], Ad
     ledger = TimeLedger()
     try:
         for _ in range(max_reruns + 1):
-            context = RunContext(adapter_factory, claimed, history, frozenset(disabled), ledger=ledger)
+            context = RunContext(adapter_factory, claimed, history, frozenset(disabled), ledger=ledger,
+                                 namespace_prefix=part.namespace_prefix)
             context.checked = result.checked
             if progress is not None:
                 progress.context = context
@@ -278,6 +288,15 @@ def run_machine(base: type[ConformanceMachine], adapter_factory: Callable[[], Ad
     result.seconds = time.perf_counter() - started
     result.timing = ledger.summary(result.seconds)
     return result
+
+
+def area_examples(base: type[ConformanceMachine], hyp_settings: settings, probe: Any,
+                  cap_real_time: bool = True) -> int:
+    """The examples an area explores: the settings' budget, or its REAL_TIME_SHARE on an adapter
+    whose clock is real (``real_time``) when `cap_real_time` (the user did not set the count)."""
+    if cap_real_time and base.REAL_TIME_SHARE > 1 and getattr(probe, "real_time", False):
+        return max(1, hyp_settings.max_examples // base.REAL_TIME_SHARE)
+    return int(hyp_settings.max_examples)
 
 
 def _explore(cls: type[ConformanceMachine], context: RunContext, result: MachineResult, quiet: settings,
@@ -423,8 +442,10 @@ def write_counterexample(run: RunDirectory, finding: Finding, adapter_name: str,
     finding.program_path = str(program_path.relative_to(run.path))
 
 
-def database(run_path: Path) -> DirectoryBasedExampleDatabase:
-    return DirectoryBasedExampleDatabase(str(run_path / ".hypothesis"))
+def database(run_path: Path, part: Part = WHOLE) -> DirectoryBasedExampleDatabase:
+    """The run's example database; a part of an area explored in several at once has its own (the
+    parts share the machine class, whose examples Hypothesis keys its database by)."""
+    return DirectoryBasedExampleDatabase(str(run_path / ".hypothesis" / part.suffix.lstrip(".")))
 
 
 def merge_outcomes(results: Iterable[MachineResult], profile: str | None = None,

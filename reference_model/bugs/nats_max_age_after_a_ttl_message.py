@@ -1,7 +1,7 @@
 """nats-server from 2.11.10: a Nats-TTL publish postpones a stream's age check that startAgeChk armed.
 
-nats-server 2.11.10 and later (replayed: fails on 2.11.10, 2.14.0 and 2.15.1; the cited code is
-unchanged on main; not reported upstream yet: docs/findings/nats-max-age-after-a-ttl-message.md).
+nats-server 2.11.10 and later (replayed: fails on 2.11.10, 2.12.1, 2.14.0 and 2.15.1; the cited code
+is unchanged on main; not reported upstream yet: docs/findings/nats-max-age-after-a-ttl-message.md).
 EXPIRY-1, EXPIRY-3, EXPIRY-4, EXPIRY-7. Read at nats-server main 1787eee035, server/filestore.go (the
 memory store has the same shape):
 

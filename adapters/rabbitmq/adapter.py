@@ -293,10 +293,13 @@ class RabbitMQAdapter(RabbitMQSettling):
                              arguments=arguments)
         self.consumers[config.name] = consumer
         if not pull:
+            before = self._before_checkout(queue)
             channel.basic_qos(prefetch_count=config.max_unacked or 0)
             channel.basic_consume(queue.physical, self._on_delivery(consumer), auto_ack=False,
                                   arguments=arguments)
             self._settle([queue.name])
+            if before is not None:
+                self._await_checkout_expiry(queue, before)
 
     def _on_delivery(self, consumer: _Consumer) -> Callable[..., None]:
         order = self._queue(consumer.queue).order
@@ -355,9 +358,12 @@ class RabbitMQAdapter(RabbitMQSettling):
         held = state.received.pop(msg_id, None)
         if held is None:
             return self._not_held(state, msg_id, lambda ch, tag: ch.basic_ack(tag))
+        before = self._before_checkout(self._queue(state.queue)) if state.prefetch is not None else None
         state.channel.basic_ack(held.tag)
         state.settled[msg_id] = held.tag
         self._settle([state.queue], via=state.channel)
+        if before is not None:
+            self._await_checkout_expiry(self._queue(state.queue), before)
         return "ok"
 
     @operation

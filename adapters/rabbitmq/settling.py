@@ -102,6 +102,33 @@ class RabbitMQSettling(BrokerAdapter):
             self._settle([], expect)
             queue.order.trim(self._ready(queue))
 
+    def _before_checkout(self, queue: _Queue) -> tuple[int, dict[str, int]] | None:
+        """EXPIRY-4/7 on a quorum queue with dead-letter queues holding a message past its TTL: its
+        ready + pushed count and its dead-letter queues' counts before an operation after which the
+        broker checks out (a prefetch consumer's basic.consume, an ack that frees prefetch room);
+        None where nothing can expire or nothing would be dead-lettered."""
+        if self.queue_type != "quorum" or not self.addresses.get(queue.dead_letter or "") or not any(
+                self._expired(queue.name, msg_id) for msg_id in (*queue.order.returns, *queue.order.sent)):
+            return None
+        ready = self._ready(queue)
+        queue.order.trim(ready)
+        return ready + self._pushed(queue.name), self._dead_letter_counts(queue)
+
+    def _await_checkout_expiry(self, queue: _Queue, before: tuple[int, dict[str, int]]) -> None:
+        """EXPIRY-4/7: a checkout that delivers the head expires the messages past their TTL it
+        brings to the head, in the same Raft command (rabbit_fifo v3.10.8 checkout_one runs
+        expire_msgs before each checkout), so the queue's counts show them gone at once; their
+        at-most-once dead-lettering is an effect run after the command (rabbit_fifo_dlx:discard, a
+        mod_call publishing to the dead-letter exchange), and reaches the dead-letter queues later
+        still. What left the queue neither ready nor pushed is awaited there (bounded, _settle), so
+        the next observation does not race it."""
+        total, dead = before
+        ready = self._ready(queue)
+        gone = total - (ready + self._pushed(queue.name))
+        if gone > 0:
+            self._settle([], {name: count + gone for name, count in dead.items()})
+        queue.order.trim(ready)
+
     def _expect_after_reject(self, state: _Consumer, rejected: list[_Held]) -> dict[str, int]:
         """A wait hint after a nack requeue=false: the dead-letter queues gain the rejected messages."""
         dead = self._dead_letter_counts(self._queue(state.queue))

@@ -88,6 +88,12 @@ class Line:
     def supported(self, version: str) -> bool:
         return self.since is None or version_key(version) >= version_key(self.since)
 
+    def describe(self) -> str:
+        """The line in a few words, for a command's help: its package's versions, or its releases."""
+        if self.package is not None:
+            return f"{self.adapter}: {self.package} versions"
+        return f"{self.adapter}: {', '.join(r.version for r in self.table)}"
+
     def unsupported_reason(self, version: str) -> str:
         return f"{self.adapter} {version}: the adapter needs {self.since} or newer ({self.since_why})"
 

@@ -26,7 +26,8 @@ from pathlib import Path
 
 import attrs
 
-from mqconform.releases import ReleaseError, artemis_group, cache_root, maven_jars
+from mqconform.adapters.artemis.room import artemis_group
+from mqconform.releases import ReleaseError, cache_root, maven_jars
 
 #: the release the findings cite (tag 2.56.0 of apache/artemis)
 ARTEMIS_VERSION = "2.56.0"

@@ -26,15 +26,10 @@ import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
-# the Artemis and Kafka names stay importable from here for commands/matrix.py (its help) and
-# artemis_junit.py; their rooms own them
-from mqconform.adapters.artemis.room import ARTEMIS_NEW_GROUP_SINCE, ARTEMIS_RELEASES, artemis_group
-from mqconform.adapters.kafka.room import KAFKA_RELEASES
 from mqconform.adapters.rooms import CLASSPATH_KIND, Line, Release, ReleaseError, rooms, version_key
 
-__all__ = ["ARTEMIS_NEW_GROUP_SINCE", "ARTEMIS_RELEASES", "CLASSPATH_KIND", "KAFKA_RELEASES", "Line",
-           "Release", "ReleaseError", "artemis_group", "available", "binary", "cache_root", "left_out",
-           "line", "maven_jars", "resolve", "version_key"]
+__all__ = ["CLASSPATH_KIND", "LINES", "Line", "Release", "ReleaseError", "available", "binary", "cache_root",
+           "left_out", "line", "maven_jars", "resolve", "version_key"]
 
 #: how long a listed set of versions (`all`) is kept before the index is asked again
 VERSIONS_TTL_S = 24 * 3600

@@ -1,7 +1,7 @@
 """A private Apache ActiveMQ Artemis broker for the `artemis` adapter.
 
 The bin distribution (``org.apache.activemq:apache-artemis:<version>:tar.gz:bin``; from 2.50.0 the group
-is ``org.apache.artemis``, :func:`mqconform.releases.artemis_group`) is fetched once
+is ``org.apache.artemis``, :func:`mqconform.adapters.artemis.room.artemis_group`) is fetched once
 through ``mvn dependency:copy`` into the release cache of :mod:`mqconform.releases`
 (``~/.cache/mqconform/servers/apache-artemis/<version>/``; ``$MQCONFORM_CACHE`` moves it) and extracted
 there. Each broker is an instance made by
@@ -24,10 +24,10 @@ import sys
 from pathlib import Path
 
 from mqconform.conformance.deviations import parse_version
-from mqconform.releases import ARTEMIS_RELEASES
 
 from .._process import LOOPBACK, ServerProcess, free_port, java, port_accepts, release_main
 from ..contract import AdapterError
+from .room import ARTEMIS_RELEASES
 
 #: the releases Maven Central serves (mqconform.releases' artemis line: 2.18.0 to 2.40.0, and 2.56.0)
 SERVED = ARTEMIS_RELEASES

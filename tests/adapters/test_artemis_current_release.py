@@ -9,6 +9,7 @@ import pytest
 from mqconform import releases
 from mqconform.adapters.artemis import ArtemisAdapter
 from mqconform.adapters.artemis.features import CAPABILITIES
+from mqconform.adapters.artemis.room import artemis_group
 from mqconform.adapters.artemis.server import fetch
 from mqconform.reference_model.config import ConsumerConfig, Message, QueueConfig
 
@@ -18,8 +19,8 @@ CURRENT = "2.56.0"
 
 
 def test_the_group_follows_the_release() -> None:
-    assert releases.artemis_group("2.44.0") == "org.apache.activemq"
-    assert releases.artemis_group("2.50.0") == releases.artemis_group(CURRENT) == "org.apache.artemis"
+    assert artemis_group("2.44.0") == "org.apache.activemq"
+    assert artemis_group("2.50.0") == artemis_group(CURRENT) == "org.apache.artemis"
     source = releases.line("artemis").release(CURRENT).source
     assert source == f"org.apache.artemis:apache-artemis:{CURRENT}:tar.gz:bin"
 

@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 
 from mqconform import releases
+from mqconform.adapters.artemis.room import ARTEMIS_RELEASES
+from mqconform.adapters.kafka.room import KAFKA_RELEASES
 from mqconform.adapters.redis.adapter import RedisAdapter, capabilities_for
 from mqconform.cli import main
 
@@ -173,7 +175,7 @@ def test_the_redis_adapter_starts_its_own_server_and_follows_its_version() -> No
 
 def test_the_artemis_line_is_every_served_release_from_maven_central() -> None:
     chosen = releases.resolve("artemis", "all")
-    assert [r.version for r in chosen] == list(releases.ARTEMIS_RELEASES)
+    assert [r.version for r in chosen] == list(ARTEMIS_RELEASES)
     assert chosen[-2].source == "org.apache.activemq:apache-artemis:2.40.0:tar.gz:bin"
     # from 2.50.0 the project publishes under its own group (the old one holds relocation poms only)
     assert chosen[-1].source == "org.apache.artemis:apache-artemis:2.56.0:tar.gz:bin"
@@ -183,7 +185,7 @@ def test_the_artemis_line_is_every_served_release_from_maven_central() -> None:
 
 def test_all_leaves_out_the_kafka_releases_the_adapter_cannot_drive_and_says_why() -> None:
     chosen = [r.version for r in releases.resolve("kafka", "all")]
-    assert chosen == [v for v in releases.KAFKA_RELEASES if not v.startswith(("4.0.", "4.1."))]
+    assert chosen == [v for v in KAFKA_RELEASES if not v.startswith(("4.0.", "4.1."))]
     assert releases.left_out("kafka") == ["4.0.0", "4.0.1", "4.0.2", "4.1.0", "4.1.1", "4.1.2"]
     assert releases.left_out("artemis") == [] and releases.left_out("nats") == []
     with pytest.raises(releases.ReleaseError, match=r"kafka 4\.1\.2: the adapter needs 4\.2\.0 or newer"):

@@ -29,7 +29,7 @@ from .._process import LOOPBACK, ServerProcess, free_port, java, port_accepts, r
 from ..contract import AdapterError
 from .room import ARTEMIS_RELEASES
 
-#: the releases Maven Central serves (mqconform.releases' artemis line: 2.18.0 to 2.40.0, and 2.56.0)
+#: the releases Maven Central serves (the artemis room's release line: 2.18.0 to 2.40.0, and 2.56.0)
 SERVED = ARTEMIS_RELEASES
 #: the release the suite's figures, registry and tests were measured on; 2.56.0 (the current release)
 #: is `-o version=2.56.0`

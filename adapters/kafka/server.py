@@ -32,7 +32,7 @@ from .._process import LOOPBACK, ServerProcess, free_port, java, last_line, port
 from ..contract import AdapterError
 from .room import KAFKA_RELEASES
 
-#: the releases Maven Central serves (mqconform.releases' kafka line); the default is the newest
+#: the releases Maven Central serves (the kafka room's release line); the default is the newest
 SERVED = KAFKA_RELEASES
 DEFAULT_VERSION = KAFKA_RELEASES[-1]
 READY_TIMEOUT_S = 90.0

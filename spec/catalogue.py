@@ -2,9 +2,12 @@
 
 A rule file has the top-level keys ``area``, ``title`` and ``rules``; each rule has ``id``,
 ``statement``, ``kind``, ``source``, ``profiles`` and optionally ``params``, ``notes`` and
-``unchecked`` (why no model code or test checks the rule yet: an explicit, reported gap, never a pass)
-and ``unobservable`` (why no conformance check can evidence the rule: its subject cannot be observed
-from outside any adapter through the contract; the model's and scenario tests still check it).
+``unchecked`` (why no model code or test checks the rule yet: an explicit, reported gap, never a pass),
+``unobservable`` (why no conformance check can evidence the rule: its subject cannot be observed
+from outside any adapter through the contract; the model's and scenario tests still check it) and
+``evidenced_by`` (``<area>.<check>`` names: conformance checks that also evidence the rule, where the
+model implements it under its profiles, e.g. a broker's own order of returns seen by
+``redelivery.receive.id``; mqconform.conformance.rules adds the rule to those checks' rules).
 Every validation error is a :class:`SpecError` whose message starts ``<file>:<line>:``; line
 numbers come from the YAML nodes (``yaml.compose``), so they point at the offending key or value.
 """
@@ -39,7 +42,7 @@ AREAS: Final[Mapping[str, str]] = MappingProxyType({
 
 _TOP_REQUIRED: Final = ("area", "title", "rules")
 _RULE_REQUIRED: Final = ("id", "statement", "kind", "source", "profiles")
-_RULE_OPTIONAL: Final = ("params", "notes", "unchecked", "unobservable")
+_RULE_OPTIONAL: Final = ("params", "notes", "unchecked", "unobservable", "evidenced_by")
 _ID: Final = re.compile(r"^([A-Z]+)-([1-9][0-9]*)$")
 
 
@@ -67,6 +70,8 @@ class Rule:
     unchecked: str = ""
     #: why no conformance check can evidence it from outside an adapter (empty: one can, or should)
     unobservable: str = ""
+    #: conformance checks (``<area>.<check>``) that also evidence it under its profiles
+    evidenced_by: tuple[str, ...] = ()
     #: ``<file>:<line>`` of the rule's id, for reports and error messages.
     location: str = attrs.field(default="", eq=False)
 
@@ -177,6 +182,22 @@ def _profiles(file: _File, node: Node) -> frozenset[str]:
     return frozenset(names)
 
 
+def _checks(file: _File, node: Node) -> tuple[str, ...]:
+    if not isinstance(node, SequenceNode) or not node.value:
+        raise file.error(node, "evidenced_by must be a non-empty list of <area>.<check> names")
+    names: list[str] = []
+    for item in node.value:
+        name = file.value(item)
+        area, _, check = name.partition(".") if isinstance(name, str) else ("", "", "")
+        if area not in AREAS or not check:
+            raise file.error(item, f"evidenced_by names <area>.<check> (areas: {', '.join(AREAS)}), "
+                                   f"not {name!r}")
+        if name in names:
+            raise file.error(item, f"duplicate check {name!r}")
+        names.append(name)
+    return tuple(names)
+
+
 def _rule(file: _File, node: Node, area: str, seen: dict[str, str]) -> Rule:
     fields = file.mapping(node, _RULE_REQUIRED + _RULE_OPTIONAL, _RULE_REQUIRED, "rule")
     id_node = fields["id"][1]
@@ -218,6 +239,7 @@ def _rule(file: _File, node: Node, area: str, seen: dict[str, str]) -> Rule:
         notes=notes,
         unchecked=unchecked,
         unobservable=unobservable,
+        evidenced_by=_checks(file, fields["evidenced_by"][1]) if "evidenced_by" in fields else (),
         location=location,
     )
 

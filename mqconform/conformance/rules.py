@@ -339,71 +339,6 @@ for _area in ("ring", "redelivery"):
     })
 
 
-#: The broker-profile rules each check also evidences: under a broker's profile the model implements
-#: that broker's rule (spec/ names the profiles), so the same comparison fails when it is broken.
-#: merge_outcomes keeps only the rules that apply to the claimed profile.
-_PROFILE_RULES: dict[str, dict[str, tuple[str, ...]]] = {
-    "delivery": {
-        # RING-1: a queue declared without a ring size is no ring: nothing is evicted from it
-        "counters.replaced": ("RING-1",),
-        # REDELIVERY-42: RocketMQ's closes give back into the retry topic, read before the topic
-        "receive.id": ("DELIVERY-14", "DELIVERY-16", "DELIVERY-17", "DELIVERY-18", "DELIVERY-19",
-                       "DELIVERY-20", "DELIVERY-35", "REDELIVERY-42"),
-        "pending.order": ("DELIVERY-14",),
-        # beanstalkd: a release with a delay (REDELIVERY-37, queue_machine.nack_later)
-        "nack.delay": ("REDELIVERY-37",),
-        # beanstalkd: stats-tube counters (DELIVERY-37), delete <id> (DELIVERY-36)
-        "counters.pending_count": ("DELIVERY-37", "RING-1"),
-        "counters.delivering_count": ("DELIVERY-37",),
-        "counters.scheduled_count": ("DELIVERY-37",),
-        "counters.added": ("DELIVERY-37",),
-        "delete.result": ("DELIVERY-36",),
-        "browse.ids": ("DELIVERY-14",),
-    },
-    "ring": {
-        "receive.id": ("DELIVERY-14", "DELIVERY-16", "RING-14", "RING-18", "RING-19", "RING-21"),
-        "send.result": ("RING-21",),
-        "counters.message_count": ("RING-18", "RING-19", "RING-20", "RING-25"),
-        "counters.pending_count": ("RING-14",),
-        "counters.replaced": ("RING-14", "RING-18", "RING-19"),
-        "pending.order": ("RING-14",),
-    },
-    "redelivery": {
-        # DELIVERY-16: a RabbitMQ consumer's prefetch bounds what it can receive while others are unacked
-        "receive.id": ("REDELIVERY-13", "REDELIVERY-14", "REDELIVERY-15", "REDELIVERY-17", "REDELIVERY-19",
-                       "REDELIVERY-20", "REDELIVERY-22", "REDELIVERY-23", "REDELIVERY-31", "DELIVERY-16",
-                       "REDELIVERY-35", "REDELIVERY-42"),
-        "delivery_count": ("REDELIVERY-12", "REDELIVERY-19", "REDELIVERY-22", "REDELIVERY-35"),
-        # DELIVERY-16: with a prefetch consumer attached, how many messages are ready and how many are
-        # out for delivery is what the prefetch bound leaves (RabbitMQ pushes up to it at once); the
-        # counts nack.result compares after a nack too
-        "counters.pending_count": ("DELIVERY-16",),
-        "counters.delivering_count": ("DELIVERY-16",),
-        "nack.result": ("DELIVERY-16",),
-        # beanstalkd: the stored count after a bury (REDELIVERY-36; nack.reject below), a release with
-        # a delay (REDELIVERY-37) and the delayed count
-        "counters.message_count": ("REDELIVERY-36",),
-        "nack.delay": ("REDELIVERY-37",),
-        "counters.scheduled_count": ("REDELIVERY-37",),
-        "delete.result": ("DELIVERY-36",),
-        "counters.killed": ("REDELIVERY-13", "REDELIVERY-16"),
-        "pending.order": ("REDELIVERY-15", "REDELIVERY-17", "REDELIVERY-20"),
-    },
-    "scheduling": {
-        "receive.id": ("SCHED-9", "SCHED-10", "SCHED-12"),
-        "counters.scheduled_count": ("SCHED-9", "SCHED-10"),
-        "pending.order": ("SCHED-11", "SCHED-12"),
-    },
-    "paging": {
-        "receive.id": ("PAGING-18", "PAGING-20", "PAGING-29"),
-        "counters.paged_count": ("PAGING-18", "PAGING-20", "PAGING-29"),
-        "counters.pending_count": ("PAGING-29",),
-        "pending.order": ("PAGING-29",),
-        "browse.ids": ("PAGING-19",),
-        # HornetQ: a selector sees in-memory messages only (machines/paging.py, a selecting consumer)
-        "receive.selector": ("PAGING-19",),
-    },
-}
 #: machines/paging.py: a send compared under its address's policy (PAGING-26 BLOCK never pages,
 #: PAGING-27 DROP and FAIL discard before any queue, PAGING-13..16 page limits and page-full, PAGING-30
 #: the current page file kept by page cleanup)
@@ -412,9 +347,24 @@ for _check, _ids in {"send.blocked": ("PAGING-26",), "send.dropped": ("PAGING-27
                      "send.page_full": ("PAGING-13", "PAGING-14", "PAGING-15", "PAGING-16",
                                         "PAGING-30")}.items():
     TABLES["paging"][_check] = _ids + TABLES["paging"]["send.result"]
-for _area, _extra in _PROFILE_RULES.items():
-    for _check, _ids in _extra.items():
-        TABLES[_area][_check] = tuple(dict.fromkeys(TABLES[_area].get(_check, ()) + _ids))
+
+
+def _add_spec_evidence() -> None:
+    """The broker-profile rules a check also evidences, from the spec (a rule's ``evidenced_by``):
+    under a broker's profile the model implements that broker's rule, so the same comparison fails
+    when it is broken; merge_outcomes keeps only the rules that apply to the claimed profile."""
+    from mqconform.spec import load_catalogue
+
+    for rule in load_catalogue():
+        for name in rule.evidenced_by:
+            area, _, check = name.partition(".")
+            if check not in TABLES.get(area, {}):
+                raise ValueError(f"{rule.location}: {rule.id} evidenced_by {name!r}: no such check in "
+                                 f"area {area!r} (mqconform/conformance/rules.py)")
+            TABLES[area][check] = tuple(dict.fromkeys(TABLES[area][check] + (rule.id,)))
+
+
+_add_spec_evidence()
 
 #: the areas whose machines mix in the restart step (mqconform/conformance/restart.py)
 RESTART_AREAS = ("delivery", "redelivery")

@@ -240,6 +240,12 @@ rules:
         (GOOD.replace("    profiles:", "    kind: liveness\n    profiles:"), 8, "duplicate key 'kind'"),
         # the parser notices the unclosed flow list on the next line
         (GOOD.replace("  - id: ID", "  - id: ID\n    statement: [open"), 6, "malformed YAML: expected ','"),
+        (GOOD.replace("    params:", "    evidenced_by: [ring.receive.id, weather.x]\n    params:"), 9,
+         "evidenced_by names <area>.<check>"),
+        (GOOD.replace("    params:", "    evidenced_by: [ring]\n    params:"), 9, "evidenced_by names"),
+        (GOOD.replace("    params:", "    evidenced_by: []\n    params:"), 9, "non-empty list"),
+        (GOOD.replace("    params:", "    evidenced_by: [ring.a, ring.a]\n    params:"), 9,
+         "duplicate check 'ring.a'"),
         ("area: ring\ntitle: t\nrules: []\n", 3, "rules must be a non-empty list"),
         ("", 1, "empty file"),
         ("- just\n- a list\n", 1, "file must be a mapping"),
@@ -273,3 +279,15 @@ def test_duplicate_id_in_one_file(tmp_path: Path) -> None:
 def test_empty_directory(tmp_path: Path) -> None:
     with pytest.raises(SpecError, match=r"no \*\.yaml rule files"):
         load_catalogue(tmp_path)
+
+
+def test_a_rule_evidenced_by_a_check_is_among_that_checks_rules(catalogue: Catalogue) -> None:
+    """A broker-profile rule the spec says an existing check evidences (``evidenced_by``) is reported
+    by that check in its area: adding such a rule touches the spec and the model only."""
+    from mqconform.conformance.rules import TABLES
+
+    named = [(rule.id, name) for rule in catalogue for name in rule.evidenced_by]
+    assert ("REDELIVERY-42", "redelivery.receive.id") in named
+    for rule_id, name in named:
+        area, _, check = name.partition(".")
+        assert rule_id in TABLES[area][check], (rule_id, name)

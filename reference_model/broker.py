@@ -144,6 +144,8 @@ class Broker(AckWaitMixin, ConsumerOrderMixin, DeliveryMixin, RedeliveryMixin, R
         queue.hysteresis = (queue.bounded and queue.overflow in ("reject_new", "reject_new_dlx")
                             and opts.reject_check == "after")
         queue.delivery_limit = self._delivery_limit(config)
+        if opts.ttl_store_postpones_age_check:  # a bug model (reference_model.bugs): the stream's timer
+            self._arm_age_check(queue)
         self.queues[config.name] = queue
         state.queues.append(config.name)
         state.queue_states.append(queue)

@@ -53,6 +53,15 @@ class ExpiryMixin(ClockMixin):
                 queue.age_check = AgeCheck()
             queue.age_check.stored(ref, self.now_ms, queue_ttl)
 
+    def _arm_age_check(self, queue: QueueState) -> None:
+        """A bug model's stream timer (reference_model.bugs.nats_max_age_after_a_ttl_message): a
+        queue with a message TTL is created with its age check max_age ahead (newFileStore)."""
+        from .bugs.nats_max_age_after_a_ttl_message import AgeCheck
+
+        if queue.config.message_ttl_ms is not None:
+            queue.age_check = AgeCheck(at=self.now_ms + queue.config.message_ttl_ms)
+            queue.expiring = True
+
     def _removable(self, queue: QueueState, ref: Ref) -> bool:
         """EXPIRY-4: may an expired `ref` leave now? (ready: while pending; stored: delivered too)."""
         if ref.place == "pending":

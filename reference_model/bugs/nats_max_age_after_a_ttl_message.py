@@ -6,7 +6,7 @@ EXPIRY-1, EXPIRY-3, EXPIRY-4, EXPIRY-7. Read at nats-server main 1787eee035, ser
 memory store has the same shape):
 
 - one timer (``ageChk``) runs the stream's expiry (``expireMsgs``); ``ageChkTime`` says when it fires,
-  0 when unknown;
+  0 when unknown; the store's creation arms it max_age ahead with ``startAgeChk`` (L610);
 - a store without a TTL into a stream with no timer calls ``startAgeChk`` (L5388-L5389), a timer at
   MaxAge that leaves ``ageChkTime`` 0 (L7165-L7172);
 - a store with a TTL calls ``resetAgeChk(0)`` (L5386-L5387): the timer moves to now + the least of
@@ -22,19 +22,22 @@ scenario: docs/findings/nats-max-age-after-a-ttl-message.yaml (m1-m3 with max_ag
 published with Nats-TTL 4 s at 5.0 s: all four still stored at 6.5 s, removed at 7.0 s).
 
 The model (``ttl_store_postpones_age_check``, :class:`AgeCheck` on a queue with a message TTL): the
-expiry of such a queue runs only at its age check; a store without a TTL arms a check max_age ahead when
-the queue has none (not pinned); a store with one moves it to now + min(max_age, 2 s, the earliest own
-TTL deadline) when it is not pinned or that is sooner, and pins it; a check removes what is due and
-re-arms, pinned, at the next expiry, or disarms when nothing is stored. Where the check is pinned it is
-the next expiry, so the queue expires as the claimed model's does.
+expiry of such a queue runs only at its age check; the queue's declaration arms one max_age ahead, and
+a store without a TTL arms one when the queue has none (neither pinned); a store with one moves it to
+now + min(max_age, 2 s, the earliest own TTL deadline) when it is not pinned or that is sooner, and pins
+it; a check removes what is due and re-arms, pinned, at the next expiry, or disarms when nothing is
+stored. Where the check is pinned it is the next expiry, so the queue expires as the claimed model's
+does.
 
-Not modelled (so a replay that meets them stays a failure): the timer armed when the stream is created
-(newFileStore's startAgeChk, max_age after the queue's declaration: on the expiry machine's grid it
-fires on an advance, where it races the steps after that advance on the broker's real clock); the
-250 ms floor of a re-armed check and its delay for messages stored within 250 ms of the due one (within
-the margin the machines keep, as for the claimed model); a restart (the store re-arms on recovery).
-Releases 2.11.0 to 2.11.9 and 2.12.0, without the guard, move the check at every Nats-TTL publish; their
-entries stay shapes (deviations.yaml).
+Real-clock order: the model runs a check due at a logical time before the steps at that time. On the
+expiry machine the creation timer falls on an advance (max_age 2 s = 0.5 s + 1.5 s), so it races the
+steps after that advance on the broker: replayed 6 of 6 on 2.15.1 with the machine's set-up, the check
+fired first (a Nats-TTL publish right after the advance left it pinned), as modelled; every other time
+of the model stays half a second clear of the machine's advances. Not modelled (a replay that meets
+them stays a failure): the 250 ms floor of a re-armed check and its delay for messages stored within
+250 ms of the due one (within the margin the machines keep, as for the claimed model); a restart (the
+store re-arms on recovery). Releases 2.11.0 to 2.11.9 and 2.12.0, without the guard, move the check at
+every Nats-TTL publish; their entries stay shapes (deviations.yaml).
 """
 
 from __future__ import annotations

@@ -86,3 +86,18 @@ def test_an_emptied_queue_disarms_and_the_next_store_arms_a_movable_check_again(
              {"send": {"to": "q", "id": "m6", "ttl_ms": 4000}}, {"advance": 1000}]
     assert _counts(steps, with_bug=False)[-1] == 1
     assert _counts(steps, with_bug=True)[-1] == 2
+
+
+def test_the_streams_creation_arms_a_check_that_pins_the_next_one() -> None:
+    """The expiry machine's set-up: q declared at 0 s arms a check at 2.0 s (newFileStore's startAgeChk);
+    m1 at 0.5 s leaves it there. That check re-arms, pinned, for m1 at 2.5 s, so a Nats-TTL store at 2.0 s
+    does not move it (as replayed 6 of 6 on nats-server 2.15.1): the claimed model's counts. Without the
+    creation's timer m1's own startAgeChk (2.5 s) would have been moved to 4.0 s."""
+    steps: list[dict[str, Any]] = [
+        {"address": {"name": "dlx"}}, {"queue": {"name": "dlq", "address": "dlx"}},
+        {"queue": {"name": "q", "message_ttl_ms": 2000}},
+        {"consumer": {"name": "c-q", "queue": "q", "window_bytes": 0}}, {"advance": 500},
+        {"send": {"to": "q", "id": "m1"}}, {"advance": 1500},
+        {"send": {"to": "q", "id": "m2", "ttl_ms": 4000}}, {"advance": 1500}]
+    assert _counts(steps, with_bug=True) == _counts(steps, with_bug=False)
+    assert _counts(steps, with_bug=True)[-3:] == [1, 2, 1]

@@ -116,13 +116,19 @@ class Catalogue:
         return tuple(rule for rule in self if profile in rule.profiles)
 
 
+#: libyaml's loader when PyYAML has it (the catalogue loads in every process a run starts: some 30 times
+#: faster than the pure-Python one); a file it cannot parse is parsed again by the pure-Python loader,
+#: whose error messages the tests and users see
+_FAST_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 class _File:
     """One YAML file being checked: its name for messages and the loader that built its nodes."""
 
-    def __init__(self, path: Path, name: str) -> None:
+    def __init__(self, path: Path, name: str, loader: type[yaml.SafeLoader] = _FAST_LOADER) -> None:
         self.path = path
         self.name = name
-        self.loader = yaml.SafeLoader(path.read_text(encoding="utf-8"))
+        self.loader = loader(path.read_text(encoding="utf-8"))
 
     def error(self, node: Node | None, problem: str) -> SpecError:
         line = node.start_mark.line + 1 if node is not None else 1
@@ -249,13 +255,20 @@ def _load_file(path: Path, seen: dict[str, str]) -> list[Rule]:
     try:
         try:
             root = file.loader.get_single_node()
-        except yaml.MarkedYAMLError as exc:
-            mark = exc.problem_mark or exc.context_mark
-            line = mark.line + 1 if mark is not None else 1
-            problem = exc.problem or exc.context or "cannot parse"
-            raise SpecError(f"{file.name}:{line}: malformed YAML: {problem}") from None
-        except yaml.YAMLError as exc:
-            raise SpecError(f"{file.name}:1: malformed YAML: {exc}") from None
+        except yaml.YAMLError:
+            if _FAST_LOADER is yaml.SafeLoader:
+                raise
+            file.loader.dispose()
+            file = _File(path, path.name, yaml.SafeLoader)  # parsed again for its error message
+            root = file.loader.get_single_node()
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark is not None else 1
+        problem = exc.problem or exc.context or "cannot parse"
+        raise SpecError(f"{file.name}:{line}: malformed YAML: {problem}") from None
+    except yaml.YAMLError as exc:
+        raise SpecError(f"{file.name}:1: malformed YAML: {exc}") from None
+    try:
         if root is None:
             raise SpecError(f"{file.name}:1: empty file (expected keys {', '.join(_TOP_REQUIRED)})")
         top = file.mapping(root, _TOP_REQUIRED, _TOP_REQUIRED, "file")

@@ -205,6 +205,14 @@ class ModelOptions:
     #: PAGING-10 (Artemis read budget per queue), HornetQ H1 (whole pages while address memory < max)
     #: or PAGING-29 (HornetQ 2.4: per queue while its pending in-memory bytes < max-size-bytes).
     depage_rule: DepageRule = "read_budget"
+    #: DELIVERY-9, a broker bug and never a profile's choice: HornetQ 2.4.9
+    #: (reference_model.bugs.hornetq_messages_added_depaged_delivering, docs/findings/hornetq-2.4-paging.md
+    #: finding 4). The queue's added counter counts a message that was paged (its send answered paged)
+    #: and depaged once more from its dispatch until it leaves delivering: acknowledged (at the commit
+    #: of a transacted ack) or dropped, or back in the queue (a close's or rollback's return).
+    #: QueueImpl#getInstantMessagesAdded = messagesAdded + page counter - pagedReferences, and
+    #: #refRemoved at dispatch takes it out of pagedReferences. False: each message is counted once.
+    messages_added_counts_depaged_delivering: bool = False
     #: PAGING-12 / H2: browsers and selectors see paged messages (Artemis cursors) or only memory.
     paged_visible_to_browsers: bool = True
     paged_visible_to_selectors: bool = True

@@ -279,6 +279,22 @@ def _non_destructive_ring_evicts_delivered(trace: Sequence[TraceStep]) -> bool:
     return False
 
 
+def _depaged_message_delivering(trace: Sequence[TraceStep]) -> bool:
+    """At or before the failing step, a consumer holds (received, not acknowledged) a message whose
+    send answered ``paged``: it was depaged and dispatched. HornetQ 2.4's MessagesAdded counts such a
+    message twice until its acknowledgement commits or it goes back to the queue
+    (QueueImpl#getInstantMessagesAdded: #refRemoved at dispatch takes it out of pagedReferences while
+    the page counter keeps it)."""
+    paged: set[str] = set()
+    for step in trace:
+        if step.op in ("send", "send_batch"):
+            answers = step.result if isinstance(step.result, list) else [step.result]
+            paged |= {i for i, answer in zip(_ids(step), answers, strict=False) if answer == "paged"}
+        if any(ids & paged for ids in step.held.values()):
+            return True
+    return False
+
+
 def _with_open_consumers(trace: Sequence[TraceStep]) -> Iterable[tuple[TraceStep | None, TraceStep,
                                                                          set[str]]]:
     """The (step before, step) pairs of the trace other than consumer opens and closes, each with the
@@ -393,6 +409,7 @@ SHAPES: Final[Mapping[str, Callable[[Sequence[TraceStep]], bool]]] = {
     "same-priority-send-not-reset": _same_priority_send_not_reset,
     "non-destructive-direct-delivery": _non_destructive_direct_delivery,
     "ring-replaces-returning-paged": _ring_replaces_returning_paged,
+    "depaged-message-delivering": _depaged_message_delivering,
     "close-returns-paged-while-paging": _close_returns_paged_while_paging,
     "non-destructive-ring-evicts-delivered": _non_destructive_ring_evicts_delivered,
     "non-destructive-ring-repeats-replaced": _non_destructive_ring_repeats_replaced,

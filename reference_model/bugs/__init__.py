@@ -24,14 +24,15 @@ def _load() -> dict[str, BugModel]:
     from . import (
         artemis_4985,
         artemis_cancel_drop_delivering,
+        hornetq_messages_added_depaged,
         nats_max_age_after_a_ttl_message,
         nats_server_78fd547,
         rabbitmq_server_5609,
     )
 
     found = {}
-    for module in (artemis_4985, artemis_cancel_drop_delivering, nats_max_age_after_a_ttl_message,
-                   nats_server_78fd547, rabbitmq_server_5609):
+    for module in (artemis_4985, artemis_cancel_drop_delivering, hornetq_messages_added_depaged,
+                   nats_max_age_after_a_ttl_message, nats_server_78fd547, rabbitmq_server_5609):
         bug = module.BUG
         found[bug.name] = bug
     return found

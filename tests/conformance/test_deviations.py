@@ -82,6 +82,7 @@ FAILING_STEP = {
     "docs/findings/artemis-max-size-messages-leak.yaml": 7,
     "tests/adapters/scenarios/artemis-non-destructive-last-value-repeats-current.yaml": 7,
     "tests/adapters/scenarios/artemis-non-destructive-last-value-scheduled-reoffers.yaml": 9,
+    "tests/adapters/scenarios/hornetq-2.4-messages-added-depaged-delivering.yaml": 9,
 }
 
 #: the shipped scenarios -> the steps before the one that gives the bug its shape (the nack at the
@@ -107,6 +108,7 @@ BEFORE_SHAPE = {
     "docs/findings/artemis-max-size-messages-leak.yaml": 4,
     "tests/adapters/scenarios/artemis-non-destructive-last-value-repeats-current.yaml": 3,
     "tests/adapters/scenarios/artemis-non-destructive-last-value-scheduled-reoffers.yaml": 6,
+    "tests/adapters/scenarios/hornetq-2.4-messages-added-depaged-delivering.yaml": 8,
 }
 
 #: the shipped registry, loaded once for the tests that only read it

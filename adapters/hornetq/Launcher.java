@@ -295,6 +295,7 @@ public class Launcher {
                 } else {
                     serverConsumer(server, (String) held[0], (ClientConsumer) held[1])
                         .individualAcknowledge(true, null, m.getMessageID());
+                    ackCompleted(server);
                 }
                 return "";
             }
@@ -357,6 +358,7 @@ public class Launcher {
                     } else {
                         sc.individualAcknowledge(true, null, m.getMessageID());
                     }
+                    ackCompleted(server);
                 }
                 if (upTo) {
                     received.subList(0, received.indexOf(m) + 1).clear();
@@ -422,6 +424,17 @@ public class Launcher {
                 return Integer.toString(MessageReferenceImpl.getMemoryEstimate());
             default:
                 throw new IllegalArgumentException("unknown command " + w[0]);
+        }
+    }
+
+    /** An ack made here, outside a session, commits its own transaction on this thread, and the commit's
+     * afterCommit (the page counter's decrement of a paged message: PageSubscriptionCounterImpl
+     * CounterOperations, read by MessagesAdded and MessageCount) runs when the journal completes it
+     * (TransactionImpl#commit -> afterCompleteOperations): wait for this thread's operation context,
+     * as a blocking core ack's response does. */
+    static void ackCompleted(HornetQServer server) throws Exception {
+        if (!server.getStorageManager().waitOnOperations(5000)) {
+            throw new IllegalStateException("the ack's journal operations did not complete in 5 s");
         }
     }
 

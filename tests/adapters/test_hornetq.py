@@ -20,7 +20,9 @@ from mqconform.reference_model.config import AddressConfig, ConsumerConfig, Mess
 
 pytestmark = pytest.mark.broker("hornetq")
 
-#: the counters the adapter claims (not added: docs/findings/hornetq-2.4-paging.md, finding 4)
+#: the counters the steps compare with the plain model (added is compared with the bug model of
+#: docs/findings/hornetq-2.4-paging.md, finding 4:
+#: test_messages_added_counts_a_delivering_depaged_message_twice)
 COUNTERS = ("message_count", "pending_count", "delivering_count", "paged_count")
 
 
@@ -403,3 +405,60 @@ def test_freed_memory_lets_every_held_producer_through(both: Both) -> None:
         assert size > limit
     finally:
         adapter._ctl("unproducer", "second")
+
+
+@pytest.mark.rules("DELIVERY-9")
+@pytest.mark.parametrize("tx", [False, True], ids=["ack", "transacted-ack"])
+def test_messages_added_counts_a_delivering_depaged_message_twice(hornetq: HornetQAdapter, namespace: str,
+                                                                  tx: bool) -> None:
+    """The adapter reads MessagesAdded (counter:added), and HornetQ 2.4.9 counts a message that was
+    paged and depaged once more from its dispatch until its acknowledgement commits or a close returns
+    it (finding 4): at every step the broker's counters are those of the model with the bug
+    hornetq-2.4-messages-added-depaged-delivering, and differ from the plain model's exactly while m3
+    is delivering."""
+    from mqconform.reference_model.bugs import BUGS
+    from mqconform.reference_model.profiles import profile
+
+    assert "counter:added" in hornetq.capabilities
+    buggy = ReferenceAdapter(options=BUGS["hornetq-2.4-messages-added-depaged-delivering"].enable(
+        profile(hornetq.profile)))
+    plain = ReferenceAdapter(hornetq.profile)
+    sides = (hornetq, buggy, plain)
+    for side in sides:
+        side.open(namespace)
+    seen: list[tuple[int, int]] = []
+
+    def step(method: str, *args: Any) -> Any:
+        answers = [getattr(side, method)(*args) for side in sides]
+        assert all(a.is_ok for a in answers), answers
+        assert answers[0].value == answers[1].value == answers[2].value, (method, args, answers)
+        if method == "declare_address":
+            return answers[0].value
+        broker, bug, model = (side.counters("q").value for side in sides)
+        assert broker == {k: bug[k] for k in broker}, (method, args, broker, bug)  # added included
+        assert set(broker) == {*COUNTERS, "scheduled_count", "added"}
+        seen.append((broker["added"], model["added"]))
+        return answers[0].value
+
+    try:
+        step("declare_address", AddressConfig("a", max_size_bytes=200, page_size_bytes=100))
+        step("declare_queue", QueueConfig("q", address="a"))
+        step("open_consumer", ConsumerConfig("c", "q", window_bytes=0))
+        assert [step("send", "a", Message(f"m{i}", size=100)) for i in (1, 2, 3)] == \
+            ["accepted", "accepted", "paged"]
+        assert [step("receive", "c") for _ in range(3)] == ["m1", "m2", "m3"]  # m3 depaged at m1's receive
+        step("ack", "c", "m1", tx)
+        step("ack", "c", "m3", tx)
+        if tx:
+            step("commit", "c")  # the page counter lets m3 go at the commit
+        assert step("receive", "c") is None
+        step("close_consumer", "c")  # m2 goes back to the queue (never paged: counted once throughout)
+        step("open_consumer", ConsumerConfig("c", "q", window_bytes=0))
+        assert step("receive", "c") == "m2"
+        step("ack", "c", "m2", False)
+        twice = [i for i, (broker, model) in enumerate(seen) if broker == model + 1]
+        assert all(broker in (model, model + 1) for broker, model in seen) and twice
+        # from m3's receive (the 8th step counted) until its ack commits (with tx: the commit)
+        assert twice == ([7, 8, 9] if tx else [7, 8])
+    finally:
+        hornetq.close()

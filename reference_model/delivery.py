@@ -111,6 +111,8 @@ class DeliveryMixin(BrokerCore):
         ref.delivered_before = True
         if not queue.non_destructive:
             ref.place = "delivering"
+        elif self.options.ring_eviction_keeps_delivered_pending:  # a bug model (reference_model.bugs)
+            queue.in_delivery.add(ref.id)
         queue.delivering += 1
         queue.delivering_bytes += ref.size
 
@@ -130,6 +132,10 @@ class DeliveryMixin(BrokerCore):
         consumer's iterator past it (DELIVERY-12)."""
         if consumer.unseen is not None:
             consumer.unseen.remove(ref.id)
+            if self.options.repeat_after_removal_returns_twice:  # a bug model (reference_model.bugs)
+                from .bugs.artemis_linked_list_repeat import took
+
+                took(queue, consumer, ref)
             return
         queue.pending.remove(ref.id)
         if queue.special:
@@ -164,6 +170,10 @@ class DeliveryMixin(BrokerCore):
                     continue
                 if not consumer.has_room():
                     consumer.blocked = leaves
+                    if consumer.unseen is not None and self.options.repeat_after_removal_returns_twice:
+                        from .bugs.artemis_linked_list_repeat import busy  # a bug model
+
+                        busy(consumer)
                     continue
                 if plain and consumer.selector is None:
                     if pending.returned_ids:
@@ -264,6 +274,7 @@ class DeliveryMixin(BrokerCore):
                 consumer.tx_acked.append(ref)
             elif queue.non_destructive:
                 self._undeliver(queue, ref)
+                queue.in_delivery.discard(ref.id)  # a bug model's state (reference_model.bugs)
             else:
                 self._undeliver(queue, ref)
                 self._terminate(queue, ref, "acknowledged")
@@ -279,6 +290,7 @@ class DeliveryMixin(BrokerCore):
             self._undeliver(queue, ref)
             if not queue.non_destructive:
                 self._terminate(queue, ref, "acknowledged")
+            queue.in_delivery.discard(ref.id)  # a bug model's state (reference_model.bugs)
         consumer.tx_acked.clear()
         self._settle(queue)
 

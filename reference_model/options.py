@@ -342,6 +342,20 @@ class ModelOptions:
     #: check that startAgeChk armed (ageChkTime 0) to up to 2 s later, so messages due before then stay
     #: until then. False: every message leaves at its own time.
     ttl_store_postpones_age_check: bool = False
+    #: DELIVERY-1/RING-17, a broker bug and never a profile's choice: Artemis 2.18 to 2.56
+    #: (reference_model.bugs.artemis_enforce_ring_in_delivery, finding
+    #: artemis-non-destructive-ring-evicts-delivered). A non-destructive ring queue's eviction of a head
+    #: the broker has in delivery (dispatched and not acknowledged since: a close leaves it so) takes it
+    #: off the list but not off the pending count (QueueImpl#enforceRing skips refRemoved), which the
+    #: ring's own bound then compares. False: the pending count is the list.
+    ring_eviction_keeps_delivered_pending: bool = False
+    #: DELIVERY-12/RING-6/LASTVALUE-1, a broker bug and never a profile's choice: Artemis 2.18 to 2.56
+    #: (reference_model.bugs.artemis_linked_list_repeat, finding
+    #: artemis-non-destructive-ring-repeats-replaced). On a non-destructive queue, a consumer offered a
+    #: message without credit (repeat()) whose message then leaves the list (a ring eviction, a
+    #: last-value prune) is moved on to the next listed one, which LinkedListImpl.Iterator#next's repeat
+    #: branch returns without marking it as last returned: the consumer receives it twice. False: once.
+    repeat_after_removal_returns_twice: bool = False
 
     def overflow_for(self, policy: str | None) -> Overflow:
         """The model overflow of a queue declared with `policy` (None: the profile's `overflow`);

@@ -71,6 +71,8 @@ class RestartMixin(BrokerCore):
                 ref.place = "pending"
                 queue.pending.add_sorted(ref, ref.sequence, ref.size)
         for queue in self.queues.values():
+            queue.in_delivery.clear()  # a bug model's state: the broker's metrics start over
+            queue.pending_kept = 0
             self._reread_in_store_order(queue)
             counters = queue.counters
             counters.added = self.counters(queue.name).message_count

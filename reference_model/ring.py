@@ -174,6 +174,9 @@ class RingMixin(LastValueMixin, BrokerCore):
             return False
         victim = queue.pending.poll()
         if victim is not None:
+            if self.options.ring_eviction_keeps_delivered_pending and victim.id in queue.in_delivery:
+                queue.in_delivery.discard(victim.id)  # a bug model (bugs.artemis_enforce_ring_in_delivery)
+                queue.pending_kept += 1
             if queue.special:
                 self._unlisted(queue, victim)
             self._terminate(queue, victim, "replaced")
@@ -232,4 +235,8 @@ class RingMixin(LastValueMixin, BrokerCore):
             for consumer in queue.consumers:
                 if consumer.unseen is not None and ref.id in consumer.unseen:
                     consumer.unseen.remove(ref.id)
+            if self.options.repeat_after_removal_returns_twice:  # a bug model (reference_model.bugs)
+                from .bugs.artemis_linked_list_repeat import removed
+
+                removed(queue, ref)
         self._forget_value(queue, ref)

@@ -80,6 +80,12 @@ class ConsumerState:
     #: DELIVERY-12: on a non-destructive queue, the listed messages this consumer's iterator has not
     #: passed yet (each consumer walks the whole list; delivered messages stay listed).
     unseen: PendingList[Ref] | None = None
+    #: a bug model's state (reference_model.bugs.artemis_linked_list_repeat; None and False on a
+    #: profile's model): the listed message its iterator was on when the queue found it without credit
+    #: (BUSY: repeat()), and whether the iterator's last returned node lags behind it (a removal moved
+    #: it on), so the repeat branch's message comes again
+    repeating: str | None = None
+    repeat_lags: bool = False
     #: REDELIVERY-31: the delivery tag of each message received by a pull receive (a channel's tags
     #: count from 1; a new channel, after a close or a channel error, starts again).
     get_tags: dict[str, int] = attrs.field(factory=dict)
@@ -281,6 +287,12 @@ class QueueState:
         #: ids of `exhausted` whose redelivered count a restart dropped (a bug model's state:
         #: reference_model.bugs.nats_server_78fd547; always empty on a profile's model)
         self.rdc_dropped: set[str] = set()
+        #: ids of listed refs the broker has in delivery (MessageReference#isInDelivery: dispatched,
+        #: not acknowledged since), and how many refs a ring eviction took off the list but left in the
+        #: pending count (a bug model's state: reference_model.bugs.artemis_enforce_ring_in_delivery;
+        #: always empty and 0 on a profile's model)
+        self.in_delivery: set[str] = set()
+        self.pending_kept = 0
 
     def last_value(self, ref: Ref) -> object:
         """RING-15: the ref's last-value property value, None when it has none."""
@@ -301,7 +313,7 @@ class QueueState:
 
     def bound_count(self, counts: str) -> int:
         """RING-4: the count a ring bound compares: pending only, or pending + delivering."""
-        listed = len(self.pending.level_of)
+        listed = len(self.pending.level_of) + self.pending_kept  # pending_kept: a bug model's
         return listed if counts == "pending" else listed + self.delivering + len(self.exhausted)
 
     @property

@@ -263,18 +263,23 @@ def _close_returns_paged_while_paging(trace: Sequence[TraceStep]) -> bool:
 
 
 def _non_destructive_ring_evicts_delivered(trace: Sequence[TraceStep]) -> bool:
-    """A send at which the model's ring of a non-destructive queue replaces a message a consumer holds
-    (received, not acknowledged; a non-destructive queue keeps delivered messages listed). Artemis
-    QueueImpl#enforceRing polls that head off the list but skips refRemoved because it is in delivery,
-    so the pending count keeps it: one too many for every such eviction."""
+    """A send at which the model's ring of a non-destructive queue replaces a message a consumer held
+    at some step up to it (a non-destructive queue keeps delivered messages listed). Artemis
+    QueueImpl#enforceRing polls that head off the list but skips refRemoved when it is in delivery
+    (dispatched and not acknowledged since: a close leaves it so), so the pending count keeps it: one
+    too many for every such eviction. Ever held is wider than in delivery (an acknowledgement ends
+    that): a pre-filter, the bug model's replay decides."""
     kept = _non_destructive_queues(trace)
-    for before, step in _pairs(trace):
+    ever: dict[str, set[str]] = {}  # queue -> the ids a consumer held at some step (this one too:
+    for before, step in _pairs(trace):  # a send can dispatch a message and evict it)
+        for queue, ids in step.held.items():
+            ever.setdefault(queue, set()).update(ids)
         if before is None or step.op not in ("send", "send_batch"):
             continue
         for queue in set(_rose(before, step, "replaced")) & kept:
-            gone = set(map(str, before.queues.get(queue, {}).get("pending", []))) \
-                - set(map(str, step.queues[queue].get("pending", [])))
-            if gone & before.held.get(queue, frozenset()):
+            listed = set(map(str, before.queues.get(queue, {}).get("pending", []))) | set(_ids(step))
+            gone = listed - set(map(str, step.queues[queue].get("pending", [])))
+            if gone & ever.get(queue, set()):
                 return True
     return False
 

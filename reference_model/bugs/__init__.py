@@ -24,6 +24,8 @@ def _load() -> dict[str, BugModel]:
     from . import (
         artemis_4985,
         artemis_cancel_drop_delivering,
+        artemis_enforce_ring_in_delivery,
+        artemis_linked_list_repeat,
         hornetq_messages_added_depaged,
         nats_max_age_after_a_ttl_message,
         nats_server_78fd547,
@@ -31,7 +33,8 @@ def _load() -> dict[str, BugModel]:
     )
 
     found = {}
-    for module in (artemis_4985, artemis_cancel_drop_delivering, hornetq_messages_added_depaged,
+    for module in (artemis_4985, artemis_cancel_drop_delivering, artemis_enforce_ring_in_delivery,
+                   artemis_linked_list_repeat, hornetq_messages_added_depaged,
                    nats_max_age_after_a_ttl_message, nats_server_78fd547, rabbitmq_server_5609):
         bug = module.BUG
         found[bug.name] = bug

@@ -1,0 +1,84 @@
+"""Artemis: a non-destructive queue gives a consumer a message twice after its offered message left the list.
+
+Artemis 2.18.0 to 2.56.0 (every served release replayed through a ring eviction; through a last-value
+prune from 2.24.0, ARTEMIS-3890; not reported upstream yet:
+docs/findings/artemis-non-destructive-ring-repeats-replaced.md). DELIVERY-12, RING-6, LASTVALUE-1.
+Each consumer walks the queue's list with its own LinkedListImpl.Iterator (last, current, repeat;
+references at tag 2.56.0 of apache/artemis, artemis-commons/.../utils/collections/LinkedListImpl.java).
+QueueImpl#deliver asks a consumer without credit for its next message and, told BUSY, calls repeat()
+(QueueImpl.java L3073-L3075): the iterator's current and last are that message, repeat is set. When
+that node leaves the list (a ring eviction's poll, QueueImpl#enforceRing L4562; a last-value prune's
+iter.remove, LastValueQueue#pruneLastValues L124-L133), removeAfter nudges every iterator whose current
+it is (L382-L405): current moves on to the next node, or, at the tail, back to the previous one (last
+follows it only if last was the removed node), or to null (L630-L650). Iterator#next's repeat branch
+(L559-L574) returns current without setting last (the normal path sets ``last = e``, L587), so when
+last lags, the call after it returns the same node again: a non-destructive queue, which keeps a
+delivered message listed, delivers it to the consumer twice. Regression scenarios:
+docs/findings/artemis-non-destructive-ring-repeats-replaced.yaml (ring) and
+tests/adapters/scenarios/artemis-non-destructive-last-value-repeats-current.yaml (last-value).
+
+The model (option ``repeat_after_removal_returns_twice``; hooks in Broker._deliver, _take and
+_unlisted): a consumer of a non-destructive queue found without credit while it has a message it
+has not been given keeps that message's id (ConsumerState.repeating); when that message leaves the
+list, ``repeating`` moves to the next listed message of its priority (the iterator's last now lags:
+repeat_lags), or back to the previous one, which the consumer is then given again, or to none (lags);
+a take while ``repeat_lags`` gives the message once more (it goes back to the head of what the
+consumer has not been given). Exact for messages of one priority; with several, PriorityLinkedListImpl
+keeps one such iterator per level and moves between levels, which the model does not follow.
+"""
+
+from __future__ import annotations
+
+from ..state import ConsumerState, QueueState, Ref
+from .model import BugModel
+
+BUG = BugModel(
+    name="artemis-non-destructive-ring-repeats-replaced",
+    key="Artemis LinkedListImpl.Iterator#next repeat branch leaves last (not yet filed)",
+    option="repeat_after_removal_returns_twice",
+    rules=("DELIVERY-12", "RING-6"),
+    source="https://github.com/apache/artemis/blob/2.56.0/artemis-commons/src/main/java/org/apache/"
+           "activemq/artemis/utils/collections/LinkedListImpl.java#L555-L592",
+    releases=">=2.18",
+    summary="a consumer of a non-destructive queue receives a message twice when the message it had been "
+            "offered without credit left the list (a ring eviction, a last-value prune)",
+)
+
+
+def busy(consumer: ConsumerState) -> None:
+    """QueueImpl#deliver found `consumer` without credit: its iterator stops at its next message
+    (repeat()); one it already stopped at stays (the repeat branch returns it again)."""
+    unseen = consumer.unseen
+    if consumer.repeating is None and unseen is not None:
+        head = unseen.peek()
+        if head is not None:
+            consumer.repeating = head.id
+
+
+def took(queue: QueueState, consumer: ConsumerState, ref: Ref) -> None:
+    """`consumer` was given `ref`: when its iterator's last lagged, the next call returns `ref` again."""
+    if consumer.repeat_lags and consumer.unseen is not None and ref.id in queue.pending:
+        consumer.unseen.add_head(ref, ref.size)
+    consumer.repeat_lags = False
+    consumer.repeating = None
+
+
+def removed(queue: QueueState, ref: Ref) -> None:
+    """`ref` left the list: LinkedListImpl nudges each iterator whose current it was."""
+    for consumer in queue.consumers:
+        if consumer.repeating != ref.id or consumer.unseen is None:
+            continue
+        level = [r for r in queue.pending if r.msg.priority == ref.msg.priority]
+        after = [r for r in level if r.sequence > ref.sequence]
+        before = [r for r in level if r.sequence < ref.sequence]
+        if after:  # current = the next node; last still names the removed one
+            consumer.repeating = after[0].id
+            consumer.repeat_lags = True
+        elif before:  # current = the previous node, given again (last follows only if it was ref)
+            back = before[-1]
+            consumer.repeating = back.id
+            if back.id not in consumer.unseen:
+                consumer.unseen.add_head(back, back.size)
+        else:  # current = null: the repeat branch returns the list's first node, whatever it is then
+            consumer.repeating = None
+            consumer.repeat_lags = True

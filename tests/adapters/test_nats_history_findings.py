@@ -30,6 +30,7 @@ FINDINGS = {
     "nats-max-age-clears-redelivered-past-max-deliver.yaml": ("2.14.0", 9, "2.14.1"),
     # the same fix, seen through a delete (the model's delete reached no kept message before it)
     "nats-delete-past-max-deliver.yaml": ("2.14.0", 10, "2.14.1"),
+    "nats-stale-pin-pull-reports-no-redelivered.yaml": ("2.14.5", 8, "2.14.6"),
 }
 
 
@@ -48,7 +49,8 @@ def test_the_model_holds_the_fixed_behaviour(name: str) -> None:
     assert run_scenario(load(HERE / name), ReferenceAdapter("jetstream")).verdict == "pass"
 
 
-@pytest.mark.rules("DELIVERY-27", "DELIVERY-31", "DELIVERY-43", "EXPIRY-1", "RING-27", "RING-34")
+@pytest.mark.rules("DELIVERY-27", "DELIVERY-31", "DELIVERY-43", "DELIVERY-47", "EXPIRY-1", "RING-27",
+                   "RING-34")
 @pytest.mark.parametrize("name", sorted(FINDINGS))
 def test_the_last_buggy_release_fails_where_the_fixed_one_holds(name: str, namespace: str) -> None:
     failing, step, fixed = FINDINGS[name]

@@ -315,22 +315,24 @@ def _with_open_consumers(trace: Sequence[TraceStep]) -> Iterable[tuple[TraceStep
 
 
 def _non_destructive_ring_repeats_replaced(trace: Sequence[TraceStep]) -> bool:
-    """The failing step is a receive, and before it a send at which the model's ring of a
-    non-destructive queue replaced a message no consumer held while a consumer of the queue was open.
-    Artemis offered that head to the consumer, which had no credit (busy: QueueImpl#deliver calls the
-    iterator's repeat()); the eviction moves the iterator's current node on (LinkedListImpl nudges it),
-    and Iterator#next's repeat branch returns the new node without marking it as the last returned,
-    so the next call returns it once more: a non-destructive queue delivers it to the consumer twice."""
-    if not trace or trace[-1].op not in ("receive", "receive_batch"):
-        return False
+    """At a step before the failing one, a listed message of a non-destructive queue left its list (the
+    ring replaced it, a newer last-value message pruned it, a delete or an expiry removed it) while a
+    consumer of the queue was open. Artemis' consumer iterators are LinkedListImpl iterators: one that
+    stopped at that message for a consumer without credit (busy: QueueImpl#deliver calls repeat()) is
+    nudged on to the next node (or back to the previous one), and Iterator#next's repeat branch returns
+    it without marking it as the last returned, so the next call returns it once more: a
+    non-destructive queue delivers it to the consumer twice. A pre-filter: the bug model's replay
+    decides (reference_model.bugs.artemis_linked_list_repeat)."""
     kept = _non_destructive_queues(trace)
-    for before, step, consumed in _with_open_consumers(trace):
-        if step.op in ("send", "send_batch") and before is not None:
-            for queue in set(_rose(before, step, "replaced")) & kept & consumed:
-                listed = set(map(str, before.queues.get(queue, {}).get("pending", []))) | set(_ids(step))
-                gone = listed - set(map(str, step.queues[queue].get("pending", [])))
-                if gone - before.held.get(queue, frozenset()):
-                    return True
+    for before, step, consumed in _with_open_consumers(trace[:-1]):
+        if before is None:
+            continue
+        for queue in kept & consumed:
+            listed = set(map(str, before.queues.get(queue, {}).get("pending", [])))
+            if step.op in ("send", "send_batch"):
+                listed |= set(_ids(step))  # sent and replaced in one step
+            if listed - set(map(str, step.queues.get(queue, {}).get("pending", []))):
+                return True
     return False
 
 

@@ -19,6 +19,9 @@ import pytest
 
 from mqconform.adapters.reference import ReferenceAdapter
 from mqconform.conformance.deviations import holds_under, load_registry
+from mqconform.conformance.driver import Step
+from mqconform.conformance.known_scenarios import replay_on
+from mqconform.conformance.runner import Finding
 from mqconform.reference_model.bugs import BUGS
 from mqconform.reference_model.profiles import profile
 from mqconform.scenario import annotate, load, run_scenario
@@ -176,3 +179,36 @@ def test_repeats_replaced_the_registry_names_one_entry_with_the_bug_model() -> N
     entries = [d for d in load_registry().deviations if d.model == REPEATS]
     assert len(entries) == 1 and entries[0].rules == BUGS[REPEATS].rules and not entries[0].unmodelled
     assert entries[0].area is None and entries[0].versions.text == ">=2.18"
+
+
+#: a delete moves the iterator too (measured on Artemis 2.40.0, scenarios with the bug model's
+#: expectations: both PASS): the offered tail deleted, the iterator goes back to m1, given again; the
+#: offered head deleted, the iterator goes on to m2, given twice
+DELETED = {
+    "back": ([{"queue": {"name": "q", "non_destructive": True}},
+              {"consumer": {"name": "c", "queue": "q", "window_bytes": 0}},
+              {"send": {"to": "q", "id": "m1", "size": 100}}, {"receive": "c"},
+              {"send": {"to": "q", "id": "m2", "size": 100}},
+              {"delete": {"queue": "q", "id": "m2"}}, {"receive": "c"}, {"receive": "c"}],
+             ["m1", "m1", None]),
+    "next": ([{"queue": {"name": "q", "non_destructive": True}},
+              {"consumer": {"name": "c", "queue": "q", "window_bytes": 0}},
+              {"send_batch": {"to": "q", "ids": ["m1", "m2", "m3"], "size": 100}},
+              {"delete": {"queue": "q", "id": "m1"}}, {"receive": "c"}, {"receive": "c"}, {"receive": "c"}],
+             ["m2", "m2", "m3"]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(DELETED))
+def test_repeats_replaced_a_delete_is_the_same_bug_and_the_registry_explains_it(case: str) -> None:
+    steps, broker = DELETED[case]
+    assert _results(steps, REPEATS) == broker and _results(steps, None) != broker
+    registry = load_registry()
+    entry = next(d for d in registry.deviations if d.model == REPEATS)
+    finding = Finding("ring", "receive.id", ("RING-6",), "differs",
+                      [Step(*next(iter(s.items()))) for s in steps], 0.0)
+    assert registry.find(finding, "artemis", "2.40.0", "artemis", "artemis",
+                         replay_on(_model(REPEATS), "artemis")) is entry
+    # the same steps on an implementation without the bug: not explained
+    assert registry.find(finding, "artemis", "2.40.0", "artemis", "artemis",
+                         replay_on(_model(None), "artemis")) is None

@@ -323,6 +323,12 @@ class ModelOptions:
     #: every message kept past max_deliver at or below the ack floor (consumer.go checkRedelivered),
     #: so num_redelivered no longer counts it. False: the count is kept until the message leaves.
     restart_drops_redelivered_below_floor: bool = False
+    #: DELIVERY-27, a broker bug and never a profile's choice: nats-server 2.10.25 to 2.14.5
+    #: (reference_model.bugs.nats_refused_pull_counts_redelivered). A redelivery put back because no
+    #: pull request was given it (DELIVERY-40, 44, 46, 47), delivered once before, keeps a 0 o.rdc entry
+    #: (consumer.go decDeliveryCount), so num_redelivered counts it until its ack, removal, next delivery
+    #: or a restart. False: a put-back leaves the count as it was.
+    put_back_keeps_zero_redelivered: bool = False
     #: DELIVERY-16, a broker bug and never a profile's choice: rabbitmq-server#5609, RabbitMQ 3.8 to
     #: 3.10 quorum queues (reference_model.bugs.rabbitmq_server_5609). A nack with requeue that
     #: dead-letters or drops the message at its delivery limit grants the consumer credit twice

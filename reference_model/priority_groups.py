@@ -47,8 +47,7 @@ class PriorityGroupsMixin(BrokerCore):
 
     if TYPE_CHECKING:
         def _consumer_counters(self, queue: QueueState) -> dict[str, int]: ...  # stream_state
-        @staticmethod
-        def _put_back(queue: QueueState, ref: Ref) -> None: ...  # pull_batch
+        def _put_back(self, queue: QueueState, ref: Ref) -> None: ...  # pull_batch
 
     def _check_priority(self, priority: str | None) -> None:
         """A queue's priority policy needs the feature and one of PRIORITY_POLICIES."""

@@ -43,13 +43,14 @@ class PullBatchMixin(BrokerCore):
             return None
         return self._first_match(queue, consumer)
 
-    @staticmethod
-    def _put_back(queue: QueueState, ref: Ref) -> None:
+    def _put_back(self, queue: QueueState, ref: Ref) -> None:
         """DELIVERY-39, 40, 44: a message no waiting request takes stays the consumer's next one, but a
         redelivery goes to the back of the redelivery queue (consumer.go loopAndGatherMsgs:
         getNextToRedeliver took it off the front, addToRedeliverQueue appends it)."""
         if ref.id in queue.pending.returned_ids:
             queue.pending.requeue_returned(ref)
+            if self.options.put_back_keeps_zero_redelivered and ref.delivery_count == 1:
+                queue.rdc_zero.add(ref.id)  # a bug model (reference_model.bugs): decDeliveryCount
 
     def next_size(self, consumer_name: str) -> int | None:
         """The size of the message the consumer's next pull would take (None: none now)."""

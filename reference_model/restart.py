@@ -86,6 +86,8 @@ class RestartMixin(BrokerCore):
         if mode not in RESTART_MODES:
             raise ModelMisuse(f"restart mode is graceful or kill, not {mode!r}")
         opts = self.options
+        for queue in self.queues.values():
+            queue.rdc_zero.clear()  # a bug model's (nats_refused_pull_counts_redelivered): not stored
         if opts.restart_drops_redelivered_below_floor:  # a bug model (reference_model.bugs)
             for queue in self.queues.values():
                 queue.rdc_dropped |= {i for i, ref in queue.exhausted.items()

@@ -287,6 +287,10 @@ class QueueState:
         #: ids of `exhausted` whose redelivered count a restart dropped (a bug model's state:
         #: reference_model.bugs.nats_server_78fd547; always empty on a profile's model)
         self.rdc_dropped: set[str] = set()
+        #: ids of messages put back once delivered whose o.rdc entry a refused pull request left at 0
+        #: (a bug model's state: reference_model.bugs.nats_refused_pull_counts_redelivered; always
+        #: empty on a profile's model)
+        self.rdc_zero: set[str] = set()
         #: ids of listed refs the broker has in delivery (MessageReference#isInDelivery: dispatched,
         #: not acknowledged since), and how many refs a ring eviction took off the list but left in the
         #: pending count (a bug model's state: reference_model.bugs.artemis_enforce_ring_in_delivery;

@@ -95,10 +95,13 @@ class StreamStateMixin(BrokerCore):
         # REDELIVERY-21: a message kept past max_deliver keeps its o.rdc entry (a limit of 1: none
         # is reported, consumer.go info(), nats-server >= 2.11.4 #6877)
         exhausted = len(queue.exhausted.keys() - queue.rdc_dropped) if queue.delivery_limit != 1 else 0
+        # a bug model's 0 o.rdc entries (reference_model.bugs.nats_refused_pull_counts_redelivered)
+        zero = queue.rdc_zero
         return {
             "num_pending": len(queue.pending) - len(returned),
             "num_ack_pending": len(unacked),
-            "num_redelivered": sum(1 for ref in unacked if ref.delivery_count > 1) + exhausted,
+            "num_redelivered": sum(1 for ref in unacked if ref.delivery_count > 1 or ref.id in zero)
+            + exhausted,
             "delivered_consumer_seq": queue.dispatches,
             "delivered_stream_seq": queue.delivered_seq,
             "ack_floor_consumer_seq": floor_dseq,

@@ -405,6 +405,25 @@ def _max_size_messages_browsed(trace: Sequence[TraceStep]) -> bool:
     return False
 
 
+def _pull_leaves_redelivery_waiting(trace: Sequence[TraceStep]) -> bool:
+    """At or before the failing step, a receive or fetch before and after which a queue's consumer
+    state has a message pending acknowledgement that no consumer holds (one waiting for redelivery)
+    and counts fewer redelivered messages than pending ones (one of them was delivered only once): a
+    pull request that was not given a waiting redelivery."""
+    def waiting(step: TraceStep, queue: str) -> int:
+        state = step.consumer_state.get(queue, {})
+        return state.get("num_ack_pending", 0) - len(step.held.get(queue, ()))
+
+    for before, step in _pairs(trace):
+        if before is None or step.op not in ("receive", "fetch"):
+            continue
+        for queue, state in step.consumer_state.items():
+            if waiting(before, queue) > 0 and waiting(step, queue) > 0 \
+                    and state.get("num_ack_pending", 0) > state.get("num_redelivered", 0):
+                return True
+    return False
+
+
 #: shape name -> a predicate over the model's trace of a counterexample (its docstring says what it
 #: accepts); a new bug that none describes needs a new one here, a few lines
 SHAPES: Final[Mapping[str, Callable[[Sequence[TraceStep]], bool]]] = {
@@ -422,6 +441,7 @@ SHAPES: Final[Mapping[str, Callable[[Sequence[TraceStep]], bool]]] = {
     "non-destructive-ring-repeats-replaced": _non_destructive_ring_repeats_replaced,
     "non-destructive-scheduled-fires": _non_destructive_scheduled_fires,
     "max-size-messages-browsed": _max_size_messages_browsed,
+    "pull-leaves-redelivery-waiting": _pull_leaves_redelivery_waiting,
 }
 
 

@@ -329,6 +329,11 @@ class ModelOptions:
     #: (consumer.go decDeliveryCount), so num_redelivered counts it until its ack, removal, next delivery
     #: or a restart. False: a put-back leaves the count as it was.
     put_back_keeps_zero_redelivered: bool = False
+    #: DELIVERY-27, a broker bug and never a profile's choice: nats-server before 2.11.4
+    #: (reference_model.bugs.nats_server_6877). A consumer with a delivery limit of 1 reports the
+    #: messages kept past it in num_redelivered (len(o.rdc)) as with any other limit. False: 0 for a
+    #: limit of 1 (consumer.go infoWithSnapAndReply, #6877).
+    max_deliver_one_reports_redelivered: bool = False
     #: DELIVERY-16, a broker bug and never a profile's choice: rabbitmq-server#5609, RabbitMQ 3.8 to
     #: 3.10 quorum queues (reference_model.bugs.rabbitmq_server_5609). A nack with requeue that
     #: dead-letters or drops the message at its delivery limit grants the consumer credit twice

@@ -424,6 +424,20 @@ def _pull_leaves_redelivery_waiting(trace: Sequence[TraceStep]) -> bool:
     return False
 
 
+def _max_deliver_one_given_back(trace: Sequence[TraceStep]) -> bool:
+    """The trace declares a queue (``queue`` or ``join``) with max_delivery_attempts 1, and after that,
+    at or before the failing step, a nack or an advance (an ack wait may end there) gives a message
+    back that the consumer will not be given again."""
+    declared = False
+    for step in trace:
+        if step.op in ("queue", "join") and isinstance(step.args, Mapping) \
+                and step.args.get("max_delivery_attempts") == 1:
+            declared = True
+        elif declared and step.op in ("nack", "advance"):
+            return True
+    return False
+
+
 #: shape name -> a predicate over the model's trace of a counterexample (its docstring says what it
 #: accepts); a new bug that none describes needs a new one here, a few lines
 SHAPES: Final[Mapping[str, Callable[[Sequence[TraceStep]], bool]]] = {
@@ -442,6 +456,7 @@ SHAPES: Final[Mapping[str, Callable[[Sequence[TraceStep]], bool]]] = {
     "non-destructive-scheduled-fires": _non_destructive_scheduled_fires,
     "max-size-messages-browsed": _max_size_messages_browsed,
     "pull-leaves-redelivery-waiting": _pull_leaves_redelivery_waiting,
+    "max-deliver-one-given-back": _max_deliver_one_given_back,
 }
 
 

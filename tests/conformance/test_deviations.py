@@ -84,6 +84,7 @@ FAILING_STEP = {
     "tests/adapters/scenarios/artemis-non-destructive-last-value-scheduled-reoffers.yaml": 9,
     "tests/adapters/scenarios/hornetq-2.4-messages-added-depaged-delivering.yaml": 9,
     "tests/adapters/scenarios/nats-stale-pin-pull-reports-no-redelivered.yaml": 8,
+    "tests/adapters/scenarios/nats-max-deliver-1-reports-no-redelivered.yaml": 6,
 }
 
 #: the shipped scenarios -> the steps before the one that gives the bug its shape (the nack at the
@@ -111,6 +112,7 @@ BEFORE_SHAPE = {
     "tests/adapters/scenarios/artemis-non-destructive-last-value-scheduled-reoffers.yaml": 6,
     "tests/adapters/scenarios/hornetq-2.4-messages-added-depaged-delivering.yaml": 8,
     "tests/adapters/scenarios/nats-stale-pin-pull-reports-no-redelivered.yaml": 7,
+    "tests/adapters/scenarios/nats-max-deliver-1-reports-no-redelivered.yaml": 4,
 }
 
 #: the shipped registry, loaded once for the tests that only read it

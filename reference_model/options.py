@@ -334,6 +334,11 @@ class ModelOptions:
     #: messages kept past it in num_redelivered (len(o.rdc)) as with any other limit. False: 0 for a
     #: limit of 1 (consumer.go infoWithSnapAndReply, #6877).
     max_deliver_one_reports_redelivered: bool = False
+    #: RING-27/28, a broker bug and never a profile's choice: nats-server before 2.14.0
+    #: (reference_model.bugs.nats_server_7608). Discard new with a byte bound refuses a send that
+    #: brings the stored bytes exactly to max_bytes (filestore.go storeRawMsg: >=). False: refused
+    #: only past it.
+    discard_new_refuses_at_max_bytes: bool = False
     #: DELIVERY-16, a broker bug and never a profile's choice: rabbitmq-server#5609, RabbitMQ 3.8 to
     #: 3.10 quorum queues (reference_model.bugs.rabbitmq_server_5609). A nack with requeue that
     #: dead-letters or drops the message at its delivery limit grants the consumer credit twice

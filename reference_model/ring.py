@@ -101,6 +101,11 @@ class RingMixin(LastValueMixin, BrokerCore):
         if at_limit and overflow == "reject_new":
             oldest = queue.subject_refs(subject)[0]
             over = 0 <= max_bytes < volume + size and oldest.size < size
+        if opts.discard_new_refuses_at_max_bytes and overflow == "reject_new":
+            # a bug model (reference_model.bugs.nats_server_7608): storeRawMsg's >= and <=
+            reached = 0 < max_bytes <= volume + size
+            over = reached and queue.subject_refs(subject)[0].size <= size if at_limit \
+                else (0 <= bound < count + 1) or reached
         if not queue.hysteresis:  # RING-22: refused before the enqueue
             if over:
                 queue.rejecting = True

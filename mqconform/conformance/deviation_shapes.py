@@ -438,6 +438,23 @@ def _max_deliver_one_given_back(trace: Sequence[TraceStep]) -> bool:
     return False
 
 
+def _discard_new_send_under_max_bytes(trace: Sequence[TraceStep]) -> bool:
+    """The trace declares a queue or address with a byte bound (max_length_bytes > 0) that refuses new
+    messages (an overflow naming new or reject: discard-new), and after that, at or before the
+    failing step, a send or send_batch."""
+    declared = False
+    for step in trace:
+        args = step.args if isinstance(step.args, Mapping) else {}
+        overflow = str(args.get("overflow", ""))
+        limit = args.get("max_length_bytes")
+        if step.op in ("queue", "address", "join") and isinstance(limit, int) and limit > 0 \
+                and ("new" in overflow or "reject" in overflow):
+            declared = True
+        elif declared and step.op in ("send", "send_batch"):
+            return True
+    return False
+
+
 #: shape name -> a predicate over the model's trace of a counterexample (its docstring says what it
 #: accepts); a new bug that none describes needs a new one here, a few lines
 SHAPES: Final[Mapping[str, Callable[[Sequence[TraceStep]], bool]]] = {
@@ -457,6 +474,7 @@ SHAPES: Final[Mapping[str, Callable[[Sequence[TraceStep]], bool]]] = {
     "max-size-messages-browsed": _max_size_messages_browsed,
     "pull-leaves-redelivery-waiting": _pull_leaves_redelivery_waiting,
     "max-deliver-one-given-back": _max_deliver_one_given_back,
+    "discard-new-send-under-max-bytes": _discard_new_send_under_max_bytes,
 }
 
 

@@ -297,6 +297,9 @@ class DeliveryMixin(BrokerCore):
     def _cancel_list(self, consumer: ConsumerState) -> tuple[list[Ref], list[Ref]]:
         acked = list(consumer.tx_acked)
         cancelled = list(consumer.received.values()) + list(consumer.buffer.values())
+        if consumer.copies:  # a bug model (reference_model.bugs.artemis_linked_list_repeat)
+            cancelled.extend(consumer.copies)
+            consumer.copies.clear()
         consumer.tx_acked.clear()
         consumer.received.clear()
         consumer.buffer.clear()

@@ -86,6 +86,9 @@ class ConsumerState:
     #: it on), so the repeat branch's message comes again
     repeating: str | None = None
     repeat_lags: bool = False
+    #: a bug model's state (the same; empty on a profile's model): the second copies of messages the
+    #: repeat gave this consumer while it held them (it holds each of them twice)
+    copies: list[Ref] = attrs.field(factory=list)
     #: REDELIVERY-31: the delivery tag of each message received by a pull receive (a channel's tags
     #: count from 1; a new channel, after a close or a channel error, starts again).
     get_tags: dict[str, int] = attrs.field(factory=dict)

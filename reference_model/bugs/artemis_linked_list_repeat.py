@@ -17,14 +17,19 @@ delivered message listed, delivers it to the consumer twice. Regression scenario
 docs/findings/artemis-non-destructive-ring-repeats-replaced.yaml (ring) and
 tests/adapters/scenarios/artemis-non-destructive-last-value-repeats-current.yaml (last-value).
 
-The model (option ``repeat_after_removal_returns_twice``; hooks in Broker._deliver, _take and
-_unlisted): a consumer of a non-destructive queue found without credit while it has a message it
-has not been given keeps that message's id (ConsumerState.repeating); when that message leaves the
+The model (option ``repeat_after_removal_returns_twice``; hooks in Broker._deliver, _take, _unlisted
+and _cancel_list): a consumer of a non-destructive queue found without credit while it has a message
+it has not been given keeps that message's id (ConsumerState.repeating); when that message leaves the
 list, ``repeating`` moves to the next listed message of its priority (the iterator's last now lags:
 repeat_lags), or back to the previous one, which the consumer is then given again, or to none (lags);
 a take while ``repeat_lags`` gives the message once more (it goes back to the head of what the
-consumer has not been given). Exact for messages of one priority; with several, PriorityLinkedListImpl
+consumer has not been given); given it while it holds it, the consumer holds a second copy
+(ConsumerState.copies: delivering until a close, rollback or restart cancels it; an ack settles one
+copy, the second ack fails). Exact for messages of one priority; with several, PriorityLinkedListImpl
 keeps one such iterator per level and moves between levels, which the model does not follow.
+Measured on 2.40.0 beyond the regression scenarios: a delete moves the iterator the same way (the
+offered tail deleted, the one before it comes again; the offered head deleted, the next comes twice),
+and a close cancels both copies.
 """
 
 from __future__ import annotations
@@ -56,7 +61,13 @@ def busy(consumer: ConsumerState) -> None:
 
 
 def took(queue: QueueState, consumer: ConsumerState, ref: Ref) -> None:
-    """`consumer` was given `ref`: when its iterator's last lagged, the next call returns `ref` again."""
+    """`consumer` was given `ref`: when its iterator's last lagged, the next call returns `ref` again.
+    Given it while it holds it, the consumer holds it twice: the second copy stays delivering until a
+    close or rollback cancels it (an acknowledgement by id settles one copy; a second one fails, as
+    measured on 2.40.0 through the adapter)."""
+    held = consumer.received.get(ref.id) or consumer.buffer.get(ref.id)
+    if held is not None:
+        consumer.copies.append(held)
     if consumer.repeat_lags and consumer.unseen is not None and ref.id in queue.pending:
         consumer.unseen.add_head(ref, ref.size)
     consumer.repeat_lags = False
@@ -82,3 +93,4 @@ def removed(queue: QueueState, ref: Ref) -> None:
         else:  # current = null: the repeat branch returns the list's first node, whatever it is then
             consumer.repeating = None
             consumer.repeat_lags = True
+

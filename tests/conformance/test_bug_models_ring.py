@@ -212,3 +212,24 @@ def test_repeats_replaced_a_delete_is_the_same_bug_and_the_registry_explains_it(
     # the same steps on an implementation without the bug: not explained
     assert registry.find(finding, "artemis", "2.40.0", "artemis", "artemis",
                          replay_on(_model(None), "artemis")) is None
+
+
+def test_repeats_replaced_a_consumer_given_a_message_twice_holds_two_copies() -> None:
+    """Measured on Artemis 2.40.0 (the bug model's expectations, delivery counts included, all held): the
+    copies count twice as delivering; one ack settles one, a second ack of the id fails and the other
+    stays delivering; a close cancels both (seed 989465's ring run after these models: message_count 3
+    after the close, where a model that kept one delivery per message and consumer said 4)."""
+    ring = [{"queue": {"name": "q", "ring_size": 3, "non_destructive": True}},
+            {"consumer": {"name": "c", "queue": "q", "window_bytes": 0}},
+            {"send": {"to": "q", "id": "m1", "size": 100}},
+            {"send_batch": {"to": "q", "ids": ["m2", "m3", "m4"], "size": 100}}]
+    acks = [*ring, {"receive": "c"}, {"receive": "c"}, {"ack": {"consumer": "c", "id": "m2"}},
+            {"ack": {"consumer": "c", "id": "m2"}}, {"receive": "c"}]
+    closed = [*ring, {"receive_batch": {"consumer": "c", "count": 3}}, {"close": "c"}]
+    for steps in (acks, closed):
+        assert holds_under(steps, REPEATS, profile("artemis"), lambda: _model(REPEATS))
+    options = BUGS[REPEATS].enable(profile("artemis"))
+    answers = annotate(acks, options)
+    assert [s["expect"].get("result") for s in answers[4:]] == ["m2", "m2", "ok", "failed", "m3"]
+    assert [s["expect"]["queue"][0]["delivering_count"] for s in answers[4:]] == [1, 2, 1, 1, 2]
+    assert _last(closed, REPEATS)["delivering_count"] == 0 and _last(closed, REPEATS)["message_count"] == 3

@@ -339,6 +339,10 @@ class ModelOptions:
     #: brings the stored bytes exactly to max_bytes (filestore.go storeRawMsg: >=). False: refused
     #: only past it.
     discard_new_refuses_at_max_bytes: bool = False
+    #: RING-34, a broker bug and never a profile's choice: nats-server 2.14.0 and 2.14.1
+    #: (reference_model.bugs.nats_server_3836d96). A first per-subject limit (from unset, -1) set by
+    #: an update trims nothing; a send on the subject or a restart does. False: it trims at once.
+    first_subject_limit_not_enforced: bool = False
     #: DELIVERY-16, a broker bug and never a profile's choice: rabbitmq-server#5609, RabbitMQ 3.8 to
     #: 3.10 quorum queues (reference_model.bugs.rabbitmq_server_5609). A nack with requeue that
     #: dead-letters or drops the message at its delivery limit grants the consumer credit twice

@@ -13,6 +13,8 @@ What RESTART-5 says survives, the queue in JetStream's terms, is in :mod:`.strea
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ._core import BrokerCore
 from .errors import ModelMisuse
 from .state import QueueState
@@ -24,6 +26,9 @@ PARKED_FOREVER_MS = 10**12
 
 class RestartMixin(BrokerCore):
     """The restart step."""
+
+    if TYPE_CHECKING:
+        def _enforce_subject_limit(self, queue: QueueState, subject: str | None) -> None: ...  # ring
 
     def _parked(self, queue: QueueState) -> int:
         """RESTART-3: parked messages (and, the same on JetStream, messages waiting out a NAK delay)
@@ -88,6 +93,11 @@ class RestartMixin(BrokerCore):
         opts = self.options
         for queue in self.queues.values():
             queue.rdc_zero.clear()  # a bug model's (nats_refused_pull_counts_redelivered): not stored
+        if opts.first_subject_limit_not_enforced:  # a bug model: newFileStore trims every subject
+            for queue in self.queues.values():
+                if queue.max_per_subject > 0:
+                    for subject in dict.fromkeys(ref.msg.subject for ref in queue.live.values()):
+                        self._enforce_subject_limit(queue, subject)
         if opts.restart_drops_redelivered_below_floor:  # a bug model (reference_model.bugs)
             for queue in self.queues.values():
                 queue.rdc_dropped |= {i for i, ref in queue.exhausted.items()

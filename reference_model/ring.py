@@ -44,6 +44,8 @@ class RingMixin(LastValueMixin, BrokerCore):
             raise ModelMisuse("a per-subject limit must be >= 1")
         queue = self._queue(queue_name)
         lower = queue.max_per_subject <= 0 or limit < queue.max_per_subject
+        if self.options.first_subject_limit_not_enforced:  # a bug model (bugs.nats_server_3836d96)
+            lower = queue.max_per_subject == 0 or limit < queue.max_per_subject
         queue.max_per_subject = limit
         if lower:
             for subject in dict.fromkeys(ref.msg.subject for ref in queue.live.values()):

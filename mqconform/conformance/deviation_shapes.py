@@ -455,6 +455,21 @@ def _discard_new_send_under_max_bytes(trace: Sequence[TraceStep]) -> bool:
     return False
 
 
+def _first_subject_limit_set(trace: Sequence[TraceStep]) -> bool:
+    """At or before the failing step, a set_subject_limit on a queue that no earlier step declared or
+    set with a per-subject limit (max_per_subject unset: its first limit)."""
+    limited: set[str] = set()
+    for step in trace:
+        args = step.args if isinstance(step.args, Mapping) else {}
+        if step.op in ("queue", "join") and args.get("max_per_subject", -1) not in (-1, None):
+            limited.add(str(args.get("name")))
+        elif step.op == "set_subject_limit":
+            if str(args.get("queue")) not in limited:
+                return True
+            limited.add(str(args.get("queue")))
+    return False
+
+
 #: shape name -> a predicate over the model's trace of a counterexample (its docstring says what it
 #: accepts); a new bug that none describes needs a new one here, a few lines
 SHAPES: Final[Mapping[str, Callable[[Sequence[TraceStep]], bool]]] = {
@@ -475,6 +490,7 @@ SHAPES: Final[Mapping[str, Callable[[Sequence[TraceStep]], bool]]] = {
     "pull-leaves-redelivery-waiting": _pull_leaves_redelivery_waiting,
     "max-deliver-one-given-back": _max_deliver_one_given_back,
     "discard-new-send-under-max-bytes": _discard_new_send_under_max_bytes,
+    "first-subject-limit-set": _first_subject_limit_set,
 }
 
 

@@ -49,6 +49,33 @@ class AreaJob:
     part: Part = WHOLE
 
 
+#: seconds a worker whose run process died lets its area unwind (KeyboardInterrupt) before it stops
+#: its adapter itself and exits
+PARENT_GONE_GRACE_S = 10.0
+#: the adapter the worker process explores on now (its parent-watch stops it when the run died)
+_RUNNING: dict[str, Any] = {}
+
+
+def exit_with_parent(parent: int) -> None:
+    """A worker process's initializer: when the run process that started it dies (killed, so it
+    could not shut its pool down), the worker interrupts its area, whose adapter then stops its
+    embedded server as an area does at its end; after PARENT_GONE_GRACE_S it stops the adapter itself
+    and exits. Without it a killed run left its workers exploring and their brokers running."""
+    import _thread
+    import os
+    import threading
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        _thread.interrupt_main()
+        time.sleep(PARENT_GONE_GRACE_S)
+        shutdown(_RUNNING.get("adapter"))
+        os._exit(1)
+
+    threading.Thread(target=watch, name="mqconform-parent-watch", daemon=True).start()
+
+
 def run_area_job(job: AreaJob) -> tuple[MachineResult, str | None]:
     """Load the adapter, run `job.area` on it (histories into the run directory another process
     created), shut the adapter down. Returns the result and, when an exception stopped the area (a
@@ -59,7 +86,7 @@ def run_area_job(job: AreaJob) -> tuple[MachineResult, str | None]:
     plan = job.plan
     adapter: Any = None
     try:
-        adapter = load_adapter(plan.adapter, **plan.adapter_options)
+        adapter = _RUNNING["adapter"] = load_adapter(plan.adapter, **plan.adapter_options)
         claimed = load_profile(plan.profile or adapter.profile)
         run = None
         db = None
@@ -78,6 +105,7 @@ def run_area_job(job: AreaJob) -> tuple[MachineResult, str | None]:
         reason = f"area {job.area}: {fault_reason(exc)}"
         return MachineResult(job.area, unknown=reason), reason
     finally:
+        _RUNNING.pop("adapter", None)
         shutdown(adapter)
 
 
@@ -132,6 +160,7 @@ def _parallel(plan: RunPlan, adapter: Any, claimed: Any, run_dir: RunDirectory, 
     last is done. After a fault the jobs not yet started are cancelled and later results dropped, as
     -n 1 stops at the fault."""
     import multiprocessing
+    import os
     from concurrent.futures import Future, ProcessPoolExecutor
 
     jobs = _area_jobs(plan, adapter, claimed, run_dir, judge)
@@ -143,7 +172,8 @@ def _parallel(plan: RunPlan, adapter: Any, claimed: Any, run_dir: RunDirectory, 
             yield area, parts, None
         return
     pool = ProcessPoolExecutor(max_workers=min(workers, len(runnable)),
-                               mp_context=multiprocessing.get_context("spawn"))
+                               mp_context=multiprocessing.get_context("spawn"),
+                               initializer=exit_with_parent, initargs=(os.getpid(),))
     try:
         futures: dict[int, Future[tuple[MachineResult, str | None]]] = {
             id(job): pool.submit(run_area_job, job) for job in runnable}

@@ -114,3 +114,51 @@ def test_a_run_in_parts_still_finds_a_violation(tmp_path: Path) -> None:
 def test_zero_shards_is_one_line_and_exit_2(capsys) -> None:  # type: ignore[no-untyped-def]
     assert main(["run", "--adapter", "reference", "--shards", "0", "--no-report"]) == 2
     assert "--shards must be at least 1" in capsys.readouterr().err
+
+
+def test_the_workers_of_a_killed_run_stop(tmp_path: Path) -> None:
+    """A run killed outright (it cannot shut its pool down) leaves no worker exploring on."""
+    import os
+    import signal
+    import time
+
+    command = [sys.executable, "-m", "mqconform.cli", "run", "--adapter", "reference", "--settings",
+               "thorough", "--areas", "ring", "--shards", "2", "--no-report", "--out", str(tmp_path / "run")]
+    parent = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    assert parent.stdout is not None
+    assert "each area in 2 parts" in parent.stdout.readline()
+    workers: list[int] = []
+    for _ in range(600):  # the workers spawn after the first line
+        workers = _children(parent.pid)
+        if len(workers) >= 2:
+            break
+        time.sleep(0.1)
+    assert workers, "the run started no worker processes"
+    os.kill(parent.pid, signal.SIGKILL)
+    parent.wait()
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and any(_alive(pid) for pid in workers):
+        time.sleep(0.5)
+    assert not [pid for pid in workers if _alive(pid)], "workers kept exploring after their run died"
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                cmdline = (entry / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if int(fields[1]) == pid and b"spawn_main" in cmdline:
+                found.append(int(entry.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"

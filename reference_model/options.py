@@ -343,6 +343,10 @@ class ModelOptions:
     #: (reference_model.bugs.nats_server_3836d96). A first per-subject limit (from unset, -1) set by
     #: an update trims nothing; a send on the subject or a restart does. False: it trims at once.
     first_subject_limit_not_enforced: bool = False
+    #: DELIVERY-43, a broker bug and never a profile's choice: nats-server 2.11.0 to 2.12.4
+    #: (reference_model.bugs.nats_server_7795). An overflow pull request naming both min_pending and
+    #: min_ack_pending is served only when both hold. False: when either does (ADR-42).
+    overflow_needs_every_threshold: bool = False
     #: DELIVERY-16, a broker bug and never a profile's choice: rabbitmq-server#5609, RabbitMQ 3.8 to
     #: 3.10 quorum queues (reference_model.bugs.rabbitmq_server_5609). A nack with requeue that
     #: dead-letters or drops the message at its delivery limit grants the consumer credit twice

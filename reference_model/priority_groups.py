@@ -75,6 +75,9 @@ class PriorityGroupsMixin(BrokerCore):
         # consumer.go nextWaiting o.npc+1: a first delivery was already taken off num_pending, a
         # redelivery never was
         pending = counts["num_pending"] + (1 if ref.delivery_count > 0 else 0)
+        if self.options.overflow_needs_every_threshold:  # a bug model (bugs.nats_server_7795)
+            return ((min_pending <= 0 or pending >= min_pending)
+                    and (min_ack_pending <= 0 or counts["num_ack_pending"] >= min_ack_pending))
         return ((min_pending > 0 and pending >= min_pending)
                 or (min_ack_pending > 0 and counts["num_ack_pending"] >= min_ack_pending))
 

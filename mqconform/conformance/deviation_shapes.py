@@ -470,6 +470,14 @@ def _first_subject_limit_set(trace: Sequence[TraceStep]) -> bool:
     return False
 
 
+def _overflow_both_thresholds(trace: Sequence[TraceStep]) -> bool:
+    """At or before the failing step, a fetch that names both min_pending and min_ack_pending (an
+    overflow priority group's pull request with two thresholds)."""
+    return any(step.op == "fetch" and isinstance(step.args, Mapping)
+               and (step.args.get("min_pending") or 0) > 0 and (step.args.get("min_ack_pending") or 0) > 0
+               for step in trace)
+
+
 #: shape name -> a predicate over the model's trace of a counterexample (its docstring says what it
 #: accepts); a new bug that none describes needs a new one here, a few lines
 SHAPES: Final[Mapping[str, Callable[[Sequence[TraceStep]], bool]]] = {
@@ -491,6 +499,7 @@ SHAPES: Final[Mapping[str, Callable[[Sequence[TraceStep]], bool]]] = {
     "max-deliver-one-given-back": _max_deliver_one_given_back,
     "discard-new-send-under-max-bytes": _discard_new_send_under_max_bytes,
     "first-subject-limit-set": _first_subject_limit_set,
+    "overflow-both-thresholds": _overflow_both_thresholds,
 }
 
 

@@ -205,6 +205,8 @@ class AreaItem(_Item):
         self.user_properties.append(("rules", ",".join(self.rule_ids)))
 
     def runtest(self) -> None:
+        from mqconform.adapters.registry import load_adapter
+        from mqconform.commands._common import Replayer
         from mqconform.conformance.execution import AreaJob, run_area_job
         from mqconform.conformance.runner import write_counterexample
         from mqconform.conformance.verdict import Judge, judge
@@ -222,15 +224,25 @@ class AreaItem(_Item):
         self.user_properties.append(("run_directory", str(path)))
         if options.seed is not None:
             self.user_properties.append(("seed", str(options.seed)))
-        job = AreaJob(options.plan, self.name, str(path), run.run_id, run.start_ns)
+        # a known bug's model explains a finding by a replay on the implementation: the area's own
+        # adapter while it explores (and it explores on against that model), then one built for the
+        # verdict's replays when a finding needs them
+        explorer = Judge(options.deviations, options.adapter, "", options.profile, options.claimed,
+                         strict=options.strict)
+        job = AreaJob(options.plan, self.name, str(path), run.run_id, run.start_ns, judge=explorer)
         result, fault = run_area_job(job)
         for index, finding in enumerate(result.findings, start=1):
             write_counterexample(run, finding, options.adapter, options.adapter_options, options.profile,
                                  index)
-        verdict = judge([result], options.profile,
-                        Judge(options.deviations, result.adapter_name or options.adapter,
-                              result.server_version, options.profile,
-                              options.claimed, strict=options.strict), [self.name])
+        replayer = Replayer(None, lambda: load_adapter(options.adapter, **options.adapter_options))
+        try:
+            verdict = judge([result], options.profile,
+                            Judge(options.deviations, result.adapter_name or options.adapter,
+                                  result.server_version, options.profile,
+                                  options.claimed, strict=options.strict, adapter_factory=replayer),
+                            [self.name])
+        finally:
+            replayer.shutdown()
         for rule, state in sorted(verdict.outcomes.items()):
             deviation = verdict.by_rule.get(rule)
             run.outcome(self.name, rule, state, examples=result.examples,  # type: ignore[arg-type]

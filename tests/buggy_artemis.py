@@ -56,3 +56,11 @@ class MiscountsAfterClose(WithBug):
         value: dict[str, Any] = dict(result.value)
         value["message_count"] = int(value["message_count"]) + 1
         return Result.ok(value)
+
+
+class DropsAtLimitNegative(WithBug):
+    """The artemis model with the registered bug model of the DeliveringCount -1 at the delivery limit
+    (artemis-drop-at-limit-delivering-negative): the redelivery area finds it within a hundred examples."""
+
+    def __init__(self, server_version: str = "2.40.0") -> None:
+        super().__init__("artemis-drop-at-limit-delivering-negative", server_version)

@@ -94,7 +94,11 @@ def run_area_job(job: AreaJob) -> tuple[MachineResult, str | None]:
             run = RunDirectory.attach(Path(job.run_path), adapter.name, claimed.name, job.run_id or "",
                                       job.start_ns)
             db = database(Path(job.run_path), job.part)
-        judge = None if job.judge is None else attrs.evolve(job.judge, adapter_factory=lambda: adapter)
+        # the registry matches the adapter's name and version as this process's adapter reports them
+        judge = None if job.judge is None else attrs.evolve(
+            job.judge, adapter_factory=lambda: adapter,
+            adapter=str(getattr(adapter, "name", "") or job.judge.adapter),
+            server_version=str(getattr(adapter, "server_version", "") or job.judge.server_version))
         result = plan.explore(job.area, lambda: adapter, claimed, run, database=db,
                               explain=None if judge is None else judge.bug_model, part=job.part)
         result.adapter_name = str(getattr(adapter, "name", "") or plan.adapter)

@@ -103,9 +103,8 @@ def test_items_are_selected_like_any_other(pytester: pytest.Pytester) -> None:
     result.assert_outcomes(passed=2, deselected=len(MACHINES) - 2)
 
 
-#: the plugin replays no bug model (a registry entry with one explains nothing there), so its test
-#: registers a made-up counters bug in the shape of rabbitmq-server#5609 (tests/buggy_quorum.py
-#: KillingNackSkews) with entries that have none: the check, the shape and the observed difference decide
+#: a made-up counters bug in the shape of rabbitmq-server#5609 (tests/buggy_quorum.py KillingNackSkews)
+#: registered with entries that have no bug model: the check, the shape and the observed difference decide
 MADE_UP_REGISTRY = """\
 deviations:
 """ + "".join(f"""\
@@ -157,3 +156,18 @@ def test_a_bad_deviation_registry_is_one_usage_error(pytester: pytest.Pytester) 
                                            "bad.yaml")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "mqconform: deviation registry: bad.yaml:2: missing key" in result.stderr.str()
+
+
+def test_the_plugin_explains_a_finding_by_a_registered_bug_model(pytester: pytest.Pytester) -> None:
+    """A registry entry with a bug model explains a finding in the plugin as in `mqconform run`: the
+    counterexample replays on the implementation against the model with the bug (the area's own
+    adapter while it explores on against that model, then one built for the verdict)."""
+    shutil.copy(ROOT / "tests" / "buggy_artemis.py", pytester.path / "buggy_artemis.py")
+    args = ("--mqconform-adapter", "buggy_artemis:DropsAtLimitNegative", "--mqconform-areas", "redelivery",
+            "--mqconform-settings", "ci", "--mqconform-max-examples", "100", "--mqconform-max-findings", "2",
+            "-p", "no:cacheprovider", "-rA", "--ignore", "mqconform-runs")
+    known = pytester.runpytest_subprocess(*args)
+    known.assert_outcomes(passed=1)
+    known.stdout.fnmatch_lines(["*mqconform known deviations*", "DEVIATION *delivery limit*"])
+    strict = pytester.runpytest_subprocess(*args, "--mqconform-strict")
+    strict.assert_outcomes(failed=1)

@@ -44,6 +44,10 @@ class DeleteMixin(BrokerCore):
             queue.paged.remove(ref)
         elif ref.place == "exhausted":  # REDELIVERY-21: kept past max_deliver, still stored
             del queue.exhausted[ref.id]
+            if self.options.removal_keeps_redelivered:  # a bug model (reference_model.bugs)
+                from .bugs.nats_server_8102 import removed
+
+                removed(queue, ref)
         elif not queue.nak_waiting.pop(ref.id, None):
             self._take_from_consumers(queue, ref)
         else:

@@ -103,6 +103,10 @@ class ExpiryMixin(ClockMixin):
                 self._unlisted(queue, ref)
         elif ref.place == "exhausted":  # REDELIVERY-21: kept past max_deliver
             del queue.exhausted[ref.id]
+            if self.options.removal_keeps_redelivered:  # a bug model (reference_model.bugs)
+                from .bugs.nats_server_8102 import removed
+
+                removed(queue, ref)
         elif queue.nak_waiting.pop(ref.id, None) is not None:
             self._undeliver(queue, ref)
         else:

@@ -347,6 +347,12 @@ class ModelOptions:
     #: (reference_model.bugs.nats_server_7795). An overflow pull request naming both min_pending and
     #: min_ack_pending is served only when both hold. False: when either does (ADR-42).
     overflow_needs_every_threshold: bool = False
+    #: DELIVERY-27, a broker bug and never a profile's choice: nats-server before 2.14.1
+    #: (reference_model.bugs.nats_server_8102). A message kept past max_deliver that a delete, an
+    #: expiry or an eviction removes keeps its o.rdc entry (consumer.go decStreamPending), so
+    #: num_redelivered counts it until a purge or a restart with it at or below the ack floor.
+    #: False: it leaves the count with the stream.
+    removal_keeps_redelivered: bool = False
     #: DELIVERY-16, a broker bug and never a profile's choice: rabbitmq-server#5609, RabbitMQ 3.8 to
     #: 3.10 quorum queues (reference_model.bugs.rabbitmq_server_5609). A nack with requeue that
     #: dead-letters or drops the message at its delivery limit grants the consumer credit twice

@@ -39,5 +39,6 @@ class PurgeMixin(BrokerCore):
             self._event("killed", queue.name, ref.id, "purged")
         if self.options.purge_removes == "stored":
             self._purged_past(queue)
+        queue.rdc_removed.clear()  # a bug model's (nats_server_8102): o.rdc = nil, nothing pending
         self._settle(queue)
         return len(victims)

@@ -93,6 +93,8 @@ class RestartMixin(BrokerCore):
         opts = self.options
         for queue in self.queues.values():
             queue.rdc_zero.clear()  # a bug model's (nats_refused_pull_counts_redelivered): not stored
+            # a bug model's (nats_server_8102): checkRedelivered drops the entries at or below the floor
+            queue.rdc_removed = {i: s for i, s in queue.rdc_removed.items() if s > queue.ack_floor[1]}
         if opts.first_subject_limit_not_enforced:  # a bug model: newFileStore trims every subject
             for queue in self.queues.values():
                 if queue.max_per_subject > 0:

@@ -196,6 +196,10 @@ class RingMixin(LastValueMixin, BrokerCore):
     def _evict(self, queue: QueueState, ref: Ref) -> None:
         if ref.place == "exhausted":  # REDELIVERY-21: kept past max_deliver, still stored
             del queue.exhausted[ref.id]
+            if self.options.removal_keeps_redelivered:  # a bug model (reference_model.bugs)
+                from .bugs.nats_server_8102 import removed
+
+                removed(queue, ref)
         elif ref.place == "pending":
             queue.pending.remove(ref.id)
             if queue.special:

@@ -294,6 +294,10 @@ class QueueState:
         #: (a bug model's state: reference_model.bugs.nats_refused_pull_counts_redelivered; always
         #: empty on a profile's model)
         self.rdc_zero: set[str] = set()
+        #: ids (-> stream sequence) of messages kept past the delivery limit that left the stream with
+        #: their o.rdc entry kept (a bug model's state: reference_model.bugs.nats_server_8102; always
+        #: empty on a profile's model)
+        self.rdc_removed: dict[str, int] = {}
         #: ids of listed refs the broker has in delivery (MessageReference#isInDelivery: dispatched,
         #: not acknowledged since), and how many refs a ring eviction took off the list but left in the
         #: pending count (a bug model's state: reference_model.bugs.artemis_enforce_ring_in_delivery;

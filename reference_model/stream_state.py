@@ -95,7 +95,7 @@ class StreamStateMixin(BrokerCore):
         # REDELIVERY-21: a message kept past max_deliver keeps its o.rdc entry (a limit of 1: none
         # is reported, consumer.go info(), nats-server >= 2.11.4 #6877)
         # (a bug model reports them for a limit of 1 too: reference_model.bugs.nats_server_6877)
-        exhausted = len(queue.exhausted.keys() - queue.rdc_dropped) \
+        exhausted = len(queue.exhausted.keys() - queue.rdc_dropped) + len(queue.rdc_removed) \
             if queue.delivery_limit != 1 or self.options.max_deliver_one_reports_redelivered else 0
         # a bug model's 0 o.rdc entries (reference_model.bugs.nats_refused_pull_counts_redelivered)
         zero = queue.rdc_zero

@@ -478,6 +478,21 @@ def _overflow_both_thresholds(trace: Sequence[TraceStep]) -> bool:
                for step in trace)
 
 
+def _removed_past_max_deliver(trace: Sequence[TraceStep]) -> bool:
+    """At or before the failing step, a step other than a restart before which a queue's consumer
+    state counts more redelivered messages than messages pending acknowledgement (one is kept past its
+    delivery limit) and after which it counts fewer redelivered: the kept message left the stream."""
+    for before, step in _pairs(trace):
+        if before is None or step.op == "restart":
+            continue
+        for queue, state in step.consumer_state.items():
+            was = before.consumer_state.get(queue, {})
+            if was.get("num_redelivered", 0) > was.get("num_ack_pending", 0) \
+                    and state.get("num_redelivered", 0) < was.get("num_redelivered", 0):
+                return True
+    return False
+
+
 #: shape name -> a predicate over the model's trace of a counterexample (its docstring says what it
 #: accepts); a new bug that none describes needs a new one here, a few lines
 SHAPES: Final[Mapping[str, Callable[[Sequence[TraceStep]], bool]]] = {
@@ -500,6 +515,7 @@ SHAPES: Final[Mapping[str, Callable[[Sequence[TraceStep]], bool]]] = {
     "discard-new-send-under-max-bytes": _discard_new_send_under_max_bytes,
     "first-subject-limit-set": _first_subject_limit_set,
     "overflow-both-thresholds": _overflow_both_thresholds,
+    "removed-past-max-deliver": _removed_past_max_deliver,
 }
 
 

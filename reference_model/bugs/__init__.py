@@ -34,6 +34,7 @@ def _load() -> dict[str, BugModel]:
         nats_server_6877,
         nats_server_7608,
         nats_server_7795,
+        nats_server_8102,
         rabbitmq_server_5609,
     )
 
@@ -42,7 +43,7 @@ def _load() -> dict[str, BugModel]:
                    artemis_linked_list_repeat, hornetq_messages_added_depaged,
                    nats_max_age_after_a_ttl_message, nats_refused_pull_counts_redelivered,
                    nats_server_78fd547, nats_server_3836d96, nats_server_6877, nats_server_7608,
-                   nats_server_7795, rabbitmq_server_5609):
+                   nats_server_7795, nats_server_8102, rabbitmq_server_5609):
         bug = module.BUG
         found[bug.name] = bug
     return found

@@ -88,6 +88,7 @@ FAILING_STEP = {
     "tests/adapters/scenarios/nats-discard-new-accepts-up-to-max-bytes.yaml": 3,
     "tests/adapters/scenarios/nats-first-subject-limit-trims.yaml": 3,
     "tests/adapters/scenarios/nats-overflow-either-threshold-serves.yaml": 8,
+    "tests/adapters/scenarios/nats-delete-past-max-deliver.yaml": 10,
 }
 
 #: the shipped scenarios -> the steps before the one that gives the bug its shape (the nack at the
@@ -119,6 +120,7 @@ BEFORE_SHAPE = {
     "tests/adapters/scenarios/nats-discard-new-accepts-up-to-max-bytes.yaml": 1,
     "tests/adapters/scenarios/nats-first-subject-limit-trims.yaml": 2,
     "tests/adapters/scenarios/nats-overflow-either-threshold-serves.yaml": 7,
+    "tests/adapters/scenarios/nats-delete-past-max-deliver.yaml": 9,
 }
 
 #: the shipped registry, loaded once for the tests that only read it

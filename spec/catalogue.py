@@ -25,6 +25,8 @@ import attrs
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from .yaml_nodes import compose, malformed
+
 #: The implementations a rule may apply to (``profiles: all`` means every one of them).
 PROFILES: Final[tuple[str, ...]] = (
     "artemis", "hornetq", "hornetq-2.4", "rabbitmq-classic", "rabbitmq-quorum", "jetstream", "redis-streams",
@@ -116,26 +118,20 @@ class Catalogue:
         return tuple(rule for rule in self if profile in rule.profiles)
 
 
-#: libyaml's loader when PyYAML has it (the catalogue loads in every process a run starts: some 30 times
-#: faster than the pure-Python one); a file it cannot parse is parsed again by the pure-Python loader,
-#: whose error messages the tests and users see
-_FAST_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
 class _File:
-    """One YAML file being checked: its name for messages and the loader that built its nodes."""
+    """One YAML file being checked: its name for messages and the constructor of its values."""
 
-    def __init__(self, path: Path, name: str, loader: type[yaml.SafeLoader] = _FAST_LOADER) -> None:
+    def __init__(self, path: Path, name: str) -> None:
         self.path = path
         self.name = name
-        self.loader = loader(path.read_text(encoding="utf-8"))
+        self.constructor = yaml.constructor.SafeConstructor()
 
     def error(self, node: Node | None, problem: str) -> SpecError:
         line = node.start_mark.line + 1 if node is not None else 1
         return SpecError(f"{self.name}:{line}: {problem}")
 
     def value(self, node: Node) -> Any:
-        return self.loader.construct_object(node, deep=True)
+        return self.constructor.construct_object(node, deep=True)
 
     def text(self, node: Node, key: str) -> str:
         value = self.value(node)
@@ -253,21 +249,9 @@ def _rule(file: _File, node: Node, area: str, seen: dict[str, str]) -> Rule:
 def _load_file(path: Path, seen: dict[str, str]) -> list[Rule]:
     file = _File(path, path.name)
     try:
-        try:
-            root = file.loader.get_single_node()
-        except yaml.YAMLError:
-            if _FAST_LOADER is yaml.SafeLoader:
-                raise
-            file.loader.dispose()
-            file = _File(path, path.name, yaml.SafeLoader)  # parsed again for its error message
-            root = file.loader.get_single_node()
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark is not None else 1
-        problem = exc.problem or exc.context or "cannot parse"
-        raise SpecError(f"{file.name}:{line}: malformed YAML: {problem}") from None
+        root = compose(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
-        raise SpecError(f"{file.name}:1: malformed YAML: {exc}") from None
+        raise SpecError(malformed(file.name, exc)) from None
     try:
         if root is None:
             raise SpecError(f"{file.name}:1: empty file (expected keys {', '.join(_TOP_REQUIRED)})")
@@ -282,7 +266,7 @@ def _load_file(path: Path, seen: dict[str, str]) -> list[Rule]:
             raise file.error(rules_node, "rules must be a non-empty list of rules")
         return [_rule(file, item, area, seen) for item in rules_node.value]
     finally:
-        file.loader.dispose()
+        file.constructor.constructed_objects.clear()
 
 
 def _order(path: Path) -> tuple[int, str]:

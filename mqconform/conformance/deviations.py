@@ -23,7 +23,6 @@ and value; a problem is a :class:`DeviationError` whose message starts ``<file>:
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import operator
 import re
@@ -34,6 +33,8 @@ from typing import Any, Final, Protocol
 import attrs
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from mqconform.spec.yaml_nodes import compose, malformed
 
 from .deviation_shapes import OBSERVED, SHAPES, TraceStep, model_trace
 
@@ -308,19 +309,10 @@ class _Loader:
         return [(item, self.scalar(item, key)) for item in node.value]
 
     def root(self) -> Node | None:
-        fast = getattr(yaml, "CSafeLoader", None)  # libyaml: some 20 times faster
         try:
-            if fast is not None:
-                with contextlib.suppress(yaml.YAMLError):  # parsed again below for the pure loader's message
-                    return yaml.compose(self.text, Loader=fast)
-            return yaml.compose(self.text, Loader=yaml.SafeLoader)
-        except yaml.MarkedYAMLError as exc:
-            mark = exc.problem_mark or exc.context_mark
-            line = mark.line + 1 if mark is not None else 1
-            problem = exc.problem or exc.context
-            raise DeviationError(f"{self.name}:{line}: malformed YAML: {problem}") from None
+            return compose(self.text)
         except yaml.YAMLError as exc:
-            raise DeviationError(f"{self.name}:1: malformed YAML: {exc}") from None
+            raise DeviationError(malformed(self.name, exc)) from None
 
     def mapping(self, node: Node, allowed: tuple[str, ...], required: tuple[str, ...],
                 what: str) -> dict[str, Node]:

@@ -14,13 +14,14 @@ from pathlib import Path
 
 GOAL = 95.0
 MODEL_TESTS = Path(__file__).resolve().parent
+BUG_MODEL_TESTS = sorted((MODEL_TESTS.parent / "conformance").glob("test_bug_model*.py"))
 
 
 def test_model_branch_coverage_is_at_least_95_percent(tmp_path: Path) -> None:
     env = {**os.environ, "COVERAGE_FILE": str(tmp_path / ".coverage")}
     run = subprocess.run(
         [sys.executable, "-m", "coverage", "run", "--branch", "--source=mqconform.reference_model", "-m",
-         "pytest", "-q", "-p", "no:xdist", "-p", "no:randomly", str(MODEL_TESTS),
+         "pytest", "-q", "-p", "no:xdist", "-p", "no:randomly", str(MODEL_TESTS), *map(str, BUG_MODEL_TESTS),
          "--ignore", __file__],
         env=env, capture_output=True, text=True, timeout=900, check=False)
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]

@@ -92,12 +92,16 @@ class BrokerCore:
         queue.delivering -= 1
         queue.delivering_bytes -= ref.size
 
-    def _terminate(self, queue: QueueState, ref: Ref, reason: Reason) -> None:
-        """A ref leaves the queue for good: counters (C5), address memory, page completion (PAGING-9)."""
+    def _terminate(self, queue: QueueState, ref: Ref, reason: Reason, counted: bool = True) -> None:
+        """A ref leaves the queue for good: counters (C5), address memory, page completion (PAGING-9).
+        Not `counted` (a broker bug's, reference_model.bugs.artemis_non_destructive_delete): no counter
+        and its bytes stay in the address."""
         counters = queue.counters
         # REDELIVERY-21: one kept past max_deliver is in no o.pending: the ack floor stays
         was_pending_ack = ref.first_dseq and ref.place != "exhausted"
-        if reason == "acknowledged":
+        if not counted:
+            pass
+        elif reason == "acknowledged":
             counters.acknowledged += 1
         elif reason == "replaced":
             counters.replaced += 1
@@ -110,7 +114,7 @@ class BrokerCore:
         queue.live.pop(ref.id, None)
         address = queue.address
         self._dirty[address.name] = address
-        if ref.in_memory:
+        if ref.in_memory and counted:
             address.release(ref.msg)
             ref.in_memory = False
         if ref.page is not None:

@@ -53,7 +53,11 @@ class DeleteMixin(BrokerCore):
         else:
             self._undeliver(queue, ref)
         reason = self.options.delete_counts  # DELIVERY-31: Artemis acks NORMAL, the others kill
-        self._terminate(queue, ref, reason)
+        # a broker bug (reference_model.bugs.artemis_non_destructive_delete): a non-destructive queue
+        # ignores that NORMAL ack's counter and bytes
+        counted = not (self.options.non_destructive_delete_uncounted and queue.config.non_destructive
+                       and reason == "acknowledged")
+        self._terminate(queue, ref, reason, counted)
         self._event(reason, queue.name, ref.id, "deleted")
         self._settle(queue)
         return True

@@ -366,6 +366,12 @@ class ModelOptions:
     #: queue's delivering count twice (QueueImpl#cancel: decDelivering after sendToDeadLetterAddress
     #: acked it KILLED). False: once.
     cancel_drop_decrements_delivering_twice: bool = False
+    #: DELIVERY-10, a broker bug and never a profile's choice: Artemis 2.18 to 2.56
+    #: (reference_model.bugs.artemis_non_destructive_delete). A delete by id from a non-destructive
+    #: queue takes the message off the queue but counts it nowhere and keeps its bytes in the address:
+    #: QueueImpl#deleteReference acks with AckReason.NORMAL, which postAcknowledge leaves at once on a
+    #: non-destructive queue (no counter, no refDown, no journal delete). False: an acknowledgement.
+    non_destructive_delete_uncounted: bool = False
     #: EXPIRY-1/3/4/7, a broker bug and never a profile's choice: nats-server from 2.11.10
     #: (reference_model.bugs.nats_max_age_after_a_ttl_message, finding nats-max-age-after-a-ttl-message).
     #: A queue with a message TTL (max_age) expires only at its age check; a Nats-TTL store moves a

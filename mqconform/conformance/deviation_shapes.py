@@ -189,6 +189,13 @@ def _non_destructive_queues(trace: Sequence[TraceStep]) -> set[str]:
             if step.op == "queue" and isinstance(step.args, Mapping) and step.args.get("non_destructive")}
 
 
+def _non_destructive_delete(trace: Sequence[TraceStep]) -> bool:
+    """A delete by id that took a message off a non-destructive queue (Artemis counts it nowhere)."""
+    kept = _non_destructive_queues(trace)
+    return any(step.op == "delete" and isinstance(step.args, Mapping) and step.args.get("queue") in kept
+               and step.result is not False for step in trace)
+
+
 def _non_destructive_direct_delivery(trace: Sequence[TraceStep]) -> bool:
     """A send to a non-destructive queue that a consumer takes at once (the model's delivering count
     of the queue rises at the send): Artemis delivers it directly and does not keep it in the queue
@@ -503,6 +510,7 @@ SHAPES: Final[Mapping[str, Callable[[Sequence[TraceStep]], bool]]] = {
     "restart-past-max-deliver": _restart_past_max_deliver,
     "same-priority-send-not-reset": _same_priority_send_not_reset,
     "non-destructive-direct-delivery": _non_destructive_direct_delivery,
+    "non-destructive-delete": _non_destructive_delete,
     "ring-replaces-returning-paged": _ring_replaces_returning_paged,
     "depaged-message-delivering": _depaged_message_delivering,
     "close-returns-paged-while-paging": _close_returns_paged_while_paging,

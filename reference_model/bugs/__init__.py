@@ -14,6 +14,8 @@ implementation with the bug model's expectations, holds at every step under ever
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from collections.abc import Mapping
 from typing import Final
 
@@ -21,30 +23,15 @@ from .model import BugModel
 
 
 def _load() -> dict[str, BugModel]:
-    from . import (
-        artemis_4985,
-        artemis_cancel_drop_delivering,
-        artemis_enforce_ring_in_delivery,
-        artemis_linked_list_repeat,
-        hornetq_messages_added_depaged,
-        nats_max_age_after_a_ttl_message,
-        nats_refused_pull_counts_redelivered,
-        nats_server_78fd547,
-        nats_server_3836d96,
-        nats_server_6877,
-        nats_server_7608,
-        nats_server_7795,
-        nats_server_8102,
-        rabbitmq_server_5609,
-    )
-
-    found = {}
-    for module in (artemis_4985, artemis_cancel_drop_delivering, artemis_enforce_ring_in_delivery,
-                   artemis_linked_list_repeat, hornetq_messages_added_depaged,
-                   nats_max_age_after_a_ttl_message, nats_refused_pull_counts_redelivered,
-                   nats_server_78fd547, nats_server_3836d96, nats_server_6877, nats_server_7608,
-                   nats_server_7795, nats_server_8102, rabbitmq_server_5609):
-        bug = module.BUG
+    """Every module of this package but :mod:`.model` is one bug (its ``BUG``), found by name order:
+    adding a bug adds a module here and nothing else."""
+    found: dict[str, BugModel] = {}
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        if info.name == "model":
+            continue
+        bug = importlib.import_module(f"{__name__}.{info.name}").BUG
+        if not isinstance(bug, BugModel):
+            raise TypeError(f"{__name__}.{info.name}.BUG is not a BugModel")
         found[bug.name] = bug
     return found
 

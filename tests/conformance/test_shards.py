@@ -74,9 +74,16 @@ def _records(path: Path) -> list[dict[str, object]]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
-def test_a_run_in_parts_writes_one_history_per_part_that_the_report_reads_as_the_area(tmp_path: Path) -> None:
-    out = tmp_path / "run"
-    done = _cli(*BASE, "--out", str(out), "--engine", "python")
+@pytest.fixture(scope="module")
+def parts_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.CompletedProcess[str]]:
+    """One run in parts with its report, shared by the tests that read it."""
+    out = tmp_path_factory.mktemp("parts") / "run"
+    return out, _cli(*BASE, "--out", str(out), "--engine", "python")
+
+
+def test_a_run_in_parts_writes_one_history_per_part_that_the_report_reads_as_the_area(
+        parts_run: tuple[Path, subprocess.CompletedProcess[str]]) -> None:
+    out, done = parts_run
     assert done.returncode == 0, done.stdout + done.stderr
     assert "each area in 2 parts at once" in done.stdout
     names = sorted(p.name for p in (out / "history").glob("*.jsonl"))
@@ -93,11 +100,13 @@ def test_a_run_in_parts_writes_one_history_per_part_that_the_report_reads_as_the
     assert meta["settings"]["shards"] == 2 and meta["settings"]["workers"] == 2
 
 
-def test_a_run_in_parts_on_derandomized_settings_explores_the_same_examples_again(tmp_path: Path) -> None:
-    runs = [_cli(*BASE, "--out", str(tmp_path / name), "--no-report") for name in ("a", "b")]
-    assert [done.returncode for done in runs] == [0, 0]
+def test_a_run_in_parts_on_derandomized_settings_explores_the_same_examples_again(
+        parts_run: tuple[Path, subprocess.CompletedProcess[str]], tmp_path: Path) -> None:
+    first, _ = parts_run
+    again = _cli(*BASE, "--out", str(tmp_path / "again"), "--no-report")
+    assert again.returncode == 0, again.stdout + again.stderr
     for name in ("ring.jsonl", "ring.1.jsonl"):
-        a, b = (_records(tmp_path / run / "history" / name) for run in ("a", "b"))
+        a, b = _records(first / "history" / name), _records(tmp_path / "again" / "history" / name)
         def steps(records: list[dict[str, object]]) -> list[tuple[object, ...]]:
             return [(r["example"], r["f"], r["value"]) for r in records]
 

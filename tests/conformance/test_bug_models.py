@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from mqconform.adapters.reference import ReferenceAdapter
 from mqconform.cli import main
@@ -24,6 +23,7 @@ from mqconform.reference_model.bugs import BUGS
 from mqconform.reference_model.profiles import profile
 from mqconform.scenario import annotate, from_data, run_scenario
 from tests.buggy_artemis import IgnoresPriority, MiscountsAfterClose, WithBug
+from tests.conformance.bug_model_support import scenario_steps
 
 ROOT = Path(__file__).resolve().parents[2]
 PRIORITY = ROOT / "docs/findings/artemis-priority-after-cancel.yaml"
@@ -31,8 +31,7 @@ SHIPPED = load_registry()
 
 
 def _steps(path: Path) -> list[dict[str, Any]]:
-    return [{k: v for k, v in step.items() if k != "expect"}
-            for step in yaml.safe_load(path.read_text())["steps"]]
+    return scenario_steps(path)
 
 
 def _entry(model: str) -> Deviation:

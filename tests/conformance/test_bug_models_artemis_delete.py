@@ -16,6 +16,7 @@ from mqconform.reference_model.bugs import BUGS
 from mqconform.reference_model.config import Message, QueueConfig
 from mqconform.reference_model.profiles import PROFILES, profile
 from mqconform.scenario import load, run_scenario
+from tests.conformance.bug_model_support import bug_model
 
 ROOT = Path(__file__).resolve().parents[2]
 BUG = "artemis-non-destructive-delete-uncounted"
@@ -23,8 +24,7 @@ SCENARIO = ROOT / "tests/adapters/scenarios/artemis-non-destructive-delete-uncou
 
 
 def _model(bug: str | None) -> ReferenceAdapter:
-    options = profile("artemis")
-    return ReferenceAdapter(options=BUGS[bug].enable(options) if bug else options)
+    return bug_model(bug, "artemis")
 
 
 def _steps(path: Path) -> list[dict[str, Any]]:

@@ -19,6 +19,7 @@ from mqconform.reference_model.bugs import BUGS
 from mqconform.reference_model.profiles import profile
 from mqconform.scenario import load, run_scenario
 from tests.buggy_artemis import WithBug
+from tests.conformance.bug_model_support import bug_model
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = ROOT / "tests/adapters/scenarios"
@@ -34,8 +35,7 @@ CASES = [(bug, prof, path) for bug, (prof, paths) in FOUND.items() for path in p
 
 
 def _model(bug: str | None, prof: str) -> ReferenceAdapter:
-    options = profile(prof)
-    return ReferenceAdapter(options=BUGS[bug].enable(options) if bug else options)
+    return bug_model(bug, prof)
 
 
 def _steps(path: Path) -> list[dict[str, Any]]:

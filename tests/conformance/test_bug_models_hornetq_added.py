@@ -17,6 +17,7 @@ from mqconform.reference_model.bugs import BUGS
 from mqconform.reference_model.config import AddressConfig, ConsumerConfig, Message, QueueConfig
 from mqconform.reference_model.profiles import PROFILES, profile
 from mqconform.scenario import load, run_scenario
+from tests.conformance.bug_model_support import bug_model
 
 ROOT = Path(__file__).resolve().parents[2]
 BUG = "hornetq-2.4-messages-added-depaged-delivering"
@@ -26,8 +27,7 @@ UNRELATED = ROOT / "tests/adapters/scenarios/artemis-drop-at-limit-delivering-ne
 
 
 def _model(bug: str | None, prof: str = PROFILE) -> ReferenceAdapter:
-    options = profile(prof)
-    return ReferenceAdapter(options=BUGS[bug].enable(options) if bug else options)
+    return bug_model(bug, prof)
 
 
 def _steps(path: Path) -> list[dict[str, Any]]:

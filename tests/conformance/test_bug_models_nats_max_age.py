@@ -9,11 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from mqconform.reference_model.bugs import BUGS
 from mqconform.reference_model.profiles import PROFILES, profile
 from mqconform.scenario import annotate
+from tests.conformance.bug_model_support import scenario_steps
 
 ROOT = Path(__file__).resolve().parents[2]
 FINDING = ROOT / "docs/findings/nats-max-age-after-a-ttl-message.yaml"
@@ -23,8 +22,7 @@ WITH_BUG = BUG.enable(CLAIMED)
 
 
 def _steps(path: Path) -> list[dict[str, Any]]:
-    return [{k: v for k, v in step.items() if k != "expect"}
-            for step in yaml.safe_load(path.read_text())["steps"]]
+    return scenario_steps(path)
 
 
 def _counts(steps: list[dict[str, Any]], with_bug: bool) -> list[int | None]:

@@ -16,6 +16,7 @@ from mqconform.conformance.deviation_shapes import SHAPES, scenario_trace
 from mqconform.reference_model.bugs import BUGS
 from mqconform.reference_model.profiles import PROFILES, profile
 from mqconform.scenario import annotate
+from tests.conformance.bug_model_support import scenario_steps
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIO = ROOT / "tests/adapters/scenarios/nats-max-deliver-1-reports-no-redelivered.yaml"
@@ -26,8 +27,7 @@ SHAPE = SHAPES["max-deliver-one-given-back"]
 
 
 def _steps(limit: int = 1) -> list[dict[str, Any]]:
-    steps = [{k: v for k, v in step.items() if k != "expect"}
-             for step in yaml.safe_load(SCENARIO.read_text())["steps"]]
+    steps = scenario_steps(SCENARIO)
     steps[0] = {"queue": {**steps[0]["queue"], "max_delivery_attempts": limit}}
     return steps
 

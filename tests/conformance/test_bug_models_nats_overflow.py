@@ -10,12 +10,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from mqconform.conformance.deviation_shapes import SHAPES, scenario_trace
 from mqconform.reference_model.bugs import BUGS
 from mqconform.reference_model.profiles import PROFILES, profile
 from mqconform.scenario import annotate
+from tests.conformance.bug_model_support import scenario_steps
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIO = ROOT / "tests/adapters/scenarios/nats-overflow-either-threshold-serves.yaml"
@@ -26,8 +25,7 @@ SHAPE = SHAPES["overflow-both-thresholds"]
 
 
 def _steps(**last: int) -> list[dict[str, Any]]:
-    steps = [{k: v for k, v in s.items() if k != "expect"}
-             for s in yaml.safe_load(SCENARIO.read_text())["steps"]]
+    steps = scenario_steps(SCENARIO)
     if last:
         steps[-1] = {"fetch": {"consumer": "c", "batch": 1, **last}}
     return steps

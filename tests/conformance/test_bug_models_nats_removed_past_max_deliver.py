@@ -10,12 +10,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from mqconform.conformance.deviation_shapes import SHAPES, scenario_trace
 from mqconform.reference_model.bugs import BUGS
 from mqconform.reference_model.profiles import PROFILES, profile
 from mqconform.scenario import annotate
+from tests.conformance.bug_model_support import scenario_steps
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = ROOT / "tests/adapters/scenarios"
@@ -28,8 +27,7 @@ SHAPE = SHAPES["removed-past-max-deliver"]
 
 
 def _steps(path: Path) -> list[dict[str, Any]]:
-    return [{k: v for k, v in s.items() if k != "expect"}
-            for s in yaml.safe_load(path.read_text())["steps"]]
+    return scenario_steps(path)
 
 
 def _redelivered(steps: list[dict[str, Any]], with_bug: bool) -> list[int | None]:

@@ -10,12 +10,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from mqconform.conformance.deviation_shapes import SHAPES, scenario_trace
 from mqconform.reference_model.bugs import BUGS
 from mqconform.reference_model.profiles import PROFILES, profile
 from mqconform.scenario import annotate
+from tests.conformance.bug_model_support import scenario_steps
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIO = ROOT / "tests/adapters/scenarios/nats-first-subject-limit-trims.yaml"
@@ -26,8 +25,7 @@ SHAPE = SHAPES["first-subject-limit-set"]
 
 
 def _steps() -> list[dict[str, Any]]:
-    return [{k: v for k, v in s.items() if k != "expect"}
-            for s in yaml.safe_load(SCENARIO.read_text())["steps"]]
+    return scenario_steps(SCENARIO)
 
 
 def _counts(steps: list[dict[str, Any]], with_bug: bool) -> list[int | None]:

@@ -25,6 +25,7 @@ from mqconform.conformance.runner import Finding
 from mqconform.reference_model.bugs import BUGS
 from mqconform.reference_model.profiles import profile
 from mqconform.scenario import annotate, load, run_scenario
+from tests.conformance.bug_model_support import bug_model
 
 ROOT = Path(__file__).resolve().parents[2]
 EVICTS = "artemis-non-destructive-ring-evicts-delivered"
@@ -43,8 +44,7 @@ SEED_989465: list[dict[str, Any]] = [
 
 
 def _model(bug: str | None) -> ReferenceAdapter:
-    options = profile("artemis")
-    return ReferenceAdapter(options=BUGS[bug].enable(options) if bug else options)
+    return bug_model(bug, "artemis")
 
 
 def _steps(path: Path) -> list[dict[str, Any]]:

@@ -83,16 +83,28 @@ class ArtemisObservation(ArtemisSends):
     def message_info(self, queue: str, msg_id: str) -> dict[str, Any] | None:
         """DELIVERY-23: the redelivered flag of a held message's delivery (AMQP header delivery-count
         > 0); Artemis gives no dead-letter reason. None when no consumer of the adapter holds it."""
-        for consumer in self.consumers.values():
-            if consumer.queue == queue and msg_id in consumer.held:
-                return {"redelivered": consumer.held[msg_id][1] > 1, "dead_letter_reason": None}
-        return None
+        count = self._held_count(queue, msg_id)
+        return None if count is None else {"redelivered": count > 1, "dead_letter_reason": None}
+
+    def _held_count(self, queue: str, msg_id: str) -> int | None:
+        """The delivery count of `msg_id` as its latest delivery to a consumer of `queue` showed it
+        (AMQP header delivery-count + 1), None when none holds it. Several consumers hold the same
+        message of a non-destructive queue, each with the count of its own delivery; the broker keeps
+        one count per message reference (ServerConsumerImpl#handle increments the reference's count
+        at each delivery, AMQPMessageWriter writes it into that delivery's header), so the latest
+        delivery, the highest count, shows the message's count now. The first holder's count (the
+        adapter's order of consumers) was an earlier delivery's: a false delivery_count and
+        redelivered finding on a non-destructive ring (two consumers each holding m1, fresh seed
+        989465)."""
+        counts = [consumer.held[msg_id][1] for consumer in self.consumers.values()
+                  if consumer.queue == queue and msg_id in consumer.held]
+        return max(counts) if counts else None
 
     @operation
     def delivery_count(self, queue: str, msg_id: str) -> int:
-        for consumer in self.consumers.values():
-            if consumer.queue == queue and msg_id in consumer.held:
-                return consumer.held[msg_id][1]
+        count = self._held_count(queue, msg_id)
+        if count is not None:
+            return count
         raise NotObservable("Artemis shows a delivery count only with a delivery (AMQP header "
                             "delivery-count); management lists no counts")
 

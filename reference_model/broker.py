@@ -132,7 +132,16 @@ class Broker(AckWaitMixin, ConsumerOrderMixin, DeliveryMixin, RedeliveryMixin, R
             self.declare_address(AddressConfig(name=address))
         state = self.addresses[address]
         queue = QueueState(config, self.options.priority_levels, state)
-        if opts.stale_priority_iterators:  # ARTEMIS-4985's regression (a bug model, never a profile)
+        if opts.priority_removal_lowers_highest or opts.priority_poll_keeps_last:  # bug models
+            from .bugs.artemis_priority_removal import IteratorWalk
+
+            queue.pending.watch = IteratorWalk(
+                queue.pending, opts.priority_levels,
+                same_level_shortcut=opts.stale_priority_iterators or opts.priority_poll_keeps_last,
+                removal_loop=opts.stale_priority_iterators or opts.priority_removal_lowers_highest,
+                reset_to_highest=opts.priority_removal_lowers_highest,
+                exact_poll=opts.priority_poll_keeps_last)
+        elif opts.stale_priority_iterators:  # ARTEMIS-4985's regression (a bug model, never a profile)
             from .bugs.artemis_4985 import PriorityWalk
 
             queue.pending.watch = PriorityWalk(queue.pending)

@@ -174,6 +174,8 @@ class DeliveryMixin(BrokerCore):
                         from .bugs.artemis_linked_list_repeat import busy  # a bug model
 
                         busy(consumer)
+                    elif pending.watch is not None and consumer.unseen is None and consumer.selector is None:
+                        pending.watch.touch(consumer, consumer.config.name)  # a bug model's walk
                     continue
                 if plain and consumer.selector is None:
                     if pending.returned_ids:

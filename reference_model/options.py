@@ -318,6 +318,17 @@ class ModelOptions:
     #: the last add's or exceeds a highest level left at an emptied one, so a consumer whose iterator
     #: moved below p is handed lower-priority messages before one added at p. False: strict priority.
     stale_priority_iterators: bool = False
+    #: DELIVERY-3, a broker bug and never a profile's choice: Artemis from 2.24.0
+    #: (reference_model.bugs.artemis_priority_removal). A removal below the top priority level (a
+    #: last-value prune's iterator) lowers the list's highest level below pending higher-priority
+    #: messages, and the next add restarts every consumer's iterator there. False: strict priority.
+    priority_removal_lowers_highest: bool = False
+    #: DELIVERY-3, a broker bug and never a profile's choice: Artemis from 2.18.0
+    #: (reference_model.bugs.artemis_ring_poll_priority). A ring eviction (PriorityLinkedListImpl#poll)
+    #: leaves the last add's level and the highest level, so an add at the evicted message's level
+    #: resets no iterator and a busy consumer's iterator below it hands out lower priorities first.
+    #: False: strict priority.
+    priority_poll_keeps_last: bool = False
     #: RESTART-3/RESTART-5, a broker bug and never a profile's choice: nats-server before 2.14.1
     #: (reference_model.bugs.nats_server_78fd547). A restart drops the redelivered count (o.rdc) of
     #: every message kept past max_deliver at or below the ack floor (consumer.go checkRedelivered),

@@ -37,6 +37,10 @@ class PendingWatch(Protocol[T_co]):
 
     def removed(self, level: int) -> None: ...
 
+    def polled(self, level: int) -> None: ...
+
+    def touch(self, consumer: object, name: str) -> None: ...
+
     def next_for(self, consumer: object, name: str) -> T_co | None: ...
 
 _HEAD_BAND = 0
@@ -225,7 +229,7 @@ class PendingList(Generic[T]):
         for level in self._by_priority:
             if level.keys:
                 item = level.pop()
-                self._forget(item.id)
+                self._forget(item.id, polled=True)
                 return item
         return None
 
@@ -239,12 +243,15 @@ class PendingList(Generic[T]):
         holder.compact()
         self._forget(item_id)
 
-    def _forget(self, item_id: str) -> None:
+    def _forget(self, item_id: str, polled: bool = False) -> None:
         level = self.level_of.pop(item_id)
         self.returned_ids.discard(item_id)
         self.bytes -= self._size_of.pop(item_id)
         if self.watch is not None:
-            self.watch.removed(level)
+            if polled:
+                self.watch.polled(level)
+            else:
+                self.watch.removed(level)
 
     def __iter__(self) -> Iterator[T]:
         for level in reversed(self._levels):

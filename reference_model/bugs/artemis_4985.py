@@ -78,6 +78,13 @@ class PriorityWalk:
                 if lower:
                     self.iterators[name] = (consumer, max(lower), seen)
 
+    def polled(self, level: int) -> None:
+        """A ring's poll: as any other removal here."""
+        self.removed(level)
+
+    def touch(self, consumer: object, name: str) -> None:
+        """A busy consumer in a delivery pass: followed by :meth:`removed` here."""
+
     def next_for(self, consumer: object, name: str) -> Ref | None:
         """The message `consumer`'s iterator hands out next: the first at or below its level, or,
         when nothing is left there, the first from the top (it wraps); from the top after a reset or

@@ -1,6 +1,8 @@
 """Artemis: a removal below the top priority level sends the consumers' iterators below the top.
 
-Found by fresh seed 989465 (lastvalue area) on 2.40.0; not reported upstream yet (no Jira or GitHub
+Artemis 2.24.0 to 2.56.0 (the regression scenario fails on 2.26.0 to 2.56.0, every served release from
+2.26.0 replayed, and holds on 2.18.0 and 2.21.0; the prune came with ARTEMIS-3890 in 2.24.0). Found by
+fresh seed 989465 (lastvalue area) on 2.40.0; not reported upstream yet (no Jira or GitHub
 report found; ARTEMIS-4985's pull request apache/artemis#5142 discussed the same loop for the top
 level only). DELIVERY-3. Regression scenario:
 tests/adapters/scenarios/artemis-last-value-prune-skips-higher-priority.yaml; report text:

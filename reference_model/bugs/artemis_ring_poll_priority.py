@@ -1,6 +1,7 @@
 """Artemis: after a ring eviction at priority p, a message added at p waits behind lower priorities.
 
-Found by a 2.40.0 re-run of seed 989465's ring area; not reported upstream yet (no Jira or GitHub report
+Artemis 2.18.0 to 2.56.0 (the regression scenario fails on every served release and 2.56.0). Found
+by a 2.40.0 re-run of seed 989465's ring area; not reported upstream yet (no Jira or GitHub report
 found). DELIVERY-3. Regression scenario:
 tests/adapters/scenarios/artemis-ring-eviction-keeps-priority-iterator-low.yaml; report text:
 docs/findings/artemis-ring-eviction-keeps-priority-iterator-low.md.

@@ -40,6 +40,9 @@ READY_LINE = "AMQ221007"
 #: the scanner period for expiry (core default 30000 ms, far beyond the suite's 1.5 s steps)
 EXPIRY_SCAN_MS = 100
 HEAP = "-Xms96M -Xmx384M"
+#: C1 only: a test broker lives minutes and runs many code paths a few thousand times each; C2's
+#: compilations took over half of its CPU in a run of 3000 management reads (2.40.0, two cores shared)
+JIT = "-XX:TieredStopAtLevel=1"
 USER = "admin"
 PASSWORD = "admin"
 
@@ -88,11 +91,29 @@ def _rewrite_broker_xml(text: str, port: int, block_port: int) -> str:
                       text, count=1, flags=re.S)
     if n != 1:
         raise AdapterError("artemis: the created broker.xml has no <acceptors> section")
-    extra = f"<message-expiry-scan-period>{EXPIRY_SCAN_MS}</message-expiry-scan-period>\n      "
+    # the journal (MAPPED, `--no-fsync`: journal-datasync false) and page files written at once, not
+    # after a buffer timeout: what `artemis create` itself writes for that journal when it tunes
+    # (Create#performAutoTune; `--no-autotune` leaves the 3.3 ms default), every sync write (a durable
+    # send, an ack's commit) otherwise waits for the timer
+    extra = (f"<message-expiry-scan-period>{EXPIRY_SCAN_MS}</message-expiry-scan-period>\n      "
+             "<journal-buffer-timeout>0</journal-buffer-timeout>\n      "
+             "<page-sync-timeout>0</page-sync-timeout>\n      ")
     text = text.replace("<acceptors>", extra + "<acceptors>", 1)
     # no catch-all dead-letter or expiry address: a queue has one only where the suite declares it
     # (without one a dead letter is dropped and an expired message removed, REDELIVERY-6, EXPIRY-6)
     return re.sub(r"\s*<(dead-letter-address|expiry-address)>[^<]*</\1>", "", text)
+
+
+def _plain_password(text: str) -> str:
+    """The users file with USER's password stored as it is, not hashed. `artemis create` stores it as
+    ``ENC(1024:salt:hash)`` (PBKDF2), which PropertiesLoginModule verifies on every login, and the web
+    server logs in on every Jolokia request (HTTP Basic): measured on 2.40.0, most of the broker's CPU
+    in a run went to that hash. A stored password that is not ``ENC(...)`` is compared as plain text
+    (PasswordMaskingUtil#getHashProcessor, the same from 2.18.0): the login is still required."""
+    text, n = re.subn(rf"^{re.escape(USER)}\s*=.*$", f"{USER} = {PASSWORD}", text, count=1, flags=re.M)
+    if n != 1:
+        raise AdapterError(f"artemis: the created users file has no line for {USER}")
+    return text
 
 
 class ArtemisProcess(ServerProcess):
@@ -154,7 +175,9 @@ class ArtemisProcess(ServerProcess):
         bootstrap.write_text(re.sub(r"((?:uri|bind)=\"http://[^:\"]+:)\d+", rf"\g<1>{self.http_port}",
                                     bootstrap.read_text()))
         profile = etc / "artemis.profile"
-        profile.write_text(re.sub(r"-Xms\S+ -Xmx\S+", HEAP, profile.read_text()))
+        profile.write_text(re.sub(r"-Xms\S+ -Xmx\S+", f"{HEAP} {JIT}", profile.read_text()))
+        users = etc / "artemis-users.properties"
+        users.write_text(_plain_password(users.read_text()))
 
     def _ready(self) -> bool:
         assert self.workdir is not None

@@ -450,7 +450,7 @@ class BrokerAdapter:
         time since open() less the sum of the advances (never below 0). The operations between two
         advances take real time the model's clock does not see; a machine comparing timers on a real
         clock discards a failing example in which this exceeded its margin
-        (mqconform.conformance.driver.Driver.clock_lead)."""
+        (mqconform.conformance.exploring.driver.Driver.clock_lead)."""
         return max(0.0, (time.monotonic() - self._clock_origin) * 1000 - self._clock_ms)
 
     def call(self, op: str, **kwargs: Any) -> Result:

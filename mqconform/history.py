@@ -24,13 +24,13 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    from mqconform.conformance.shards import Part
+    from mqconform.conformance.exploring.shards import Part
 
 SCHEMA_VERSION = 1
 RecordType = Literal["invoke", "ok", "fail", "info"]
 #: `deviation`: the rule failed only through findings that a registered known deviation of this
-#: adapter explains (mqconform/conformance/deviations.yaml, matched per finding by
-#: mqconform.conformance.verdict); `mqconform run --strict` reports it as `fail`.
+#: adapter explains (mqconform/conformance/judging/deviations.yaml, matched per finding by
+#: mqconform.conformance.judging.verdict); `mqconform run --strict` reports it as `fail`.
 Outcome = Literal["pass", "fail", "deviation", "not_applicable", "unknown"]
 
 #: The fields of one history record, in order; `v` is the schema version.
@@ -133,7 +133,7 @@ class RunDirectory:
         return self
 
     def history(self, machine: str, threadsafe: bool = False, part: Part | None = None) -> HistoryWriter:
-        """The writer of `machine`'s history; `part` (mqconform.conformance.shards.Part): one of
+        """The writer of `machine`'s history; `part` (mqconform.conformance.exploring.shards.Part): one of
         several explorations of the area at once, with a file and example numbers of its own."""
         if part is None or part.index == 0:
             return HistoryWriter(self, machine, threadsafe=threadsafe)

@@ -11,7 +11,7 @@ runner against the same adapter. Every item carries its rule ids: a ``rules`` ma
 ``rules`` property that pytest's ``--junitxml`` writes. A failing machine shows each shrunk
 counterexample (the scenario YAML) and the command that replays it. An area the adapter or the
 profile cannot run is *skipped* with ``n/a (needs: ...)``, never passed. A finding is judged as
-``mqconform run`` judges it (mqconform.conformance.verdict, the shipped known-deviation registry plus
+``mqconform run`` judges it (mqconform.conformance.judging.verdict, the shipped known-deviation registry plus
 ``--mqconform-deviations`` files): one a registered deviation explains does not fail the item (it is
 listed in the item's ``deviations`` property and report section), ``--mqconform-strict`` fails it.
 
@@ -68,7 +68,7 @@ class _Options:
     def __init__(self, config: pytest.Config) -> None:
         from mqconform.adapters.registry import AdapterLoadError, load_adapter, load_class
         from mqconform.commands._common import parse_options
-        from mqconform.conformance import settings as suite_settings
+        from mqconform.conformance.exploring import settings as suite_settings
         from mqconform.history import new_run_id
         from mqconform.reference_model.errors import ModelMisuse
         from mqconform.reference_model.profiles import profile as load_profile
@@ -86,8 +86,8 @@ class _Options:
             load_profile(self.profile)
         except (AdapterLoadError, ModelMisuse, ValueError) as exc:
             raise pytest.UsageError(f"mqconform: {exc}") from None
-        from mqconform.conformance.deviations import DeviationError
-        from mqconform.conformance.verdict import load_deviations
+        from mqconform.conformance.judging.deviations import DeviationError
+        from mqconform.conformance.judging.verdict import load_deviations
 
         try:
             self.deviations = load_deviations(get("mqconform_deviations"))
@@ -175,7 +175,7 @@ class ConformanceSuite(pytest.Collector):
 
 
 def _rules_of_area(area: str) -> list[str]:
-    from mqconform.conformance.rules import rules_for
+    from mqconform.conformance.judging.rules import rules_for
 
     return sorted({rule for rules in rules_for(area).values() for rule in rules})
 
@@ -208,8 +208,8 @@ class AreaItem(_Item):
         from mqconform.adapters.registry import load_adapter
         from mqconform.commands._common import Replayer
         from mqconform.conformance.execution import AreaJob, run_area_job
-        from mqconform.conformance.runner import write_counterexample
-        from mqconform.conformance.verdict import Judge, judge
+        from mqconform.conformance.exploring.runner import write_counterexample
+        from mqconform.conformance.judging.verdict import Judge, judge
         from mqconform.history import RunDirectory
 
         options = _options(self.config)

@@ -22,8 +22,8 @@ import attrs
 
 from mqconform.adapters.contract import Adapter
 from mqconform.conformance.execution import shutdown
+from mqconform.conformance.exploring.runner import Finding, MachineResult, scenario_text
 from mqconform.conformance.plan import RunPlan
-from mqconform.conformance.runner import Finding, MachineResult, scenario_text
 from mqconform.reference_model.profiles import profile as load_profile
 
 __all__ = ["CheckReport", "check_adapter"]

@@ -1,6 +1,6 @@
 """Known deviations for the report's history checks: a failing result becomes ``deviation`` only when
 every example that fails it is explained by a registered entry that names the check (``history:`` in
-mqconform/conformance/deviations.yaml).
+mqconform/conformance/judging/deviations.yaml).
 
 The engines compute one result per (run, machine, queue, check). To know which examples fail it, the
 python engine checks the failing runs' rows once more with each example as a run of its own (every
@@ -8,7 +8,7 @@ statistic is a sum over examples, so the split is exact); this is the same on bo
 witnesses of the sequence checks are (:mod:`.pipeline`). An example's operations, as recorded (the
 ``invoke`` records of every process but the observer, in history order), are replayed on the model of
 the run's profile, and the entry's shape is asked of that replay
-(:meth:`mqconform.conformance.deviations.Deviation.excuses`). One example that no entry explains keeps
+(:meth:`mqconform.conformance.judging.deviations.Deviation.excuses`). One example that no entry explains keeps
 the result failing.
 """
 
@@ -20,8 +20,8 @@ from typing import Any
 
 import attrs
 
-from mqconform.conformance.deviation_shapes import scenario_trace
-from mqconform.conformance.deviations import Deviation, Registry, claimed_profile
+from mqconform.conformance.judging.deviation_shapes import scenario_trace
+from mqconform.conformance.judging.deviations import Deviation, Registry, claimed_profile
 from mqconform.reports.api import CheckResult, RunInfo
 from mqconform.reports.checks import definitions
 from mqconform.reports.checks import python_engine as engine

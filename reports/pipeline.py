@@ -15,7 +15,7 @@ from typing import Any
 
 import attrs
 
-from mqconform.conformance.deviations import Registry
+from mqconform.conformance.judging.deviations import Registry
 from mqconform.reports.api import BadInput, CheckResult, PipelineResult, RunInfo
 from mqconform.reports.checks import definitions
 from mqconform.reports.checks import python_engine as checks_python

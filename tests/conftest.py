@@ -11,7 +11,7 @@ import pytest
 from hypothesis import settings
 
 from mqconform.adapters.rooms import rooms
-from mqconform.conformance import settings as suite_settings
+from mqconform.conformance.exploring import settings as suite_settings
 
 settings.load_profile(suite_settings.default_profile())
 

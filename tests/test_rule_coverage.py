@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from mqconform.conformance.coverage import CHECK_NEEDS
-from mqconform.conformance.rules import TABLES, all_rule_ids
+from mqconform.conformance.judging.coverage import CHECK_NEEDS
+from mqconform.conformance.judging.rules import TABLES, all_rule_ids
 from mqconform.spec import load_catalogue
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -23,7 +23,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from mqconform.conformance.deviations import parse_version
+from mqconform.conformance.judging.deviations import parse_version
 
 from .._process import LOOPBACK, ServerProcess, free_port, java, port_accepts, release_main
 from ..contract import AdapterError

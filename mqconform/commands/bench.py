@@ -118,9 +118,9 @@ def bench_suite() -> dict[str, float]:
     from pathlib import Path
 
     from mqconform.adapters.reference import ReferenceAdapter
-    from mqconform.conformance import settings as suite_settings
-    from mqconform.conformance.registry import MACHINES
-    from mqconform.conformance.runner import run_machine
+    from mqconform.conformance.exploring import settings as suite_settings
+    from mqconform.conformance.exploring.registry import MACHINES
+    from mqconform.conformance.exploring.runner import run_machine
     from mqconform.history import RunDirectory
     from mqconform.reference_model.profiles import ARTEMIS
     from mqconform.selftest.mutants import MUTANTS

@@ -61,9 +61,9 @@ def _broker_url(adapter: Any) -> str | None:
 
 
 def _steps_per_second(adapter: Adapter, max_examples: int) -> dict[str, float]:
-    from mqconform.conformance import settings as suite_settings
-    from mqconform.conformance.registry import MACHINES
-    from mqconform.conformance.runner import run_machine
+    from mqconform.conformance.exploring import settings as suite_settings
+    from mqconform.conformance.exploring.registry import MACHINES
+    from mqconform.conformance.exploring.runner import run_machine
     from mqconform.history import RunDirectory
     from mqconform.reference_model.profiles import profile
 

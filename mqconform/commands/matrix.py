@@ -33,7 +33,7 @@ from mqconform.commands._common import (
     add_shrink_argument,
     fail,
 )
-from mqconform.conformance.corpus import DEFAULT_K
+from mqconform.conformance.exploring.corpus import DEFAULT_K
 from mqconform.progress import Heartbeat
 from mqconform.releases import LINES
 
@@ -94,9 +94,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from mqconform.adapters.registry import AdapterLoadError, load_adapter
-    from mqconform.conformance.deviations import DeviationError
+    from mqconform.conformance.judging.deviations import DeviationError
+    from mqconform.conformance.judging.verdict import load_deviations
     from mqconform.conformance.plan import RunPlan
-    from mqconform.conformance.verdict import load_deviations
     from mqconform.history import new_run_id
     from mqconform.reference_model.errors import ModelMisuse
     from mqconform.reference_model.profiles import profile as load_profile
@@ -402,8 +402,8 @@ def _finish_release(path: Path, release: Any, results: list[Any], areas: list[st
     from mqconform.adapters.registry import load_adapter
     from mqconform.conformance.campaign import unpack
     from mqconform.conformance.execution import area_lines, record_outcomes
-    from mqconform.conformance.runner import write_counterexample
-    from mqconform.conformance.verdict import Judge, absent_areas
+    from mqconform.conformance.exploring.runner import write_counterexample
+    from mqconform.conformance.judging.verdict import Judge, absent_areas
     from mqconform.history import RunDirectory
 
     run_options = {**options, "server_bin": server_bin}

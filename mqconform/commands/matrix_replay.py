@@ -3,10 +3,10 @@
 The releases are cut into capability groups (consecutive releases of one capability set, as the
 adapter's module says it without a server: ``capabilities_for(version)``; one group when it has
 none). Phase 1 explores every area once per group, on the group's newest release, as a task of
-`--explore-all` does, keeping the corpus of the exploration (mqconform.conformance.corpus): its
+`--explore-all` does, keeping the corpus of the exploration (mqconform.conformance.exploring.corpus): its
 examples, distilled to `k` per check reached plus its counterexamples, replayed on that release
 itself first. Phase 2 replays each area's distilled corpus on every other release of the group, one
-task per (release, area), without Hypothesis (mqconform.conformance.corpus_replay): a divergence is
+task per (release, area), without Hypothesis (mqconform.conformance.exploring.corpus_replay): a divergence is
 a finding of that release, shrunk there. Each replayed release's run directory says which release's
 corpus it replayed (``run.json`` campaign ``replayed_from``).
 """

@@ -34,7 +34,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="also ingest the run directories into this Parquet history store")
     parser.add_argument("--deviations", type=Path, action="append", metavar="FILE",
                         help="another known-deviation registry file (repeatable; added to the shipped "
-                             "mqconform/conformance/deviations.yaml), for the history checks")
+                             "mqconform/conformance/judging/deviations.yaml), for the history checks")
     parser.add_argument("--strict", action="store_true",
                         help="registered known deviations do not excuse a failing history check")
 
@@ -69,8 +69,8 @@ def _pipeline(inputs: list[Path], **options: Any) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    from mqconform.conformance.deviations import DeviationError
-    from mqconform.conformance.verdict import load_deviations
+    from mqconform.conformance.judging.deviations import DeviationError
+    from mqconform.conformance.judging.verdict import load_deviations
 
     registry = None
     if not getattr(args, "strict", False):

@@ -23,8 +23,8 @@ from mqconform.commands._common import (
     add_shrink_argument,
     fail,
 )
-from mqconform.conformance.deviations import DeviationError
-from mqconform.conformance.runner import MAX_RERUNS
+from mqconform.conformance.exploring.runner import MAX_RERUNS
+from mqconform.conformance.judging.deviations import DeviationError
 from mqconform.history import RunDirectory, new_run_id
 from mqconform.progress import Heartbeat
 
@@ -64,7 +64,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "derandomized `ci` settings)")
     parser.add_argument("--deviations", type=Path, action="append", metavar="FILE",
                         help="another known-deviation registry file (repeatable; added to the shipped "
-                             "mqconform/conformance/deviations.yaml)")
+                             "mqconform/conformance/judging/deviations.yaml)")
 
 
 def _prepare_out(out: Path | None, run_id: str) -> Path:
@@ -81,9 +81,9 @@ def _prepare_out(out: Path | None, run_id: str) -> Path:
 
 def run(args: argparse.Namespace) -> int:
     from mqconform.conformance.execution import area_lines, record_outcomes, run_areas, shutdown
+    from mqconform.conformance.exploring.runner import write_counterexample
+    from mqconform.conformance.judging.verdict import Judge, absent_areas, load_deviations
     from mqconform.conformance.plan import RunPlan
-    from mqconform.conformance.runner import write_counterexample
-    from mqconform.conformance.verdict import Judge, absent_areas, load_deviations
     from mqconform.reference_model.errors import ModelMisuse
     from mqconform.reference_model.profiles import profile as load_profile
 
@@ -183,7 +183,7 @@ def _say_history_verdicts(out: Path, run_id: str, claimed: str, set_aside: dict[
     deviation or a failure only the whole history shows): then say which rules changed and print the
     `rules:` line again with the report's states, so the run's last figures are the report's."""
     from mqconform.conformance.execution import rules_line
-    from mqconform.conformance.verdict import Verdict
+    from mqconform.conformance.judging.verdict import Verdict
 
     try:
         report = json.loads((out / "report" / "report.json").read_text(encoding="utf-8"))

@@ -32,7 +32,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "does a failure a registered broker bug explains")
     parser.add_argument("--deviations", action="append", type=Path, default=[], metavar="FILE",
                         help="another known-deviation registry file (repeatable; added to the shipped "
-                             "mqconform/conformance/deviations.yaml)")
+                             "mqconform/conformance/judging/deviations.yaml)")
     parser.add_argument("-q", "--quiet", action="store_true", help="print only the verdict lines")
     parser.add_argument("--versions", metavar="V1,V2,...|all",
                         help="run the files on each of these releases of the adapter's line (as `mqconform "
@@ -54,8 +54,8 @@ def _adapter(args: argparse.Namespace, scenario: Any, options: dict[str, Any]) -
 
 
 def run(args: argparse.Namespace) -> int:
-    from mqconform.conformance.deviations import DeviationError
-    from mqconform.conformance.verdict import load_deviations
+    from mqconform.conformance.judging.deviations import DeviationError
+    from mqconform.conformance.judging.verdict import load_deviations
     from mqconform.reference_model.errors import ModelMisuse
     from mqconform.reference_model.profiles import profile as load_profile
     from mqconform.releases import ReleaseError, binary, resolve
@@ -168,7 +168,7 @@ def _known_bug(args: argparse.Namespace, path: Path, scenario: Any, adapter: Any
     """A failing outcome, as the registry sees it: a ``deviation`` when the file is the regression
     scenario of a registered bug of this adapter and release (still ``fail`` under ``--strict``), with
     a line naming the bug; registered bugs the scenario only looks like are named and excuse nothing."""
-    from mqconform.conformance.known_scenarios import describe, known_bugs
+    from mqconform.conformance.judging.known_scenarios import describe, known_bugs
 
     steps = [{step.op: step.args} for step in scenario.steps if step.op is not None]
     profile = scenario.model_options(args.profile).name

@@ -5,7 +5,7 @@ release's server binary (:mod:`mqconform.releases`; cached on the worker's machi
 adapter on it (the adapter starts its own server: ``server_bin``), probes it for the server's
 version, runs the area's machine as `mqconform run` does (the same settings and seed; the driver
 takes the verdict, known deviations included) with its history written into a scratch run
-directory, and returns the :class:`~mqconform.conformance.runner.MachineResult` with the files it
+directory, and returns the :class:`~mqconform.conformance.exploring.runner.MachineResult` with the files it
 wrote, packed, so the driver can unpack them into the release's run directory wherever the task
 ran (no shared file system needed).
 Nothing here raises: a release that cannot be had or a server that does not answer is a *fault*,
@@ -28,11 +28,11 @@ import attrs
 from mqconform.history import RunDirectory
 from mqconform.releases import Release
 
-from .corpus import Example, Recorder, counterexamples, distil
-from .corpus import write as write_corpus
-from .corpus_replay import baseline, replay_area
+from .exploring.corpus import Example, Recorder, counterexamples, distil
+from .exploring.corpus import write as write_corpus
+from .exploring.corpus_replay import baseline, replay_area
+from .exploring.runner import RECORDER, MachineResult
 from .plan import RunPlan
-from .runner import RECORDER, MachineResult
 
 
 @attrs.frozen
@@ -44,7 +44,7 @@ class CampaignTask:
     area: str
     run_id: str
     #: keep the exploration's corpus and distil it, that many examples per check (0: no corpus, as
-    #: `matrix --explore-all`); see mqconform.conformance.corpus
+    #: `matrix --explore-all`); see mqconform.conformance.exploring.corpus
     corpus_k: int = 0
 
 
@@ -85,7 +85,7 @@ def run_task(task: CampaignTask) -> TaskResult:
     from mqconform.releases import ReleaseError, binary
 
     from .execution import shutdown
-    from .runner import database, fault_reason
+    from .exploring.runner import database, fault_reason
 
     started = time.perf_counter()
     scratch = Path(tempfile.mkdtemp(prefix="mqc-task-"))
@@ -153,7 +153,7 @@ def _distilled(task: CampaignTask, recorder: Recorder, result: MachineResult, ad
 @attrs.frozen
 class ReplayTask:
     """One area of the campaign's plan replayed on one release from another release's distilled
-    corpus (pickled to a Spark worker): no Hypothesis (mqconform.conformance.corpus_replay)."""
+    corpus (pickled to a Spark worker): no Hypothesis (mqconform.conformance.exploring.corpus_replay)."""
 
     plan: RunPlan
     release: Release
@@ -175,7 +175,7 @@ def run_replay(task: ReplayTask) -> TaskResult:
     from mqconform.reference_model.profiles import profile as load_profile
 
     from .execution import shutdown
-    from .runner import fault_reason
+    from .exploring.runner import fault_reason
 
     started = time.perf_counter()
     adapter, server_version, fault = _open_release(task.plan, task.release, task.area)
@@ -226,7 +226,7 @@ def unpack(files: bytes, into: Path) -> None:
 @attrs.frozen
 class GroupTask:
     """One area of the campaign's plan against several releases at once (pickled to a Spark worker):
-    the releases of one capability set explore in lockstep (mqconform.conformance.lockstep)."""
+    the releases of one capability set explore in lockstep (mqconform.conformance.exploring.lockstep)."""
 
     plan: RunPlan
     releases: tuple[Release, ...]
@@ -244,9 +244,9 @@ def run_group(task: GroupTask) -> list[TaskResult]:
     from mqconform.reference_model.profiles import profile as load_profile
 
     from .execution import shutdown
-    from .lockstep import Member, partition, run_lockstep
-    from .registry import MACHINES
-    from .runner import fault_reason
+    from .exploring.lockstep import Member, partition, run_lockstep
+    from .exploring.registry import MACHINES
+    from .exploring.runner import fault_reason
 
     started = time.perf_counter()
     plan = task.plan
@@ -300,7 +300,7 @@ def _open_release(plan: RunPlan, release: Release, area: str) -> tuple[Any, str,
     from mqconform.releases import ReleaseError, binary
 
     from .execution import shutdown
-    from .runner import fault_reason
+    from .exploring.runner import fault_reason
 
     adapter: Any = None
     try:

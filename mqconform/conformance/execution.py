@@ -17,11 +17,11 @@ import attrs
 from mqconform.history import RunDirectory
 from mqconform.progress import AreaProgress
 
-from .deviations import Deviation
+from .exploring.runner import Finding, MachineResult, area_examples, database, fault_reason
+from .exploring.shards import WHOLE, Part, parts_for
+from .judging.deviations import Deviation
+from .judging.verdict import Judge, Verdict
 from .plan import RunPlan
-from .runner import Finding, MachineResult, area_examples, database, fault_reason
-from .shards import WHOLE, Part, parts_for
-from .verdict import Judge, Verdict
 
 #: how a caller watches a block of work: given a `describe()` for its status, a context manager
 #: around the work (the commands pass mqconform.progress.Heartbeat; the default shows nothing)
@@ -45,7 +45,7 @@ class AreaJob:
     #: the run's judge without its implementation: the process judges the findings a registered bug
     #: model explains on its own adapter and explores on against that model (run_areas)
     judge: Judge | None = None
-    #: which of the area's explorations at once this is (mqconform.conformance.shards)
+    #: which of the area's explorations at once this is (mqconform.conformance.exploring.shards)
     part: Part = WHOLE
 
 
@@ -218,8 +218,8 @@ def _area_jobs(plan: RunPlan, probe: Any, claimed: Any, run_dir: RunDirectory,
     capabilities rule out."""
     from mqconform.adapters.contract import EXTRA_CAPABILITIES
 
-    from .registry import MACHINES
-    from .runner import not_run
+    from .exploring.registry import MACHINES
+    from .exploring.runner import not_run
 
     profile_caps = frozenset(claimed.features) | EXTRA_CAPABILITIES
     hyp = plan.hypothesis()
@@ -269,8 +269,8 @@ def area_lines(area: str, result: MachineResult, seconds: float, judge: Judge, c
                replay: Callable[[Finding], str]) -> list[str]:
     """What a run prints for one area: its state, where a broker's time went, then each finding with
     its replay command."""
-    from .rules import failure_rules
-    from .timing import describe
+    from .exploring.timing import describe
+    from .judging.rules import failure_rules
 
     if result.needs is not None:
         return [f"  {area:<11} {result.needs.describe()}"]
@@ -302,12 +302,12 @@ def record_outcomes(run_dir: RunDirectory, results: list[MachineResult], areas: 
                     say: Callable[[str], None] = print, set_aside: Mapping[str, str] | None = None,
                     **extra: Any) -> tuple[int, dict[str, int]]:
     """Turn the areas' MachineResults (their counterexamples already written) into the run's outcome
-    records through the one verdict (mqconform.conformance.verdict), `say` the deviations and the
+    records through the one verdict (mqconform.conformance.judging.verdict), `say` the deviations and the
     `rules:` line, and finish the run directory (run.json with the exit code, the implementation's
     version and `extra`). Returns (exit code, outcome counts). Shared by `mqconform run` and
     `mqconform matrix` (one run directory per release). `set_aside`: the areas the implementation's
     product does not have (verdict.absent_areas), left out of the coverage figure and named in it."""
-    from .verdict import judge as take_verdict
+    from .judging.verdict import judge as take_verdict
 
     not_covered = {r.machine: r.needs for r in results if r.needs is not None}
     verdict = take_verdict(results, claimed, judge, areas)
@@ -375,7 +375,7 @@ def _not_covered_reasons(not_covered: dict[str, Any], profile: str) -> dict[str,
     adapter lacks a capability the area needs."""
     from mqconform.spec import load_catalogue
 
-    from .rules import rules_for
+    from .judging.rules import rules_for
 
     applies = {rule.id for rule in load_catalogue().for_profile(profile)}
     why: dict[str, str] = {}

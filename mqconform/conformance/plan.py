@@ -21,9 +21,9 @@ from mqconform.progress import AreaProgress
 from mqconform.reference_model.bugs.model import BugModel
 from mqconform.reference_model.options import ModelOptions
 
-from . import settings as suite_settings
-from .runner import MAX_RERUNS, Finding, MachineResult, run_machine
-from .shards import WHOLE, Part
+from .exploring import settings as suite_settings
+from .exploring.runner import MAX_RERUNS, Finding, MachineResult, run_machine
+from .exploring.shards import WHOLE, Part
 
 
 class PlanError(ValueError):
@@ -31,7 +31,7 @@ class PlanError(ValueError):
 
 
 def _areas(value: str | Iterable[str] | None) -> tuple[str, ...]:
-    from .registry import MACHINES
+    from .exploring.registry import MACHINES
 
     if value is None:
         return tuple(MACHINES)
@@ -60,7 +60,7 @@ class RunPlan:
     max_reruns: int = MAX_RERUNS
     seed: int | None = None
     shrink_seconds: float | None = None
-    #: explorations of each area at once, in worker processes (mqconform.conformance.shards)
+    #: explorations of each area at once, in worker processes (mqconform.conformance.exploring.shards)
     shards: int = 1
 
     @classmethod
@@ -106,11 +106,11 @@ class RunPlan:
                 progress: AreaProgress | None = None,
                 explain: Callable[[Finding], BugModel | None] | None = None,
                 part: Part = WHOLE) -> MachineResult:
-        """Explore one area (see :func:`mqconform.conformance.runner.run_machine`; `explain`: a
+        """Explore one area (see :func:`mqconform.conformance.exploring.runner.run_machine`; `explain`: a
         known bug's model to explore on against; `part`: one of the area's explorations at once).
         A real-clock adapter runs its share of the examples unless the user set them
         (`max_examples`)."""
-        from .registry import MACHINES
+        from .exploring.registry import MACHINES
 
         hyp = self.hypothesis(database=database)
         return run_machine(MACHINES[area], adapter_factory, claimed, hyp, run, max_reruns=self.max_reruns,

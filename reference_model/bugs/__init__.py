@@ -6,10 +6,10 @@ on) and switches on the one named model option (:class:`~mqconform.reference_mod
 that changes exactly what the bug changes, hooked at the one place in the model where the broker
 differs. No profile sets such an option: the model with a bug is what a broker with that bug answers.
 
-The known-deviation registry (mqconform/conformance/deviations.yaml, ``model:``) names a bug model per
+The known-deviation registry (mqconform/conformance/judging/deviations.yaml, ``model:``) names a bug model per
 entry, and a finding is explained by the bug only when its counterexample, replayed on the
 implementation with the bug model's expectations, holds at every step under every observation
-(mqconform.conformance.deviations).
+(mqconform.conformance.judging.deviations).
 """
 
 from __future__ import annotations

@@ -15,9 +15,9 @@ from hypothesis import Phase, settings
 from mqconform.adapters.activemq.adapter import CAPABILITIES, ActiveMQAdapter, _Listener, raw_roundtrip_loop
 from mqconform.adapters.contract import Result, contract_violation
 from mqconform.adapters.reference import ReferenceAdapter
-from mqconform.conformance.machines.delivery import DeliveryMachine
-from mqconform.conformance.machines.redelivery import RedeliveryMachine
-from mqconform.conformance.runner import run_machine
+from mqconform.conformance.exploring.machines.delivery import DeliveryMachine
+from mqconform.conformance.exploring.machines.redelivery import RedeliveryMachine
+from mqconform.conformance.exploring.runner import run_machine
 from mqconform.reference_model.config import ConsumerConfig, Message, QueueConfig
 from mqconform.reference_model.profiles import profile
 from tests.adapters.conftest import assert_unreachable

@@ -20,9 +20,9 @@ from mqconform.adapters.beanstalkd.adapter import (
 from mqconform.adapters.beanstalkd.server import BeanstalkdServer, find_binary
 from mqconform.adapters.contract import AdapterError, Result, contract_violation
 from mqconform.adapters.reference import ReferenceAdapter
-from mqconform.conformance.machines.delivery import DeliveryMachine
-from mqconform.conformance.machines.redelivery import RedeliveryMachine
-from mqconform.conformance.runner import run_machine
+from mqconform.conformance.exploring.machines.delivery import DeliveryMachine
+from mqconform.conformance.exploring.machines.redelivery import RedeliveryMachine
+from mqconform.conformance.exploring.runner import run_machine
 from mqconform.reference_model.config import ConsumerConfig, Message, QueueConfig
 from mqconform.reference_model.profiles import profile
 from tests.adapters.conftest import assert_same_names_do_not_meet, assert_unreachable

@@ -25,7 +25,7 @@ from mqconform.adapters.nats import NatsAdapter
 from mqconform.adapters.nats.server import EmbeddedNatsServer
 from mqconform.adapters.redis import RedisAdapter
 from mqconform.cli import main
-from mqconform.conformance.rules import rules_for
+from mqconform.conformance.judging.rules import rules_for
 
 #: what the wrapper adapters do: at the first send from operation number `after` on, call `inject` (once)
 PLAN: dict[str, Any] = {"after": 0, "ops": 0, "inject": None, "fired": False}

@@ -318,9 +318,9 @@ def test_suite_finds_discard_old_evicting_an_unacked_message_under_artemis(
     counterexample is small and is written as a scenario file. Nothing is left on the server."""
     from hypothesis import settings
 
-    from mqconform.conformance import settings as suite_settings
-    from mqconform.conformance.machines.ring import RingMachine
-    from mqconform.conformance.runner import run_machine, write_counterexample
+    from mqconform.conformance.exploring import settings as suite_settings
+    from mqconform.conformance.exploring.machines.ring import RingMachine
+    from mqconform.conformance.exploring.runner import run_machine, write_counterexample
     from mqconform.history import RunDirectory
     from mqconform.reference_model.profiles import profile
 
@@ -650,7 +650,7 @@ def test_finding_a_ttl_message_postpones_max_age(embedded: NatsAdapter, namespac
     from pathlib import Path
 
     from mqconform.cli import main
-    from mqconform.conformance.deviations import holds_under
+    from mqconform.conformance.judging.deviations import holds_under
     from mqconform.reference_model.profiles import profile
     from mqconform.scenario.loader import load, parse
     from mqconform.scenario.runner import run_scenario

@@ -14,7 +14,7 @@ import pytest
 from mqconform import releases
 from mqconform.adapters.nats import NatsAdapter
 from mqconform.adapters.reference import ReferenceAdapter
-from mqconform.conformance.deviations import load_registry
+from mqconform.conformance.judging.deviations import load_registry
 from mqconform.scenario.loader import load
 from mqconform.scenario.runner import run_scenario
 

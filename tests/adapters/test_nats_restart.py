@@ -13,9 +13,9 @@ from hypothesis import settings
 from mqconform.adapters.nats.adapter import NatsAdapter
 from mqconform.adapters.nats.capabilities import CAPABILITIES, MIN_VERSION, capabilities_for, parse_version
 from mqconform.adapters.reference import ReferenceAdapter
-from mqconform.conformance import settings as suite_settings
-from mqconform.conformance.registry import MACHINES
-from mqconform.conformance.runner import run_machine
+from mqconform.conformance.exploring import settings as suite_settings
+from mqconform.conformance.exploring.registry import MACHINES
+from mqconform.conformance.exploring.runner import run_machine
 from mqconform.history import RunDirectory
 from mqconform.reference_model.config import ConsumerConfig, Message, QueueConfig
 from mqconform.reference_model.profiles import profile

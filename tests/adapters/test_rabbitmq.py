@@ -16,11 +16,11 @@ from hypothesis import Phase, settings
 from mqconform.adapters.contract import Result, contract_violation
 from mqconform.adapters.rabbitmq.adapter import CAPABILITIES, RabbitMQAdapter, raw_roundtrip_loop, redact
 from mqconform.adapters.reference import ReferenceAdapter
-from mqconform.conformance import settings as suite_settings
-from mqconform.conformance.machines.delivery import DeliveryMachine
-from mqconform.conformance.machines.redelivery import RedeliveryMachine
-from mqconform.conformance.machines.ring import RingMachine
-from mqconform.conformance.runner import run_machine
+from mqconform.conformance.exploring import settings as suite_settings
+from mqconform.conformance.exploring.machines.delivery import DeliveryMachine
+from mqconform.conformance.exploring.machines.redelivery import RedeliveryMachine
+from mqconform.conformance.exploring.machines.ring import RingMachine
+from mqconform.conformance.exploring.runner import run_machine
 from mqconform.reference_model.config import AddressConfig, ConsumerConfig, Message, QueueConfig
 from mqconform.reference_model.profiles import profile
 from tests.adapters.conftest import assert_same_names_do_not_meet, assert_unreachable
@@ -314,7 +314,7 @@ def test_quorum_duplicate_credit_bug_is_found_exactly_where_it_exists(namespace:
     scenario; a broker before 3.11 breaks it at the last receive, a later one holds it."""
     from pathlib import Path
 
-    from mqconform.conformance.deviations import load_registry, parse_version
+    from mqconform.conformance.judging.deviations import load_registry, parse_version
     from mqconform.scenario.loader import load
     from mqconform.scenario.runner import run_scenario
 
@@ -441,7 +441,7 @@ def test_quorum_nack_at_the_limit_after_a_close_is_5609_before_3_11(
     from pathlib import Path
 
     from mqconform.adapters.contract import model_for
-    from mqconform.conformance.deviations import holds_under, parse_version
+    from mqconform.conformance.judging.deviations import holds_under, parse_version
     from mqconform.scenario.loader import load
     from mqconform.scenario.runner import run_scenario
 
@@ -546,9 +546,9 @@ def test_quorum_get_returns_come_back_in_tag_text_order(namespace: str) -> None:
 def test_the_machines_keep_a_quorum_pull_consumer_at_32_gets() -> None:
     """REDELIVERY-31 beyond 32 gets is not predictable: under tag_text the machines never let a pull
     consumer hold more (checked on the reference model, where the count is visible)."""
-    from mqconform.conformance import settings as suite_settings
-    from mqconform.conformance.machines.redelivery import RedeliveryMachine
-    from mqconform.conformance.runner import run_machine
+    from mqconform.conformance.exploring import settings as suite_settings
+    from mqconform.conformance.exploring.machines.redelivery import RedeliveryMachine
+    from mqconform.conformance.exploring.runner import run_machine
 
     seen: list[int] = []
 

@@ -25,9 +25,9 @@ from mqconform.adapters.reference import ReferenceAdapter
 from mqconform.adapters.registry import AdapterLoadError, load_adapter
 from mqconform.adapters.rocketmq import RocketMQAdapter
 from mqconform.adapters.rocketmq.server import DEFAULT_VERSION, DRIVER_SOURCES, fetch
-from mqconform.conformance import settings as suite_settings
-from mqconform.conformance.registry import MACHINES
-from mqconform.conformance.runner import run_machine
+from mqconform.conformance.exploring import settings as suite_settings
+from mqconform.conformance.exploring.registry import MACHINES
+from mqconform.conformance.exploring.runner import run_machine
 from mqconform.operations import call_operation
 from mqconform.reference_model.profiles import ROCKETMQ
 

@@ -14,11 +14,11 @@ import pytest
 
 from mqconform.adapters.reference import ReferenceAdapter
 from mqconform.cli import main
-from mqconform.conformance.deviations import Deviation, holds_under, load_registry
-from mqconform.conformance.driver import Step
-from mqconform.conformance.known_scenarios import known_bugs
-from mqconform.conformance.runner import Finding
-from mqconform.conformance.verdict import Judge
+from mqconform.conformance.exploring.driver import Step
+from mqconform.conformance.exploring.runner import Finding
+from mqconform.conformance.judging.deviations import Deviation, holds_under, load_registry
+from mqconform.conformance.judging.known_scenarios import known_bugs
+from mqconform.conformance.judging.verdict import Judge
 from mqconform.reference_model.bugs import BUGS
 from mqconform.reference_model.profiles import profile
 from mqconform.scenario import annotate, from_data, run_scenario

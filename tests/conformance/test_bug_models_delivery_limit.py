@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from mqconform.adapters.reference import ReferenceAdapter
-from mqconform.conformance.deviations import holds_under, load_registry
+from mqconform.conformance.judging.deviations import holds_under, load_registry
 from mqconform.reference_model.bugs import BUGS
 from mqconform.reference_model.profiles import profile
 from mqconform.scenario import load, run_scenario
@@ -77,7 +77,7 @@ def test_the_registry_names_one_entry_per_bug_with_its_bug_model() -> None:
 def test_artemis_the_fake_broker_with_the_bug_is_the_registered_bug() -> None:
     """The artemis fake with this bug model (tests/buggy_artemis.py WithBug) fails the regression
     scenario and the registry explains it on 2.40.0 and 2.56.0 only by the replay."""
-    from mqconform.conformance.known_scenarios import known_bugs
+    from mqconform.conformance.judging.known_scenarios import known_bugs
 
     path = FOUND[ARTEMIS][1][0]
     registry = load_registry()

@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from mqconform.conformance.deviation_shapes import SHAPES, scenario_trace
+from mqconform.conformance.judging.deviation_shapes import SHAPES, scenario_trace
 from mqconform.reference_model.bugs import BUGS
 from mqconform.reference_model.profiles import PROFILES, profile
 from mqconform.scenario import annotate

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from mqconform.conformance.deviation_shapes import SHAPES, scenario_trace
+from mqconform.conformance.judging.deviation_shapes import SHAPES, scenario_trace
 from mqconform.reference_model.bugs import BUGS
 from mqconform.reference_model.profiles import PROFILES, profile
 from mqconform.scenario import annotate

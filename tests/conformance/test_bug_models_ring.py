@@ -18,10 +18,10 @@ from typing import Any
 import pytest
 
 from mqconform.adapters.reference import ReferenceAdapter
-from mqconform.conformance.deviations import holds_under, load_registry
-from mqconform.conformance.driver import Step
-from mqconform.conformance.known_scenarios import replay_on
-from mqconform.conformance.runner import Finding
+from mqconform.conformance.exploring.driver import Step
+from mqconform.conformance.exploring.runner import Finding
+from mqconform.conformance.judging.deviations import holds_under, load_registry
+from mqconform.conformance.judging.known_scenarios import replay_on
 from mqconform.reference_model.bugs import BUGS
 from mqconform.reference_model.profiles import profile
 from mqconform.scenario import annotate, load, run_scenario

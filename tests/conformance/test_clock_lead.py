@@ -10,8 +10,8 @@ from hypothesis.errors import UnsatisfiedAssumption
 from mqconform.adapters._base import BrokerAdapter
 from mqconform.adapters.contract import Result
 from mqconform.adapters.reference import ReferenceAdapter
-from mqconform.conformance.driver import Driver, Violation
-from mqconform.conformance.timing import TimeLedger, describe
+from mqconform.conformance.exploring.driver import Driver, Violation
+from mqconform.conformance.exploring.timing import TimeLedger, describe
 from mqconform.reference_model.profiles import JETSTREAM
 
 

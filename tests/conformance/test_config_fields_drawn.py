@@ -40,7 +40,7 @@ def config_fields() -> list[tuple[str, str]]:
 
 def machine_modules() -> list[Path]:
     """machines/*.py and every module of the package they import, transitively (relative imports)."""
-    todo = sorted((PACKAGE / "machines").glob("*.py"))
+    todo = sorted((PACKAGE / "exploring" / "machines").glob("*.py"))
     seen: set[Path] = set()
     while todo:
         path = todo.pop()

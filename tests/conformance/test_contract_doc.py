@@ -17,7 +17,7 @@ from mqconform.scenario.schema import OPS
 
 DOC = (Path(__file__).resolve().parents[2] / "docs" / "contract.md").read_text()
 README = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-MACHINES_DIR = Path(__file__).resolve().parents[2] / "mqconform" / "conformance" / "machines"
+MACHINES_DIR = Path(__file__).resolve().parents[2] / "mqconform" / "conformance" / "exploring" / "machines"
 
 
 def _documented(name: str) -> bool:

@@ -13,12 +13,12 @@ from typing import Any
 import attrs
 
 from mqconform.adapters.reference import ReferenceAdapter
-from mqconform.conformance import corpus
-from mqconform.conformance import settings as suite_settings
-from mqconform.conformance.corpus_replay import attribute, baseline, replay_area
-from mqconform.conformance.registry import MACHINES
-from mqconform.conformance.rules import rules_for
-from mqconform.conformance.runner import RECORDER, MachineResult, run_machine
+from mqconform.conformance.exploring import corpus
+from mqconform.conformance.exploring import settings as suite_settings
+from mqconform.conformance.exploring.corpus_replay import attribute, baseline, replay_area
+from mqconform.conformance.exploring.registry import MACHINES
+from mqconform.conformance.exploring.runner import RECORDER, MachineResult, run_machine
+from mqconform.conformance.judging.rules import rules_for
 from mqconform.reference_model.profiles import ARTEMIS as _ARTEMIS
 from mqconform.selftest.mutants import MUTANTS
 

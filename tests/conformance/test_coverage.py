@@ -11,12 +11,12 @@ from hypothesis import Phase, settings
 from mqconform.adapters.rabbitmq.adapter import CAPABILITIES as RABBIT
 from mqconform.adapters.reference import ReferenceAdapter
 from mqconform.cli import main
-from mqconform.conformance import settings as suite_settings
-from mqconform.conformance.coverage import CHECK_NEEDS, rule_coverage, run_capabilities
-from mqconform.conformance.registry import MACHINES
-from mqconform.conformance.rules import TABLES
-from mqconform.conformance.runner import merge_outcomes, run_machine
-from mqconform.conformance.verdict import Coverage, coverage, covered_rules, judge
+from mqconform.conformance.exploring import settings as suite_settings
+from mqconform.conformance.exploring.registry import MACHINES
+from mqconform.conformance.exploring.runner import merge_outcomes, run_machine
+from mqconform.conformance.judging.coverage import CHECK_NEEDS, rule_coverage, run_capabilities
+from mqconform.conformance.judging.rules import TABLES
+from mqconform.conformance.judging.verdict import Coverage, coverage, covered_rules, judge
 from mqconform.reference_model.profiles import profile
 from mqconform.spec import load_catalogue
 

@@ -10,8 +10,10 @@ from typing import Any
 
 import pytest
 
-from mqconform.conformance.deviation_shapes import OBSERVED, model_trace
-from mqconform.conformance.deviations import (
+from mqconform.conformance.exploring.driver import Step
+from mqconform.conformance.exploring.runner import Finding
+from mqconform.conformance.judging.deviation_shapes import OBSERVED, model_trace
+from mqconform.conformance.judging.deviations import (
     DEFAULT_PATH,
     Deviation,
     DeviationError,
@@ -20,8 +22,6 @@ from mqconform.conformance.deviations import (
     load_registry,
     parse_version,
 )
-from mqconform.conformance.driver import Step
-from mqconform.conformance.runner import Finding
 from mqconform.scenario.loader import load
 from mqconform.spec import load_catalogue
 
@@ -154,7 +154,7 @@ def _model_entry_matches(registry: Registry, entry: Deviation, steps: list[Step]
     not on one it measured holding, nor under another profile, nor without a replay, nor on the
     claimed model's steps cut before the bug's shape."""
     from mqconform.adapters.reference import ReferenceAdapter
-    from mqconform.conformance.known_scenarios import replay_on
+    from mqconform.conformance.judging.known_scenarios import replay_on
     from mqconform.reference_model.bugs import bug_model
     from mqconform.reference_model.profiles import profile as load_profile
 
@@ -253,7 +253,7 @@ def test_an_expiry_by_a_messages_own_ttl_is_not_the_max_age_shape() -> None:
     """In the 2.11 scenario the first advance expires m1 by its own TTL (ttl_ms 1000): not a max_age
     expiry; the second expires m2 by the queue's TTL after that: the 2.11 shape, and not 2.10's only
     by the release range."""
-    from mqconform.conformance.deviation_shapes import SHAPES
+    from mqconform.conformance.judging.deviation_shapes import SHAPES
 
     steps = _steps("tests/adapters/scenarios/nats-2.11-max-age-late-after-ttl.yaml", 5)
     first, both = model_trace(steps[:4], "jetstream"), model_trace(steps, "jetstream")
@@ -435,7 +435,7 @@ def test_a_same_priority_send_without_a_cancel_is_not_the_priority_shape() -> No
     """same-priority-send-not-reset needs the previous add at the same priority: the cancel's
     addHead, or (found in a delivery run) an earlier send at it; the same sends around an ack, whose
     previous add was a lower priority, are not the shape."""
-    from mqconform.conformance.deviation_shapes import SHAPES
+    from mqconform.conformance.judging.deviation_shapes import SHAPES
 
     steps = _steps("docs/findings/artemis-priority-after-cancel.yaml", 10)
     cancelled = model_trace(steps, "artemis")
@@ -457,7 +457,7 @@ def test_a_same_priority_send_without_a_cancel_is_not_the_priority_shape() -> No
 def test_returns_to_a_ring_without_paged_messages_are_not_the_paged_return_shape() -> None:
     """ring-replaces-returning-paged needs a returning message that was paged: the same close on an
     address that never pages (every message in memory), or one whose returns the ring keeps, is not it."""
-    from mqconform.conformance.deviation_shapes import SHAPES
+    from mqconform.conformance.judging.deviation_shapes import SHAPES
 
     shape = SHAPES["ring-replaces-returning-paged"]
     steps = _steps("docs/findings/artemis-ring-page-returns.yaml", 8)
@@ -474,7 +474,7 @@ def test_returns_to_a_ring_without_paged_messages_are_not_the_paged_return_shape
 def test_a_close_without_paged_returns_is_not_the_page_over_read_shape() -> None:
     """close-returns-paged-while-paging needs a close that returns paged messages while the queue still
     pages, and a browse at the end: the same steps with the held messages acknowledged are not it."""
-    from mqconform.conformance.deviation_shapes import SHAPES
+    from mqconform.conformance.judging.deviation_shapes import SHAPES
 
     shape = SHAPES["close-returns-paged-while-paging"]
     steps = _steps("docs/findings/artemis-close-return-overreads-page.yaml", 11)
@@ -554,8 +554,8 @@ def test_an_unknown_bug_model_is_an_error(tmp_path: Path) -> None:
 def test_a_known_bug_is_one_line_with_every_rule_it_touched() -> None:
     """The run prints each known bug once: entries of one bug (the same reason and source, one per
     check or shape) are one DEVIATION line naming every rule they explained and every entry."""
-    from mqconform.conformance.deviations import load_registry
     from mqconform.conformance.execution import known_bug_lines
+    from mqconform.conformance.judging.deviations import load_registry
 
     entries = [d for d in load_registry().deviations if d.adapter == "artemis"]
     bug = max((d.describe() for d in entries), key=lambda text: sum(d.describe() == text for d in entries))

@@ -11,10 +11,10 @@ from __future__ import annotations
 import pytest
 
 from mqconform.adapters.reference import ReferenceAdapter
-from mqconform.conformance import settings as suite_settings
-from mqconform.conformance.deviations import holds_under
-from mqconform.conformance.registry import MACHINES
-from mqconform.conformance.runner import Finding, MachineResult, run_machine
+from mqconform.conformance.exploring import settings as suite_settings
+from mqconform.conformance.exploring.registry import MACHINES
+from mqconform.conformance.exploring.runner import Finding, MachineResult, run_machine
+from mqconform.conformance.judging.deviations import holds_under
 from mqconform.reference_model import bugs
 from mqconform.reference_model.broker import Broker
 from mqconform.reference_model.bugs.model import BugModel

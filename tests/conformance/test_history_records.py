@@ -11,9 +11,9 @@ import pytest
 
 from mqconform.adapters.contract import Result
 from mqconform.adapters.reference import ReferenceAdapter
-from mqconform.conformance import settings as suite_settings
-from mqconform.conformance.registry import MACHINES
-from mqconform.conformance.runner import MachineResult, run_machine
+from mqconform.conformance.exploring import settings as suite_settings
+from mqconform.conformance.exploring.registry import MACHINES
+from mqconform.conformance.exploring.runner import MachineResult, run_machine
 from mqconform.history import RunDirectory
 from mqconform.reference_model.profiles import profile
 from mqconform.reports.read import store

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from mqconform.cli import main
-from mqconform.conformance.verdict import load_deviations
+from mqconform.conformance.judging.verdict import load_deviations
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "docs" / "known-bugs.md"

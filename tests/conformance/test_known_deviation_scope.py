@@ -18,12 +18,12 @@ from hypothesis import Phase, settings
 
 from mqconform.adapters.reference import ReferenceAdapter
 from mqconform.cli import main
-from mqconform.conformance import settings as suite_settings
-from mqconform.conformance.deviations import load_registry
-from mqconform.conformance.driver import Step
-from mqconform.conformance.registry import MACHINES
-from mqconform.conformance.runner import Finding, MachineResult, run_machine
-from mqconform.conformance.verdict import Judge, Verdict, judge
+from mqconform.conformance.exploring import settings as suite_settings
+from mqconform.conformance.exploring.driver import Step
+from mqconform.conformance.exploring.registry import MACHINES
+from mqconform.conformance.exploring.runner import Finding, MachineResult, run_machine
+from mqconform.conformance.judging.deviations import load_registry
+from mqconform.conformance.judging.verdict import Judge, Verdict, judge
 from mqconform.reference_model.profiles import profile
 from mqconform.scenario import load
 from tests.buggy_quorum import CreditTwice, CreditTwiceAndMiscounts

@@ -14,8 +14,8 @@ import pytest
 from adapters.contract import Result
 from mqconform.adapters.reference import ReferenceAdapter
 from mqconform.cli import main
-from mqconform.conformance.deviations import load_registry
-from mqconform.conformance.known_scenarios import known_bugs
+from mqconform.conformance.judging.deviations import load_registry
+from mqconform.conformance.judging.known_scenarios import known_bugs
 from mqconform.scenario import load
 
 ROOT = Path(__file__).resolve().parents[2]

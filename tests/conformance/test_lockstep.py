@@ -16,11 +16,11 @@ import pytest
 from mqconform.adapters.contract import Result
 from mqconform.adapters.reference import ReferenceAdapter
 from mqconform.commands.matrix import release_groups
-from mqconform.conformance import lockstep
-from mqconform.conformance import settings as suite_settings
-from mqconform.conformance.lockstep import Member, partition, run_lockstep
-from mqconform.conformance.registry import MACHINES
-from mqconform.conformance.runner import run_machine
+from mqconform.conformance.exploring import lockstep
+from mqconform.conformance.exploring import settings as suite_settings
+from mqconform.conformance.exploring.lockstep import Member, partition, run_lockstep
+from mqconform.conformance.exploring.registry import MACHINES
+from mqconform.conformance.exploring.runner import run_machine
 from mqconform.history import RunDirectory
 from mqconform.reference_model.profiles import ARTEMIS as _ARTEMIS
 from mqconform.reference_model.profiles import JETSTREAM

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
-from mqconform.conformance.deviation_shapes import SHAPES, scenario_trace
+from mqconform.conformance.judging.deviation_shapes import SHAPES, scenario_trace
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIO = ROOT / "docs" / "findings" / "artemis-max-size-messages-leak.yaml"

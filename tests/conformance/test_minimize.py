@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from mqconform.adapters.reference import ReferenceAdapter
-from mqconform.conformance.driver import Step
-from mqconform.conformance.minimize import _kills_follow_a_flush, minimize
+from mqconform.conformance.exploring.driver import Step
+from mqconform.conformance.exploring.minimize import _kills_follow_a_flush, minimize
 from mqconform.reference_model.profiles import profile
 
 rules = pytest.mark.rules

@@ -8,7 +8,7 @@ import pytest
 
 from mqconform.adapters.contract import Result
 from mqconform.adapters.reference import ReferenceAdapter
-from mqconform.conformance.driver import Driver, Inconclusive
+from mqconform.conformance.exploring.driver import Driver, Inconclusive
 
 
 class Blind(ReferenceAdapter):
@@ -52,9 +52,9 @@ def test_other_failures_still_stop_and_observe_both_keeps_stopping() -> None:
 def test_a_machine_run_goes_on_past_unobservable_counts() -> None:
     from hypothesis import Phase, settings
 
-    from mqconform.conformance import settings as suite_settings
-    from mqconform.conformance.machines.redelivery import RedeliveryMachine
-    from mqconform.conformance.runner import run_machine
+    from mqconform.conformance.exploring import settings as suite_settings
+    from mqconform.conformance.exploring.machines.redelivery import RedeliveryMachine
+    from mqconform.conformance.exploring.runner import run_machine
     from mqconform.reference_model.profiles import profile
 
     hyp = settings(suite_settings.get("ci", max_examples=15), phases=[Phase.generate], database=None)

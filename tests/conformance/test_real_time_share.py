@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from mqconform.adapters.reference import ReferenceAdapter
-from mqconform.conformance import settings as suite_settings
-from mqconform.conformance.machines.expiry import ADVANCE_MS, MAX_ADVANCES, ExpiryMachine
-from mqconform.conformance.runner import run_machine
+from mqconform.conformance.exploring import settings as suite_settings
+from mqconform.conformance.exploring.machines.expiry import ADVANCE_MS, MAX_ADVANCES, ExpiryMachine
+from mqconform.conformance.exploring.runner import run_machine
 from mqconform.reference_model.profiles import ARTEMIS
 
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 import pytest
 
 from mqconform.adapters.reference import ReferenceAdapter
-from mqconform.conformance import settings as suite_settings
-from mqconform.conformance.registry import MACHINES
-from mqconform.conformance.runner import run_machine
+from mqconform.conformance.exploring import settings as suite_settings
+from mqconform.conformance.exploring.registry import MACHINES
+from mqconform.conformance.exploring.runner import run_machine
 from mqconform.reference_model.profiles import PROFILES, profile
 
 #: the areas whose machines apply to the artemis profile (retention is JetStream's: the jetstream profile

@@ -250,7 +250,7 @@ class DiesInWorkers:
             os._exit(1)
         return FifoAdapter(**options)  # type: ignore[arg-type]
 def test_a_failure_line_names_only_the_claimed_profiles_rules() -> None:
-    from mqconform.conformance.rules import failure_rules, profile_rule_ids
+    from mqconform.conformance.judging.rules import failure_rules, profile_rule_ids
 
     rules = ("REDELIVERY-11", "DELIVERY-1", "REDELIVERY-14")
     assert profile_rule_ids(rules, "artemis") == ("REDELIVERY-11", "DELIVERY-1")

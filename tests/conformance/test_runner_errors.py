@@ -8,9 +8,9 @@ from typing import Any
 
 from mqconform.adapters.contract import Result
 from mqconform.adapters.reference import ReferenceAdapter
-from mqconform.conformance import settings as suite_settings
-from mqconform.conformance.registry import MACHINES
-from mqconform.conformance.runner import merge_outcomes, run_machine
+from mqconform.conformance.exploring import settings as suite_settings
+from mqconform.conformance.exploring.registry import MACHINES
+from mqconform.conformance.exploring.runner import merge_outcomes, run_machine
 from mqconform.reference_model.profiles import ARTEMIS
 
 
@@ -93,7 +93,7 @@ def test_a_failure_hypothesis_cannot_replay_is_still_reported_with_its_steps() -
 
 
 def test_outcomes_follow_the_claimed_profile_but_never_hide_a_failure() -> None:
-    from mqconform.conformance.runner import Finding, MachineResult
+    from mqconform.conformance.exploring.runner import Finding, MachineResult
 
     ran = MachineResult("delivery", checked={"receive.id", "pending.order"})
     merged = merge_outcomes([ran], "rabbitmq-classic")

@@ -13,8 +13,8 @@ import pytest
 
 from mqconform.cli import main
 from mqconform.conformance.execution import merge_parts
-from mqconform.conformance.runner import Finding, MachineResult
-from mqconform.conformance.shards import EXAMPLE_STRIDE, Part, parts_for
+from mqconform.conformance.exploring.runner import Finding, MachineResult
+from mqconform.conformance.exploring.shards import EXAMPLE_STRIDE, Part, parts_for
 
 
 @pytest.mark.parametrize("total", [1, 2, 7, 40, 41])

@@ -9,7 +9,7 @@ import pytest
 from hypothesis.internal.conjecture import engine
 
 from mqconform.cli import main
-from mqconform.conformance.runner import shrink_budget
+from mqconform.conformance.exploring.runner import shrink_budget
 
 
 def _run(tmp_path: Path, *extra: str) -> int:

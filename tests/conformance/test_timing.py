@@ -11,9 +11,9 @@ from hypothesis import settings
 from mqconform.adapters.contract import Result
 from mqconform.adapters.reference import ReferenceAdapter
 from mqconform.conformance.execution import area_lines
-from mqconform.conformance.registry import MACHINES
-from mqconform.conformance.runner import run_machine
-from mqconform.conformance.timing import CATEGORIES, TimeLedger, category, describe
+from mqconform.conformance.exploring.registry import MACHINES
+from mqconform.conformance.exploring.runner import run_machine
+from mqconform.conformance.exploring.timing import CATEGORIES, TimeLedger, category, describe
 from mqconform.reference_model.profiles import ARTEMIS
 
 

@@ -11,11 +11,11 @@ import pytest
 
 from mqconform.adapters.contract import Result
 from mqconform.adapters.reference import ReferenceAdapter
-from mqconform.conformance import settings as suite_settings
-from mqconform.conformance.driver import Driver
-from mqconform.conformance.machines.redelivery import FIXED_LIMIT, RedeliveryMachine
-from mqconform.conformance.machines.ring import RingMachine
-from mqconform.conformance.runner import merge_outcomes, run_machine
+from mqconform.conformance.exploring import settings as suite_settings
+from mqconform.conformance.exploring.driver import Driver
+from mqconform.conformance.exploring.machines.redelivery import FIXED_LIMIT, RedeliveryMachine
+from mqconform.conformance.exploring.machines.ring import RingMachine
+from mqconform.conformance.exploring.runner import merge_outcomes, run_machine
 from mqconform.reference_model.profiles import profile
 
 

@@ -284,7 +284,7 @@ def test_empty_directory(tmp_path: Path) -> None:
 def test_a_rule_evidenced_by_a_check_is_among_that_checks_rules(catalogue: Catalogue) -> None:
     """A broker-profile rule the spec says an existing check evidences (``evidenced_by``) is reported
     by that check in its area: adding such a rule touches the spec and the model only."""
-    from mqconform.conformance.rules import TABLES
+    from mqconform.conformance.judging.rules import TABLES
 
     named = [(rule.id, name) for rule in catalogue for name in rule.evidenced_by]
     assert ("REDELIVERY-42", "redelivery.receive.id") in named

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from mqconform.conformance.registry import MACHINES
+from mqconform.conformance.exploring.registry import MACHINES
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "spec" / "examples" / "cumulative-ack.yaml"

@@ -15,7 +15,7 @@ import pytest
 
 from mqconform.adapters.reference import ReferenceAdapter
 from mqconform.cli import main
-from mqconform.conformance.deviations import DeviationError, load_registry
+from mqconform.conformance.judging.deviations import DeviationError, load_registry
 from mqconform.history import RunDirectory
 from mqconform.operations import call_operation, process_of
 from mqconform.reports.pipeline import check_runs

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from mqconform.conformance import settings as suite_settings
-from mqconform.conformance.registry import MACHINES
-from mqconform.conformance.runner import run_machine
+from mqconform.conformance.exploring import settings as suite_settings
+from mqconform.conformance.exploring.registry import MACHINES
+from mqconform.conformance.exploring.runner import run_machine
 from mqconform.selftest.mutants import MUTANTS
 
 MAX_STEPS = 12

@@ -10,11 +10,11 @@ import pytest
 from hypothesis.stateful import run_state_machine_as_test
 
 from mqconform.adapters.reference import ReferenceAdapter
-from mqconform.conformance import settings as suite_settings
-from mqconform.conformance.base import RunContext
-from mqconform.conformance.driver import Violation
-from mqconform.conformance.registry import MACHINES
-from mqconform.conformance.runner import machine_class, run_machine
+from mqconform.conformance.exploring import settings as suite_settings
+from mqconform.conformance.exploring.base import RunContext
+from mqconform.conformance.exploring.driver import Violation
+from mqconform.conformance.exploring.registry import MACHINES
+from mqconform.conformance.exploring.runner import machine_class, run_machine
 from mqconform.reference_model.profiles import ARTEMIS, JETSTREAM
 from mqconform.reference_model.world import World
 from mqconform.selftest.mutants import MUTANTS

@@ -39,7 +39,7 @@ class RunContext:
     smallest_violation: tuple[Any, list[Any]] | None = None
     #: time.perf_counter() of the first violation (shrinking starts there; the runner bounds it)
     first_violation_at: float | None = None
-    #: where the area's time goes (mqconform.conformance.timing), shared by its examples
+    #: where the area's time goes (mqconform.conformance.exploring.timing), shared by its examples
     ledger: TimeLedger = attrs.field(factory=TimeLedger)
 
     def saw_violation(self, violation: Any, steps: list[Any]) -> None:

@@ -7,7 +7,7 @@ it compared) are kept when the example ends, every example that held, up to MAX_
 (beyond it only an example that reaches a check none before it reached). :func:`distil` then keeps
 a small set: for every check the exploration reached, the `k` shortest examples that reached it,
 and every counterexample the exploration found (its finding's check and rules). The distilled set
-is replayed on the group's other releases without Hypothesis (mqconform.conformance.corpus_replay).
+is replayed on the group's other releases without Hypothesis (mqconform.conformance.exploring.corpus_replay).
 """
 
 from __future__ import annotations

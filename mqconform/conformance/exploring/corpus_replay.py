@@ -1,6 +1,6 @@
-"""A distilled corpus (mqconform.conformance.corpus) replayed on a release, without Hypothesis.
+"""A distilled corpus (mqconform.conformance.exploring.corpus) replayed on a release, without Hypothesis.
 
-Each example is replayed as a counterexample is (:mod:`mqconform.conformance.replay`, minimize): its
+Each example is replayed as a counterexample is (:mod:`mqconform.conformance.exploring.replay`, minimize): its
 steps annotated with what the claimed model expects after each of them (results, counters, pending
 order) and run through the scenario runner on the release's adapter. A scenario compares more than
 the machine's checks did, so an example is first replayed on the explored release itself
@@ -128,8 +128,8 @@ def replay_area(area: str, examples: Sequence[Example], adapter_factory: Callabl
                 max_findings: int | None = None) -> MachineResult:
     """The area's MachineResult on one release from replaying `examples` (see the module
     docstring). `reached`: the checks the exploration reached; `explored`: its release."""
+    from ..judging.rules import rules_for
     from .registry import MACHINES
-    from .rules import rules_for
 
     started = time.perf_counter()
     result = MachineResult(area)

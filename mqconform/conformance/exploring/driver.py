@@ -78,7 +78,7 @@ class Driver:
                  rules: Mapping[str, tuple[str, ...]], disabled: Iterable[str] = (),
                  ledger: TimeLedger | None = None) -> None:
         self.adapter = adapter
-        #: where the time of every call on each side goes (mqconform.conformance.timing)
+        #: where the time of every call on each side goes (mqconform.conformance.exploring.timing)
         self.ledger = ledger if ledger is not None else TimeLedger()
         self.model = ReferenceAdapter(options=claimed)
         self.claimed = claimed
@@ -96,14 +96,14 @@ class Driver:
         #: called with each violation and the steps so far instead of raising it, when set: true means
         #: the check is disabled from here on and the example goes on, as a run that had disabled it
         #: from the start would go on (a lockstep group records each release's findings this way,
-        #: mqconform.conformance.lockstep); false raises it as usual
+        #: mqconform.conformance.exploring.lockstep); false raises it as usual
         self.keep_going: Callable[[Violation, list[Step]], bool] | None = None
         #: how far the broker's clock ran ahead of the model's in this example, measured after each call
         #: on the implementation while a machine that compares timers on a real clock sets its
         #: ``limit_ms`` (past it, a failing check can no longer be trusted)
         self.clock_lead = ClockLead()
         #: every check made, in order: (the 1-based number of the last step run before it, its name,
-        #: the field it compared); a matrix keeps it with the example (mqconform.conformance.corpus)
+        #: the field it compared); a matrix keeps it with the example (mqconform.conformance.exploring.corpus)
         self.check_log: list[tuple[int, str, str]] = []
 
     # ------------------------------------------------------------------ recording

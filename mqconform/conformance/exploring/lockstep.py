@@ -27,7 +27,7 @@ After the exploration each distinct check found is shrunk once, on the first rel
 pass), and that counterexample is replayed on every other release whose exploration found the same
 check: where it fails there too, it is that release's counterexample; where it does not, that
 release's own steps are shrunk. Each release's MachineResult is then what
-:func:`mqconform.conformance.runner.run_machine` returns for it, and goes through the same verdict.
+:func:`mqconform.conformance.exploring.runner.run_machine` returns for it, and goes through the same verdict.
 
 What differs from a run of one release: no Hypothesis shrinking (the counterexample is the
 exploration's example cut and minimised step by step, so it may be longer), the findings' checks are

@@ -21,8 +21,8 @@ from hypothesis.stateful import precondition, rule
 
 from mqconform.adapters.contract import COUNTERS
 
+from ..judging.rules import rules_for
 from .driver import Inconclusive
-from .rules import rules_for
 
 #: checks of the steps after a restart that a lost, resurrected or misplaced message fails first
 FOLLOW_UP_CHECKS = ("receive.id", "ack.result", "delivery_count", "counters.message_count",

@@ -1,11 +1,11 @@
 """Run the machines against one adapter and turn what happened into per-rule outcomes.
 
 A machine runs until Hypothesis has explored its budget. When a check fails, the shrunk
-counterexample is minimised step by step (mqconform.conformance.minimize) and kept, that check is
+counterexample is minimised step by step (mqconform.conformance.exploring.minimize) and kept, that check is
 disabled and the machine runs again, so the other checks
 keep exploring (up to MAX_RERUNS). An `info` answer stops the machine: its rules are *unknown*.
 The runner knows nothing of registered known deviations: exploration goes on after every finding,
-and the verdict (mqconform.conformance.verdict) decides afterwards which findings a registered
+and the verdict (mqconform.conformance.judging.verdict) decides afterwards which findings a registered
 deviation explains.
 """
 
@@ -140,9 +140,9 @@ class MachineResult:
     server_version: str = ""
     #: the adapter's round trips when the area ended (adapters/_latency.py summary), when it measures them
     latency: dict[str, Any] | None = None
-    #: where the area's wall time went: seconds per category (mqconform.conformance.timing)
+    #: where the area's wall time went: seconds per category (mqconform.conformance.exploring.timing)
     timing: dict[str, float] = attrs.field(factory=dict)
-    #: the explorations the area ran in at once (mqconform.conformance.shards); with more than one,
+    #: the explorations the area ran in at once (mqconform.conformance.exploring.shards); with more than one,
     #: `timing` adds up over them and `part_seconds` is the sum of their wall times
     parts: int = 1
     part_seconds: float = 0.0
@@ -194,7 +194,7 @@ _stable = False
 
 
 #: the corpus recorder of the exploration running in this context (`mqconform matrix` keeps every
-#: example: mqconform.conformance.corpus), None otherwise
+#: example: mqconform.conformance.exploring.corpus), None otherwise
 RECORDER: contextvars.ContextVar[Any] = contextvars.ContextVar("mqconform_corpus_recorder", default=None)
 
 
@@ -225,11 +225,11 @@ def run_machine(base: type[ConformanceMachine], adapter_factory: Callable[[], Ad
     the finding then says it was cut and carries the smallest counterexample found until then.
     `skip_checks`: checks not made at all (a test aiming at one difference among several).
     `explain`: the bug model of the registered known bug that explains a finding (the verdict's
-    judge, mqconform.conformance.verdict.Judge.bug_model), else None. The area then explores on
+    judge, mqconform.conformance.judging.verdict.Judge.bug_model), else None. The area then explores on
     against the model with that bug, its check still made, so the known bug is one finding and what
     lies behind it is still found; a finding no bug model explains disables its check as usual.
-    `part`: this exploration is one of several of the area at once (mqconform.conformance.shards): it
-    explores its share of the examples from its own seed, names and history file."""
+    `part`: one of several explorations of the area at once (mqconform.conformance.exploring.shards):
+    it explores its share of the examples from its own seed, names and history file."""
     stable_imports()
     result = MachineResult(base.area)
     probe = adapter_factory()
@@ -430,7 +430,7 @@ def write_counterexample(run: RunDirectory, finding: Finding, adapter_name: str,
     program = (
         f'"""Counterexample found by mqconform against {adapter_name}: {finding.check} '
         f'({", ".join(finding.rules)}).\n\n{finding.message}\n"""\n\n'
-        "from mqconform.conformance.replay import replay\n\n"
+        "from mqconform.conformance.exploring.replay import replay\n\n"
         f"STEPS = {raw!r}\n\n\n"
         "def test_counterexample() -> None:\n"
         f"    replay(adapter={adapter_name!r}, adapter_options={adapter_options!r}, "
@@ -457,7 +457,7 @@ def merge_outcomes(results: Iterable[MachineResult], profile: str | None = None,
     explains gives those rules ``deviation`` instead (a rule another finding fails stays ``fail``)."""
     from mqconform.spec import load_catalogue
 
-    from .rules import rules_for
+    from ..judging.rules import rules_for
 
     applies = None
     if profile is not None:

@@ -22,7 +22,7 @@ Categories (seconds, summed over the area):
 
 Beside the seconds, ``discarded`` counts the examples thrown away because the broker's real clock ran
 ahead of the model's logical one by more than the machine's margin before a check failed
-(:meth:`mqconform.conformance.driver.Driver.check`): their comparison could not be trusted.
+(:meth:`mqconform.conformance.exploring.driver.Driver.check`): their comparison could not be trusted.
 """
 
 from __future__ import annotations

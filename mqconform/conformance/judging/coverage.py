@@ -22,7 +22,7 @@ import attrs
 from mqconform.adapters.contract import COUNTERS, EXTRA_CAPABILITIES
 from mqconform.reference_model.options import ModelOptions
 
-from .registry import MACHINES
+from ..exploring.registry import MACHINES
 from .rules import TABLES
 
 #: check name -> the capabilities of the gate in the machine code that makes the check (none listed:
@@ -53,7 +53,7 @@ CHECK_NEEDS: dict[str, tuple[str, ...]] = {
     "send.page_full": ("paging", "page_limits"),
     # machines/paging.py: a consumer with a selector (PAGING-12)
     "receive.selector": ("selectors",),
-    # the restart step (mqconform/conformance/restart.py) and the stream state it compares
+    # the restart step (mqconform/conformance/exploring/restart.py) and the stream state it compares
     **{check: ("restart",) for check in ("restart.counters", "restart.delivery_count", "restart.reopen",
                                          "restart.kill.counters", "restart.kill.delivery_count")},
     "restart.stream_state": ("restart", "stream_state"),

@@ -1,4 +1,4 @@
-"""The counterexample shapes of the known-deviation registry (mqconform/conformance/deviations.yaml).
+"""The counterexample shapes of the known-deviation registry (mqconform/conformance/judging/deviations.yaml).
 
 A counterexample is replayed on the claimed model (:func:`model_trace`, :func:`scenario_trace`): each
 step with the model's counters, consumer state, answer and held ids right after it (:class:`TraceStep`).

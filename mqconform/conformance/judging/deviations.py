@@ -5,12 +5,12 @@ profile of each entry. An entry with a **model** names a bug model (:mod:`mqconf
 the reference model with that one bug): it explains a finding, whatever check found it, only when the
 counterexample, replayed on the implementation with the bug model's expectations, holds at every step
 under every observation the scenario runner makes (:func:`holds_under`, the machinery of
-:mod:`mqconform.conformance.minimize`); its **shape** (a step-shape predicate over the claimed
+:mod:`mqconform.conformance.exploring.minimize`); its **shape** (a step-shape predicate over the claimed
 model's replay, :data:`.deviation_shapes.SHAPES`) is only a cheap pre-filter, and anything the bug
 model does not reproduce stays a failure. An entry without a model (a bug too intricate to model
 exactly, or not moved yet) explains one kind of finding: the failing **check**, the shape and,
 optionally, the **observed** relation and the compared **field**. The verdict is taken in
-:mod:`mqconform.conformance.verdict`.
+:mod:`mqconform.conformance.judging.verdict`.
 
 An entry may instead name a **history** check of the report (``history: ring-bound``,
 :data:`mqconform.reports.checks.python_engine.CHECKS`): a failing result of that check is a deviation
@@ -153,7 +153,7 @@ def holds_under(steps: Sequence[Mapping[str, Any]], model: str, claimed: Any,
     """Do `steps` (``{op: args}``; an ``expect`` is ignored), replayed on the adapter as a scenario
     annotated with the expectations of the model `claimed` (ModelOptions: the claimed profile, held to
     the adapter's contract) with bug model `model`, pass at every step under every observation? The
-    minimiser's test of a counterexample (mqconform.conformance.minimize), against the bug model
+    minimiser's test of a counterexample (mqconform.conformance.exploring.minimize), against the bug model
     instead of the claimed one, each receive also compared on its message's delivery count. Steps the
     bug model rejects, and a replay with no answer, do not. `options`: model options the finding was
     held to besides (a known bug the area explored on against), kept beside the bug model's own."""
@@ -345,8 +345,8 @@ class _Context:
     @functools.cache
     def load(cls) -> _Context:
         """Built once per process (the catalogue and the tables do not change while it runs)."""
-        from mqconform.conformance.restart import AFTER_RESTART, FOLLOW_UP_CHECKS
-        from mqconform.conformance.rules import TABLES
+        from mqconform.conformance.exploring.restart import AFTER_RESTART, FOLLOW_UP_CHECKS
+        from mqconform.conformance.judging.rules import TABLES
         from mqconform.spec import PROFILES, load_catalogue
 
         checks: dict[str, dict[str, frozenset[str]]] = {}
@@ -499,7 +499,8 @@ def _shown(file: _Loader, at: Node, view: dict[str, Node], fields: dict[str, Nod
         check = file.scalar(view["check"], "check")
         found_areas = areas_of.get(check)
         if found_areas is None:
-            raise file.error(view["check"], f"unknown check {check!r} (not in mqconform.conformance.rules)")
+            raise file.error(view["check"],
+                             f"unknown check {check!r} (not in mqconform.conformance.judging.rules)")
         areas = found_areas
     if history and area is not None:
         known_areas = {name for by_area in areas_of.values() for name in by_area}

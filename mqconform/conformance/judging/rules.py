@@ -223,7 +223,7 @@ TABLES: dict[str, dict[str, tuple[str, ...]]] = {
         "storage.blocks_used": ("STORAGE-5",),
         "storage.last_message": ("STORAGE-13",),
     },
-    # the restart step (mqconform/conformance/restart.py), mixed into queue machines
+    # the restart step (mqconform/conformance/exploring/restart.py), mixed into queue machines
     "restart": {
         "restart.accepted": ("RESTART-1", "RESTART-6"),
         "restart.counters": ("RESTART-1", "RESTART-2", "RESTART-3", "RESTART-6"),
@@ -360,13 +360,13 @@ def _add_spec_evidence() -> None:
             area, _, check = name.partition(".")
             if check not in TABLES.get(area, {}):
                 raise ValueError(f"{rule.location}: {rule.id} evidenced_by {name!r}: no such check in "
-                                 f"area {area!r} (mqconform/conformance/rules.py)")
+                                 f"area {area!r} (mqconform/conformance/judging/rules.py)")
             TABLES[area][check] = tuple(dict.fromkeys(TABLES[area][check] + (rule.id,)))
 
 
 _add_spec_evidence()
 
-#: the areas whose machines mix in the restart step (mqconform/conformance/restart.py)
+#: the areas whose machines mix in the restart step (mqconform/conformance/exploring/restart.py)
 RESTART_AREAS = ("delivery", "redelivery")
 for _area in RESTART_AREAS:
     TABLES[_area].update(TABLES["restart"])

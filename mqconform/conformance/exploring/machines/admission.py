@@ -21,9 +21,9 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import initialize, invariant, precondition, rule
 
+from ...judging.rules import rules_for
 from ..driver import Inconclusive
 from ..flow_machine import FlowMachine
-from ..rules import rules_for
 
 QUEUES = ("send", "pull")
 PULL_WAIT_MS = 50

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from hypothesis.stateful import initialize, precondition, rule
 
+from ...judging.rules import rules_for
 from ..consumers import MODE_INDEX, consumer_settings, mode_round, pulls
 from ..queue_machine import QueueMachine
 from ..restart import RestartSteps
-from ..rules import rules_for
 
 
 class DeliveryMachine(RestartSteps, QueueMachine):

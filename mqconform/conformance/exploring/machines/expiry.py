@@ -25,9 +25,9 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import initialize, invariant, precondition, rule
 
+from ...judging.rules import rules_for
 from ..consumers import MODE_INDEX, consumer_settings
 from ..queue_machine import WHICH, QueueMachine
-from ..rules import rules_for
 
 ADVANCE_MS = 1500
 #: the queue TTL: over after two advances, not after one

@@ -26,9 +26,9 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import initialize, precondition, rule
 
+from ...judging.rules import rules_for
 from ..consumers import MODE_INDEX, consumer_settings
 from ..queue_machine import WHICH, QueueMachine
-from ..rules import rules_for
 
 KEY = "lvk"
 #: the values a keyed send draws from (v0..v2); the draw VALUES itself sends without the key

@@ -27,9 +27,9 @@ from __future__ import annotations
 from hypothesis import strategies as st
 from hypothesis.stateful import initialize, invariant, precondition, rule
 
+from ...judging.rules import rules_for
 from ..consumers import MODE_INDEX, consumer_settings
 from ..queue_machine import WHICH, QueueMachine
-from ..rules import rules_for
 
 #: SCHED-7: the size_index of a send that carries a delivery time, and that time (never reached)
 SCHEDULED_INDEX = 6

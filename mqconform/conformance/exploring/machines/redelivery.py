@@ -30,10 +30,10 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import initialize, invariant, precondition, rule
 
+from ...judging.rules import rules_for
 from ..consumers import MODE_INDEX, consumer_settings, pulls
 from ..queue_machine import WHICH
 from ..restart import RestartSteps
-from ..rules import rules_for
 from .ring import RingMachine
 
 #: the longest advance a redelivery round makes (the drawn delays and caps are at most 60 ms x the

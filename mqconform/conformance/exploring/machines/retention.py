@@ -20,9 +20,9 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import initialize, invariant, precondition, rule
 
+from ...judging.rules import rules_for
 from ..base import ConformanceMachine
 from ..driver import Inconclusive
-from ..rules import rules_for
 
 ADDRESS = "s"
 MAX_QUEUES = 3

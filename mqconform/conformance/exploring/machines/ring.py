@@ -37,9 +37,9 @@ from hypothesis.stateful import initialize, precondition, rule
 
 from mqconform.reference_model.profiles import PROFILES
 
+from ...judging.rules import rule_applies, rules_for
 from ..consumers import MODE_INDEX, consumer_settings
 from ..queue_machine import BATCH, WHICH, QueueMachine
-from ..rules import rule_applies, rules_for
 
 #: the set-up seeds ((ring + 5 x mode) % 7) of a non-destructive ring, a last-value ring and a first
 #: consumer with cumulative acks, where the adapter has the feature

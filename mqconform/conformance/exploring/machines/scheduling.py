@@ -13,9 +13,9 @@ from __future__ import annotations
 from hypothesis import strategies as st
 from hypothesis.stateful import initialize, precondition, rule
 
+from ...judging.rules import rules_for
 from ..consumers import MODE_INDEX, consumer_settings
 from ..queue_machine import WHICH, QueueMachine
-from ..rules import rules_for
 
 START_MS = 10
 #: REDELIVERY-7: the redelivery delays a set-up draws (0: none), so nacks make delayed deliveries

@@ -16,10 +16,10 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import initialize, invariant, precondition, rule
 
+from ...judging.rules import rules_for
 from ..driver import Inconclusive
 from ..flow_machine import FlowMachine
 from ..queue_machine import WHICH
-from ..rules import rules_for
 
 SIZES = st.sampled_from([50, 100, 100, 150, 300])
 STATE_KEYS = ("used_bytes", "live", "free_slots", "index_entries")

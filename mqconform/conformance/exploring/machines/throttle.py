@@ -16,10 +16,10 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import initialize, invariant, precondition, rule
 
+from ...judging.rules import rules_for
 from ..driver import Inconclusive
 from ..flow_machine import FlowMachine
 from ..queue_machine import WHICH
-from ..rules import rules_for
 
 #: completion outcomes; a commit is the common case (THROTTLE-4, THROTTLE-14, THROTTLE-16)
 OUTCOMES = st.sampled_from(["commit", "commit", "commit", "rollback", "timeout"])

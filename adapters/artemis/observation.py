@@ -11,7 +11,7 @@ from .._base import (
     Refused,
     operation,
 )
-from .records import ID_PROPERTY, _Queue
+from .records import ID_PROPERTY, QUEUE_COUNTS, _Queue
 from .sends import ArtemisSends
 
 #: the default managementBrowsePageSize: what listMessages shows at most where the adapter cannot set it
@@ -21,13 +21,29 @@ DEFAULT_BROWSE_PAGE = 200
 class ArtemisObservation(ArtemisSends):
     """Observations, delete by id and a new ring size."""
 
+    def _paging_and(self, q: _Queue, look: dict[str, Any]) -> tuple[bool, Any]:
+        """Whether the queue's address is in page mode (AddressControl Paging, as `_paging_now`) and
+        the answer of `look` (a raw request on the queue's MBean), after QueueControl#flushExecutor: one
+        request where two were, in the same order (a bulk request runs its parts in turn). Only an
+        address with the PAGE policy can be in page mode; for the others nothing is read first."""
+        mgmt = self._mgmt()
+        mbean = self._queue_mbean(q)
+        address = self.addresses_[q.address]
+        paging_read = address.config is not None and address.config.full_policy == "PAGE"
+        first = [{"type": "read", "mbean": mgmt.address_mbean(address.physical), "attribute": "Paging"}] \
+            if paging_read else []
+        answers = mgmt.bulk([*first, mgmt.flush_request(mbean), look])
+        return bool(answers[0]) if paging_read else False, answers[-1]
+
     @operation
     def counters(self, queue: str) -> dict[str, int]:
         q = self._queue(queue)
-        if self._paging_now(q):
+        counts_request = {"type": "read", "mbean": self._queue_mbean(q), "attribute": list(QUEUE_COUNTS)}
+        paging, counts = self._paging_and(q, counts_request)
+        if paging:
             raise NotObservable("management shows no split between pending and paged messages "
                                 "(QueueImpl#getMessageCount adds the page subscription's count)")
-        state = self._queue_state(q)
+        state = {name: counts[name] for name in QUEUE_COUNTS}
         pending = q.pending(state)
         return {"message_count": state["MessageCount"], "pending_count": pending,
                 "delivering_count": state["DeliveringCount"], "scheduled_count": state["ScheduledCount"],
@@ -38,16 +54,20 @@ class ArtemisObservation(ArtemisSends):
     @operation
     def pending_ids(self, queue: str) -> list[str]:
         q = self._queue(queue)
-        if self._paging_now(q):
+        paging, listed = self._paging_and(q, self._listing_request(q))
+        if paging:
             raise NotObservable("listMessages walks the memory then the page cursor: paged messages "
                                 "cannot be told from pending ones")
-        return self._whole_listing(q)
+        return self._whole(self._ids(listed))
 
     def _whole_listing(self, q: _Queue) -> list[str]:
         """listMessages, when it shows the whole list: before 2.32 the positional addAddressSettings
         cannot raise managementBrowsePageSize, so a queue of more than its default 200 messages (a
         non-destructive queue keeps every keyless message it delivered) is shown cut."""
-        listed = self._listed(q)
+        return self._whole(self._listed(q))
+
+    def _whole(self, listed: list[str]) -> list[str]:
+        """`listed` (listMessages' ids), or NotObservable where it may be cut (see `_whole_listing`)."""
         if not self.features.json_settings and len(listed) >= DEFAULT_BROWSE_PAGE:
             raise NotObservable(f"listMessages shows at most {DEFAULT_BROWSE_PAGE} messages before 2.32 "
                                 "(managementBrowsePageSize is not settable live)")
@@ -57,11 +77,16 @@ class ArtemisObservation(ArtemisSends):
         """QueueControl#listMessages: pending in delivery order, then the page cursor (browserIterator),
         after QueueControl#flushExecutor (messages still in the queue's intermediate list are not
         listed: see Jolokia.read)."""
-        mbean = self._queue_mbean(q)
         mgmt = self._mgmt()
-        listing = {"type": "exec", "mbean": mbean, "operation": "listMessages(java.lang.String)",
-                   "arguments": [""]}
-        _, listed = mgmt.bulk([mgmt.flush_request(mbean), listing])
+        _, listed = mgmt.bulk([mgmt.flush_request(self._queue_mbean(q)), self._listing_request(q)])
+        return self._ids(listed)
+
+    def _listing_request(self, q: _Queue) -> dict[str, Any]:
+        return {"type": "exec", "mbean": self._queue_mbean(q), "operation": "listMessages(java.lang.String)",
+                "arguments": [""]}
+
+    @staticmethod
+    def _ids(listed: list[dict[str, Any]]) -> list[str]:
         return [str(m.get(ID_PROPERTY)) for m in listed]
 
     @operation

@@ -183,6 +183,21 @@ def _same_priority_send_not_reset(trace: Sequence[TraceStep]) -> bool:
     return False
 
 
+def _removal_below_higher_priority(trace: Sequence[TraceStep]) -> bool:
+    """A step at which a queue's ``replaced`` count rises and a message leaves its pending list while
+    a message of a higher priority stays pending there (a last-value prune below the top level:
+    Artemis' PriorityLinkedListImpl iterator remove then lowers highestPriority under the higher one)."""
+    priority = _priorities(trace)
+    for before, step in _pairs(trace):
+        for queue in _rose(before, step, "replaced"):
+            was = set(map(str, before.queues.get(queue, {}).get("pending", []))) if before else set()
+            now = [str(m) for m in step.queues[queue].get("pending", [])]
+            gone = was - set(now)
+            if any(priority.get(m, 4) < priority.get(n, 4) for m in gone for n in now):
+                return True
+    return False
+
+
 def _non_destructive_queues(trace: Sequence[TraceStep]) -> set[str]:
     """The names of the queues the trace declares non-destructive (DELIVERY-12)."""
     return {str(step.args.get("name")) for step in trace
@@ -509,6 +524,7 @@ SHAPES: Final[Mapping[str, Callable[[Sequence[TraceStep]], bool]]] = {
     "max-age-expiry-after-ttl-send": _max_age_expiry_after_ttl_send,
     "restart-past-max-deliver": _restart_past_max_deliver,
     "same-priority-send-not-reset": _same_priority_send_not_reset,
+    "removal-below-higher-priority": _removal_below_higher_priority,
     "non-destructive-direct-delivery": _non_destructive_direct_delivery,
     "non-destructive-delete": _non_destructive_delete,
     "ring-replaces-returning-paged": _ring_replaces_returning_paged,

@@ -1,0 +1,96 @@
+"""The two Artemis priority-list bug models found by fresh seed 989465 (2.40.0):
+artemis-priority-removal-lowers-highest (a last-value prune below the top level lowers
+highestPriority, and the next reset puts every iterator there) and
+artemis-ring-eviction-keeps-last-priority (a ring's poll leaves lastPriority and highestPriority, so an
+add at the evicted level resets no iterator). Each gives its regression scenario's broker answer where
+the plain model holds the scenario, no other bug model explains it, and each, with ARTEMIS-4985's,
+leaves the other scenarios to their own bug. No broker is needed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mqconform.adapters.reference import ReferenceAdapter
+from mqconform.conformance.judging.deviation_shapes import SHAPES, scenario_trace
+from mqconform.conformance.judging.deviations import holds_under
+from mqconform.reference_model.bugs import BUGS
+from mqconform.reference_model.config import ConsumerConfig, Message, QueueConfig
+from mqconform.reference_model.profiles import PROFILES, profile
+from mqconform.scenario import load, run_scenario
+from tests.conformance.bug_model_support import bug_model, scenario_steps
+
+ROOT = Path(__file__).resolve().parents[2]
+PRUNE = "artemis-priority-removal-lowers-highest"
+POLL = "artemis-ring-eviction-keeps-last-priority"
+SCENARIOS = {
+    PRUNE: ROOT / "tests/adapters/scenarios/artemis-last-value-prune-skips-higher-priority.yaml",
+    POLL: ROOT / "tests/adapters/scenarios/artemis-ring-eviction-keeps-priority-iterator-low.yaml",
+}
+SHAPE = {PRUNE: "removal-below-higher-priority", POLL: "same-priority-send-not-reset"}
+#: the step (1-based) and answer at which the broker (2.40.0) differs from the plain model
+BROKER = {PRUNE: (6, "result: expected m2, actual m3"),
+          POLL: (12, "queue q pending: expected [m8], actual [m10]")}
+
+
+@pytest.mark.parametrize("bug", [PRUNE, POLL])
+def test_no_profile_switches_the_bug_on(bug: str) -> None:
+    assert not any(getattr(profile(name), BUGS[bug].option) for name in PROFILES)
+
+
+@pytest.mark.parametrize("bug", [PRUNE, POLL])
+def test_the_bug_model_gives_the_brokers_answer_where_the_plain_model_holds(bug: str) -> None:
+    scenario = load(SCENARIOS[bug])
+    assert run_scenario(scenario, bug_model(None, "artemis"), namespace="t").verdict == "pass"
+    outcome = run_scenario(scenario, bug_model(bug, "artemis"), namespace="t")
+    step, answer = BROKER[bug]
+    assert outcome.verdict == "fail"
+    line = outcome.verdict_line()
+    assert f"step {step} " in line and answer in line, line
+    steps = scenario_steps(SCENARIOS[bug])
+    assert holds_under(steps, bug, profile("artemis"), lambda: bug_model(bug, "artemis"))
+    assert not holds_under(steps, bug, profile("artemis"), lambda: bug_model(None, "artemis"))
+    trace = scenario_trace(steps, "artemis")
+    assert trace is not None and SHAPES[SHAPE[bug]](trace)
+
+
+@pytest.mark.parametrize("bug", [PRUNE, POLL])
+def test_no_other_bug_model_explains_the_scenario(bug: str) -> None:
+    steps = scenario_steps(SCENARIOS[bug])
+    for other in BUGS:
+        if other != bug:
+            assert not holds_under(steps, other, profile("artemis"), lambda: bug_model(bug, "artemis")), other
+
+
+def test_artemis_4985_keeps_its_own_scenario_with_the_new_bugs_on() -> None:
+    """The three options together (exploration past known bugs) still give ARTEMIS-4985's answer on its
+    scenario, and each new bug alone does not."""
+    scenario = load(ROOT / "docs/findings/artemis-priority-after-cancel.yaml")
+    options = profile("artemis")
+    every = options.evolve(stale_priority_iterators=True, priority_removal_lowers_highest=True,
+                           priority_poll_keeps_last=True)
+    assert "actual [m2, m3, m4, m5]" in run_scenario(scenario, ReferenceAdapter(options=every),
+                                                     namespace="t").verdict_line()
+    for bug in (PRUNE, POLL):
+        assert run_scenario(scenario, bug_model(bug, "artemis"), namespace="t").verdict == "pass", bug
+
+
+def _first_two(bug: str | None, *, last_value: bool) -> list[str | None]:
+    """A consumer without credit, m1 (4) then m2 (9, the same last value when `last_value`), m3 (4):
+    what its first two receives get."""
+    model = bug_model(bug, "artemis")
+    model.open("t")
+    model.declare_queue(QueueConfig(name="q", last_value_key="lvk" if last_value else None))
+    model.open_consumer(ConsumerConfig(name="c", queue="q", window_bytes=0))
+    props = {"lvk": "v0"}
+    model.send("q", Message(id="m1", size=100, properties=props))
+    model.send("q", Message(id="m2", size=100, priority=9, properties=props))
+    model.send("q", Message(id="m3", size=100))
+    return [model.receive("c").value, model.receive("c").value]
+
+
+def test_without_a_prune_the_walk_keeps_priority_order() -> None:
+    assert _first_two(PRUNE, last_value=True) == ["m3", "m2"]
+    assert _first_two(None, last_value=True) == ["m2", "m3"]
+    assert _first_two(PRUNE, last_value=False) == _first_two(None, last_value=False) == ["m2", "m1"]

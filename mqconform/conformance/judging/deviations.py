@@ -155,21 +155,36 @@ def holds_under(steps: Sequence[Mapping[str, Any]], model: str, claimed: Any,
     the adapter's contract) with bug model `model`, pass at every step under every observation? The
     minimiser's test of a counterexample (mqconform.conformance.exploring.minimize), against the bug model
     instead of the claimed one, each receive also compared on its message's delivery count. Steps the
-    bug model rejects, and a replay with no answer, do not. `options`: model options the finding was
-    held to besides (a known bug the area explored on against), kept beside the bug model's own."""
+    bug model rejects, and a replay with no answer, do not; nor do steps on which the bug model expects
+    exactly what the model without it expects (the bug is not what the implementation showed there,
+    whatever a replay answers: no replay is made). `options`: model options the finding was held to
+    besides (a known bug the area explored on against), kept beside the bug model's own."""
     from mqconform.reference_model.bugs import bug_model
     from mqconform.scenario import ModelRejected, annotate, from_data, run_scenario
 
-    buggy = bug_model(model).enable(claimed.evolve(**options) if options else claimed)
+    held = claimed.evolve(**options) if options else claimed
+    buggy = bug_model(model).enable(held)
     raw = [{op: args} for step in steps for op, args in step.items() if op != "expect"]
     if not raw:
         return False
     try:
-        scenario = from_data({"profile": buggy.name,
-                              "steps": annotate(raw, buggy, delivery_counts=True)}, "bug-model")
+        expected = annotate(raw, buggy, delivery_counts=True)
+        if expected == _plain_annotation(raw, held):
+            return False  # the bug changes nothing here: it cannot be what the implementation showed
+        scenario = from_data({"profile": buggy.name, "steps": expected}, "bug-model")
     except (ModelRejected, ValueError):
         return False
     return run_scenario(scenario, adapter_factory(), namespace="mqc-bug-model").verdict == "pass"
+
+
+def _plain_annotation(raw: Sequence[Mapping[str, Any]], held: Any) -> list[dict[str, Any]] | None:
+    """`raw` annotated by the model the finding was held to, without the bug (None: it rejects them)."""
+    from mqconform.scenario import ModelRejected, annotate
+
+    try:
+        return annotate(raw, held, delivery_counts=True)
+    except (ModelRejected, ValueError):
+        return None
 
 
 # ---------------------------------------------------------------------------------------- entries

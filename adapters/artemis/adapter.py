@@ -180,17 +180,21 @@ class ArtemisAdapter(ArtemisObservation):
                     with contextlib.suppress(Exception):
                         link.close()
                 mgmt = self._mgmt()
-                for queue in self.queues.values():
-                    with contextlib.suppress(ManagementError):
-                        mgmt.exec(mgmt.broker, "destroyQueue(java.lang.String,boolean,boolean)",
-                                  queue.physical, True, True)
+                # one bulk request, the parts in the order they were made one by one; Jolokia answers
+                # each part on its own, so one refused (a queue or address already gone) leaves the
+                # rest done, as each call's suppressed error did
+                def call(operation: str, *arguments: Any) -> dict[str, Any]:
+                    return {"type": "exec", "mbean": mgmt.broker, "operation": operation,
+                            "arguments": list(arguments)}
+                removals = [call("destroyQueue(java.lang.String,boolean,boolean)", queue.physical, True, True)
+                            for queue in self.queues.values()]
                 for address in getattr(self, "addresses_", {}).values():
+                    removals.append(call("deleteAddress(java.lang.String,boolean)", address.physical, True))
+                    removals += [call("removeAddressSettings(java.lang.String)", match)
+                                 for match in (address.physical, f"{address.physical}.#")]
+                if removals:
                     with contextlib.suppress(ManagementError):
-                        mgmt.exec(mgmt.broker, "deleteAddress(java.lang.String,boolean)",
-                                  address.physical, True)
-                    for match in (address.physical, f"{address.physical}.#"):
-                        with contextlib.suppress(ManagementError):
-                            mgmt.exec(mgmt.broker, "removeAddressSettings(java.lang.String)", match)
+                        mgmt.post(removals)
             except Exception:  # the connection is gone: start afresh at the next open
                 with contextlib.suppress(Exception):
                     self.conn.close()

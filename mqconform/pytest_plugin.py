@@ -205,44 +205,27 @@ class AreaItem(_Item):
         self.user_properties.append(("rules", ",".join(self.rule_ids)))
 
     def runtest(self) -> None:
-        from mqconform.adapters.registry import load_adapter
-        from mqconform.commands._common import Replayer
-        from mqconform.conformance.execution import AreaJob, run_area_job
-        from mqconform.conformance.exploring.runner import write_counterexample
-        from mqconform.conformance.judging.verdict import Judge, judge
-        from mqconform.history import RunDirectory
+        from mqconform.conformance.run import Run
 
         options = _options(self.config)
         assert options is not None
         path = options.out / self.name
         path.mkdir(parents=True, exist_ok=True)
-        run = RunDirectory(path, options.adapter, options.profile,
-                           {"settings": options.settings, "areas": [self.name], "seed": options.seed,
-                            "max_examples": options.max_examples, "runner": "pytest"},
-                           run_id=f"{options.run_id}-{self.name}")
-        run.meta["seed"] = options.seed
-        self.user_properties.append(("run_directory", str(path)))
-        if options.seed is not None:
-            self.user_properties.append(("seed", str(options.seed)))
-        # a known bug's model explains a finding by a replay on the implementation: the area's own
-        # adapter while it explores (and it explores on against that model), then one built for the
-        # verdict's replays when a finding needs them
-        explorer = Judge(options.deviations, options.adapter, "", options.profile, options.claimed,
-                         strict=options.strict)
-        job = AreaJob(options.plan, self.name, str(path), run.run_id, run.start_ns, judge=explorer)
-        result, fault = run_area_job(job)
-        for index, finding in enumerate(result.findings, start=1):
-            write_counterexample(run, finding, options.adapter, options.adapter_options, options.profile,
-                                 index)
-        replayer = Replayer(None, lambda: load_adapter(options.adapter, **options.adapter_options))
-        try:
-            verdict = judge([result], options.profile,
-                            Judge(options.deviations, result.adapter_name or options.adapter,
-                                  result.server_version, options.profile,
-                                  options.claimed, strict=options.strict, adapter_factory=replayer),
-                            [self.name])
-        finally:
-            replayer.shutdown()
+        settings = {"settings": options.settings, "areas": [self.name], "seed": options.seed,
+                    "max_examples": options.max_examples, "runner": "pytest"}
+        with Run(options.plan, registry=options.deviations, strict=options.strict, out=path,
+                 run_id=f"{options.run_id}-{self.name}", settings=settings) as session:
+            # the area builds its own adapter (as an xdist worker's would): a known bug's model
+            # explains a finding by a replay on it while it explores (and it explores on against
+            # that model), then on one built for the verdict's replays when a finding needs them
+            session.take(options.adapter, options.claimed, options.plan.claimed(None), "")
+            self.user_properties.append(("run_directory", str(path)))
+            if options.seed is not None:
+                self.user_properties.append(("seed", str(options.seed)))
+            outcome = session.job(self.name)
+            verdict = session.verdict([self.name])
+        run, result, fault = session.run_dir, outcome.result, outcome.fault
+        assert run is not None
         for rule, state in sorted(verdict.outcomes.items()):
             deviation = verdict.by_rule.get(rule)
             run.outcome(self.name, rule, state, examples=result.examples,  # type: ignore[arg-type]
@@ -307,7 +290,7 @@ class ScenarioItem(_Item):
     def runtest(self) -> None:
         import contextlib
 
-        from mqconform.adapters.registry import AdapterLoadError, load_adapter
+        from mqconform.adapters.registry import AdapterLoadError
         from mqconform.reference_model.errors import ModelMisuse
         from mqconform.scenario import ScenarioError, load, run_scenario
 
@@ -322,7 +305,7 @@ class ScenarioItem(_Item):
 
                 adapter = ReferenceAdapter(options=scenario.model_options(options.profile))
             else:
-                adapter = load_adapter(options.adapter, **options.adapter_options)
+                adapter = options.plan.open_adapter()
             outcome = run_scenario(scenario, adapter, printer=lines.append)
         except (ScenarioError, AdapterLoadError, ModelMisuse, ValueError) as exc:
             raise ConformanceFailure(str(exc)) from None

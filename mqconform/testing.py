@@ -21,10 +21,9 @@ from typing import Any
 import attrs
 
 from mqconform.adapters.contract import Adapter
-from mqconform.conformance.execution import shutdown
 from mqconform.conformance.exploring.runner import Finding, MachineResult, scenario_text
 from mqconform.conformance.plan import RunPlan
-from mqconform.reference_model.profiles import profile as load_profile
+from mqconform.conformance.run import Run
 
 __all__ = ["CheckReport", "check_adapter"]
 
@@ -49,16 +48,17 @@ def check_adapter(factory: Callable[[], Adapter], *, profile: str | None = None,
     suite settings profile (dev, ci, thorough), `max_examples` overrides its example budget, `seed`
     fixes Hypothesis' draws (None: a fresh seed each call). One adapter instance serves every example,
     as the contract says. Raises ValueError for an unknown area or profile."""
-    plan = RunPlan.build("", profile=profile, settings_name=settings, areas=list(areas) if areas is not None
-                         else None, max_examples=max_examples, seed=seed, draw_seed=False)
+    plan = RunPlan.build("", profile=profile, settings_name=settings,
+                         areas=list(areas) if areas is not None else None, max_examples=max_examples,
+                         seed=seed, draw_seed=False)
     adapter = factory()
-    claimed = load_profile(profile or str(getattr(adapter, "profile", "")))
-    results: list[MachineResult] = []
-    try:
-        for area in plan.areas:
-            results.append(plan.explore(area, lambda: adapter, claimed, None))
-    finally:
-        shutdown(adapter)
+    plan = attrs.evolve(plan, adapter=f"{type(adapter).__module__}:{type(adapter).__qualname__}")
+    # one adapter instance serves every example: the run takes it, unprobed, and shuts it down
+    with Run(plan, lambda: adapter, probe=False, say=lambda line: None) as run:
+        run.open()
+        results = [event.result for event in run.areas()]
+    claimed = run.claimed
+    assert claimed is not None
     problems = [_describe(result, claimed.name, adapter) for result in results
                 if result.findings or result.unknown]
     if problems:

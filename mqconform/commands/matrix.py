@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import Any
 
 from mqconform.commands._common import (
-    Replayer,
     adapter_options,
     add_adapter_arguments,
     add_shrink_argument,
@@ -93,13 +92,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from mqconform.adapters.registry import AdapterLoadError, load_adapter
+    from mqconform.adapters.registry import AdapterLoadError
     from mqconform.conformance.judging.deviations import DeviationError
     from mqconform.conformance.judging.verdict import load_deviations
     from mqconform.conformance.plan import RunPlan
     from mqconform.history import new_run_id
     from mqconform.reference_model.errors import ModelMisuse
-    from mqconform.reference_model.profiles import profile as load_profile
     from mqconform.releases import ReleaseError, binary, left_out, resolve
 
     usage = _usage_error(args)
@@ -118,8 +116,8 @@ def run(args: argparse.Namespace) -> int:
         # every release on this machine first: a release that cannot be had stops the campaign here
         binaries = {release.version: binary(release) for release in releases}
         # the probe runs the newest release (an adapter may not run the oldest: its tasks say why)
-        adapter = load_adapter(args.adapter, **options, server_bin=str(list(binaries.values())[-1]))
-        claimed = load_profile(args.profile or adapter.profile)
+        adapter = plan.open_adapter(server_bin=str(list(binaries.values())[-1]))
+        claimed = plan.claimed(adapter)
         try:  # loaded once, before any task: the one every release is judged with
             registry = load_deviations(args.deviations)
         except DeviationError as exc:
@@ -129,8 +127,6 @@ def run(args: argparse.Namespace) -> int:
     except (AdapterLoadError, ModelMisuse, ValueError, TypeError) as exc:
         return fail(str(exc))
 
-    hyp = plan.hypothesis()
-    seed = plan.seed
     settings_name = plan.settings_name
     areas = list(plan.areas)
     campaign = "matrix-" + new_run_id()
@@ -156,9 +152,8 @@ def run(args: argparse.Namespace) -> int:
     for release in releases:
         path = out / f"{adapter.name}-{release.version}"
         codes.append(_finish_release(path, release, by_release.get(release.version, []), areas, args,
-                                     options, claimed.name, str(binaries[release.version]),
-                                     run_ids[release.version], settings_name, hyp, seed, campaign,
-                                     registry, adapter))
+                                     plan, claimed, str(binaries[release.version]),
+                                     run_ids[release.version], campaign, registry, adapter))
         run_dirs.append(path)
     print(f"matrix: {len(results)} tasks in {wall:.1f} s wall ({args.engine}"
           f"{f' {master}' if args.engine == 'spark' else ''}); run directories under {out}")
@@ -394,57 +389,41 @@ def _active_tasks(tracker: Any) -> int:
 
 
 def _finish_release(path: Path, release: Any, results: list[Any], areas: list[str], args: argparse.Namespace,
-                    options: dict[str, Any], claimed: str, server_bin: str, run_id: str, settings_name: str,
-                    hyp: Any, seed: int | None, campaign: str, registry: Any, adapter: Any) -> int:
+                    plan: Any, claimed: Any, server_bin: str, run_id: str, campaign: str, registry: Any,
+                    adapter: Any) -> int:
     """Write the release's run directory from its tasks' results, as `mqconform run` would have
     (`adapter`: the campaign's probe, for its name and profile: a task's release may be one the
     adapter cannot run, whose tasks say why)."""
-    from mqconform.adapters.registry import load_adapter
+    import attrs
+
     from mqconform.conformance.campaign import unpack
-    from mqconform.conformance.execution import area_lines, record_outcomes
-    from mqconform.conformance.exploring.runner import write_counterexample
-    from mqconform.conformance.judging.verdict import Judge, absent_areas
-    from mqconform.history import RunDirectory
+    from mqconform.conformance.execution import area_lines
+    from mqconform.conformance.run import Run
 
-    run_options = {**options, "server_bin": server_bin}
-    run_dir = RunDirectory(path, adapter.name, claimed,
-                           {"settings": settings_name, "areas": areas, "max_examples": hyp.max_examples,
-                            "stateful_step_count": hyp.stateful_step_count, "adapter_options":
-                            sorted(run_options), "seed": seed, "workers": 1}, run_id=run_id)
-    run_dir.meta["seed"] = seed
+    # the release's run: its adapter (for a bug model's replay, on this release's own server,
+    # started when first needed) and its counterexamples name the release's server
+    release_plan = attrs.evolve(plan, adapter_options={**plan.adapter_options, "server_bin": server_bin})
     server_version = next((r.server_version for r in results if r.server_version), "") or release.version
-    print(f"{adapter.name} {release.version} ({release.source}, server {server_version}): run {run_id}")
-    # a bug model's replay runs on this release's own server, started when first needed
-    replayer = Replayer(None, lambda: load_adapter(args.adapter, **run_options))
-    judge = Judge(registry, adapter.name, server_version, claimed, adapter.profile, strict=bool(args.strict),
-                  adapter_factory=replayer)
-
     order = {area: n for n, area in enumerate(areas)}
-    machine_results: list[Any] = []
-    faults: list[Any] = []
 
     def replay(finding: Any) -> str:
         return (f"mqconform scenario {path / (finding.scenario_path or '')} --adapter {args.adapter} "
                 f"-o server_bin={server_bin}")
 
-    try:
+    with Run(release_plan, registry=registry, strict=bool(args.strict), out=path, run_id=run_id) as run:
+        run.attach(adapter, claimed, server_version)
+        assert run.judge is not None
+        print(f"{adapter.name} {release.version} ({release.source}, server {server_version}): run {run_id}")
         for task in sorted(results, key=lambda r: order.get(r.area, 0)):
             unpack(task.files, path)
-            result = task.result
-            machine_results.append(result)
-            if task.fault:
-                faults.append(task.fault)
-            for index, finding in enumerate(result.findings, start=1):
-                write_counterexample(run_dir, finding, args.adapter, run_options, claimed, index)
-            print("\n".join(area_lines(task.area, result, result.seconds, judge, claimed, replay)))
-        code, _counts = record_outcomes(
-            run_dir, machine_results, areas, claimed, judge, server_version=server_version, aborted=None,
-            set_aside=absent_areas(adapter), faults=faults,
+            event = run.record(task.area, task.result, task.fault or None)
+            print("\n".join(area_lines(event.area, event.result, event.seconds, run.judge, claimed.name,
+                                       replay)))
+        code, _counts = run.finish(
+            faults=run.faults,
             campaign={"id": campaign, "release": release.version, "source": release.source,
                       "engine": args.engine, "hosts": sorted({r.host for r in results}),
                       **_replayed(results)})
-    finally:
-        replayer.shutdown()
     return code
 
 

@@ -10,14 +10,12 @@ import argparse
 import json
 import os
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 from mqconform.adapters.contract import AdapterError
-from mqconform.adapters.registry import AdapterLoadError, load_adapter
+from mqconform.adapters.registry import AdapterLoadError
 from mqconform.commands._common import (
-    Replayer,
     adapter_options,
     add_adapter_arguments,
     add_shrink_argument,
@@ -25,7 +23,7 @@ from mqconform.commands._common import (
 )
 from mqconform.conformance.exploring.runner import MAX_RERUNS
 from mqconform.conformance.judging.deviations import DeviationError
-from mqconform.history import RunDirectory, new_run_id
+from mqconform.history import new_run_id
 from mqconform.progress import Heartbeat
 
 DEFAULT_ADAPTER = "nats"
@@ -67,25 +65,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "mqconform/conformance/judging/deviations.yaml)")
 
 
-def _prepare_out(out: Path | None, run_id: str) -> Path:
-    path = out if out is not None else Path("mqconform-runs") / run_id
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-        probe = path / ".write-test"
-        probe.write_text("")
-        probe.unlink()
-    except OSError as exc:
-        raise ValueError(f"cannot write the run directory {path}: {exc.strerror or exc}") from None
-    return path
-
-
 def run(args: argparse.Namespace) -> int:
-    from mqconform.conformance.execution import area_lines, record_outcomes, run_areas, shutdown
-    from mqconform.conformance.exploring.runner import write_counterexample
-    from mqconform.conformance.judging.verdict import Judge, absent_areas, load_deviations
+    from mqconform.conformance.execution import area_lines
+    from mqconform.conformance.judging.verdict import absent_areas, load_deviations
     from mqconform.conformance.plan import RunPlan
+    from mqconform.conformance.run import Run
     from mqconform.reference_model.errors import ModelMisuse
-    from mqconform.reference_model.profiles import profile as load_profile
 
     try:
         options = adapter_options(args)
@@ -93,60 +78,39 @@ def run(args: argparse.Namespace) -> int:
                              areas=args.areas, max_examples=args.max_examples,
                              max_findings=args.max_findings, seed=args.seed,
                              shrink_seconds=args.shrink_seconds, shards=args.shards)
-        adapter = load_adapter(args.adapter, **options)
-        claimed = load_profile(args.profile or adapter.profile)
         workers = _workers(args.workers, len(plan.areas) * plan.shards, plan.shards)
         run_id = new_run_id()
-        out = _prepare_out(args.out, run_id)
-    except (AdapterLoadError, ModelMisuse, ValueError) as exc:
-        return fail(str(exc))
-    try:
+        out = args.out if args.out is not None else Path("mqconform-runs") / run_id
         registry = load_deviations(args.deviations)
     except DeviationError as exc:
         return fail(f"deviation registry: {exc}")
-    try:
-        adapter.open("mqc-probe")
-        adapter.close()
-    except AdapterError as exc:
-        return fail(f"{args.adapter}: cannot reach the implementation: {exc}", 3)
-    server_version = str(getattr(adapter, "server_version", "") or "")
-    # a bug model's replay runs on the probe while it answers (one worker); with workers the probe is
-    # stopped, and the replays run on one adapter built for them when the first is needed
-    replayer = Replayer(adapter if workers == 1 else None, lambda: load_adapter(args.adapter, **options))
-    judge = Judge(registry, adapter.name, server_version, claimed.name, adapter.profile,
-                  strict=bool(args.strict), adapter_factory=replayer)
-    run_dir = _start_run(out, run_id, plan, adapter, claimed.name, options, workers)
-    results = []
-    aborted: str | None = None  # set when the implementation stopped answering (a fault)
+    except (ModelMisuse, ValueError) as exc:
+        return fail(str(exc))
+    with Run(plan, registry=registry, strict=bool(args.strict), workers=workers, out=out, run_id=run_id,
+             watch=Heartbeat) as run:
+        try:
+            run.open()
+        except (AdapterLoadError, ModelMisuse, ValueError) as exc:
+            return fail(str(exc))
+        except AdapterError as exc:
+            return fail(f"{args.adapter}: cannot reach the implementation: {exc}", 3)
+        judge, claimed = run.judge, run.claimed
+        assert judge is not None and claimed is not None
+        _say_start(run)
 
-    def replay(finding: Any) -> str:
-        return f"mqconform scenario {out / (finding.scenario_path or '')} --adapter {args.adapter}"
+        def replay(finding: Any) -> str:
+            return f"mqconform scenario {out / (finding.scenario_path or '')} --adapter {args.adapter}"
 
-    t0 = time.perf_counter()
-    try:
-        for area, result, fault in run_areas(plan, adapter, claimed, run_dir, workers, Heartbeat, judge):
-            if fault is not None:
-                aborted = fault
-            results.append(result)
-            for index, finding in enumerate(result.findings, start=1):
-                write_counterexample(run_dir, finding, args.adapter, options, claimed.name, index)
-            elapsed = result.seconds if workers > 1 else time.perf_counter() - t0
-            print("\n".join(area_lines(area, result, elapsed, judge, claimed.name, replay)), flush=True)
-            t0 = time.perf_counter()
-            if aborted is not None:
-                break
-    except KeyboardInterrupt:
-        print("\nmqconform: interrupted; the run directory is marked incomplete", file=sys.stderr)
-        return 130
-    finally:
-        shutdown(adapter)
-        replayer.shutdown()
-
-    exit_code, counts = record_outcomes(run_dir, results, list(plan.areas), claimed.name, judge,
-                                        server_version=server_version, aborted=aborted,
-                                        set_aside=absent_areas(adapter))
+        try:
+            for event in run.areas():
+                print("\n".join(area_lines(event.area, event.result, event.seconds, judge, claimed.name,
+                                           replay)), flush=True)
+        except KeyboardInterrupt:
+            print("\nmqconform: interrupted; the run directory is marked incomplete", file=sys.stderr)
+            return 130
+    exit_code, counts = run.finish()
     if exit_code == 3:
-        reason = aborted or next((r.unknown for r in results if r.unknown), "")
+        reason = run.aborted or next((r.unknown for r in run.results if r.unknown), "")
         print(f"mqconform: {args.adapter}: the implementation did not answer ({reason[:300]}); "
               f"{counts['unknown']} rule(s) unknown", file=sys.stderr)
     print(f"run directory: {out}")
@@ -155,27 +119,18 @@ def run(args: argparse.Namespace) -> int:
 
         exit_code = join_verdicts(_report(out, args, None if args.strict else registry), exit_code,
                                   "the run directory is complete")
-        _say_history_verdicts(out, run_id, claimed.name, absent_areas(adapter))
+        _say_history_verdicts(out, run_id, claimed.name, absent_areas(run.adapter))
     return exit_code
 
 
-def _start_run(out: Path, run_id: str, plan: Any, adapter: Any, claimed: str, options: dict[str, Any],
-               workers: int) -> RunDirectory:
-    """The run directory with the run's settings, and the run's first line."""
-    hyp = plan.hypothesis()
-    run_dir = RunDirectory(out, adapter.name, claimed,
-                           {"settings": plan.settings_name, "areas": list(plan.areas),
-                            "max_examples": hyp.max_examples, "stateful_step_count": hyp.stateful_step_count,
-                            "adapter_options": sorted(options), "seed": plan.seed, "workers": workers,
-                            **({"shards": plan.shards} if plan.shards > 1 else {})},
-                           run_id=run_id)
-    run_dir.meta["seed"] = plan.seed
+def _say_start(run: Any) -> None:
+    """The run's first line."""
+    plan, adapter, workers = run.plan, run.adapter, run.workers
     seed_text = f"seed {plan.seed}" if plan.seed is not None else "seed derandomized"
-    print(f"mqconform run {run_id}: adapter {adapter.name} ({adapter.profile}), checked against "
-          f"{claimed}, settings {plan.settings_name}, {seed_text}"
+    print(f"mqconform run {run.run_id}: adapter {adapter.name} ({adapter.profile}), checked against "
+          f"{run.claimed.name}, settings {plan.settings_name}, {seed_text}"
           f"{f', {workers} workers' if workers > 1 else ''}"
           f"{f', each area in {plan.shards} parts at once' if plan.shards > 1 else ''}", flush=True)
-    return run_dir
 
 
 def _say_history_verdicts(out: Path, run_id: str, claimed: str, set_aside: dict[str, str]) -> None:

@@ -79,54 +79,41 @@ class TaskResult:
 
 def run_task(task: CampaignTask) -> TaskResult:
     """Run one (release, area) task; see the module docstring."""
-    from mqconform.adapters.contract import AdapterError
-    from mqconform.adapters.registry import load_adapter
-    from mqconform.reference_model.profiles import profile as load_profile
-    from mqconform.releases import ReleaseError, binary
-
     from .execution import shutdown
     from .exploring.runner import database, fault_reason
 
     started = time.perf_counter()
     scratch = Path(tempfile.mkdtemp(prefix="mqc-task-"))
-    adapter: Any = None
-    server_version = ""
-    fault: str | None = None
     corpus: tuple[dict[str, Any], ...] = ()
+    plan = task.plan
+    adapter, server_version, fault = _open_release(plan, task.release, task.area)
     try:
-        try:
-            plan = task.plan
-            options = {**plan.adapter_options, "server_bin": str(binary(task.release))}
-            adapter = load_adapter(plan.adapter, **options)
-            adapter.open("mqc-probe")
-            adapter.close()
-            server_version = str(getattr(adapter, "server_version", "") or "")
-            claimed = load_profile(plan.profile or adapter.profile)
-            (scratch / "history").mkdir()
-            run = RunDirectory.attach(scratch, adapter.name, claimed.name, task.run_id, time.monotonic_ns())
-            recorder = Recorder() if task.corpus_k else None
-            token = RECORDER.set(recorder)
+        if fault is not None:
+            result = MachineResult(task.area, unknown=fault)
+        else:
             try:
-                result = plan.explore(task.area, lambda: adapter, claimed, run, database=database(scratch))
+                claimed = plan.claimed(adapter)
+                (scratch / "history").mkdir()
+                run = RunDirectory.attach(scratch, adapter.name, claimed.name, task.run_id,
+                                          time.monotonic_ns())
+                recorder = Recorder() if task.corpus_k else None
+                token = RECORDER.set(recorder)
+                try:
+                    result = plan.explore(task.area, lambda: adapter, claimed, run,
+                                          database=database(scratch))
+                finally:
+                    RECORDER.reset(token)
+                if recorder is not None:
+                    try:  # the exploration's verdict stands whatever becomes of its corpus
+                        corpus = _distilled(task, recorder, result, adapter, claimed, scratch)
+                    except (Exception, BaseExceptionGroup) as exc:
+                        (scratch / "corpus").mkdir(exist_ok=True)
+                        (scratch / "corpus" / f"{task.area}.error").write_text(fault_reason(exc) + "\n")
+            except (Exception, BaseExceptionGroup) as exc:  # a fault: never a traceback, never a pass
+                fault = f"area {task.area}: {fault_reason(exc)}"
+                result = MachineResult(task.area, unknown=fault)
             finally:
-                RECORDER.reset(token)
-            if recorder is not None:
-                try:  # the exploration's verdict stands whatever becomes of its corpus
-                    corpus = _distilled(task, recorder, result, adapter, claimed, scratch)
-                except (Exception, BaseExceptionGroup) as exc:
-                    (scratch / "corpus").mkdir(exist_ok=True)
-                    (scratch / "corpus" / f"{task.area}.error").write_text(fault_reason(exc) + "\n")
-        except ReleaseError as exc:
-            fault = f"area {task.area}: release {task.release.version}: {exc}"
-            result = MachineResult(task.area, unknown=fault)
-        except AdapterError as exc:
-            fault = f"area {task.area}: cannot reach the implementation: {exc}"
-            result = MachineResult(task.area, unknown=fault)
-        except (Exception, BaseExceptionGroup) as exc:  # a fault: never a traceback, never a pass
-            fault = f"area {task.area}: {fault_reason(exc)}"
-            result = MachineResult(task.area, unknown=fault)
-        finally:
-            shutdown(adapter)
+                shutdown(adapter)
         return TaskResult(task.release.version, task.area, result, fault, server_version, _pack(scratch),
                           socket.gethostname(), time.perf_counter() - started, corpus=corpus,
                           capabilities=frozenset(getattr(adapter, "capabilities", ())) if task.corpus_k
@@ -172,8 +159,6 @@ def run_replay(task: ReplayTask) -> TaskResult:
     """Replay one area's corpus on one release: its own server, probed as run_task probes it. A
     release whose server shows other capabilities than the explored one's (an adapter without
     ``capabilities_for``, whose releases are one group) explores the area itself (run_task)."""
-    from mqconform.reference_model.profiles import profile as load_profile
-
     from .execution import shutdown
     from .exploring.runner import fault_reason
 
@@ -189,7 +174,7 @@ def run_replay(task: ReplayTask) -> TaskResult:
             result = MachineResult(task.area, unknown=f"the exploration on {task.explored}: {task.unknown}")
         else:
             try:
-                claimed = load_profile(task.plan.profile or adapter.profile)
+                claimed = task.plan.claimed(adapter)
                 result = replay_area(task.area, [Example.from_json(e) for e in task.corpus], lambda: adapter,
                                      claimed, reached=task.reached, explored=task.explored,
                                      max_findings=task.plan.max_findings)
@@ -241,8 +226,6 @@ def run_group(task: GroupTask) -> list[TaskResult]:
     release that cannot be had or reached is a fault of its own; the others run)."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from mqconform.reference_model.profiles import profile as load_profile
-
     from .execution import shutdown
     from .exploring.lockstep import Member, partition, run_lockstep
     from .exploring.registry import MACHINES
@@ -261,7 +244,7 @@ def run_group(task: GroupTask) -> list[TaskResult]:
         for part in partition([opened[i][0] for i in live]):
             indexes = [live[i] for i in part]
             try:
-                claimed = load_profile(plan.profile or opened[indexes[0]][0].profile)
+                claimed = plan.claimed(opened[indexes[0]][0])
                 members = []
                 for i in indexes:
                     (scratches[i] / "history").mkdir()
@@ -296,7 +279,6 @@ def run_group(task: GroupTask) -> list[TaskResult]:
 def _open_release(plan: RunPlan, release: Release, area: str) -> tuple[Any, str, str | None]:
     """(the release's adapter on its own server, the server's version, None) or (None, "", the fault)."""
     from mqconform.adapters.contract import AdapterError
-    from mqconform.adapters.registry import load_adapter
     from mqconform.releases import ReleaseError, binary
 
     from .execution import shutdown
@@ -304,8 +286,7 @@ def _open_release(plan: RunPlan, release: Release, area: str) -> tuple[Any, str,
 
     adapter: Any = None
     try:
-        options = {**plan.adapter_options, "server_bin": str(binary(release))}
-        adapter = load_adapter(plan.adapter, **options)
+        adapter = plan.open_adapter(server_bin=str(binary(release)))
         adapter.open("mqc-probe")
         adapter.close()
         return adapter, str(getattr(adapter, "server_version", "") or ""), None

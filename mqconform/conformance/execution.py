@@ -1,6 +1,6 @@
-"""Carrying out a run plan: areas one after the other or in worker processes, counterexamples,
-outcomes and the run directory. The commands (`run`, `matrix`), the pytest plugin and the campaign
-tasks use these pieces and only parse options and print the text they return.
+"""Carrying out a run plan: areas one after the other or in worker processes, outcomes and the
+text a run prints. The run protocol (mqconform.conformance.run.Run) puts these pieces together for
+every front end; a worker process runs an area as :func:`run_area_job`.
 """
 
 from __future__ import annotations
@@ -80,14 +80,11 @@ def run_area_job(job: AreaJob) -> tuple[MachineResult, str | None]:
     """Load the adapter, run `job.area` on it (histories into the run directory another process
     created), shut the adapter down. Returns the result and, when an exception stopped the area (a
     fault), its one-line reason."""
-    from mqconform.adapters.registry import load_adapter
-    from mqconform.reference_model.profiles import profile as load_profile
-
     plan = job.plan
     adapter: Any = None
     try:
-        adapter = _RUNNING["adapter"] = load_adapter(plan.adapter, **plan.adapter_options)
-        claimed = load_profile(plan.profile or adapter.profile)
+        adapter = _RUNNING["adapter"] = plan.open_adapter()
+        claimed = plan.claimed(adapter)
         run = None
         db = None
         if job.run_path is not None:
@@ -128,7 +125,7 @@ def shutdown(adapter: Any) -> None:
             stop()
 
 
-def run_areas(plan: RunPlan, adapter: Any, claimed: Any, run_dir: RunDirectory, workers: int,
+def run_areas(plan: RunPlan, adapter: Any, claimed: Any, run_dir: RunDirectory | None, workers: int,
               watch: Watch = _unwatched, judge: Judge | None = None,
               ) -> Iterator[tuple[str, MachineResult, str | None]]:
     """Explore the plan's areas on `adapter` (the probe) one after the other, or in `workers`
@@ -136,12 +133,13 @@ def run_areas(plan: RunPlan, adapter: Any, claimed: Any, run_dir: RunDirectory, 
     (area, result, fault) in area order; stops after a fault (the implementation stopped answering).
     With `judge`, a finding a registered bug model explains is judged as it is found and the area
     explores on against the model with that bug (runner.run_machine's `explain`); the workers judge
-    with the same registry on their own adapter."""
-    if workers > 1 or plan.shards > 1:
+    with the same registry on their own adapter. Without a run directory (check_adapter) the areas
+    run here, nothing written."""
+    if run_dir is not None and (workers > 1 or plan.shards > 1):
         yield from _parallel(plan, adapter, claimed, run_dir, max(workers, plan.shards), watch, judge)
         return
     explain = judge.bug_model if judge is not None else None
-    db = database(run_dir.path)
+    db = database(run_dir.path) if run_dir is not None else None
     for area in plan.areas:
         progress = AreaProgress(area)
         try:

@@ -89,6 +89,19 @@ class RunPlan:
                    (max_findings - 1) if max_findings is not None else MAX_RERUNS, seed, shrink_seconds,
                    shards)
 
+    def open_adapter(self, **extra: Any) -> Any:
+        """The plan's adapter, built by name with its options (`extra`: more, such as a release's
+        ``server_bin``): every process of a run builds its adapter here."""
+        from mqconform.adapters.registry import load_adapter
+
+        return load_adapter(self.adapter, **self.adapter_options, **extra)
+
+    def claimed(self, adapter: Any) -> ModelOptions:
+        """The profile the run checks against: the plan's, else the one `adapter` claims."""
+        from mqconform.reference_model.profiles import profile as load_profile
+
+        return load_profile(self.profile or str(getattr(adapter, "profile", "")))
+
     @property
     def max_findings(self) -> int:
         return self.max_reruns + 1

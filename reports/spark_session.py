@@ -4,8 +4,10 @@ One session per process (Spark's own rule); :func:`get_session` returns the acti
 Environment: ``MQCONFORM_SPARK_MASTER`` (default ``local[*]``), ``MQCONFORM_SPARK_DRIVER_MEMORY``
 (default ``4g``), ``MQCONFORM_SPARK_LOCAL_IP`` (default ``127.0.0.1``), ``MQCONFORM_SPARK_SHUFFLE_PARTITIONS``
 (default 4 x the local cores, e.g. 8 for local[2]), ``MQCONFORM_SPARK_LOG`` (where the JVM's stderr goes;
-default ``mqconform-spark-<pid>.log`` in the temporary directory). The JVM is launched with its stderr in
-that file, so a failing master's Java stack trace never reaches the user's terminal: the caller prints
+default ``mqconform-spark-<pid>.log`` in the temporary directory), ``MQCONFORM_SPARK_JAVA_OPTIONS`` (more
+options for the driver's and executors' JVMs, e.g. ``-XX:TieredStopAtLevel=1``: short jobs over small
+runs then spend about half the JVM's CPU). The JVM is launched with its stderr in that file, so a
+failing master's Java stack trace never reaches the user's terminal: the caller prints
 one line (and can name :func:`jvm_log`).
 """
 
@@ -75,7 +77,8 @@ def get_session(master: str | None = None, app: str = "mqconform-pipeline") -> A
     active = SparkSession.getActiveSession()
     if active is not None:
         return active
-    java_opts = f"-Dlog4j2.configurationFile=file:{log4j_config()}"
+    java_opts = " ".join([f"-Dlog4j2.configurationFile=file:{log4j_config()}",
+                          os.environ.get("MQCONFORM_SPARK_JAVA_OPTIONS", "")]).strip()
     chosen = master or os.environ.get("MQCONFORM_SPARK_MASTER", DEFAULT_MASTER)
     settings = {
         "spark.app.name": app, "spark.master": chosen,

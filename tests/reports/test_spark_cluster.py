@@ -44,7 +44,8 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``spark://127.0.0.1:<port>`` of a standalone master with one registered 2-core worker."""
     where = tmp_path_factory.mktemp("spark-cluster")
     env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_LOG_DIR": str(where),
-           "PYSPARK_PYTHON": sys.executable}
+           "PYSPARK_PYTHON": sys.executable,
+           "SPARK_DAEMON_JAVA_OPTS": os.environ.get("MQCONFORM_SPARK_JAVA_OPTIONS", "")}
     port, ui_port = free_port(), free_port()
     master_url = f"spark://127.0.0.1:{port}"
     spark_class = str(_spark_class())

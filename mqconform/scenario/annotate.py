@@ -40,7 +40,7 @@ def annotate(steps: Sequence[Mapping[str, Any]], options: ModelOptions,
     """`steps` (scenario form) with every expectation replaced by the model's values; `after_step` is
     called with the model after each step (to read what no expectation shows). `delivery_counts`:
     each receive of a message also expects its delivery count (a bug model's replay compares every
-    observation: mqconform.conformance.judging.deviations.holds_under)."""
+    observation: mqconform.conformance.judging.bug_replay.holds_under)."""
     model = ReferenceAdapter(options=options)
     consumers: dict[str, str] = {}
     queues: list[str] = []

@@ -650,7 +650,7 @@ def test_finding_a_ttl_message_postpones_max_age(embedded: NatsAdapter, namespac
     from pathlib import Path
 
     from mqconform.cli import main
-    from mqconform.conformance.judging.deviations import holds_under
+    from mqconform.conformance.judging.bug_replay import holds_under
     from mqconform.reference_model.profiles import profile
     from mqconform.scenario.loader import load, parse
     from mqconform.scenario.runner import run_scenario

@@ -441,7 +441,8 @@ def test_quorum_nack_at_the_limit_after_a_close_is_5609_before_3_11(
     from pathlib import Path
 
     from mqconform.adapters.contract import model_for
-    from mqconform.conformance.judging.deviations import holds_under, parse_version
+    from mqconform.conformance.judging.bug_replay import holds_under
+    from mqconform.conformance.judging.deviations import parse_version
     from mqconform.scenario.loader import load
     from mqconform.scenario.runner import run_scenario
 

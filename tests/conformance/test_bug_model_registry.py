@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from mqconform.adapters.reference import ReferenceAdapter
-from mqconform.conformance.judging.deviations import Deviation, holds_under, load_registry
+from mqconform.conformance.judging.bug_replay import holds_under
+from mqconform.conformance.judging.deviations import Deviation, load_registry
 from mqconform.conformance.judging.known_scenarios import known_bugs
 from mqconform.reference_model.bugs import bug_model
 from mqconform.reference_model.profiles import profile

@@ -16,7 +16,8 @@ from mqconform.adapters.reference import ReferenceAdapter
 from mqconform.cli import main
 from mqconform.conformance.exploring.driver import Step
 from mqconform.conformance.exploring.runner import Finding
-from mqconform.conformance.judging.deviations import Deviation, holds_under, load_registry
+from mqconform.conformance.judging.bug_replay import holds_under
+from mqconform.conformance.judging.deviations import Deviation, load_registry
 from mqconform.conformance.judging.known_scenarios import known_bugs
 from mqconform.conformance.judging.verdict import Judge
 from mqconform.reference_model.bugs import BUGS

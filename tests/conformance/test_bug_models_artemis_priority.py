@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from mqconform.adapters.reference import ReferenceAdapter
+from mqconform.conformance.judging.bug_replay import holds_under
 from mqconform.conformance.judging.deviation_shapes import SHAPES, scenario_trace
-from mqconform.conformance.judging.deviations import holds_under
 from mqconform.reference_model.bugs import BUGS
 from mqconform.reference_model.config import ConsumerConfig, Message, QueueConfig
 from mqconform.reference_model.profiles import PROFILES, profile

@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from mqconform.adapters.reference import ReferenceAdapter
-from mqconform.conformance.judging.deviations import holds_under, load_registry
+from mqconform.conformance.judging.bug_replay import holds_under
+from mqconform.conformance.judging.deviations import load_registry
 from mqconform.reference_model.bugs import BUGS
 from mqconform.reference_model.profiles import profile
 from mqconform.scenario import load, run_scenario

@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from mqconform.adapters.reference import ReferenceAdapter
+from mqconform.conformance.judging.bug_replay import holds_under
 from mqconform.conformance.judging.deviation_shapes import SHAPES, scenario_trace
-from mqconform.conformance.judging.deviations import holds_under, load_registry
+from mqconform.conformance.judging.deviations import load_registry
 from mqconform.reference_model.bugs import BUGS
 from mqconform.reference_model.config import AddressConfig, ConsumerConfig, Message, QueueConfig
 from mqconform.reference_model.profiles import PROFILES, profile

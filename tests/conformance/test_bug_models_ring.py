@@ -20,7 +20,8 @@ import pytest
 from mqconform.adapters.reference import ReferenceAdapter
 from mqconform.conformance.exploring.driver import Step
 from mqconform.conformance.exploring.runner import Finding
-from mqconform.conformance.judging.deviations import holds_under, load_registry
+from mqconform.conformance.judging.bug_replay import holds_under
+from mqconform.conformance.judging.deviations import load_registry
 from mqconform.conformance.judging.known_scenarios import replay_on
 from mqconform.reference_model.bugs import BUGS
 from mqconform.reference_model.profiles import profile

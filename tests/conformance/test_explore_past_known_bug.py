@@ -14,7 +14,7 @@ from mqconform.adapters.reference import ReferenceAdapter
 from mqconform.conformance.exploring import settings as suite_settings
 from mqconform.conformance.exploring.registry import MACHINES
 from mqconform.conformance.exploring.runner import Finding, MachineResult, run_machine
-from mqconform.conformance.judging.deviations import holds_under
+from mqconform.conformance.judging.bug_replay import holds_under
 from mqconform.reference_model import bugs
 from mqconform.reference_model.broker import Broker
 from mqconform.reference_model.bugs.model import BugModel

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mqconform.conformance.judging.deviations import holds_under
+from mqconform.conformance.judging.bug_replay import holds_under
 from mqconform.reference_model.profiles import profile
 from tests.conformance.bug_model_support import bug_model, scenario_steps
 

@@ -4,7 +4,7 @@
 profile of each entry. An entry with a **model** names a bug model (:mod:`mqconform.reference_model.bugs`:
 the reference model with that one bug): it explains a finding, whatever check found it, only when the
 counterexample, replayed on the implementation with the bug model's expectations, holds at every step
-under every observation the scenario runner makes (:func:`holds_under`, the machinery of
+under every observation the scenario runner makes (:func:`.bug_replay.holds_under`, the machinery of
 :mod:`mqconform.conformance.exploring.minimize`); its **shape** (a step-shape predicate over the claimed
 model's replay, :data:`.deviation_shapes.SHAPES`) is only a cheap pre-filter, and anything the bug
 model does not reproduce stays a failure. An entry without a model (a bug too intricate to model
@@ -28,7 +28,7 @@ import operator
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Final, Protocol
+from typing import Any, Final
 
 import attrs
 import yaml
@@ -36,6 +36,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from mqconform.spec.yaml_nodes import compose, malformed
 
+from .bug_replay import Replay
 from .deviation_shapes import OBSERVED, SHAPES, TraceStep, model_trace
 
 #: the registry shipped with the suite
@@ -136,58 +137,6 @@ class Measured:
     fails: tuple[str, ...] = ()
     holds: tuple[str, ...] = ()
     unmeasured: str = ""
-
-
-# ------------------------------------------------------------------------------------- bug models
-class Replay(Protocol):
-    """(scenario steps as ``{op: args}``, a bug model's name, the model options the finding was held
-    to: a known bug the area explored on against, contract changes) -> do the steps hold on the
-    implementation against the model with that bug too (:func:`holds_under` bound to an adapter)?"""
-
-    def __call__(self, steps: Sequence[Mapping[str, Any]], model: str,
-                 options: Mapping[str, Any] | None = None) -> bool: ...
-
-
-def holds_under(steps: Sequence[Mapping[str, Any]], model: str, claimed: Any,
-                adapter_factory: Callable[[], Any], options: Mapping[str, Any] | None = None) -> bool:
-    """Do `steps` (``{op: args}``; an ``expect`` is ignored), replayed on the adapter as a scenario
-    annotated with the expectations of the model `claimed` (ModelOptions: the claimed profile, held to
-    the adapter's contract) with bug model `model`, pass at every step under every observation? The
-    minimiser's test of a counterexample (mqconform.conformance.exploring.minimize), against the bug model
-    instead of the claimed one, each receive also compared on its message's delivery count. Steps the
-    bug model rejects, and a replay with no answer, do not; nor do steps on which the bug model expects
-    exactly what the model without it expects (the bug is not what the implementation showed there,
-    whatever a replay answers: no replay is made). `options`: model options the finding was held to
-    besides (a known bug the area explored on against), kept beside the bug model's own."""
-    from mqconform.reference_model.bugs import bug_model
-    from mqconform.scenario import ModelRejected, annotate, from_data, run_scenario
-
-    held = claimed.evolve(**options) if options else claimed
-    bug = bug_model(model)
-    buggy = bug.enable(held)
-    raw = [{op: args} for step in steps for op, args in step.items() if op != "expect"]
-    if not raw:
-        return False
-    try:
-        expected = annotate(raw, buggy, delivery_counts=True)
-        # the model without the bug: `options` may hold it already (the area explored past it), and
-        # an invariant check (ring.bound) then fails on what both give
-        if expected == _plain_annotation(raw, held.evolve(**{bug.option: False})):
-            return False  # the bug changes nothing here: it cannot be what the implementation showed
-        scenario = from_data({"profile": buggy.name, "steps": expected}, "bug-model")
-    except (ModelRejected, ValueError):
-        return False
-    return run_scenario(scenario, adapter_factory(), namespace="mqc-bug-model").verdict == "pass"
-
-
-def _plain_annotation(raw: Sequence[Mapping[str, Any]], held: Any) -> list[dict[str, Any]] | None:
-    """`raw` annotated by the model the finding was held to, without the bug (None: it rejects them)."""
-    from mqconform.scenario import ModelRejected, annotate
-
-    try:
-        return annotate(raw, held, delivery_counts=True)
-    except (ModelRejected, ValueError):
-        return None
 
 
 # ---------------------------------------------------------------------------------------- entries

@@ -22,8 +22,9 @@ from typing import Any
 
 import attrs
 
+from .bug_replay import Replay, holds_under
 from .deviation_shapes import scenario_trace
-from .deviations import Deviation, Registry, Replay, holds_under
+from .deviations import Deviation, Registry
 
 
 @attrs.frozen
@@ -43,7 +44,7 @@ def is_regression_of(path: Path, entry: Deviation) -> bool:
 
 
 def replay_on(implementation: Any, profile: str) -> Replay:
-    """The bug models' replay (deviations.holds_under) on a live adapter, checked against `profile`."""
+    """The bug models' replay (bug_replay.holds_under) on a live adapter, checked against `profile`."""
     from mqconform.adapters.contract import model_for
     from mqconform.reference_model.profiles import profile as load_profile
 

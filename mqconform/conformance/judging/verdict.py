@@ -15,7 +15,8 @@ import attrs
 from mqconform.reference_model.bugs.model import BugModel
 
 from ..exploring.runner import Finding, MachineResult, merge_outcomes
-from .deviations import DEFAULT_PATH, Deviation, Registry, Replay, holds_under, load_registry
+from .bug_replay import Replay, holds_under
+from .deviations import DEFAULT_PATH, Deviation, Registry, load_registry
 
 #: the outcomes that are a verdict on a rule: a check that names it ran to the end, or failed
 VERDICT_STATES = ("pass", "fail", "deviation")

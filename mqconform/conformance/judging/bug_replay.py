@@ -1,0 +1,60 @@
+"""A registered bug's replay: does a counterexample hold on the implementation against the reference
+model with that one bug (:mod:`mqconform.reference_model.bugs`)? The test by which a bug model explains a
+finding (:mod:`mqconform.conformance.judging.deviations`), whatever check found it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol
+
+
+class Replay(Protocol):
+    """(scenario steps as ``{op: args}``, a bug model's name, the model options the finding was held
+    to: a known bug the area explored on against, contract changes) -> do the steps hold on the
+    implementation against the model with that bug too (:func:`holds_under` bound to an adapter)?"""
+
+    def __call__(self, steps: Sequence[Mapping[str, Any]], model: str,
+                 options: Mapping[str, Any] | None = None) -> bool: ...
+
+
+def holds_under(steps: Sequence[Mapping[str, Any]], model: str, claimed: Any,
+                adapter_factory: Callable[[], Any], options: Mapping[str, Any] | None = None) -> bool:
+    """Do `steps` (``{op: args}``; an ``expect`` is ignored), replayed on the adapter as a scenario
+    annotated with the expectations of the model `claimed` (ModelOptions: the claimed profile, held to
+    the adapter's contract) with bug model `model`, pass at every step under every observation? The
+    minimiser's test of a counterexample (mqconform.conformance.exploring.minimize), against the bug model
+    instead of the claimed one, each receive also compared on its message's delivery count. Steps the
+    bug model rejects, and a replay with no answer, do not; nor do steps on which the bug model expects
+    exactly what the model without it expects (the bug is not what the implementation showed there,
+    whatever a replay answers: no replay is made). `options`: model options the finding was held to
+    besides (a known bug the area explored on against), kept beside the bug model's own."""
+    from mqconform.reference_model.bugs import bug_model
+    from mqconform.scenario import ModelRejected, annotate, from_data, run_scenario
+
+    held = claimed.evolve(**options) if options else claimed
+    bug = bug_model(model)
+    buggy = bug.enable(held)
+    raw = [{op: args} for step in steps for op, args in step.items() if op != "expect"]
+    if not raw:
+        return False
+    try:
+        expected = annotate(raw, buggy, delivery_counts=True)
+        # the model without the bug: `options` may hold it already (the area explored past it), and
+        # an invariant check (ring.bound) then fails on what both give
+        if expected == _plain_annotation(raw, held.evolve(**{bug.option: False})):
+            return False  # the bug changes nothing here: it cannot be what the implementation showed
+        scenario = from_data({"profile": buggy.name, "steps": expected}, "bug-model")
+    except (ModelRejected, ValueError):
+        return False
+    return run_scenario(scenario, adapter_factory(), namespace="mqc-bug-model").verdict == "pass"
+
+
+def _plain_annotation(raw: Sequence[Mapping[str, Any]], held: Any) -> list[dict[str, Any]] | None:
+    """`raw` annotated by the model the finding was held to, without the bug (None: it rejects them)."""
+    from mqconform.scenario import ModelRejected, annotate
+
+    try:
+        return annotate(raw, held, delivery_counts=True)
+    except (ModelRejected, ValueError):
+        return None

@@ -297,7 +297,10 @@ def test_suite_finds_trimmed_entries_left_in_the_pel_under_artemis(namespace: st
         # the redis-streams profile with Artemis' RING-5 (a delivering message is never evicted): the
         # other Artemis differences (a close returns what the consumer held, ...) would be found first
         artemis_ring5 = profile("redis-streams").evolve(evict_unacked=False)
-        result = run_machine(RingMachine, lambda: adapter, artemis_ring5, hyp, run, max_reruns=3)
+        # the same counterexample shows first through the pending count (RING-4: the trimmed entry is
+        # not pending either): without that check, through the delivering count or the ring checks
+        result = run_machine(RingMachine, lambda: adapter, artemis_ring5, hyp, run, max_reruns=0,
+                             skip_checks=("counters.pending_count",))
     finally:
         adapter.shutdown()
 

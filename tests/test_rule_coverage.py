@@ -1,6 +1,6 @@
 """Every spec rule has a test, and every test names only rules that exist.
 
-Rule ids are collected from: the conformance machines' check table (mqconform.conformance.rules),
+Rule ids are collected from: the conformance machines' check table (mqconform.conformance.judging.rules),
 `@pytest.mark.rules(...)` markers in tests/, and the `rules:` line of the bundled scenario files.
 """
 
@@ -61,7 +61,7 @@ def test_unchecked_rules_are_really_unchecked() -> None:
 
 def test_tests_name_only_known_rules() -> None:
     known = {rule.id for rule in load_catalogue()}
-    named = {rule: {"mqconform/conformance/rules.py"} for rule in all_rule_ids()}
+    named = {rule: {"mqconform/conformance/judging/rules.py"} for rule in all_rule_ids()}
     for source in (_marker_ids(), _scenario_ids()):
         for rule, places in source.items():
             named.setdefault(rule, set()).update(places)

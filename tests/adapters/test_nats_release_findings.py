@@ -1,6 +1,6 @@
 """What `mqconform matrix --adapter nats` found that depends on the release: each finding's scenario
 holds on the model and on the current release, fails on an old release at the recorded step, and is
-a registered deviation for exactly the releases it names (mqconform/conformance/deviations.yaml).
+a registered deviation for exactly the releases it names (mqconform/conformance/judging/deviations.yaml).
 
 Uses the 2.10.25 and 2.15.1 releases the matrix test caches too; the 2.11.x finding (2.11.0-2.11.9)
 is checked on the model and in the registry (its replays are in the scenario's header)."""

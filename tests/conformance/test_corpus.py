@@ -1,4 +1,4 @@
-"""Releases compared by replay (mqconform.conformance.corpus, corpus_replay) on in-process adapters:
+"""Releases compared by replay (mqconform.conformance.exploring.corpus, corpus_replay) on in-process adapters:
 an exploration's corpus covers every check it reached, the distilled set keeps that coverage with at
 most K examples a check, a "release" with a seeded difference (the model under another option) is
 caught by replaying the corpus and its finding is shrunk there, and a conforming one gets the

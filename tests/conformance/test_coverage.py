@@ -1,4 +1,4 @@
-"""Rule coverage derived from the checks and the capability gates (mqconform.conformance.coverage)."""
+"""Rule coverage derived from the checks and the capability gates (mqconform.conformance.judging.coverage)."""
 
 from __future__ import annotations
 

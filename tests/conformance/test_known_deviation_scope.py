@@ -1,7 +1,7 @@
 """A registered deviation explains only the finding it names, and exploration goes on after it.
 
 The adapters (tests/buggy_quorum.py) are the model under rabbitmq-quorum named ``rabbitmq`` at
-server version 3.10.8, where mqconform/conformance/deviations.yaml registers rabbitmq-server#5609 with
+server version 3.10.8, where mqconform/conformance/judging/deviations.yaml registers rabbitmq-server#5609 with
 its bug model: one has a made-up bug of its own (after *any* nack one ready message is shown as
 delivering), another is the bug model itself, a third has that and an unrelated counters bug (a drop
 at the delivery limit counted killed twice). The #5609 counterexamples are the regression scenarios

@@ -1,4 +1,4 @@
-"""Several releases explored in lockstep by one Hypothesis run (mqconform.conformance.lockstep), on
+"""Several releases explored in lockstep by one Hypothesis run (mqconform.conformance.exploring.lockstep), on
 in-process adapters: a conforming member explores what it explores alone, a diverging one gets its
 findings while the others go on, an `info` answer makes only its member unknown, and a check is
 shrunk once and replayed on the other members that found it."""

@@ -1,5 +1,5 @@
-"""The shape max-size-messages-browsed (mqconform.conformance.deviations): a send the model takes below
-an address's message-count limit although Artemis, counting each browsed message twice and each
+"""The shape max-size-messages-browsed (mqconform.conformance.judging.deviations): a send the model
+takes below an address's message-count limit although Artemis, counting each browsed message twice and each
 acknowledged one once, would already be at it."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Every machine against the reference adapter: the model under each profile conforms to itself.
 
-Rule ids: every id in mqconform.conformance.rules (the machines' checks).
+Rule ids: every id in mqconform.conformance.judging.rules (the machines' checks).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""An area explored in parts at once (`mqconform run --shards K`, mqconform.conformance.shards): the
+"""An area explored in parts at once (`mqconform run --shards K`, mqconform.conformance.exploring.shards): the
 parts share out the examples, draw from seeds of their own, write histories the report reads as one
 area, and their results merge into the area's."""
 

@@ -1,4 +1,4 @@
-"""Where an area's time went (mqconform.conformance.timing): every call of the driver on either side
+"""Where an area's time went (mqconform.conformance.exploring.timing): every call of the driver on either side
 is booked, an empty receive apart from one that got a message, the rest is the suite's own, and a
 broker's area prints the line."""
 

@@ -25,6 +25,10 @@ from typing import Any, Self
 from .contract import AdapterError
 
 LOOPBACK = "127.0.0.1"
+#: the JVM option of every test broker the adapters start: C1 only. A test broker lives minutes and
+#: runs many code paths a few thousand times each; C2's compilations took over half of Artemis' CPU in
+#: a run of 3000 management reads (2.40.0, two cores shared)
+SHORT_RUN_JIT = "-XX:TieredStopAtLevel=1"
 
 
 def free_port() -> int:

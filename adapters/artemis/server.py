@@ -25,7 +25,7 @@ from pathlib import Path
 
 from mqconform.conformance.judging.deviations import parse_version
 
-from .._process import LOOPBACK, ServerProcess, free_port, java, port_accepts, release_main
+from .._process import LOOPBACK, SHORT_RUN_JIT, ServerProcess, free_port, java, port_accepts, release_main
 from ..contract import AdapterError
 from .room import ARTEMIS_RELEASES
 
@@ -40,9 +40,7 @@ READY_LINE = "AMQ221007"
 #: the scanner period for expiry (core default 30000 ms, far beyond the suite's 1.5 s steps)
 EXPIRY_SCAN_MS = 100
 HEAP = "-Xms96M -Xmx384M"
-#: C1 only: a test broker lives minutes and runs many code paths a few thousand times each; C2's
-#: compilations took over half of its CPU in a run of 3000 management reads (2.40.0, two cores shared)
-JIT = "-XX:TieredStopAtLevel=1"
+JIT = SHORT_RUN_JIT
 USER = "admin"
 PASSWORD = "admin"
 

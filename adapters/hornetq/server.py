@@ -19,7 +19,16 @@ import socket
 import sys
 from pathlib import Path
 
-from .._process import LOOPBACK, ServerProcess, free_port, java, maven_release, port_accepts, release_main
+from .._process import (
+    LOOPBACK,
+    SHORT_RUN_JIT,
+    ServerProcess,
+    free_port,
+    java,
+    maven_release,
+    port_accepts,
+    release_main,
+)
 
 #: the 2.4 releases Maven Central serves (maven-metadata.xml of org.hornetq:hornetq-server; 2.4.2,
 #: 2.4.8, 2.4.10 and later are not on Central), oldest first; the default is the newest
@@ -28,8 +37,7 @@ SERVED = ("2.4.0.Final", "2.4.1.Final", "2.4.3.Final", "2.4.4.Final", "2.4.5.Fin
 DEFAULT_VERSION = SERVED[-1]
 READY_TIMEOUT_S = 90.0
 READY_LINE = b"HQMQC ready"
-#: a test broker of short runs: C1 only (C2 compiles cost more CPU than they return in minutes)
-HEAP = ("-Xms64M", "-Xmx256M", "-XX:TieredStopAtLevel=1")
+HEAP = ("-Xms64M", "-Xmx256M", SHORT_RUN_JIT)
 LAUNCHER = Path(__file__).with_name("Launcher.java")
 ARTIFACTS = ("hornetq-server", "hornetq-stomp-protocol")
 

@@ -28,7 +28,16 @@ import sys
 import uuid
 from pathlib import Path
 
-from .._process import LOOPBACK, ServerProcess, free_port, java, last_line, port_accepts, release_main
+from .._process import (
+    LOOPBACK,
+    SHORT_RUN_JIT,
+    ServerProcess,
+    free_port,
+    java,
+    last_line,
+    port_accepts,
+    release_main,
+)
 from ..contract import AdapterError
 from .room import KAFKA_RELEASES
 
@@ -36,7 +45,7 @@ from .room import KAFKA_RELEASES
 SERVED = KAFKA_RELEASES
 DEFAULT_VERSION = KAFKA_RELEASES[-1]
 READY_TIMEOUT_S = 90.0
-HEAP = ("-Xms64m", "-Xmx384m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1")
+HEAP = ("-Xms64m", "-Xmx384m", "-XX:+UseSerialGC", SHORT_RUN_JIT)
 #: broker settings of a one-node test cluster with share groups (see the module docstring)
 SETTINGS = {
     "process.roles": "broker,controller",

@@ -28,7 +28,16 @@ import tempfile
 from pathlib import Path
 from typing import ClassVar
 
-from .._process import LOOPBACK, ServerProcess, free_port, java, maven_release, port_accepts, release_main
+from .._process import (
+    LOOPBACK,
+    SHORT_RUN_JIT,
+    ServerProcess,
+    free_port,
+    java,
+    maven_release,
+    port_accepts,
+    release_main,
+)
 from ..contract import AdapterError
 
 #: the newest 5.x release whose jars Maven Central serves completely (5.5.1 lacks rocketmq-srvutil)
@@ -38,7 +47,7 @@ ARTIFACTS = ("rocketmq-namesrv", "rocketmq-broker", "rocketmq-client")
 READY_TIMEOUT_S = 180.0
 #: small heaps; C1 only, the serial collector and no TLS (no self-signed certificate to make) start
 #: faster on two shared cores
-JVM = ["-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Dtls.server.mode=disabled"]
+JVM = [SHORT_RUN_JIT, "-XX:+UseSerialGC", "-Dtls.server.mode=disabled"]
 NAMESRV_HEAP = [*JVM, "-Xms32m", "-Xmx128m"]
 BROKER_HEAP = [*JVM, "-Xms64m", "-Xmx256m", "-XX:MaxDirectMemorySize=256m"]
 #: the driver's sources (package mqconform.rocketmq) and its main class

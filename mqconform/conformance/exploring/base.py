@@ -14,10 +14,25 @@ from mqconform.adapters.contract import COUNTERS, EXTRA_CAPABILITIES, Adapter
 from mqconform.history import HistoryWriter
 from mqconform.reference_model.options import ModelOptions
 
+from .checks import Checks, check, rule_table
 from .driver import Driver
 from .timing import TimeLedger
 
 _namespaces = itertools.count(1)
+
+#: ConformanceMachine.compare_counters: each counter both sides show (its capability counter:<name>),
+#: and DELIVERY-1's identity over the five stored counts
+COUNTER_RULES = {"message_count": ("DELIVERY-1",), "pending_count": ("DELIVERY-1",),
+                 "delivering_count": ("DELIVERY-1",), "scheduled_count": ("SCHED-6",),
+                 "paged_count": ("PAGING-2",), "added": ("DELIVERY-9",), "acknowledged": ("DELIVERY-10",),
+                 "replaced": ("RING-3",), "killed": ("REDELIVERY-6",), "expired": ("EXPIRY-7",)}
+_STORED = ("message_count", "pending_count", "delivering_count", "scheduled_count", "paged_count")
+COUNTER_CHECKS = Checks(
+    *(check(f"counters.{name}", *COUNTER_RULES[name], needs=(f"counter:{name}",)) for name in COUNTERS
+      if name != "expired"),
+    check("counters.identity", "DELIVERY-1", needs=tuple(f"counter:{name}" for name in _STORED)))
+#: the expired counter, compared by the machines that expire messages (machines/expiry.py)
+EXPIRED_COUNTER = Checks(check("counters.expired", *COUNTER_RULES["expired"], needs=("counter:expired",)))
 
 
 @attrs.define
@@ -56,12 +71,18 @@ class ConformanceMachine(RuleBasedStateMachine):
     #: capabilities without which the whole machine is not applicable (any one of ANY_OF too)
     REQUIRES: ClassVar[tuple[str, ...]] = ()
     ANY_OF: ClassVar[tuple[str, ...]] = ()
-    #: check name -> spec rule ids it verifies
+    #: the checks the machine's steps make, declared beside them (mqconform.conformance.exploring.checks)
+    CHECKS: ClassVar[Checks] = Checks()
+    #: check name -> spec rule ids it verifies, collected from CHECKS when the class is made
     RULES: ClassVar[dict[str, tuple[str, ...]]] = {}
     #: an area whose examples sleep seconds on an adapter with a real clock (``real_time``) runs
     #: 1/REAL_TIME_SHARE of the settings' examples there, unless the user set --max-examples
     REAL_TIME_SHARE: ClassVar[int] = 1
     context: ClassVar[RunContext]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.RULES = rule_table(cls.area, cls.CHECKS)
 
     def __init__(self) -> None:
         super().__init__()

@@ -9,9 +9,12 @@ import sys
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from .base import ConformanceMachine
+from .checks import Checks, check
 
 #: DELIVERY-21: the longest drain of one consumer (rounds of receive_batch + ack_batch)
 DRAIN_ROUNDS = 40
+#: DELIVERY-21: the final drain accounts for every send the implementation accepted (any queue machine)
+DRAIN_CHECKS = Checks(check("drain.accounted", "DELIVERY-21"))
 
 
 class QueueDrain(ConformanceMachine):

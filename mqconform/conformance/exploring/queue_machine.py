@@ -1,30 +1,11 @@
 """Shared operations of the queue machines: send, receive, ack, nack, rollback, close, browse, time.
 
-Every queue machine opens 1-3 consumers per queue (the first in its set-up, more through the
-`open_consumer` rule, each in a mode of :func:`.consumers.consumer_settings`), exercised one by one:
-round-robin dispatch among different windows and modes side by side, and one consumer's close or
-rollback while another holds messages. `ack_invalid` sends the acks DELIVERY-8 says fail (a second
-ack, an id never delivered to the consumer, an ack from the wrong consumer, an ack after a close, a
-nack of an acknowledged message): both sides' answers are compared and, where the implementation
-says ``failed``, its counters and pending order must not have changed. Batch steps (send, receive,
-ack up to 25 messages as one step) reach long queues within a short counterexample. Where the
-profile and adapter have `purge`, an ack_batch now and then purges the queue instead (RING-29); with
-`nack_delay`, an ack now and then is a -NAK with a far delay followed by a receive (REDELIVERY-28).
-
-Model-free checks made here from what the implementation shows (no model needed):
-delivered messages were sent, acknowledged messages are never delivered again, an unacknowledged
-message is never evicted where the profile forbids it, and counter identities. DELIVERY-15 (one
-place at a time): a message the implementation delivers is not still delivering to another consumer
-of the queue, and the pending order it shows lists no id twice and no id a consumer holds
-(destructive queues). DELIVERY-21 (what goes in must come out): the teardown drains every queue of
-the address through its open consumers and requires every send the implementation accepted to have
-been delivered or accounted for (replaced, killed, expired, or still scheduled, paged or waiting).
-SCHED-13: under a profile without scheduled delivery, a send now and then carries a delivery time and
-must be answered unsupported, changing nothing (drawn within `send`).
-
-After each delivery the delivery count the implementation shows is recorded as a ``delivery_count``
-observation ``{"id", "count"}`` (REDELIVERY-1, REDELIVERY-2, REDELIVERY-12, REDELIVERY-19, REDELIVERY-22:
-the report's monotonicity check reads it).
+Every queue machine opens 1-3 consumers per queue (the first in its set-up, more through
+`open_consumer`, each in a mode of :func:`.consumers.consumer_settings`), exercised one by one.
+`ack_invalid` sends the acks DELIVERY-8 says fail; batch steps (up to 25 messages) reach long queues
+within a short counterexample; ack_batch purges now and then (RING-29), ack nacks with a far delay
+(REDELIVERY-28). Each check and its rules: QUEUE_CHECKS. Each delivery's count is recorded as a
+``delivery_count`` observation ``{"id", "count"}`` (the report's monotonicity check reads it).
 """
 
 from __future__ import annotations
@@ -37,8 +18,10 @@ from hypothesis.stateful import invariant, precondition, rule
 from mqconform.adapters.contract import COUNTERS
 from mqconform.reference_model.redelivery import PULL_TAG_ORDER_LIMIT
 
-from .queue_drain import QueueDrain
-from .stream_state import compare_stream_state
+from .base import COUNTER_CHECKS
+from .checks import Checks, check
+from .queue_drain import DRAIN_CHECKS, QueueDrain
+from .stream_state import STREAM_STATE_CHECKS, compare_stream_state
 
 WHICH = st.integers(min_value=0, max_value=7)
 BATCH = st.sampled_from([3, 8, 17, 25])
@@ -47,16 +30,47 @@ MAX_CONSUMERS = 3
 INVALID_ACKS = ("second_ack", "never_delivered", "wrong_consumer", "after_close", "nack_acked")
 #: RING-29: the `which` of ack_batch that purges the queue instead (capability purge)
 PURGE_WHICH = 7
-#: REDELIVERY-28: the `index` of ack that nacks with a delay instead (capabilities nack, nack_delay),
-#: and that delay: far beyond the logical and the real time of an example
+#: REDELIVERY-28: the `index` of ack that nacks instead, with a delay beyond any example's time
 NACK_LATER_INDEX = 7
 NAK_DELAY_BEYOND_MS = 3_600_000
 #: DELIVERY-31..33: the `index` of ack that deletes a message by id instead (capability delete)
 DELETE_INDEX = 6
-#: SCHED-13: the `size_index` of send that sends with a delivery time instead where the claimed
-#: profile has no scheduled delivery, and that delivery time (logical ms)
+#: SCHED-13: the `size_index` of send that sends with a delivery time (logical ms) instead
 SCHEDULED_SEND_INDEX = 7
 UNSUPPORTED_DELIVERY_TIME_MS = 60_000
+
+#: the checks of every queue machine's steps (an area's machine cites its own rules with .citing)
+QUEUE_CHECKS = Checks(
+    check("send.result", "DELIVERY-2"), check("send.accepted", "DELIVERY-2"),  # do_send
+    check("receive.id", "DELIVERY-3", "DELIVERY-4"), check("receive.accepted", "DELIVERY-4"),  # receive
+    check("ack.result", "DELIVERY-8"), check("ack.accepted", "DELIVERY-8"),  # ack, ack_batch
+    check("close.accepted", "REDELIVERY-8"), check("consumer.accepted", "DELIVERY-5"),
+    check("queue.accepted", "RING-1"), check("address.accepted", "PAGING-1"),  # the machines' setup
+    check("delivery.sent_only", "DELIVERY-6"), check("delivery.acked_not_redelivered", "DELIVERY-7"),
+    COUNTER_CHECKS, check("pending.order", "DELIVERY-3", needs=("pending_order",)),  # counters_agree
+    check("delivery_count", "REDELIVERY-1", "REDELIVERY-2", "REDELIVERY-38", needs=("delivery_count",)),
+    check("ring.unacked_never_evicted", "RING-5", needs=("counter:delivering_count",)),  # counters_agree
+    check("window.dispatched", "REDELIVERY-11", needs=("window_bytes", "counter:delivering_count")),
+    check("browse.ids", "PAGING-12", needs=("browse",)),  # the delivery and paging machines' browse
+    # ack_invalid: the acks DELIVERY-8 says fail, answered per broker (DELIVERY-22), or refused by an
+    # adapter without invalid_ack (ack.refused): failed, and nothing changes
+    check("ack.invalid", "DELIVERY-8", "DELIVERY-22", needs=("invalid_ack",)),
+    check("ack.failed_no_effect", "DELIVERY-8", "DELIVERY-22", needs=("invalid_ack",)),
+    check("ack.refused", "DELIVERY-8"), check("ack.refused_no_effect", "DELIVERY-8"),
+    check("nack.result", "DELIVERY-8", needs=("nack",)), check("nack.accepted", "DELIVERY-8"),
+    STREAM_STATE_CHECKS, check("purge.result", "RING-29", needs=("purge",)),  # ack_batch purging instead
+    check("nack.delay", "REDELIVERY-28", needs=("nack", "nack_delay")),  # nack_later
+    check("delivery.one_place", "DELIVERY-15"),  # received and check_one_place (DELIVERY-15)
+    check("pending.one_place", "DELIVERY-15", needs=("pending_order",)), DRAIN_CHECKS,
+    check("send.no_schedule", "SCHED-13", "DELIVERY-2", needs=("scheduling",)))  # send_with_delivery_time
+#: receive_check where the machine has CONSUMER_ORDER (DELIVERY-25/26)
+CONSUMER_ORDER_CHECKS = Checks(
+    check("receive.priority", "DELIVERY-25", "DELIVERY-24", "DELIVERY-3", "DELIVERY-4", "DELIVERY-5",
+          needs=("consumer_priority",)),
+    check("receive.single_active", "DELIVERY-26", "DELIVERY-3", "DELIVERY-4", "DELIVERY-5",
+          needs=("single_active_consumer",)))
+#: delete, drawn within `ack` where the machine has DRAWS_DELETE (DELIVERY-31..33)
+DELETE_CHECKS = Checks(check("delete.result", "DELIVERY-31", "DELIVERY-32", "DELIVERY-33", needs=("delete",)))
 
 
 class QueueMachine(QueueDrain):
@@ -66,19 +80,14 @@ class QueueMachine(QueueDrain):
     SIZES: ClassVar[tuple[int, ...]] = (100,)
     USE_PRIORITIES: ClassVar[bool] = False
     ADDRESS: ClassVar[str] = "q"
-    #: the check a send's answer is compared under (a ring with a declared overflow policy or byte
-    #: bound compares its sends under a check of its own, RING-27/28)
+    #: the check a send's answer is compared under (a ring's overflow policy has its own, RING-27/28)
     send_check: str = "send.result"
-    #: DELIVERY-25/26: the machine draws consumer priorities and single active consumer queues where
-    #: the capability is offered (its table has the checks receive.priority and receive.single_active)
+    #: DELIVERY-25/26: draw consumer priorities and single active consumers (CONSUMER_ORDER_CHECKS)
     CONSUMER_ORDER: ClassVar[bool] = False
-    #: DELIVERY-8 for every adapter: the machine sends the acks that must fail (a second ack, an ack
-    #: of another consumer's message, an ack after a close, ...) also to an adapter without the
-    #: capability invalid_ack: the answer is `failed` and nothing changes, what the contract asks of
-    #: such an adapter (the model it meets refuses them: adapters.contract.model_for)
+    #: DELIVERY-8: send the acks that must fail also to an adapter without invalid_ack (the contract:
+    #: it answers `failed` and nothing changes; the model it meets refuses them, contract.model_for)
     REFUSED_ACKS: ClassVar[bool] = False
-    #: DELIVERY-31..33: the machine draws deletes by id where the capability is offered (within
-    #: `ack`; the delivery, ring and redelivery machines: their tables have the check delete.result)
+    #: DELIVERY-31..33: draw deletes by id within `ack` where offered (DELETE_CHECKS)
     DRAWS_DELETE: ClassVar[bool] = False
 
     def __init__(self) -> None:

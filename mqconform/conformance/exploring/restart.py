@@ -21,21 +21,31 @@ from hypothesis.stateful import precondition, rule
 
 from mqconform.adapters.contract import COUNTERS
 
-from ..judging.rules import rules_for
+from .checks import Checks, check
 from .driver import Inconclusive
 
 #: checks of the steps after a restart that a lost, resurrected or misplaced message fails first
 FOLLOW_UP_CHECKS = ("receive.id", "ack.result", "delivery_count", "counters.message_count",
                     "counters.added", "delivery.acked_not_redelivered")
 AFTER_RESTART = ("RESTART-1", "RESTART-2", "RESTART-3", "RESTART-6")
+#: the restart step's checks (a machine mixing in RestartSteps lists them in its CHECKS); those after a
+#: kill also evidence RESTART-4 (the kill came after the flush interval)
+RESTART_CHECKS = Checks(
+    check("restart.accepted", "RESTART-1", "RESTART-6"),
+    check("restart.counters", "RESTART-1", "RESTART-2", "RESTART-3", "RESTART-6", needs=("restart",)),
+    check("restart.delivery_count", "RESTART-1", "RESTART-3", "RESTART-6", needs=("restart",)),
+    check("restart.reopen", "RESTART-2", "RESTART-6", needs=("restart",)),
+    check("restart.stream_state", "RESTART-5", "RESTART-3", needs=("restart", "stream_state")),
+    check("restart.kill.counters", "RESTART-1", "RESTART-2", "RESTART-3", "RESTART-4", "RESTART-6",
+          needs=("restart",)),
+    check("restart.kill.delivery_count", "RESTART-1", "RESTART-3", "RESTART-4", "RESTART-6",
+          needs=("restart",)),
+    check("restart.kill.stream_state", "RESTART-5", "RESTART-3", "RESTART-4",
+          needs=("restart", "stream_state")))
 
 
 class RestartSteps:
-    """Mixin for :class:`~.queue_machine.QueueMachine` subclasses (adds the restart checks to RULES)."""
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        cls.RULES = {**getattr(cls, "RULES", {}), **rules_for("restart")}  # type: ignore[attr-defined]
+    """Mixin for :class:`~.queue_machine.QueueMachine` subclasses (their CHECKS list RESTART_CHECKS)."""
 
     def _stream_states(self, queue: str) -> tuple[dict[str, int], dict[str, int]]:
         """The model's and the implementation's ``stream_state`` of `queue` (info stops the run)."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .checks import Checks, check
 from .driver import Driver, Inconclusive
 
 #: check -> the fields of the observation it compares
@@ -23,6 +24,12 @@ CONSUMER_CHECKS = {
 STREAM_CHECKS = {"stream_state.stream": ("msgs", "first_seq", "last_seq", "num_deleted")}
 #: observation (call op and capability) -> its checks
 OBSERVATIONS = {"consumer_state": CONSUMER_CHECKS, "stream_state": STREAM_CHECKS}
+#: compare_stream_state runs where queue_machine.counters_agree has the capability consumer_state
+STREAM_STATE_CHECKS = Checks(
+    check("consumer_state.counts", "DELIVERY-27", needs=("consumer_state",)),
+    check("consumer_state.delivered", "DELIVERY-28", needs=("consumer_state",)),
+    check("consumer_state.ack_floor", "DELIVERY-29", needs=("consumer_state",)),
+    check("stream_state.stream", "DELIVERY-30", needs=("consumer_state", "stream_state")))
 
 
 def _both(d: Driver, op: str, queue: str) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -41,7 +48,7 @@ def compare_stream_state(d: Driver, caps: frozenset[str], queue: str) -> None:
             continue
         want, got = _both(d, op, queue)
         d.observe(op, queue, got)
-        for check, fields in checks.items():
+        for name, fields in checks.items():
             for field in fields:
-                d.expect_equal(check, want[field], got.get(field), f"queue {queue} {op} {field}: ",
+                d.expect_equal(name, want[field], got.get(field), f"queue {queue} {op} {field}: ",
                                field=field)

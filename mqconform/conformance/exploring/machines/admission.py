@@ -21,7 +21,7 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import initialize, invariant, precondition, rule
 
-from ...judging.rules import rules_for
+from ..checks import Checks, check
 from ..driver import Inconclusive
 from ..flow_machine import FlowMachine
 
@@ -35,9 +35,31 @@ GUARD_KINDS = ("REJECTREQUEST", "PC_SYNCHRONIZED")
 REMARK = "[{kind}]broker busy, start flow control for a while, period in queue: {behind}ms, size of queue: "
 
 
+#: the component step by step (each check needs the capability admission)
+ADMISSION_CHECKS = Checks(*(check(name, *rules, needs=("admission",)) for name, rules in {
+    "admission.accepted": ("ADMISSION-1",),
+    "admission.submit": ("ADMISSION-8", "ADMISSION-19"), "submit.accepted": ("ADMISSION-8",),
+    "admission.take": ("ADMISSION-9", "ADMISSION-12"), "take.accepted": ("ADMISSION-9",),
+    "lock.accepted": ("ADMISSION-6",), "advance.accepted": ("ADMISSION-1",),
+    "admission.answer": ("ADMISSION-2", "ADMISSION-3", "ADMISSION-5", "ADMISSION-6", "ADMISSION-15",
+                         "ADMISSION-18"),
+    "admission.single_answer": ("ADMISSION-7",),
+    "admission.no_resurrection": ("ADMISSION-7", "ADMISSION-9", "ADMISSION-13"),
+    "admission.take_head": ("ADMISSION-9", "ADMISSION-12"),
+    "admission.overload_at_capacity": ("ADMISSION-8",),
+    "admission.not_before_limit": ("ADMISSION-3",),
+    "admission.bounded_wait": ("ADMISSION-10", "ADMISSION-4"),
+    "admission.on_tick": ("ADMISSION-1",),
+    "admission.remark": ("ADMISSION-2", "ADMISSION-6"),
+    "admission.pcbusy_gate": ("ADMISSION-6", "ADMISSION-15", "ADMISSION-16", "ADMISSION-17"),
+    "admission.disabled_silent": ("ADMISSION-11",),
+    "admission.page_cache_guard": ("ADMISSION-19", "ADMISSION-20"),
+}.items()))
+
+
 class AdmissionMachine(FlowMachine):
     area = "admission"
-    RULES = rules_for("admission")
+    CHECKS = ADMISSION_CHECKS
     REQUIRES = ("admission",)
 
     @initialize(scan_start=st.sampled_from([0, 5, 1000]), send_wait=st.sampled_from([20, 200]),

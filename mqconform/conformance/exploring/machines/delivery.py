@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from hypothesis.stateful import initialize, precondition, rule
 
-from ...judging.rules import rules_for
 from ..consumers import MODE_INDEX, consumer_settings, mode_round, pulls
-from ..queue_machine import QueueMachine
-from ..restart import RestartSteps
+from ..queue_machine import CONSUMER_ORDER_CHECKS, DELETE_CHECKS, QUEUE_CHECKS, QueueMachine
+from ..restart import RESTART_CHECKS, RestartSteps
 
 
 class DeliveryMachine(RestartSteps, QueueMachine):
     area = "delivery"
-    RULES = rules_for("delivery")
+    CHECKS = (QUEUE_CHECKS.citing({"receive.id": ("DELIVERY-3", "DELIVERY-4", "DELIVERY-5", "DELIVERY-24")})
+              | CONSUMER_ORDER_CHECKS | DELETE_CHECKS | RESTART_CHECKS)
     SIZES = (100, 700, 5000)
     USE_PRIORITIES = True
     REQUIRES = ("queues",)

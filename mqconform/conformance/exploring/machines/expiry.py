@@ -25,9 +25,10 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import initialize, invariant, precondition, rule
 
-from ...judging.rules import rules_for
+from ..base import EXPIRED_COUNTER
+from ..checks import Checks, check
 from ..consumers import MODE_INDEX, consumer_settings
-from ..queue_machine import WHICH, QueueMachine
+from ..queue_machine import QUEUE_CHECKS, WHICH, QueueMachine
 
 ADVANCE_MS = 1500
 #: the queue TTL: over after two advances, not after one
@@ -50,10 +51,21 @@ STEPS_PER_ADVANCE = 4
 #: matters (no message is stored yet): its declarations took real time the broker's clock has run
 SETUP_ADVANCE_MS = 500
 
+#: after each advance the queue's and its dead-letter queue's counts (expiry.counts), dlq as the
+#: queue's expiry address (expiry.to_address); the expired counter (base.compare_counters)
+EXPIRY_CHECKS = Checks(
+    check("expiry.counts", "EXPIRY-1", "EXPIRY-2", "EXPIRY-3", "EXPIRY-4", "EXPIRY-5",
+          needs=("counter:message_count",)),
+    EXPIRED_COUNTER,
+    check("expiry.to_address", "EXPIRY-6", needs=("expiry_address", "counter:message_count")))
+
 
 class ExpiryMachine(QueueMachine):
     area = "expiry"
-    RULES = rules_for("expiry")
+    CHECKS = QUEUE_CHECKS.citing({
+        "receive.id": ("DELIVERY-3", "DELIVERY-4", "EXPIRY-4"),
+        "counters.message_count": ("DELIVERY-1", "EXPIRY-7"),
+        "nack.result": ("DELIVERY-8", "EXPIRY-4")}) | EXPIRY_CHECKS
     QUEUES = ("q", "dlq")
     REQUIRES = ("queues", "advance_time")
     ANY_OF = ("message_ttl", "per_message_ttl")

@@ -26,9 +26,9 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import initialize, precondition, rule
 
-from ...judging.rules import rules_for
+from ..checks import Checks, check
 from ..consumers import MODE_INDEX, consumer_settings
-from ..queue_machine import WHICH, QueueMachine
+from ..queue_machine import QUEUE_CHECKS, WHICH, QueueMachine
 
 KEY = "lvk"
 #: the values a keyed send draws from (v0..v2); the draw VALUES itself sends without the key
@@ -40,10 +40,27 @@ COUNTED = ("message_count", "pending_count", "delivering_count", "scheduled_coun
 START_MS = 1000
 SCHEDULE_DELAYS_MS = (10, 20)
 
+#: the pending order and counters after each step that decides which message of a value is kept
+LASTVALUE_CHECKS = Checks(
+    check("lastvalue.supersede", "LASTVALUE-1", "LASTVALUE-2", "LASTVALUE-4", "RING-15",
+          needs=("last_value",)),
+    check("lastvalue.no_key", "LASTVALUE-3", needs=("last_value",)),
+    check("lastvalue.delivering", "LASTVALUE-5", needs=("last_value",)),
+    check("lastvalue.returned", "LASTVALUE-6", "LASTVALUE-4", needs=("last_value",)),
+    check("lastvalue.count", "LASTVALUE-7", needs=("last_value", "counter:message_count")),
+    check("lastvalue.non_destructive", "LASTVALUE-8", "LASTVALUE-9", "LASTVALUE-1", "DELIVERY-12",
+          needs=("last_value", "non_destructive")),
+    check("lastvalue.scheduled", "LASTVALUE-10", "LASTVALUE-1",
+          needs=("last_value", "scheduling", "advance_time")))
+
 
 class LastValueMachine(QueueMachine):
     area = "lastvalue"
-    RULES = rules_for("lastvalue")
+    CHECKS = QUEUE_CHECKS.citing({
+        "receive.id": ("DELIVERY-3", "DELIVERY-4", "LASTVALUE-1", "LASTVALUE-3"),
+        "pending.order": ("DELIVERY-3", "LASTVALUE-1", "LASTVALUE-2", "LASTVALUE-3"),
+        "counters.message_count": ("DELIVERY-1", "LASTVALUE-7"),
+        "counters.replaced": ("RING-15", "LASTVALUE-4")}) | LASTVALUE_CHECKS
     USE_PRIORITIES = True
     REQUIRES = ("queues", "last_value")
 

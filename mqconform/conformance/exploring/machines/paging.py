@@ -27,9 +27,9 @@ from __future__ import annotations
 from hypothesis import strategies as st
 from hypothesis.stateful import initialize, invariant, precondition, rule
 
-from ...judging.rules import rules_for
+from ..checks import Checks, check
 from ..consumers import MODE_INDEX, consumer_settings
-from ..queue_machine import WHICH, QueueMachine
+from ..queue_machine import QUEUE_CHECKS, WHICH, QueueMachine
 
 #: SCHED-7: the size_index of a send that carries a delivery time, and that time (never reached)
 SCHEDULED_INDEX = 6
@@ -46,10 +46,34 @@ SELECTOR = "color = 'red'"
 SELECTED = "red"
 COLORS = (SELECTED, "blue")
 
+#: this machine's steps: the paging flag (an address with two queues stays in page mode while one
+#: holds messages: paging.flag_shared), a paged send with a delivery time, a ring queue's counts, a
+#: selecting consumer's receive, and a send compared under its address's policy (PAGING-26 BLOCK never
+#: pages, PAGING-27 DROP and FAIL discard before any queue, PAGING-13..16 page limits and page-full,
+#: PAGING-30 the current page file kept by page cleanup), which also evidences send.result
+PAGING_CHECKS = Checks(
+    check("paging.flag", "PAGING-6", "PAGING-7", "PAGING-8", "PAGING-28", "PAGING-1", needs=("paging_flag",)),
+    check("paging.flag_shared", "PAGING-17", "PAGING-6", "PAGING-7", "PAGING-8", "PAGING-28", "PAGING-1",
+          needs=("paging_flag",)),
+    check("send.scheduled_paged", "SCHED-7", needs=("scheduling", "counter:paged_count")),
+    check("counters.ring_paged", "RING-11", "RING-3", needs=("ring", "paging")),
+    check("receive.selector", "PAGING-12", "PAGING-10", "PAGING-7", needs=("selectors",)),
+    check("send.blocked", "PAGING-26", needs=("block_policy",), extends="send.result"),
+    check("send.dropped", "PAGING-27", needs=("drop_policy",), extends="send.result"),
+    check("send.failed_full", "PAGING-27", needs=("fail_policy",), extends="send.result"),
+    check("send.page_full", "PAGING-13", "PAGING-14", "PAGING-15", "PAGING-16", "PAGING-30",
+          needs=("paging", "page_limits"), extends="send.result"))
+
 
 class PagingMachine(QueueMachine):
     area = "paging"
-    RULES = rules_for("paging")
+    CHECKS = QUEUE_CHECKS.citing({
+        "send.result": ("PAGING-3", "PAGING-4", "PAGING-5", "PAGING-6", "PAGING-7"),
+        "receive.id": ("PAGING-10", "PAGING-7"),
+        "counters.paged_count": ("PAGING-2", "PAGING-9", "PAGING-10"),
+        "counters.pending_count": ("PAGING-10", "PAGING-11"),
+        "counters.message_count": ("PAGING-2", "DELIVERY-1"),
+        "pending.order": ("PAGING-10",)}) | PAGING_CHECKS
     QUEUES = ("q1", "q2")
     ADDRESS = "a"
     SIZES = (100, 100, 250)

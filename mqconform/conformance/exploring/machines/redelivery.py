@@ -30,11 +30,11 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import initialize, invariant, precondition, rule
 
-from ...judging.rules import rules_for
+from ..checks import Checks, check
 from ..consumers import MODE_INDEX, consumer_settings, pulls
-from ..queue_machine import WHICH
-from ..restart import RestartSteps
-from .ring import RingMachine
+from ..queue_machine import DELETE_CHECKS, QUEUE_CHECKS, WHICH
+from ..restart import RESTART_CHECKS, RestartSteps
+from .ring import NACK_VOCABULARY, RETURN_CHECKS, RING_CHECKS, RingMachine
 
 #: the longest advance a redelivery round makes (the drawn delays and caps are at most 60 ms x the
 #: multiplier; a far timer such as a JetStream ack wait is left to the `advance` rule)
@@ -71,10 +71,39 @@ MAX_DELIVER_ONE_GATE = "js:max_deliver_one_not_redelivered"
 #: every share group has the broker's): its queues take the profile's default limit (REDELIVERY-26)
 FIXED_LIMIT = "fixed_delivery_limit"
 
+#: this machine's steps: redeliver and limit_check (after redelivery rounds, the message's count and
+#: the stored count: a message past the limit dead-lettered, or kept by JetStream), the timed examples
+#: (wait_out: what an ack wait / BackOff / delayed NAK gave back; in or after a pause, DELIVERY-34;
+#: in_progress), advance, end_tx (the ring machine's, its rules here)
+REDELIVERY_CHECKS = Checks(
+    check("rollback.accepted", "REDELIVERY-8"), check("commit.accepted", "REDELIVERY-3"),
+    check("advance.accepted", "REDELIVERY-7"),
+    check("redelivery.limit", "REDELIVERY-21", "REDELIVERY-26", "REDELIVERY-40", needs=("delivery_count",)),
+    check("receive.ack_wait", "REDELIVERY-27", "REDELIVERY-20", "REDELIVERY-41",
+          needs=("ack_wait", "advance_time")),
+    check("receive.paused", "DELIVERY-34", "REDELIVERY-27", "REDELIVERY-20"),
+    check("pause.accepted", "DELIVERY-34"),
+    check("receive.backoff", "REDELIVERY-32", "REDELIVERY-20", needs=("ack_wait", "advance_time", "backoff")),
+    check("receive.backoff_wpi", "REDELIVERY-32", "REDELIVERY-33", "REDELIVERY-20",
+          needs=("ack_wait", "advance_time", "backoff")),
+    check("receive.backoff_nak", "REDELIVERY-32", "REDELIVERY-34", "REDELIVERY-28", "REDELIVERY-20",
+          needs=("ack_wait", "advance_time", "backoff", "nack", "nack_delay")),
+    check("in_progress.result", "REDELIVERY-27", needs=("ack_wait", "advance_time")))
+
 
 class RedeliveryMachine(RestartSteps, RingMachine):
     area = "redelivery"
-    RULES = rules_for("redelivery")
+    CHECKS = (QUEUE_CHECKS.citing({
+        "receive.id": ("REDELIVERY-8", "REDELIVERY-9", "REDELIVERY-10", "REDELIVERY-39"),
+        "delivery_count": ("REDELIVERY-1", "REDELIVERY-2", "REDELIVERY-3", "REDELIVERY-38"),
+        "counters.killed": ("REDELIVERY-5", "REDELIVERY-6"),
+        "counters.scheduled_count": ("REDELIVERY-7", "REDELIVERY-9"),
+        "counters.message_count": ("REDELIVERY-6", "DELIVERY-1"),
+        "counters.pending_count": ("REDELIVERY-8", "REDELIVERY-10"),
+        "nack.result": ("REDELIVERY-2",), "nack.accepted": ("REDELIVERY-2",),
+        "pending.order": ("REDELIVERY-10", "REDELIVERY-9", "DELIVERY-13")})
+        | REDELIVERY_CHECKS | Checks(RING_CHECKS["ring.bound"]).citing({"ring.bound": ("RING-3",)})
+        | DELETE_CHECKS | RETURN_CHECKS | RESTART_CHECKS | NACK_VOCABULARY)
     QUEUES = ("q", "dlq")
     USE_PRIORITIES = False
     REQUIRES = ("queues",)

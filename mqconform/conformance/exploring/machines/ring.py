@@ -37,9 +37,9 @@ from hypothesis.stateful import initialize, precondition, rule
 
 from mqconform.reference_model.profiles import PROFILES
 
-from ...judging.rules import rule_applies, rules_for
+from ..checks import OVERFLOW_POLICY, Checks, check, rule_applies
 from ..consumers import MODE_INDEX, consumer_settings
-from ..queue_machine import BATCH, WHICH, QueueMachine
+from ..queue_machine import BATCH, DELETE_CHECKS, QUEUE_CHECKS, WHICH, QueueMachine
 
 #: the set-up seeds ((ring + 5 x mode) % 7) of a non-destructive ring, a last-value ring and a first
 #: consumer with cumulative acks, where the adapter has the feature
@@ -47,10 +47,66 @@ NON_DESTRUCTIVE_SEED, LAST_VALUE_SEED, CUMULATIVE_SEED = 3, 5, 6
 #: ... and a retroactive address (RING-16)
 RETROACTIVE_SEED = 1
 
+#: the ring machine's own steps: send (ring.bound), check_pending_bound (RING-17), set_ring_size (with
+#: a per-subject limit: set_subject_limit), end_tx
+RING_CHECKS = Checks(
+    check("ring.bound", "RING-3", "RING-4", needs=("ring", "counter:pending_count")),
+    check("ring.pending_bound", "RING-17", needs=("ring", "counter:pending_count")),
+    check("set_ring_size.accepted", "RING-2", "RING-30", needs=("set_ring_size",)),
+    check("set_ring_size.counters", "RING-2", "RING-30"),
+    check("set_subject_limit.accepted", "RING-34", needs=("max_per_subject",)),
+    check("set_subject_limit.counters", "RING-34"),
+    check("rollback.accepted", "RING-8"), check("commit.accepted", "DELIVERY-8"))
+#: shared with the redelivery machine: end_tx and close_consumer (REDELIVERY-4: a rollback keeps the
+#: increment of the messages acked in the transaction only; REDELIVERY-29: what the consumer acked in
+#: its open transaction stays delivering at a close; REDELIVERY-30: a session close returns the
+#: consumer's messages, then rolls back; RING-13: a close returns its messages to a full ring, the
+#: oldest returned ones replaced), special_queue (a non-destructive or last-value ring's counts, an ack
+#: with cumulative acks) and setup (a retroactive address)
+RETURN_CHECKS = Checks(
+    check("rollback.delivery_count", "REDELIVERY-4", "REDELIVERY-3",
+          needs=("transactions", "delivery_count")),
+    check("close.tx_kept", "REDELIVERY-29", "REDELIVERY-8", needs=("transactions",)),
+    check("close_session.counters", "REDELIVERY-30", "REDELIVERY-8", needs=("sessions",)),
+    check("close.ring_returns", "RING-13", "RING-7", "RING-8", needs=("ring",)),
+    check("counters.non_destructive", "DELIVERY-12", "RING-12", needs=("non_destructive",)),
+    check("counters.last_value", "RING-15", needs=("last_value",)),
+    check("ack.cumulative", "DELIVERY-11", "DELIVERY-8", needs=("cumulative_ack",)),
+    check("queue.retroactive", "RING-16", needs=("retroactive", "counter:message_count")))
+#: the brokers' vocabulary (vocabulary_check, queue_vocabulary), each compared under a check of its
+#: own that also evidences the generic check's rules: a send to a queue with a declared overflow policy
+#: (RING-28; RING-24 a JetStream discard-new stream, RING-22/23 RabbitMQ reject-publish) or a byte bound
+#: (RING-27), with per-subject limits (RING-31..33; the nats adapter offers max_per_subject from 2.14.0,
+#: known once connected, so these name no need)
+SEND_VOCABULARY = Checks(
+    check("send.overflow", "RING-28", needs=(OVERFLOW_POLICY,), extends="send.result"),
+    check("send.refuse_new", "RING-28", "RING-24", "RING-22", "RING-23", needs=(OVERFLOW_POLICY,),
+          extends="send.result"),
+    check("send.byte_bound", "RING-27", needs=("max_length_bytes",), extends="send.result"),
+    check("send.subject_limit", "RING-31", extends="send.result"),
+    check("send.subject_refused", "RING-32", "RING-31", "RING-24", extends="send.result"),
+    check("send.subject_replaces", "RING-33", "RING-31", "RING-24", extends="send.result"))
+#: ... a nack with requeue=false (REDELIVERY-24; beanstalkd's bury, REDELIVERY-36) or multiple=true
+#: (REDELIVERY-25) and the counter it changes; a delivery's redelivered flag (received, DELIVERY-23)
+NACK_VOCABULARY = Checks(
+    check("nack.reject", "REDELIVERY-24", "REDELIVERY-36", needs=("nack", "nack_reject"),
+          extends="nack.result"),
+    check("nack.multiple", "REDELIVERY-25", needs=("nack", "nack_multiple"), extends="nack.result"),
+    check("nack.reject_multiple", "REDELIVERY-24", "REDELIVERY-25", "REDELIVERY-36",
+          needs=("nack", "nack_reject", "nack_multiple"), extends="nack.result"),
+    check("delivery.redelivered", "DELIVERY-23", needs=("redelivered_flag",)))
+
 
 class RingMachine(QueueMachine):
     area = "ring"
-    RULES = rules_for("ring")
+    CHECKS = (QUEUE_CHECKS.citing({
+        "send.result": ("RING-3",), "receive.id": ("RING-6", "RING-8", "RING-7"),
+        "counters.replaced": ("RING-3", "RING-7", "RING-8"), "counters.pending_count": ("RING-4", "RING-3"),
+        "counters.delivering_count": ("RING-5", "DELIVERY-1"),
+        # a stored count below the model's after an add to a full ring: an unacked message was evicted
+        "counters.message_count": ("RING-5", "DELIVERY-1"),
+        "nack.result": ("RING-9",), "nack.accepted": ("RING-9",), "pending.order": ("RING-8", "RING-6")})
+        | RING_CHECKS | DELETE_CHECKS | RETURN_CHECKS | SEND_VOCABULARY | NACK_VOCABULARY)
     USE_PRIORITIES = True
     REQUIRES = ("queues", "ring")
     DRAWS_DELETE = True  # and the redelivery machine, its subclass

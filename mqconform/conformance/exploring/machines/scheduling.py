@@ -13,18 +13,26 @@ from __future__ import annotations
 from hypothesis import strategies as st
 from hypothesis.stateful import initialize, precondition, rule
 
-from ...judging.rules import rules_for
+from ..checks import Checks, check
 from ..consumers import MODE_INDEX, consumer_settings
-from ..queue_machine import WHICH, QueueMachine
+from ..queue_machine import QUEUE_CHECKS, WHICH, QueueMachine
 
 START_MS = 10
 #: REDELIVERY-7: the redelivery delays a set-up draws (0: none), so nacks make delayed deliveries
 REDELIVERY_DELAYS_MS = (0, 0, 15, 30)
 
+#: advance (probe_due), and ring_due: a ring queue's counts after an advance
+SCHEDULING_CHECKS = Checks(check("advance.accepted", "SCHED-4"),
+                           check("advance.ring_due", "SCHED-14", "SCHED-8", "RING-10", needs=("ring",)))
+
 
 class SchedulingMachine(QueueMachine):
     area = "scheduling"
-    RULES = rules_for("scheduling")
+    CHECKS = QUEUE_CHECKS.citing({
+        "send.result": ("SCHED-1", "SCHED-2"), "receive.id": ("SCHED-3", "SCHED-4"),
+        "pending.order": ("SCHED-3", "SCHED-4", "SCHED-5"), "counters.scheduled_count": ("SCHED-6",),
+        "counters.message_count": ("SCHED-6", "DELIVERY-1"), "counters.pending_count": ("SCHED-4", "SCHED-2"),
+        "counters.replaced": ("SCHED-8", "RING-10")}) | SCHEDULING_CHECKS
     REQUIRES = ("queues", "scheduling", "advance_time")
 
     @initialize(ring=st.sampled_from([-1, -1, 2, 3]), mode=MODE_INDEX, consume=st.booleans(),

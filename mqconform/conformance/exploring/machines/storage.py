@@ -16,7 +16,7 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import initialize, invariant, precondition, rule
 
-from ...judging.rules import rules_for
+from ..checks import Checks, check
 from ..driver import Inconclusive
 from ..flow_machine import FlowMachine
 from ..queue_machine import WHICH
@@ -24,11 +24,29 @@ from ..queue_machine import WHICH
 SIZES = st.sampled_from([50, 100, 100, 150, 300])
 STATE_KEYS = ("used_bytes", "live", "free_slots", "index_entries")
 EXTRA_KEYS = ("blocks_used", "last_message")
+#: the component step by step; storage.<key> compares the state's STATE_KEYS and EXTRA_KEYS
+STORAGE_CHECKS = Checks(*(check(name, *rules) for name, rules in {
+    "store.accepted": ("STORAGE-1",),
+    "storage.put": ("STORAGE-1", "STORAGE-2", "STORAGE-3", "STORAGE-5"), "put.accepted": ("STORAGE-1",),
+    "storage.remove": ("STORAGE-1",), "remove.accepted": ("STORAGE-1",),
+    "open_requester.accepted": ("STORAGE-7",), "close_requester.accepted": ("STORAGE-7",),
+    "storage.truncate": ("STORAGE-7", "STORAGE-8"), "truncate.accepted": ("STORAGE-7",),
+    "storage.exact_reuse": ("STORAGE-1", "STORAGE-10"),
+    "storage.reuse_before_virgin": ("STORAGE-2",), "storage.most_recent_slot": ("STORAGE-2",),
+    "storage.virgin_growth": ("STORAGE-3", "STORAGE-10"), "storage.virgin_offset": ("STORAGE-3",),
+    "storage.virgin_monotone": ("STORAGE-3",), "storage.bytes_conserved": ("STORAGE-3",),
+    "storage.max_file_iff": ("STORAGE-5", "STORAGE-11"),
+    "storage.truncate_conditions": ("STORAGE-7", "STORAGE-8"),
+    "storage.truncate_resets": ("STORAGE-9",), "storage.index_survives": ("STORAGE-4",),
+    "storage.used_bytes": ("STORAGE-3",), "storage.live": ("STORAGE-1",),
+    "storage.free_slots": ("STORAGE-2", "STORAGE-4"), "storage.index_entries": ("STORAGE-4",),
+    "storage.blocks_used": ("STORAGE-5",), "storage.last_message": ("STORAGE-13",),
+}.items()))
 
 
 class StorageMachine(FlowMachine):
     area = "storage"
-    RULES = rules_for("storage")
+    CHECKS = STORAGE_CHECKS
     REQUIRES = ("storage",)
 
     @initialize(max_bytes=st.sampled_from([400, 600, 1000, 4096]), transaction_file=st.booleans(),

@@ -16,18 +16,34 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import initialize, invariant, precondition, rule
 
-from ...judging.rules import rules_for
+from ..checks import Checks, check
 from ..driver import Inconclusive
 from ..flow_machine import FlowMachine
 from ..queue_machine import WHICH
 
 #: completion outcomes; a commit is the common case (THROTTLE-4, THROTTLE-14, THROTTLE-16)
 OUTCOMES = st.sampled_from(["commit", "commit", "commit", "rollback", "timeout"])
+#: the component step by step (offer, complete, the model-free invariants); the seed's worked example
+#: (high 2, low 1), and high 1 under ge (one_at_a_time)
+THROTTLE_CHECKS = Checks(
+    check("throttle.accepted", "THROTTLE-1"),
+    check("throttle.offer", "THROTTLE-2", "THROTTLE-3", "THROTTLE-17"), check("offer.accepted", "THROTTLE-2"),
+    check("throttle.release", "THROTTLE-4", "THROTTLE-5", "THROTTLE-8", "THROTTLE-14", "THROTTLE-16"),
+    check("complete.accepted", "THROTTLE-4"),
+    check("throttle.in_flight", "THROTTLE-2", "THROTTLE-4", "THROTTLE-14", "THROTTLE-16"),
+    check("throttle.blocked", "THROTTLE-1", "THROTTLE-3", "THROTTLE-5"),
+    check("throttle.blocks", "THROTTLE-9"),
+    check("throttle.waiting", "THROTTLE-3", "THROTTLE-8"),
+    check("throttle.no_queue_while_blocked", "THROTTLE-3"), check("throttle.release_at_low", "THROTTLE-5"),
+    check("throttle.no_loss", "THROTTLE-8"), check("throttle.in_flight_bound", "THROTTLE-7"),
+    check("throttle.count_matches_work", "THROTTLE-2", "THROTTLE-4"),
+    check("throttle.waiting_only_while_blocked", "THROTTLE-5", "THROTTLE-10"),
+    check("throttle.high2_low1", "THROTTLE-6"), check("throttle.one_at_a_time", "THROTTLE-15"))
 
 
 class ThrottleMachine(FlowMachine):
     area = "throttle"
-    RULES = rules_for("throttle")
+    CHECKS = THROTTLE_CHECKS
     REQUIRES = ("throttle",)
 
     @initialize(max_sessions=st.integers(min_value=1, max_value=5), low_equals_high=st.booleans(),

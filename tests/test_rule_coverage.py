@@ -1,6 +1,7 @@
 """Every spec rule has a test, and every test names only rules that exist.
 
-Rule ids are collected from: the conformance machines' check table (mqconform.conformance.judging.rules),
+Rule ids are collected from: the conformance machines' check declarations (their CHECKS, collected by
+mqconform.conformance.judging.rules),
 `@pytest.mark.rules(...)` markers in tests/, and the `rules:` line of the bundled scenario files.
 """
 
@@ -9,8 +10,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from mqconform.conformance.judging.coverage import CHECK_NEEDS
-from mqconform.conformance.judging.rules import TABLES, all_rule_ids
+from mqconform.conformance.exploring.registry import MACHINES
+from mqconform.conformance.judging.rules import all_rule_ids
 from mqconform.spec import load_catalogue
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -61,7 +62,7 @@ def test_unchecked_rules_are_really_unchecked() -> None:
 
 def test_tests_name_only_known_rules() -> None:
     known = {rule.id for rule in load_catalogue()}
-    named = {rule: {"mqconform/conformance/judging/rules.py"} for rule in all_rule_ids()}
+    named = {rule: {"a machine's CHECKS (mqconform/conformance/exploring)"} for rule in all_rule_ids()}
     for source in (_marker_ids(), _scenario_ids()):
         for rule, places in source.items():
             named.setdefault(rule, set()).update(places)
@@ -81,8 +82,8 @@ def test_every_rule_has_a_conformance_check_or_says_why_not() -> None:
     spec/ why its subject cannot be observed from outside an adapter (`unobservable`); a rule marked so
     that a check evidences is a stale mark."""
     catalogue = load_catalogue()
-    evidenced = {rule for table in TABLES.values() for check, ids in table.items() for rule in ids
-                 if not (check.endswith(".accepted") and check not in CHECK_NEEDS)}  # coverage.py
+    evidenced = {rule for machine in MACHINES.values() for check, ids in machine.RULES.items() for rule in ids
+                 if machine.CHECKS[check].evidences}  # as coverage.py counts them
     silent = sorted(rule.id for rule in catalogue
                     if rule.id not in evidenced and not rule.unobservable and not rule.unchecked
                     and rule.id not in NO_CHECK_YET)

@@ -18,9 +18,6 @@ from typing import Any
 
 from mqconform.reference_model.config import DEFAULT_PRIORITY
 from mqconform.reports.checks.definitions import (
-    CHECKS as CHECKS,  # read by mqconform.conformance.judging.deviations
-)
-from mqconform.reports.checks.definitions import (
     FS,
     NEEDED,
     NEMESIS,

@@ -13,7 +13,7 @@ optionally, the **observed** relation and the compared **field**. The verdict is
 :mod:`mqconform.conformance.judging.verdict`.
 
 An entry may instead name a **history** check of the report (``history: ring-bound``,
-:data:`mqconform.reports.checks.python_engine.CHECKS`): a failing result of that check is a deviation
+:data:`mqconform.reports.checks.definitions.CHECKS`): a failing result of that check is a deviation
 when every example that fails it has the entry's shape (the model's replay of the example's operations
 as recorded; :mod:`mqconform.reports.excuse`).
 
@@ -530,7 +530,7 @@ def _modelled(file: _Loader, node: Node, fields: dict[str, Node], context: _Cont
 def _history_check(file: _Loader, view: dict[str, Node]) -> tuple[str, Mapping[str, frozenset[str]]]:
     """A ``history:`` view: the report's history check and the rules it reports (any area); the
     compared-value keys do not apply (a history check compares no two values)."""
-    from mqconform.reports.checks.python_engine import CHECKS
+    from mqconform.reports.checks.definitions import CHECKS
 
     check = file.scalar(view["history"], "history")
     if check not in CHECKS:

@@ -12,6 +12,7 @@ from mqconform.conformance.exploring import settings as suite_settings
 from mqconform.conformance.exploring.registry import MACHINES
 from mqconform.conformance.exploring.runner import run_machine
 from mqconform.reference_model.profiles import PROFILES, profile
+from tests.conformance.test_check_declarations import undeclared
 
 #: the areas whose machines apply to the artemis profile (retention is JetStream's: the jetstream profile
 #: runs it in test_reference_conforms_under_every_profile)
@@ -30,6 +31,7 @@ def test_reference_artemis_passes(area: str) -> None:
     assert result.findings == [], result.findings[0].message
     assert result.unknown is None
     assert result.checked, f"{area}: no check ran against the reference adapter"
+    assert undeclared(area, set(result.checked)) == [], "checks made but not declared in the area's CHECKS"
 
 
 @pytest.mark.parametrize("name", [p for p in PROFILES if p != "artemis"])
@@ -39,6 +41,7 @@ def test_reference_conforms_under_every_profile(name: str) -> None:
     for area, machine in MACHINES.items():
         result = run_machine(machine, lambda: ReferenceAdapter(name), profile(name), hyp, max_reruns=0)
         assert result.findings == [], f"{area}: {result.findings[0].message}"
+        assert undeclared(area, set(result.checked)) == [], f"{area}: checks made but not declared"
         ran += bool(result.checked)
     assert ran >= 2
 

@@ -7,7 +7,7 @@ A rule file has the top-level keys ``area``, ``title`` and ``rules``; each rule 
 from outside any adapter through the contract; the model's and scenario tests still check it) and
 ``evidenced_by`` (``<area>.<check>`` names: conformance checks that also evidence the rule, where the
 model implements it under its profiles, e.g. a broker's own order of returns seen by
-``redelivery.receive.id``; mqconform.conformance.judging.rules adds the rule to those checks' rules).
+``redelivery.receive.id``; mqconform.conformance.exploring.checks adds the rule to those checks' rules).
 Every validation error is a :class:`SpecError` whose message starts ``<file>:<line>:``; line
 numbers come from the YAML nodes (``yaml.compose``), so they point at the offending key or value.
 """

@@ -32,11 +32,17 @@
 //                        PagingStoreImpl#checkMemory grants them only under max-size-bytes)
 //   bsend <key> <id> <pad> <body> -> ok accepted|blocked (a durable message, properties mqcid=id
 //                        and p=<pad x>, <body> body bytes; sent on the producer's own thread: blocked
-//                        when it waits for credits the store holds back while the address is full)
+//                        when it waits for credits the store holds back while the address is full;
+//                        the thread first waits for the store's executor to run what it holds, so
+//                        the send asks for its credits only after a MemoryFreedRunnablesExecutor
+//                        loop in progress ended)
 //   bsettle <key>       -> ok <sends still blocked> (waits until each send went or is held back)
 //   unproducer <key>    (closes the producer's session)
 //   commit <s>  rollback <s>  endsession <s> (ClientSession#commit, #rollback, #close)
 //   debug <queue>       -> ok <owes-depage|settled> <queueMemorySize> <depagePending> <QueueImpl#debug()>
+//   pagecounter <queue> -> ok <PageSubscriptionCounter#getValue> <empty 0|1> (the page counter that
+//                        MessagesAdded adds; PageSubscriptionImpl's `empty`: 1 until the queue's first
+//                        paged message, and again once #onPageModeCleared reset the counter)
 //   quit (ends this client's session)
 // Address settings are written before an address's paging store exists (the adapter's addresses are
 // new per example), so the store reads them at creation (PagingManagerImpl#getPageStore).
@@ -404,7 +410,13 @@ public class Launcher {
                 org.hornetq.api.core.client.ClientProducer producer = (org.hornetq.api.core.client.ClientProducer) p[1];
                 @SuppressWarnings("unchecked")
                 java.util.ArrayDeque<java.util.concurrent.Future<?>> sends = (java.util.ArrayDeque<java.util.concurrent.Future<?>>) p[3];
+                PagingStore store = server.getPagingManager().getPageStore(new SimpleString((String) p[4]));
                 sends.add(((java.util.concurrent.ExecutorService) p[2]).submit(() -> {
+                    // the send asks for its credits (ClientProducerCreditsImpl#acquireCredits) only once the
+                    // store's executor ran what it held: a MemoryFreedRunnablesExecutor loop that granted the
+                    // previous send polls again before it ends, and would run this request too although
+                    // that send filled the address again (docs/adapters/hornetq.md, BLOCK)
+                    drain(store);
                     producer.send(m);
                     return null;
                 }));
@@ -420,6 +432,27 @@ public class Launcher {
             }
             case "bsettle":
                 return Integer.toString(producers.containsKey(w[1]) ? settle(server, w[1]) : 0);
+            case "pagecounter": {
+                // the page counter MessagesAdded adds (QueueImpl#getInstantMessagesAdded), and whether page
+                // mode was cleared since the queue last paged (PageSubscriptionImpl#onPageModeCleared resets
+                // the counter and sets `empty`): an ack that ends page mode races that reset (finding 4).
+                // The page cleanup moves a page's non-transactional count into the counter in two steps
+                // (PageSubscriptionCounterImpl#cleanupNonTXCounters): read until two reads 5 ms apart agree,
+                // as `counters` does
+                Queue q = queue(server, w[1]);
+                org.hornetq.core.paging.cursor.PageSubscription sub = q.getPageSubscription();
+                String last = null;
+                for (int round = 0; round < 200; round++) {
+                    flush(q);
+                    String now = sub.getCounter().getValue() + " " + ((Boolean) field(sub, "empty") ? 1 : 0);
+                    if (now.equals(last)) {
+                        break;
+                    }
+                    last = now;
+                    Thread.sleep(5);
+                }
+                return last;
+            }
             case "refsize":
                 return Integer.toString(MessageReferenceImpl.getMemoryEstimate());
             default:
@@ -435,6 +468,17 @@ public class Launcher {
     static void ackCompleted(HornetQServer server) throws Exception {
         if (!server.getStorageManager().waitOnOperations(5000)) {
             throw new IllegalStateException("the ack's journal operations did not complete in 5 s");
+        }
+    }
+
+    /** Wait (at most 5 s) until the paging store's executor ran what was handed to it before: among it
+     * the MemoryFreedRunnablesExecutor that PagingStoreImpl#addSize schedules once the address is back
+     * under max-size-bytes (an ordered executor: this task runs after that loop ended). */
+    static void drain(PagingStore store) throws Exception {
+        java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(1);
+        ((java.util.concurrent.Executor) field(store, "executor")).execute(done::countDown);
+        if (!done.await(5, java.util.concurrent.TimeUnit.SECONDS)) {
+            throw new IllegalStateException("the paging store's executor did not run in 5 s");
         }
     }
 

@@ -21,7 +21,11 @@ Regression scenario: tests/adapters/scenarios/hornetq-2.4-messages-added-depaged
 The model: the queue's observed ``added`` counter adds the queue's messages that were paged (their
 ``page`` set) and are delivering (``place`` delivering: dispatched or received, or acknowledged in an
 open transaction), Broker._depaged_in_delivery. Not modelled: a restart (the adapter offers none; the
-broker reloads the page counter and its metrics start over).
+broker reloads the page counter and its metrics start over), and the race when the acknowledgement
+that commits ends page mode: the page cleanup's reset of the page counter
+(PageSubscriptionImpl#onPageModeCleared -> PageSubscriptionCounterImpl#delete) can come before the
+ack's own decrement of it (CounterOperations#afterCommit), and then ``added`` stays one below this
+model's (a race of threads, which no deterministic model decides: finding 4, the race).
 """
 
 from __future__ import annotations

@@ -358,7 +358,10 @@ def test_random_walks_of_sessions_and_cumulative_acks(both: Both, seed: int) -> 
 def test_block_holds_the_core_producer_until_memory_frees(both: Both) -> None:
     """BLOCK: each send of the launcher's core producer (window 2) asks for its own credits, which
     PagingStoreImpl#checkMemory holds back while the address is over max-size-bytes; an ack that
-    brings it back under lets the held sends through, in order, while there is room."""
+    brings it back under lets the held sends through, in order, while there is room. Each send asks
+    only once the store's executor ran what it held (control `bsend`), so the broker race of
+    test_freed_memory_lets_every_held_producer_through does not let the next one through as well
+    (it did in 14 of 30 runs before: docs/adapters/hornetq.md, BLOCK)."""
     both("declare_address", AddressConfig("a", max_size_bytes=300, page_size_bytes=200, full_policy="BLOCK"))
     both("declare_queue", QueueConfig("q", address="a"))
     sizes = (100, 100, 100, 100, 250, 100)
@@ -383,8 +386,9 @@ def test_freed_memory_lets_every_held_producer_through(both: Both) -> None:
     """The broker behaviour behind a flaky BLOCK run (docs/adapters/hornetq.md, BLOCK): once the
     address is back under max-size-bytes, PagingStoreImpl's MemoryFreedRunnablesExecutor runs every
     credit grant it holds without checking the size again after each. With two producers held, an
-    ack that frees room for one message lets both through; with the adapter's one producer the
-    same happens when its next request is held while that loop still runs."""
+    ack that frees room for one message lets both through. The adapter's one producer met it too
+    when its next request was queued while that loop still ran; its sends now ask only after such a
+    loop ended (control `bsend`), but two producers held at once are granted by one loop all the same."""
     adapter = both.adapter
     both("declare_address", AddressConfig("a", max_size_bytes=200, page_size_bytes=200, full_policy="BLOCK"))
     both("declare_queue", QueueConfig("q", address="a"))
@@ -413,9 +417,16 @@ def test_messages_added_counts_a_delivering_depaged_message_twice(hornetq: Horne
                                                                   tx: bool) -> None:
     """The adapter reads MessagesAdded (counter:added), and HornetQ 2.4.9 counts a message that was
     paged and depaged once more from its dispatch until its acknowledgement commits or a close returns
-    it (finding 4): at every step the broker's counters are those of the model with the bug
+    it (finding 4): up to that commit the broker's counters are those of the model with the bug
     hornetq-2.4-messages-added-depaged-delivering, and differ from the plain model's exactly while m3
-    is delivering."""
+    is delivering.
+
+    The commit of m3's ack ends page mode, and there the broker races itself (finding 4, the race;
+    docs/adapters/hornetq.md, counters): the page cleanup's reset of the page counter
+    (PageSubscriptionImpl#onPageModeCleared -> PageSubscriptionCounterImpl#delete) can run before the
+    ack's own decrement (CounterOperations#afterCommit), which then leaves the counter at -1 for good.
+    From that step on, added is the bug model's plus the page counter, which is 0, or -1 with page
+    mode cleared; every other counter stays exact."""
     from mqconform.reference_model.bugs import BUGS
     from mqconform.reference_model.profiles import profile
 
@@ -427,17 +438,26 @@ def test_messages_added_counts_a_delivering_depaged_message_twice(hornetq: Horne
     for side in sides:
         side.open(namespace)
     seen: list[tuple[int, int]] = []
+    page_counters: list[int] = []  # the broker's page counter from the commit of m3's ack on
 
-    def step(method: str, *args: Any) -> Any:
+    def step(method: str, *args: Any, ends_page_mode: bool = False) -> Any:
         answers = [getattr(side, method)(*args) for side in sides]
         assert all(a.is_ok for a in answers), answers
         assert answers[0].value == answers[1].value == answers[2].value, (method, args, answers)
         if method == "declare_address":
             return answers[0].value
         broker, bug, model = (side.counters("q").value for side in sides)
-        assert broker == {k: bug[k] for k in broker}, (method, args, broker, bug)  # added included
         assert set(broker) == {*COUNTERS, "scheduled_count", "added"}
-        seen.append((broker["added"], model["added"]))
+        assert {k: broker[k] for k in broker if k != "added"} == {k: bug[k] for k in broker if k != "added"}
+        if ends_page_mode or page_counters:
+            value, cleared = (int(n) for n in hornetq._ctl("pagecounter", hornetq.queues["q"].physical))
+            # 0 (the ack's decrement came first), or the race's -1 once page mode is cleared; it stays
+            assert value == 0 or (value, cleared) == (-1, 1), (method, args, value, cleared)
+            assert not page_counters or value == page_counters[0], (method, args, page_counters, value)
+            page_counters.append(value)
+        lost = -page_counters[-1] if page_counters else 0
+        assert broker["added"] + lost == bug["added"], (method, args, broker, bug, page_counters)
+        seen.append((broker["added"] + lost, model["added"]))
         return answers[0].value
 
     try:
@@ -448,9 +468,9 @@ def test_messages_added_counts_a_delivering_depaged_message_twice(hornetq: Horne
             ["accepted", "accepted", "paged"]
         assert [step("receive", "c") for _ in range(3)] == ["m1", "m2", "m3"]  # m3 depaged at m1's receive
         step("ack", "c", "m1", tx)
-        step("ack", "c", "m3", tx)
+        step("ack", "c", "m3", tx, ends_page_mode=not tx)
         if tx:
-            step("commit", "c")  # the page counter lets m3 go at the commit
+            step("commit", "c", ends_page_mode=True)  # the page counter lets m3 go at the commit
         assert step("receive", "c") is None
         step("close_consumer", "c")  # m2 goes back to the queue (never paged: counted once throughout)
         step("open_consumer", ConsumerConfig("c", "q", window_bytes=0))

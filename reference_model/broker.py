@@ -266,7 +266,13 @@ class Broker(AckWaitMixin, ConsumerOrderMixin, DeliveryMixin, RedeliveryMixin, R
         ref = queue.refs.get(msg_id)
         if ref is None and queue.last_value_key is not None:
             ref = next((c.received[msg_id] for c in queue.consumers if msg_id in c.received), None)
-        return None if ref is None else ref.delivery_count
+        if ref is None:
+            return None
+        if queue.non_destructive and self._gives_copies:  # a bug model (reference_model.bugs)
+            holders = [c for c in queue.consumers if msg_id in c.received]
+            if holders and all(msg_id in c.shown for c in holders):
+                return max(c.shown[msg_id] for c in holders)  # each latest received delivery's count
+        return ref.delivery_count
 
     def paging(self, address_name: str) -> bool:
         """PAGING-28: the observable flag: page mode under PAGE, "full" under DROP and FAIL, and

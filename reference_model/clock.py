@@ -8,13 +8,21 @@ SCHED-7), SCHED-4 (due messages go to the head in scheduler order), SCHED-6, SCH
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ._core import BrokerCore
 from .errors import ModelMisuse
 from .state import QueueState, Ref
 
+if TYPE_CHECKING:
+    from .pending import PendingList
+
 
 class ClockMixin(BrokerCore):
     """The logical clock and scheduled messages."""
+
+    if TYPE_CHECKING:
+        def _iterator_over(self, queue: QueueState) -> PendingList[Ref]: ...  # delivery
 
     def _enqueue_new(self, queue: QueueState, ref: Ref) -> None:
         """A message entering the queue from routing or depage: scheduled or tail (SCHED-2, S7)."""
@@ -69,4 +77,8 @@ class ClockMixin(BrokerCore):
                 queue.pending.add_head(ref, ref.size)
             if queue.non_destructive:
                 self._listed(queue, ref, head=True)
+        if queue.non_destructive and opts.scheduled_fire_resets_iterators:  # a bug model
+            from .bugs.artemis_scheduled_resets_iterators import reset
+
+            reset(queue, self._iterator_over)
         return True

@@ -90,8 +90,17 @@ class DeliveryMixin(BrokerCore):
     def _push(self, queue: QueueState, consumer: ConsumerState, ref: Ref) -> None:
         """Dispatch `ref` into the consumer's buffer, taking its size from the consumer's credit
         (REDELIVERY-11)."""
+        if self._gives_copies:  # a bug model (reference_model.bugs): a copy in flight keeps its count
+            for key, held in consumer.buffer.items():
+                if held is ref and key not in consumer.copy_counts:
+                    consumer.copy_counts[key] = ref.delivery_count
         self._dispatch(queue, consumer, ref)
-        consumer.buffer[ref.id] = ref
+        key = ref.id
+        if key in consumer.buffer:  # a bug model gives it again: both copies are buffered, in order
+            key = f"{key}#{len(consumer.buffer)}"
+            while key in consumer.buffer:
+                key += "'"
+        consumer.buffer[key] = ref
         consumer.buffer_bytes += ref.size
         consumer.took(ref.size)
 
@@ -115,6 +124,14 @@ class DeliveryMixin(BrokerCore):
             queue.in_delivery.add(ref.id)
         queue.delivering += 1
         queue.delivering_bytes += ref.size
+
+    @property
+    def _gives_copies(self) -> bool:
+        """A bug model that gives a consumer a message it holds (a second copy, delivering until a
+        close, rollback or restart cancels it; an ack settles one): artemis_linked_list_repeat,
+        artemis_scheduled_resets_iterators."""
+        opts = self.options
+        return opts.repeat_after_removal_returns_twice or opts.scheduled_fire_resets_iterators
 
     def _first_match(self, queue: QueueState, consumer: ConsumerState) -> Ref | None:
         source = queue.pending if consumer.unseen is None else consumer.unseen
@@ -218,8 +235,11 @@ class DeliveryMixin(BrokerCore):
         consumer = self._consumer(consumer_name)
         queue = self._queue(consumer.config.queue)
         ref: Ref | None = None
+        shown: int | None = None
         if consumer.buffer:
-            _, ref = consumer.buffer.popitem(last=False)
+            key, ref = consumer.buffer.popitem(last=False)
+            if consumer.copy_counts:  # a bug model's copy (reference_model.bugs)
+                shown = consumer.copy_counts.pop(key, None)
             consumer.buffer_bytes -= ref.size
             consumer.consumed(ref.size)
         elif (consumer.no_buffering and not consumer.config.browser
@@ -236,6 +256,13 @@ class DeliveryMixin(BrokerCore):
                 consumer.next_get_tag += 1
         if ref is None:
             return None
+        if self._gives_copies:  # a bug model (reference_model.bugs)
+            if ref.id in consumer.received:
+                consumer.copies.append(consumer.received[ref.id])  # it holds the message twice
+            if shown is None:
+                consumer.shown.pop(ref.id, None)
+            else:  # an earlier delivery than the message's latest: it shows the count it had then
+                consumer.shown[ref.id] = shown
         consumer.received[ref.id] = ref
         if self.options.invalid_ack == "by_sequence":
             consumer.tokens.add(ref.id)  # DELIVERY-22
@@ -271,6 +298,9 @@ class DeliveryMixin(BrokerCore):
                 del received[ref.id]
         else:
             refs = [received.pop(msg_id)]
+        if consumer.shown:  # a bug model's state (reference_model.bugs)
+            for ref in refs:
+                consumer.shown.pop(ref.id, None)
         for ref in refs:
             if tx:
                 consumer.tx_acked.append(ref)
@@ -299,9 +329,11 @@ class DeliveryMixin(BrokerCore):
     def _cancel_list(self, consumer: ConsumerState) -> tuple[list[Ref], list[Ref]]:
         acked = list(consumer.tx_acked)
         cancelled = list(consumer.received.values()) + list(consumer.buffer.values())
-        if consumer.copies:  # a bug model (reference_model.bugs.artemis_linked_list_repeat)
+        if consumer.copies:  # a bug model (reference_model.bugs: _gives_copies)
             cancelled.extend(consumer.copies)
             consumer.copies.clear()
+        consumer.copy_counts.clear()
+        consumer.shown.clear()
         consumer.tx_acked.clear()
         consumer.received.clear()
         consumer.buffer.clear()

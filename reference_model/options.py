@@ -403,6 +403,13 @@ class ModelOptions:
     #: last-value prune) is moved on to the next listed one, which LinkedListImpl.Iterator#next's repeat
     #: branch returns without marking it as last returned: the consumer receives it twice. False: once.
     repeat_after_removal_returns_twice: bool = False
+    #: DELIVERY-12/LASTVALUE-8/LASTVALUE-9, a broker bug and never a profile's choice: Artemis 2.18 to
+    #: 2.56 (reference_model.bugs.artemis_scheduled_resets_iterators, finding
+    #: artemis-non-destructive-scheduled-reoffers). Due scheduled messages go to the queue through
+    #: QueueImpl#addHead(List, scheduling), which resets every consumer's iterator: on a non-destructive
+    #: queue each consumer walks the whole list again, and is given every listed message once more,
+    #: a second copy of those it holds. False: each consumer's iterator keeps its place.
+    scheduled_fire_resets_iterators: bool = False
 
     def overflow_for(self, policy: str | None) -> Overflow:
         """The model overflow of a queue declared with `policy` (None: the profile's `overflow`);

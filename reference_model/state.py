@@ -89,6 +89,11 @@ class ConsumerState:
     #: a bug model's state (the same; empty on a profile's model): the second copies of messages the
     #: repeat gave this consumer while it held them (it holds each of them twice)
     copies: list[Ref] = attrs.field(factory=list)
+    #: a bug model's state (the same; empty on a profile's model): per buffer key, the delivery count a
+    #: delivery still in the buffer showed when the same message was dispatched to it again, and per
+    #: id, the count the consumer's latest received delivery showed when it was such an earlier one
+    copy_counts: dict[str, int] = attrs.field(factory=dict)
+    shown: dict[str, int] = attrs.field(factory=dict)
     #: REDELIVERY-31: the delivery tag of each message received by a pull receive (a channel's tags
     #: count from 1; a new channel, after a close or a channel error, starts again).
     get_tags: dict[str, int] = attrs.field(factory=dict)

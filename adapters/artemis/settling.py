@@ -144,6 +144,14 @@ class ArtemisSettling(ArtemisClient):
             finally:
                 if pause:
                     mgmt.exec(mbean, "resume()")
+            if q.non_destructive:
+                # QueueImpl#addHead(List, scheduling) resets every consumer's iterator (2.40.0
+                # QueueImpl.java L884, a broker bug: reference_model/bugs/artemis_scheduled_resets_iterators):
+                # each consumer is offered every listed message again, so what arrived before no longer
+                # tells that a consumer with credit was offered them all (_offered_all)
+                for consumer in self.consumers.values():
+                    if consumer.queue == name:
+                        consumer.handler.seen.clear()
             self._settle_queue(name)
 
     def _advance_clock(self, ms: int) -> Result:

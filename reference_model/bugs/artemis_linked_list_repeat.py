@@ -62,12 +62,10 @@ def busy(consumer: ConsumerState) -> None:
 
 def took(queue: QueueState, consumer: ConsumerState, ref: Ref) -> None:
     """`consumer` was given `ref`: when its iterator's last lagged, the next call returns `ref` again.
-    Given it while it holds it, the consumer holds it twice: the second copy stays delivering until a
+    Given it while it holds it, the consumer holds it twice (Broker._push keeps both in its buffer,
+    Broker.receive the second as ConsumerState.copies): the second copy stays delivering until a
     close or rollback cancels it (an acknowledgement by id settles one copy; a second one fails, as
     measured on 2.40.0 through the adapter)."""
-    held = consumer.received.get(ref.id) or consumer.buffer.get(ref.id)
-    if held is not None:
-        consumer.copies.append(held)
     if consumer.repeat_lags and consumer.unseen is not None and ref.id in queue.pending:
         consumer.unseen.add_head(ref, ref.size)
     consumer.repeat_lags = False

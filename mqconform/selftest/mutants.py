@@ -37,7 +37,8 @@ class Mutant:
     without: frozenset[str] = frozenset()
     #: the profile it claims (and is checked against)
     options: ModelOptions = ARTEMIS
-    #: examples its test explores (None: the `ci` settings'), for a bug that needs a long set-up
+    #: examples its test may explore at least (tests/selftest/test_mutants.py: EXAMPLES), for a bug
+    #: that needs a long set-up
     examples: int | None = None
 
     def adapter(self) -> ReferenceAdapter:

@@ -86,6 +86,8 @@ class ConsumerState:
     #: it on), so the repeat branch's message comes again
     repeating: str | None = None
     repeat_lags: bool = False
+    #: the priority level whose iterator holds that repeat (PriorityLinkedListImpl keeps one per level)
+    repeat_level: int | None = None
     #: a bug model's state (the same; empty on a profile's model): the second copies of messages the
     #: repeat gave this consumer while it held them (it holds each of them twice)
     copies: list[Ref] = attrs.field(factory=list)

@@ -25,8 +25,13 @@ repeat_lags), or back to the previous one, which the consumer is then given agai
 a take while ``repeat_lags`` gives the message once more (it goes back to the head of what the
 consumer has not been given); given it while it holds it, the consumer holds a second copy
 (ConsumerState.copies: delivering until a close, rollback or restart cancels it; an ack settles one
-copy, the second ack fails). Exact for messages of one priority; with several, PriorityLinkedListImpl
-keeps one such iterator per level and moves between levels, which the model does not follow.
+copy, the second ack fails). PriorityLinkedListImpl keeps one such iterator per priority level
+(PriorityLinkedListImpl.PriorityLinkedListIterator, cachedIters; repeat() goes to the level iterator
+last used, L230-L236 at 2.40.0): the repeat belongs to its level (ConsumerState.repeat_level), a message
+of another level the consumer is given meanwhile leaves it pending, and the lagging repeat gives twice
+only a message of its own level (seed 387410 on 2.40.0: m1 at priority 4 offered, pruned by m2 of the
+same value at priority 0, which the consumer received once). Two repeats pending on two levels at once
+are not followed (the first is kept).
 Measured on 2.40.0 beyond the regression scenarios: a delete moves the iterator the same way (the
 offered tail deleted, the one before it comes again; the offered head deleted, the next comes twice),
 and a close cancels both copies.
@@ -56,8 +61,13 @@ def busy(consumer: ConsumerState) -> None:
     unseen = consumer.unseen
     if consumer.repeating is None and unseen is not None:
         head = unseen.peek()
-        if head is not None:
-            consumer.repeating = head.id
+        if head is None:
+            return
+        level = head.msg.priority
+        if consumer.repeat_lags and consumer.repeat_level != level:
+            return  # another level's iterator holds the pending repeat; this one's repeat is not followed
+        consumer.repeating = head.id
+        consumer.repeat_level = level
 
 
 def took(queue: QueueState, consumer: ConsumerState, ref: Ref) -> None:
@@ -66,10 +76,13 @@ def took(queue: QueueState, consumer: ConsumerState, ref: Ref) -> None:
     Broker.receive the second as ConsumerState.copies): the second copy stays delivering until a
     close or rollback cancels it (an acknowledgement by id settles one copy; a second one fails, as
     measured on 2.40.0 through the adapter)."""
+    if consumer.repeat_level is not None and ref.msg.priority != consumer.repeat_level:
+        return  # another level's iterator gave it: the repeat stays with its own level's iterator
     if consumer.repeat_lags and consumer.unseen is not None and ref.id in queue.pending:
         consumer.unseen.add_head(ref, ref.size)
     consumer.repeat_lags = False
     consumer.repeating = None
+    consumer.repeat_level = None
 
 
 def removed(queue: QueueState, ref: Ref) -> None:
@@ -77,6 +90,7 @@ def removed(queue: QueueState, ref: Ref) -> None:
     for consumer in queue.consumers:
         if consumer.repeating != ref.id or consumer.unseen is None:
             continue
+        consumer.repeat_level = ref.msg.priority
         level = [r for r in queue.pending if r.msg.priority == ref.msg.priority]
         after = [r for r in level if r.sequence > ref.sequence]
         before = [r for r in level if r.sequence < ref.sequence]

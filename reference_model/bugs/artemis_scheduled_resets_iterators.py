@@ -68,3 +68,4 @@ def reset(queue: QueueState, iterator_over: Callable[[QueueState], PendingList[R
         consumer.unseen = iterator_over(queue)
         consumer.repeating = None
         consumer.repeat_lags = False
+        consumer.repeat_level = None

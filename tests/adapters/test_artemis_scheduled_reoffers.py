@@ -2,8 +2,9 @@
 non-destructive queue resets every consumer's iterator (QueueImpl#addHead(List, scheduling),
 resetAllIterators; reference_model/bugs/artemis_scheduled_resets_iterators.py). The broker answers as the
 model with that bug and the repeat bug does, step by step and delivery count by delivery count, for a
-pull, a pushing, a windowed and a prefetching consumer; the seed-387410 scenario, written with the plain
-model's expectations, fails where the broker gives m1 again. Needs java (the fixture fails without it)."""
+pull, a pushing, a windowed and a prefetching consumer, and the repeat bug across priority levels;
+the seed-387410 scenario, written with the plain model's expectations, fails where the broker gives m1
+again. Needs java (the fixture fails without it)."""
 
 from __future__ import annotations
 
@@ -45,6 +46,13 @@ CASES: dict[str, list[dict[str, Any]]] = {
     "window": [LVQ, START, {"consumer": {"name": "c", "queue": "q", "window_messages": 2}},
                {"send_batch": {"to": "q", "ids": ["m1", "m2", "m3"]}}, {"receive": "c"},
                {"ack": {"consumer": "c", "id": "m1"}}, DUE, FIRE, *[{"receive": "c"}] * 6, {"close": "c"}],
+    # the repeat bug across priority levels (seed 387410): m1 (priority 4) offered without credit, pruned
+    # by m2 (priority 0) of its value; m3 (priority 4) is the one given twice, m2 once
+    "repeat-other-level": [LVQ, {"consumer": {"name": "c", "queue": "q", "window_bytes": 0}},
+                           {"send": {"to": "q", "id": "m1", "properties": {"lvk": "A"}}},
+                           {"send": {"to": "q", "id": "m2", "priority": 0, "properties": {"lvk": "A"}}},
+                           {"send": {"to": "q", "id": "m3", "properties": {"lvk": "B"}}},
+                           {"receive_batch": {"consumer": "c", "count": 3}}, {"receive": "c"}],
     "prefetch": [LVQ, START, {"send_batch": {"to": "q", "ids": ["m1", "m2", "m3"]}},
                  {"consumer": {"name": "c", "queue": "q", "window_bytes": -1, "max_unacked": 1}},
                  {"receive": "c"}, DUE, FIRE, {"receive": "c"}, {"ack": {"consumer": "c", "id": "m1"}},

@@ -157,3 +157,24 @@ def test_nothing_changes_on_a_destructive_queue_or_without_a_firing() -> None:
     assert _answers(destructive, RESETS) == _answers(destructive)
     unfired = [*SEED_387410[:-2], SEED_387410[-1]]  # m4 never fires
     assert _answers(unfired, RESETS) == _answers(unfired)
+
+
+#: seed 387410 on 2.40.0 again (lastvalue, after the area explored past both bugs): c-q without credit is
+#: offered m1 (priority 4); m2 (priority 0, the same value) prunes it; the broker gives m2 once: the repeat
+#: stays with the priority-4 level's iterator (PriorityLinkedListImpl keeps one per level), empty now
+OTHER_LEVEL: list[dict[str, Any]] = [
+    LVQ, {"consumer": {"name": "c-q", "queue": "q", "window_bytes": 0}},
+    {"send": {"to": "q", "id": "m1", "size": 100, "properties": {"lvk": "v0"}}},
+    {"send": {"to": "q", "id": "m2", "size": 100, "priority": 0, "properties": {"lvk": "v0"}}},
+    {"receive_batch": {"consumer": "c-q", "count": 3}}]
+
+
+def test_the_repeat_stays_with_its_priority_level() -> None:
+    m2 = {"send": {"to": "q", "id": "m2", "size": 100, "properties": {"lvk": "v0"}}}
+    same_level = [*OTHER_LEVEL[:3], m2, OTHER_LEVEL[-1]]
+    assert _results(same_level, REPEATS) == [["m2", "m2", None]]  # the registered last-value repeat
+    assert _results(OTHER_LEVEL, REPEATS) == _results(OTHER_LEVEL, REPEATS, RESETS) == [["m2", None]]
+    # a later message of the offered one's level is the one given twice
+    later = [*OTHER_LEVEL[:-1], {"send": {"to": "q", "id": "m3", "size": 100, "properties": {"lvk": "v1"}}},
+             OTHER_LEVEL[-1]]
+    assert _results(later, REPEATS) == [["m3", "m3", "m2"]]

@@ -1,6 +1,6 @@
 """Run the machines against one adapter and turn what happened into per-rule outcomes.
 
-A machine runs until Hypothesis has explored its budget. When a check fails, the shrunk
+A machine runs until Hypothesis has explored its budget or a check fails. Then the shrunk
 counterexample is minimised step by step (mqconform.conformance.exploring.minimize) and kept, that check is
 disabled and the machine runs again, so the other checks
 keep exploring (up to MAX_RERUNS). An `info` answer stops the machine: its rules are *unknown*.
@@ -246,7 +246,7 @@ def run_machine(base: type[ConformanceMachine], adapter_factory: Callable[[], Ad
     if examples != hyp_settings.max_examples or not part.whole:
         hyp_settings = settings(hyp_settings, max_examples=max(1, part.examples(examples)))
     seed_value = part.seed(seed_value, base.area)
-    quiet = settings(hyp_settings, verbosity=Verbosity.quiet)
+    quiet = exploration_settings(hyp_settings)
     if shrink_seconds is None and getattr(probe, "real_time", False):
         shrink_seconds = REAL_TIME_SHRINK_S
     started = time.perf_counter()
@@ -288,6 +288,14 @@ def run_machine(base: type[ConformanceMachine], adapter_factory: Callable[[], Ad
     result.seconds = time.perf_counter() - started
     result.timing = ledger.summary(result.seconds)
     return result
+
+
+def exploration_settings(hyp_settings: settings) -> settings:
+    """`hyp_settings` as one exploration runs them: quiet, and without report_multiple_bugs. Every check
+    fails from one place (Driver.check), so Hypothesis, which tells bugs apart by where they are
+    raised, sees one bug, and its search for others after the first failure (up to 10 s, or as many
+    calls again) never finds one; the next finding is the rerun's, with the failed check disabled."""
+    return settings(hyp_settings, verbosity=Verbosity.quiet, report_multiple_bugs=False)
 
 
 def area_examples(base: type[ConformanceMachine], hyp_settings: settings, probe: Any,

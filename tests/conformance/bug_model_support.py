@@ -19,6 +19,14 @@ def scenario_steps(path: Path) -> list[dict[str, Any]]:
             for step in yaml.safe_load(path.read_text())["steps"]]
 
 
+def loaded_steps(path: Path) -> list[dict[str, Any]]:
+    """The steps of scenario file `path` as the scenario loader reads them (``{op: args}``), without
+    its expectations and comment-only steps."""
+    from mqconform.scenario.loader import load
+
+    return [{s.op: s.args} for s in load(path).steps if s.op is not None]
+
+
 def bug_model(bug: str | None, profile_name: str) -> ReferenceAdapter:
     """The model of `profile_name`, with registered bug `bug` switched on (None: the plain model)."""
     options = profile(profile_name)

@@ -7,7 +7,6 @@ no other bug model explains it, and it changes nothing on a destructive queue. N
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from mqconform.adapters.reference import ReferenceAdapter
 from mqconform.conformance.judging.bug_replay import holds_under
@@ -16,7 +15,7 @@ from mqconform.reference_model.bugs import BUGS
 from mqconform.reference_model.config import Message, QueueConfig
 from mqconform.reference_model.profiles import PROFILES, profile
 from mqconform.scenario import load, run_scenario
-from tests.conformance.bug_model_support import bug_model
+from tests.conformance.bug_model_support import bug_model, loaded_steps
 
 ROOT = Path(__file__).resolve().parents[2]
 BUG = "artemis-non-destructive-delete-uncounted"
@@ -27,9 +26,6 @@ def _model(bug: str | None) -> ReferenceAdapter:
     return bug_model(bug, "artemis")
 
 
-def _steps(path: Path) -> list[dict[str, Any]]:
-    return [{s.op: s.args} for s in load(path).steps if s.op is not None]
-
 
 def test_no_profile_switches_the_bug_on() -> None:
     assert not any(getattr(profile(name), BUGS[BUG].option) for name in PROFILES)
@@ -38,7 +34,7 @@ def test_no_profile_switches_the_bug_on() -> None:
 def test_the_bug_model_fails_the_scenario_as_the_broker_and_the_plain_model_holds_it() -> None:
     assert run_scenario(load(SCENARIO), _model(None), namespace="t").verdict == "pass"
     assert run_scenario(load(SCENARIO), _model(BUG), namespace="t").verdict == "fail"
-    steps = _steps(SCENARIO)
+    steps = loaded_steps(SCENARIO)
     assert holds_under(steps, BUG, profile("artemis"), lambda: _model(BUG))
     assert not holds_under(steps, BUG, profile("artemis"), lambda: _model(None))
     trace = scenario_trace(steps, "artemis")
@@ -46,7 +42,7 @@ def test_the_bug_model_fails_the_scenario_as_the_broker_and_the_plain_model_hold
 
 
 def test_no_other_bug_model_explains_the_scenario() -> None:
-    steps = _steps(SCENARIO)
+    steps = loaded_steps(SCENARIO)
     for other in BUGS:
         if other != BUG:
             assert not holds_under(steps, other, profile("artemis"), lambda: _model(BUG)), other

@@ -9,7 +9,6 @@ No broker is needed."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -20,7 +19,7 @@ from mqconform.reference_model.bugs import BUGS
 from mqconform.reference_model.profiles import profile
 from mqconform.scenario import load, run_scenario
 from tests.buggy_artemis import WithBug
-from tests.conformance.bug_model_support import bug_model
+from tests.conformance.bug_model_support import bug_model, loaded_steps
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = ROOT / "tests/adapters/scenarios"
@@ -39,9 +38,6 @@ def _model(bug: str | None, prof: str) -> ReferenceAdapter:
     return bug_model(bug, prof)
 
 
-def _steps(path: Path) -> list[dict[str, Any]]:
-    return [{s.op: s.args} for s in load(path).steps if s.op is not None]
-
 
 def test_the_counterexamples_are_all_there() -> None:
     assert len(FOUND[RABBITMQ][1]) == 6 and all(p.exists() for _, _, p in CASES)
@@ -55,14 +51,14 @@ def test_the_bug_model_fails_each_counterexample_as_the_broker_and_the_plain_mod
     assert run_scenario(load(path), _model(bug, prof), namespace="t").verdict == "fail"
     # the counterexample replayed on an implementation that is the bug model holds at every step,
     # on the plain model it does not
-    steps = _steps(path)
+    steps = loaded_steps(path)
     assert holds_under(steps, bug, profile(prof), lambda: _model(bug, prof))
     assert not holds_under(steps, bug, profile(prof), lambda: _model(None, prof))
 
 
 @pytest.mark.parametrize(("bug", "prof", "path"), CASES, ids=lambda v: getattr(v, "stem", v))
 def test_no_other_bug_model_explains_the_counterexample(bug: str, prof: str, path: Path) -> None:
-    steps = _steps(path)
+    steps = loaded_steps(path)
     for other in BUGS:
         if other != bug:
             assert not holds_under(steps, other, profile(prof), lambda: _model(bug, prof)), other
@@ -85,9 +81,9 @@ def test_artemis_the_fake_broker_with_the_bug_is_the_registered_bug() -> None:
     entry = next(d for d in registry.deviations if d.model == ARTEMIS)
     assert run_scenario(load(path), WithBug(ARTEMIS), namespace="t").verdict == "fail"
     for version in ("2.40.0", "2.56.0"):
-        found = known_bugs(registry, path, _steps(path), "artemis", version, "artemis", "artemis",
+        found = known_bugs(registry, path, loaded_steps(path), "artemis", version, "artemis", "artemis",
                            implementation=WithBug(ARTEMIS, version)).explained_by
         assert found is entry
-    other = known_bugs(registry, path, _steps(path), "artemis", "2.40.0", "artemis", "artemis",
+    other = known_bugs(registry, path, loaded_steps(path), "artemis", "2.40.0", "artemis", "artemis",
                        implementation=WithBug()).explained_by  # ARTEMIS-4985's model: not this bug
     assert other is None

@@ -18,7 +18,7 @@ from mqconform.reference_model.bugs import BUGS
 from mqconform.reference_model.config import AddressConfig, ConsumerConfig, Message, QueueConfig
 from mqconform.reference_model.profiles import PROFILES, profile
 from mqconform.scenario import load, run_scenario
-from tests.conformance.bug_model_support import bug_model
+from tests.conformance.bug_model_support import bug_model, loaded_steps
 
 ROOT = Path(__file__).resolve().parents[2]
 BUG = "hornetq-2.4-messages-added-depaged-delivering"
@@ -31,9 +31,6 @@ def _model(bug: str | None, prof: str = PROFILE) -> ReferenceAdapter:
     return bug_model(bug, prof)
 
 
-def _steps(path: Path) -> list[dict[str, Any]]:
-    return [{s.op: s.args} for s in load(path).steps if s.op is not None]
-
 
 def test_no_profile_switches_the_bug_on() -> None:
     assert not any(getattr(profile(name), BUGS[BUG].option) for name in PROFILES)
@@ -43,7 +40,7 @@ def test_the_bug_model_fails_the_scenario_as_the_broker_and_the_plain_model_hold
     assert run_scenario(load(SCENARIO), _model(None), namespace="t").verdict == "pass"
     outcome = run_scenario(load(SCENARIO), _model(BUG), namespace="t")
     assert outcome.verdict == "fail"
-    steps = _steps(SCENARIO)
+    steps = loaded_steps(SCENARIO)
     assert holds_under(steps, BUG, profile(PROFILE), lambda: _model(BUG))
     assert not holds_under(steps, BUG, profile(PROFILE), lambda: _model(None))
     trace = scenario_trace(steps, PROFILE)
@@ -51,7 +48,7 @@ def test_the_bug_model_fails_the_scenario_as_the_broker_and_the_plain_model_hold
 
 
 def test_no_other_bug_model_explains_the_scenario() -> None:
-    steps = _steps(SCENARIO)
+    steps = loaded_steps(SCENARIO)
     for other in BUGS:
         if other != BUG:
             assert not holds_under(steps, other, profile(PROFILE), lambda: _model(BUG)), other
@@ -60,7 +57,7 @@ def test_no_other_bug_model_explains_the_scenario() -> None:
 def test_it_explains_no_unrelated_counterexample() -> None:
     """Artemis' double decDelivering (another bug, no paging): the implementation with that bug fails
     under this bug model as under the plain one, and the shape does not accept the counterexample."""
-    steps = _steps(UNRELATED)
+    steps = loaded_steps(UNRELATED)
     other = "artemis-drop-at-limit-delivering-negative"
     assert not holds_under(steps, BUG, profile("artemis"), lambda: _model(other, "artemis"))
     trace = scenario_trace(steps, "artemis")

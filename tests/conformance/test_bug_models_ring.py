@@ -26,7 +26,7 @@ from mqconform.conformance.judging.known_scenarios import replay_on
 from mqconform.reference_model.bugs import BUGS
 from mqconform.reference_model.profiles import profile
 from mqconform.scenario import annotate, load, run_scenario
-from tests.conformance.bug_model_support import bug_model
+from tests.conformance.bug_model_support import bug_model, loaded_steps
 
 ROOT = Path(__file__).resolve().parents[2]
 EVICTS = "artemis-non-destructive-ring-evicts-delivered"
@@ -48,9 +48,6 @@ def _model(bug: str | None) -> ReferenceAdapter:
     return bug_model(bug, "artemis")
 
 
-def _steps(path: Path) -> list[dict[str, Any]]:
-    return [{s.op: s.args} for s in load(path).steps if s.op is not None]
-
 
 def _last(steps: list[dict[str, Any]], bug: str | None) -> dict[str, Any]:
     """The queue's counters the last step expects on the model (with `bug`)."""
@@ -65,7 +62,7 @@ def _ring(*steps: dict[str, Any]) -> list[dict[str, Any]]:
             {"consumer": {"name": "c", "queue": "q", "window_bytes": 0}}, {"receive": "c"}, *steps]
 
 
-@pytest.mark.parametrize("steps", [_steps(ROOT / "docs/findings" / f"{EVICTS}.yaml"), SEED_989465],
+@pytest.mark.parametrize("steps", [loaded_steps(ROOT / "docs/findings" / f"{EVICTS}.yaml"), SEED_989465],
                          ids=["regression", "seed-989465"])
 def test_evicts_delivered_the_bug_model_holds_what_the_broker_answered(steps: list[dict[str, Any]]) -> None:
     assert not profile("artemis").ring_eviction_keeps_delivered_pending
@@ -131,8 +128,9 @@ SEED_989465_RECEIVE: list[dict[str, Any]] = [
     {"send_batch": {"to": "q", "ids": ["m4", "m5", "m6"], "size": 100}},
     {"receive_batch": {"consumer": "c-q", "count": 3}},
 ]
-REPEATED = [_steps(ROOT / "docs/findings" / f"{REPEATS}.yaml"),
-            _steps(ROOT / "tests/adapters/scenarios/artemis-non-destructive-last-value-repeats-current.yaml"),
+REPEATED = [loaded_steps(ROOT / "docs/findings" / f"{REPEATS}.yaml"),
+            loaded_steps(ROOT / "tests/adapters/scenarios"
+                         / "artemis-non-destructive-last-value-repeats-current.yaml"),
             SEED_989465_RECEIVE]
 
 

@@ -16,21 +16,18 @@ from mqconform.adapters.reference import ReferenceAdapter
 from mqconform.cli import main
 from mqconform.conformance.judging.deviations import load_registry
 from mqconform.conformance.judging.known_scenarios import known_bugs
-from mqconform.scenario import load
+from tests.conformance.bug_model_support import loaded_steps
 
 ROOT = Path(__file__).resolve().parents[2]
 PRIORITY = ROOT / "docs/findings/artemis-priority-after-cancel.yaml"
 SOURCE = "https://github.com/apache/activemq-artemis/commit/ef3b5fa02c905c503d6b4271b4ce0849600f0215"
 
 
-def _steps(path: Path) -> list[dict[str, Any]]:
-    return [{s.op: s.args} for s in load(path).steps if s.op is not None]
-
 
 @pytest.mark.rules("DELIVERY-3")
 def test_the_regression_scenario_is_explained_only_in_the_bugs_range(tmp_path: Path) -> None:
     registry = load_registry()
-    steps = _steps(PRIORITY)
+    steps = loaded_steps(PRIORITY)
 
     def on(adapter: str, version: str, profile: str = "artemis") -> Any:
         return known_bugs(registry, PRIORITY, steps, adapter, version, profile, profile).explained_by

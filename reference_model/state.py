@@ -80,14 +80,13 @@ class ConsumerState:
     #: DELIVERY-12: on a non-destructive queue, the listed messages this consumer's iterator has not
     #: passed yet (each consumer walks the whole list; delivered messages stay listed).
     unseen: PendingList[Ref] | None = None
-    #: a bug model's state (reference_model.bugs.artemis_linked_list_repeat; None and False on a
-    #: profile's model): the listed message its iterator was on when the queue found it without credit
-    #: (BUSY: repeat()), and whether the iterator's last returned node lags behind it (a removal moved
-    #: it on), so the repeat branch's message comes again
-    repeating: str | None = None
-    repeat_lags: bool = False
-    #: the priority level whose iterator holds that repeat (PriorityLinkedListImpl keeps one per level)
-    repeat_level: int | None = None
+    #: a bug model's state (reference_model.bugs.artemis_linked_list_repeat; empty on a profile's
+    #: model), per priority level (PriorityLinkedListImpl keeps one LinkedListImpl iterator per level):
+    #: the listed message the level's iterator was on when the queue found the consumer without credit
+    #: (BUSY: repeat()), and the levels whose iterator's last returned node lags behind it (a removal
+    #: moved it on), so the repeat branch's message comes again
+    repeating: dict[int, str] = attrs.field(factory=dict)
+    repeat_lags: set[int] = attrs.field(factory=set)
     #: a bug model's state (the same; empty on a profile's model): the second copies of messages the
     #: repeat gave this consumer while it held them (it holds each of them twice)
     copies: list[Ref] = attrs.field(factory=list)

@@ -17,21 +17,21 @@ delivered message listed, delivers it to the consumer twice. Regression scenario
 docs/findings/artemis-non-destructive-ring-repeats-replaced.yaml (ring) and
 tests/adapters/scenarios/artemis-non-destructive-last-value-repeats-current.yaml (last-value).
 
-The model (option ``repeat_after_removal_returns_twice``; hooks in Broker._deliver, _take, _unlisted
-and _cancel_list): a consumer of a non-destructive queue found without credit while it has a message
-it has not been given keeps that message's id (ConsumerState.repeating); when that message leaves the
-list, ``repeating`` moves to the next listed message of its priority (the iterator's last now lags:
-repeat_lags), or back to the previous one, which the consumer is then given again, or to none (lags);
-a take while ``repeat_lags`` gives the message once more (it goes back to the head of what the
+The model (option ``repeat_after_removal_returns_twice``; hooks in Broker._deliver, _take, _unlisted and
+_cancel_list): a consumer of a non-destructive queue found without credit while it has a message it has
+not been given keeps that message's id (ConsumerState.repeating, per priority level); when that message
+leaves the list, ``repeating`` moves to the next listed message of its priority (the iterator's last now
+lags: repeat_lags), or back to the previous one, which the consumer is then given again, or to none
+(lags); a take while ``repeat_lags`` gives the message once more (it goes back to the head of what the
 consumer has not been given); given it while it holds it, the consumer holds a second copy
-(ConsumerState.copies: delivering until a close, rollback or restart cancels it; an ack settles one
-copy, the second ack fails). PriorityLinkedListImpl keeps one such iterator per priority level
-(PriorityLinkedListImpl.PriorityLinkedListIterator, cachedIters; repeat() goes to the level iterator
-last used, L230-L236 at 2.40.0): the repeat belongs to its level (ConsumerState.repeat_level), a message
-of another level the consumer is given meanwhile leaves it pending, and the lagging repeat gives twice
-only a message of its own level (seed 387410 on 2.40.0: m1 at priority 4 offered, pruned by m2 of the
-same value at priority 0, which the consumer received once). Two repeats pending on two levels at once
-are not followed (the first is kept).
+(ConsumerState.copies: delivering until a close, rollback or restart cancels it; an ack settles one copy,
+the second ack fails). PriorityLinkedListImpl keeps one such iterator per priority level
+(PriorityLinkedListImpl.PriorityLinkedListIterator, cachedIters; repeat() goes to the level iterator last
+used, L230-L236 at 2.40.0): the model keeps the repeat per level, a message of another level the consumer
+is given meanwhile leaves it pending, and a lagging repeat gives twice only a message of its own level
+(2.40.0, seed 387410: m1 at priority 4 offered, pruned by m2 of the same value at priority 0, which the
+consumer received once; seed 662903: m1 at priority 4 and m2 at priority 9 offered, m2 pruned by m3 at
+priority 9, which came twice).
 Measured on 2.40.0 beyond the regression scenarios: a delete moves the iterator the same way (the
 offered tail deleted, the one before it comes again; the offered head deleted, the next comes twice),
 and a close cancels both copies.
@@ -56,53 +56,47 @@ BUG = BugModel(
 
 
 def busy(consumer: ConsumerState) -> None:
-    """QueueImpl#deliver found `consumer` without credit: its iterator stops at its next message
-    (repeat()); one it already stopped at stays (the repeat branch returns it again)."""
+    """QueueImpl#deliver found `consumer` without credit: the iterator of its next message's level
+    stops at it (repeat()); one a level's iterator already stopped at stays (the repeat branch returns
+    it again)."""
     unseen = consumer.unseen
-    if consumer.repeating is None and unseen is not None:
+    if unseen is not None:
         head = unseen.peek()
-        if head is None:
-            return
-        level = head.msg.priority
-        if consumer.repeat_lags and consumer.repeat_level != level:
-            return  # another level's iterator holds the pending repeat; this one's repeat is not followed
-        consumer.repeating = head.id
-        consumer.repeat_level = level
+        if head is not None:
+            consumer.repeating.setdefault(head.msg.priority, head.id)
 
 
 def took(queue: QueueState, consumer: ConsumerState, ref: Ref) -> None:
-    """`consumer` was given `ref`: when its iterator's last lagged, the next call returns `ref` again.
-    Given it while it holds it, the consumer holds it twice (Broker._push keeps both in its buffer,
-    Broker.receive the second as ConsumerState.copies): the second copy stays delivering until a
-    close or rollback cancels it (an acknowledgement by id settles one copy; a second one fails, as
-    measured on 2.40.0 through the adapter)."""
-    if consumer.repeat_level is not None and ref.msg.priority != consumer.repeat_level:
-        return  # another level's iterator gave it: the repeat stays with its own level's iterator
-    if consumer.repeat_lags and consumer.unseen is not None and ref.id in queue.pending:
+    """`consumer` was given `ref` by its level's iterator: when that iterator's last lagged, the next
+    call returns `ref` again; the other levels' iterators keep their repeat. Given it while it holds
+    it, the consumer holds it twice (Broker._push keeps both in its buffer, Broker.receive the second
+    as ConsumerState.copies): the second copy stays delivering until a close or rollback cancels it
+    (an acknowledgement by id settles one copy; a second one fails, as measured on 2.40.0 through the
+    adapter)."""
+    level = ref.msg.priority
+    if level in consumer.repeat_lags and consumer.unseen is not None and ref.id in queue.pending:
         consumer.unseen.add_head(ref, ref.size)
-    consumer.repeat_lags = False
-    consumer.repeating = None
-    consumer.repeat_level = None
+    consumer.repeat_lags.discard(level)
+    consumer.repeating.pop(level, None)
 
 
 def removed(queue: QueueState, ref: Ref) -> None:
-    """`ref` left the list: LinkedListImpl nudges each iterator whose current it was."""
+    """`ref` left the list: LinkedListImpl nudges each iterator (of its level) whose current it was."""
+    priority = ref.msg.priority
     for consumer in queue.consumers:
-        if consumer.repeating != ref.id or consumer.unseen is None:
+        if consumer.repeating.get(priority) != ref.id or consumer.unseen is None:
             continue
-        consumer.repeat_level = ref.msg.priority
-        level = [r for r in queue.pending if r.msg.priority == ref.msg.priority]
+        level = [r for r in queue.pending if r.msg.priority == priority]
         after = [r for r in level if r.sequence > ref.sequence]
         before = [r for r in level if r.sequence < ref.sequence]
         if after:  # current = the next node; last still names the removed one
-            consumer.repeating = after[0].id
-            consumer.repeat_lags = True
+            consumer.repeating[priority] = after[0].id
+            consumer.repeat_lags.add(priority)
         elif before:  # current = the previous node, given again (last follows only if it was ref)
             back = before[-1]
-            consumer.repeating = back.id
+            consumer.repeating[priority] = back.id
             if back.id not in consumer.unseen:
                 consumer.unseen.add_head(back, back.size)
-        else:  # current = null: the repeat branch returns the list's first node, whatever it is then
-            consumer.repeating = None
-            consumer.repeat_lags = True
-
+        else:  # current = null: the repeat branch returns the level's first node, whatever it is then
+            del consumer.repeating[priority]
+            consumer.repeat_lags.add(priority)

@@ -66,6 +66,5 @@ def reset(queue: QueueState, iterator_over: Callable[[QueueState], PendingList[R
         if consumer.unseen is None:
             continue
         consumer.unseen = iterator_over(queue)
-        consumer.repeating = None
-        consumer.repeat_lags = False
-        consumer.repeat_level = None
+        consumer.repeating.clear()
+        consumer.repeat_lags.clear()

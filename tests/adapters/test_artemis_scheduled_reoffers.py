@@ -53,6 +53,12 @@ CASES: dict[str, list[dict[str, Any]]] = {
                            {"send": {"to": "q", "id": "m2", "priority": 0, "properties": {"lvk": "A"}}},
                            {"send": {"to": "q", "id": "m3", "properties": {"lvk": "B"}}},
                            {"receive_batch": {"consumer": "c", "count": 3}}, {"receive": "c"}],
+    # seed 662903: a repeat on each of two levels; m3 (priority 9) comes twice, then m1
+    "repeat-two-levels": [LVQ, {"consumer": {"name": "c", "queue": "q", "window_bytes": 0}},
+                          {"send": {"to": "q", "id": "m1", "properties": {"lvk": "A"}}},
+                          {"send": {"to": "q", "id": "m2", "priority": 9, "properties": {"lvk": "B"}}},
+                          {"send": {"to": "q", "id": "m3", "priority": 9, "properties": {"lvk": "B"}}},
+                          {"receive_batch": {"consumer": "c", "count": 3}}, {"receive": "c"}],
     "prefetch": [LVQ, START, {"send_batch": {"to": "q", "ids": ["m1", "m2", "m3"]}},
                  {"consumer": {"name": "c", "queue": "q", "window_bytes": -1, "max_unacked": 1}},
                  {"receive": "c"}, DUE, FIRE, {"receive": "c"}, {"ack": {"consumer": "c", "id": "m1"}},

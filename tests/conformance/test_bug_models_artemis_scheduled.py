@@ -178,3 +178,16 @@ def test_the_repeat_stays_with_its_priority_level() -> None:
     later = [*OTHER_LEVEL[:-1], {"send": {"to": "q", "id": "m3", "size": 100, "properties": {"lvk": "v1"}}},
              OTHER_LEVEL[-1]]
     assert _results(later, REPEATS) == [["m3", "m3", "m2"]]
+
+
+def test_each_level_keeps_its_own_repeat() -> None:
+    """Seed 662903 on 2.40.0 (lastvalue): c-q without credit is offered m1 (priority 4), then m2
+    (priority 9, the level the iterator moves to); m3 (priority 9, m2's value) prunes m2, moving the
+    priority-9 iterator on: the broker gives m3 twice (a model that kept m1's repeat only gave m3, m1)."""
+    steps = [LVQ, {"consumer": {"name": "c-q", "queue": "q", "window_bytes": 0}},
+             {"send": {"to": "q", "id": "m1", "size": 100, "properties": {"lvk": "v0"}}},
+             {"send": {"to": "q", "id": "m2", "size": 100, "priority": 9, "properties": {"lvk": "v2"}}},
+             {"send": {"to": "q", "id": "m3", "size": 100, "priority": 9, "properties": {"lvk": "v2"}}},
+             {"receive_batch": {"consumer": "c-q", "count": 2}}]
+    assert _results(steps, REPEATS) == [["m3", "m3"]]
+    assert _results(steps) == [["m3", "m1"]]

@@ -69,6 +69,9 @@ class EmbeddedNatsServer(ServerProcess):
         super().__init__(port)
         self.binary = find_binary(binary)
         self.info: dict[str, object] = {}
+        #: the name this process announces in its INFO: another server that took the probed port first
+        #: (a test worker's own embedded server) is never mistaken for this one
+        self.server_name = f"mqc-{os.urandom(6).hex()}"
 
     @property
     def url(self) -> str:
@@ -81,18 +84,22 @@ class EmbeddedNatsServer(ServerProcess):
     def _prepare(self, workdir: Path) -> tuple[list[str], Path | None]:
         config = workdir / "nats.conf"
         config.write_text(
-            f'listen: "127.0.0.1:{self.port}"\n'
+            f'listen: "127.0.0.1:{self.port}"\nserver_name: {json.dumps(self.server_name)}\n'
             f"jetstream {{\n  store_dir: {json.dumps(str(workdir / 'store'))}\n"
             "  max_memory_store: 256MB\n  max_file_store: 1GB\n}\n")
         return [self.binary, "-c", str(config)], None
 
     def _ready(self) -> bool:
-        """Ready once it answers with JetStream on."""
+        """Ready once it answers with JetStream on, under its own name (free_port's port can be taken
+        by another process between the probe and the bind: that server's INFO is not this one's)."""
         try:
-            self.info = read_info("127.0.0.1", self.port, timeout=0.5)
+            info = read_info("127.0.0.1", self.port, timeout=0.5)
         except OSError:
             return False
-        return bool(self.info.get("jetstream"))
+        if info.get("server_name") != self.server_name:
+            return False
+        self.info = info
+        return bool(info.get("jetstream"))
 
     def _failure(self, reason: str) -> str:
         return f"nats: embedded nats-server ({self.binary}) {reason}"

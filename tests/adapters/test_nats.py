@@ -266,6 +266,21 @@ def test_server_without_jetstream_is_an_adapter_error(free_port: int, tmp_path: 
         proc.wait()
 
 
+def test_a_server_whose_port_was_taken_is_not_mistaken_for_the_one_there() -> None:
+    """free_port's port can be taken by another test worker's server between the probe and the bind:
+    the new server must fail to start, not take the other server's INFO for its own (a replay then ran
+    on another nats-server release)."""
+    first = EmbeddedNatsServer().start()
+    second = EmbeddedNatsServer(port=first.port)
+    try:
+        with pytest.raises(AdapterError, match="exited with code"):
+            second.start()
+        assert first.info["server_name"] == first.server_name != second.server_name
+    finally:
+        second.stop()
+        first.stop()
+
+
 def test_broker_killed_mid_test_gives_info_then_adapter_error(namespace: str) -> None:
     server = EmbeddedNatsServer().start()
     adapter = NatsAdapter(url=server.url, request_timeout=1.0)

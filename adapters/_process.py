@@ -47,6 +47,43 @@ def port_accepts(port: int, host: str = LOOPBACK, timeout: float = 0.2) -> bool:
         return False
 
 
+def _listening_inodes(port: int) -> set[str] | None:
+    """The socket inodes listening on TCP `port` (/proc/net/tcp, tcp6), or None where /proc cannot
+    tell (not Linux)."""
+    inodes: set[str] = set()
+    try:
+        tables = [Path("/proc/net/tcp").read_text(), Path("/proc/net/tcp6").read_text()]
+    except OSError:
+        return None
+    for table in tables:
+        for line in table.splitlines()[1:]:
+            fields = line.split()
+            if len(fields) > 9 and fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:
+                inodes.add(fields[9])
+    return inodes
+
+
+def owns_port(pid: int, port: int) -> bool:
+    """Whether a process of `pid`'s process group (a broker started in its own session, and the JVM
+    a launcher script runs) listens on TCP `port`; true where /proc cannot tell."""
+    inodes = _listening_inodes(port)
+    if inodes is None:
+        return True
+    wanted = {f"socket:[{inode}]" for inode in inodes}
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            # the process group is the 5th field of stat, after the parenthesised name
+            if int((proc / "stat").read_text().rsplit(")", 1)[1].split()[2]) != pid:
+                continue
+            if any(str(fd.readlink()) in wanted for fd in (proc / "fd").iterdir()):
+                return True
+        except (OSError, ValueError, IndexError):
+            continue
+    return False
+
+
 def java(broker: str, package: str = "openjdk-17-jre-headless") -> str:
     """The java on PATH that starts `broker`; AdapterError naming the Debian package without one."""
     found = shutil.which("java")
@@ -198,7 +235,9 @@ class ServerProcess:
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 return f"exited with code {self.process.returncode}: {last_line(self._log_paths())}"
-            if self._ready():
+            # ready, and on its own port: free_port's port can be taken by another process (a test
+            # worker's broker) between the probe and the bind, and that broker then answers
+            if self._ready() and owns_port(self.process.pid, self.port):
                 return None
             time.sleep(self.poll_s)
         return f"not ready within {self.ready_timeout_s:.0f} s"

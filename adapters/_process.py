@@ -25,10 +25,12 @@ from typing import Any, Self
 from .contract import AdapterError
 
 LOOPBACK = "127.0.0.1"
-#: the JVM option of every test broker the adapters start: C1 only. A test broker lives minutes and
+#: the JVM options of every test broker the adapters start: C1 only. A test broker lives minutes and
 #: runs many code paths a few thousand times each; C2's compilations took over half of Artemis' CPU in
-#: a run of 3000 management reads (2.40.0, two cores shared)
-SHORT_RUN_JIT = "-XX:TieredStopAtLevel=1"
+#: a run of 3000 management reads (2.40.0, two cores shared). C1 alone gets the 48 MB code cache of a
+#: JVM without tiers, which a long-lived JVM fills (a test worker's Spark driver did: "Out of space in
+#: CodeCache", and its SparkContext stopped): the tiered JVM's 240 MB
+SHORT_RUN_JIT = ("-XX:TieredStopAtLevel=1", "-XX:ReservedCodeCacheSize=240m")
 
 
 def free_port() -> int:

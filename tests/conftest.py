@@ -11,13 +11,15 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
+from mqconform.adapters._process import SHORT_RUN_JIT
 from mqconform.adapters.rooms import rooms
 from mqconform.conformance.exploring import settings as suite_settings
 
 settings.load_profile(suite_settings.default_profile())
 #: the tests' Spark jobs are short and small: the JVM's first tier of compilation only (about half the
-#: JVM's CPU of a report over a small run: 69 -> 38 s measured), for the sessions and the CLI runs alike
-os.environ.setdefault("MQCONFORM_SPARK_JAVA_OPTIONS", "-XX:TieredStopAtLevel=1")
+#: JVM's CPU of a report over a small run: 69 -> 38 s measured), for the sessions and the CLI runs alike,
+#: with the test brokers' options (a tiered JVM's code cache: a worker's session lives the whole run)
+os.environ.setdefault("MQCONFORM_SPARK_JAVA_OPTIONS", " ".join(SHORT_RUN_JIT))
 
 ROOT = Path(__file__).resolve().parent.parent
 #: loopback port -> the service scripts/services.sh starts there (the broker rooms that need one)

@@ -100,7 +100,7 @@ class ActiveMQProcess(ServerProcess):
         binary = shutil.which("java") or "java"
         opens = ["java.base/java.lang", "java.base/java.util", "java.base/java.net",
                  "java.base/java.security", "java.base/java.util.concurrent"]
-        return [binary, "-Xms64M", f"-Xmx{self.heap_mb}M", SHORT_RUN_JIT,
+        return [binary, "-Xms64M", f"-Xmx{self.heap_mb}M", *SHORT_RUN_JIT,
                 *[arg for mod in opens for arg in ("--add-opens", f"{mod}=ALL-UNNAMED")],
                 f"-Dlog4j.configuration=file:{conf}/log4j.properties",
                 f"-Dactivemq.classpath={conf}", f"-Dactivemq.home={self.home}",

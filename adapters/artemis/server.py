@@ -40,7 +40,7 @@ READY_LINE = "AMQ221007"
 #: the scanner period for expiry (core default 30000 ms, far beyond the suite's 1.5 s steps)
 EXPIRY_SCAN_MS = 100
 HEAP = "-Xms96M -Xmx384M"
-JIT = SHORT_RUN_JIT
+JIT = " ".join(SHORT_RUN_JIT)
 USER = "admin"
 PASSWORD = "admin"
 

@@ -37,7 +37,7 @@ SERVED = ("2.4.0.Final", "2.4.1.Final", "2.4.3.Final", "2.4.4.Final", "2.4.5.Fin
 DEFAULT_VERSION = SERVED[-1]
 READY_TIMEOUT_S = 90.0
 READY_LINE = b"HQMQC ready"
-HEAP = ("-Xms64M", "-Xmx256M", SHORT_RUN_JIT)
+HEAP = ("-Xms64M", "-Xmx256M", *SHORT_RUN_JIT)
 LAUNCHER = Path(__file__).with_name("Launcher.java")
 ARTIFACTS = ("hornetq-server", "hornetq-stomp-protocol")
 

@@ -45,7 +45,7 @@ from .room import KAFKA_RELEASES
 SERVED = KAFKA_RELEASES
 DEFAULT_VERSION = KAFKA_RELEASES[-1]
 READY_TIMEOUT_S = 90.0
-HEAP = ("-Xms64m", "-Xmx384m", "-XX:+UseSerialGC", SHORT_RUN_JIT)
+HEAP = ("-Xms64m", "-Xmx384m", "-XX:+UseSerialGC", *SHORT_RUN_JIT)
 #: broker settings of a one-node test cluster with share groups (see the module docstring)
 SETTINGS = {
     "process.roles": "broker,controller",

@@ -47,7 +47,7 @@ ARTIFACTS = ("rocketmq-namesrv", "rocketmq-broker", "rocketmq-client")
 READY_TIMEOUT_S = 180.0
 #: small heaps; C1 only, the serial collector and no TLS (no self-signed certificate to make) start
 #: faster on two shared cores
-JVM = [SHORT_RUN_JIT, "-XX:+UseSerialGC", "-Dtls.server.mode=disabled"]
+JVM = [*SHORT_RUN_JIT, "-XX:+UseSerialGC", "-Dtls.server.mode=disabled"]
 NAMESRV_HEAP = [*JVM, "-Xms32m", "-Xmx128m"]
 BROKER_HEAP = [*JVM, "-Xms64m", "-Xmx256m", "-XX:MaxDirectMemorySize=256m"]
 #: the driver's sources (package mqconform.rocketmq) and its main class

@@ -61,6 +61,3 @@ RETENTION_MUTANTS: tuple[tuple[str, str, type[Broker]], ...] = (
     ("old-pin-id-served", "a client naming an old pin id is pinned again instead of refused",
      _UnpinForgetsNothing),
 )
-#: examples a mutant's test explores where the `ci` settings' are too few (an overflow queue, both
-#: thresholds and counts between them: a long set-up)
-RETENTION_EXAMPLES: dict[str, int] = {"overflow-needs-both": 400}

@@ -702,3 +702,22 @@ def test_finding_a_ttl_message_postpones_max_age(embedded: NatsAdapter, namespac
     held = run_scenario(from_data({"profile": "jetstream", "steps": expected}, "pinned"), embedded,
                         namespace=f"{namespace}-pinned")
     assert held.verdict == "pass", held.verdict_line()
+
+
+@pytest.mark.rules("EXPIRY-1", "EXPIRY-4")
+def test_finding_a_ttl_message_postpones_max_age_of_delivered_messages(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The same bug with m1-m3 received and unacknowledged (JetStream expires them by max_age too):
+    the scenario command names the registered bug (exit 0) and the bug model replays the server's
+    answers at every step; `--strict` keeps it a failure. The README's main job once met exactly this
+    on a random seed and exited 1: the bug's shape counted only ready messages as expired."""
+    from pathlib import Path
+
+    from mqconform.cli import main
+
+    path = Path(__file__).resolve().parent / "scenarios" / "nats-max-age-delivered-after-a-ttl-message.yaml"
+    assert main(["scenario", str(path), "--adapter", "nats"]) == 0
+    out = capsys.readouterr().out
+    assert "DEVIATION" in out and "step 8 (advance): queue q message_count: expected 1, actual 4" in out
+    assert "filestore.go#L7165-L7172" in out
+    assert main(["scenario", str(path), "--adapter", "nats", "--strict"]) == 1

@@ -99,3 +99,29 @@ def test_the_streams_creation_arms_a_check_that_pins_the_next_one() -> None:
         {"send": {"to": "q", "id": "m2", "ttl_ms": 4000}}, {"advance": 1500}]
     assert _counts(steps, with_bug=True) == _counts(steps, with_bug=False)
     assert _counts(steps, with_bug=True)[-3:] == [1, 2, 1]
+
+
+DELIVERED = ROOT / "tests/adapters/scenarios/nats-max-age-delivered-after-a-ttl-message.yaml"
+
+
+def test_messages_held_by_a_consumer_wait_for_the_postponed_check_too() -> None:
+    """JetStream expires a delivered, unacknowledged message by max_age as a ready one: m1-m3, received
+    and held, stay to the moved check (6.0 s) as ready ones would, and the bug's shape (the registry's
+    pre-filter) counts them as what the last advance expired. Before, the shape looked at ready
+    messages only, so a random seed of the README's main job met this bug and exited 1 unexplained."""
+    from mqconform.conformance.judging.deviation_shapes import SHAPES, scenario_trace
+
+    steps = _steps(DELIVERED)
+    assert _counts(steps, with_bug=False)[-1] == 1
+    assert _counts(steps, with_bug=True)[-1] == 4
+    trace = scenario_trace(steps, "jetstream")
+    assert trace is not None
+    assert SHAPES["max-age-expiry-after-ttl-send"](trace)
+    # without the receive, the same messages are ready ones: the shape held there before too
+    ready = [s for s in steps if "receive_batch" not in s]
+    trace = scenario_trace(ready, "jetstream")
+    assert trace is not None and SHAPES["max-age-expiry-after-ttl-send"](trace)
+    # without the Nats-TTL publish it is not this bug's shape
+    plain = [{"send": {"to": "q", "id": "m4"}} if "send" in s else s for s in steps]
+    trace = scenario_trace(plain, "jetstream")
+    assert trace is not None and not SHAPES["max-age-expiry-after-ttl-send"](trace)

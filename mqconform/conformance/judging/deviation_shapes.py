@@ -92,12 +92,17 @@ def _sent_with_ttl(trace: Sequence[TraceStep]) -> set[str]:
 
 
 def _expired_at(before: TraceStep | None, step: TraceStep) -> set[str]:
-    """The ids an advance took out of the queues' ready messages while their ``expired`` count rose."""
+    """The ids an advance took out of the queues' stored messages (ready, or held by a consumer: JetStream
+    expires a delivered message too) while their ``expired`` count rose."""
     gone: set[str] = set()
     for queue in _rose(before, step, "expired"):
-        was = set(map(str, before.queues.get(queue, {}).get("pending", []))) if before else set()
-        gone |= was - set(map(str, step.queues[queue].get("pending", [])))
+        gone |= (_stored(before, queue) if before else set()) - _stored(step, queue)
     return gone
+
+
+def _stored(step: TraceStep, queue: str) -> set[str]:
+    """The ids `queue` holds after `step`: ready (``pending``) or held by its consumers."""
+    return set(map(str, step.queues.get(queue, {}).get("pending", []))) | set(step.held.get(queue, ()))
 
 
 def _last_advance(trace: Sequence[TraceStep]) -> int | None:

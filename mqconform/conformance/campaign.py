@@ -157,14 +157,16 @@ class ReplayTask:
 
 def run_replay(task: ReplayTask) -> TaskResult:
     """Replay one area's corpus on one release: its own server, probed as run_task probes it. A
-    release whose server shows other capabilities than the explored one's (an adapter without
-    ``capabilities_for``, whose releases are one group) explores the area itself (run_task)."""
+    release whose server shows a capability the explored one lacks (an adapter without
+    ``capabilities_for``, whose releases are one group) explores the area itself (run_task): the
+    corpus cannot reach what it alone has. One with fewer capabilities replays the examples it can
+    express (corpus_replay)."""
     from .execution import shutdown
     from .exploring.runner import fault_reason
 
     started = time.perf_counter()
     adapter, server_version, fault = _open_release(task.plan, task.release, task.area)
-    if fault is None and task.capabilities and frozenset(adapter.capabilities) != task.capabilities:
+    if fault is None and task.capabilities and not frozenset(adapter.capabilities) <= task.capabilities:
         shutdown(adapter)
         return run_task(CampaignTask(task.plan, task.release, task.area, task.run_id))
     try:

@@ -107,15 +107,17 @@ def test_a_divergence_speaks_for_the_check_of_what_differs() -> None:
     assert held.covered() == {"send.result", "counters.pending_count"}
 
 
-def test_a_release_showing_other_capabilities_explores_instead_of_replaying(monkeypatch: Any) -> None:
+def test_a_release_showing_a_capability_the_explored_one_lacks_explores_instead_of_replaying(
+        monkeypatch: Any) -> None:
     """An adapter without capabilities_for puts every release in one group; a release whose server
-    shows another capability set than the explored one's explores the area itself."""
+    shows a capability the explored one's lacks explores the area itself (the corpus cannot reach
+    it), one showing the same or fewer replays."""
     from mqconform.conformance import campaign
     from mqconform.conformance.plan import RunPlan
     from mqconform.releases import Release
 
-    older = _no_restart(ReferenceAdapter(options=ARTEMIS))
-    monkeypatch.setattr(campaign, "_open_release", lambda plan, release, area: (older, "1.0", None))
+    release_adapter = ReferenceAdapter(options=ARTEMIS)
+    monkeypatch.setattr(campaign, "_open_release", lambda plan, release, area: (release_adapter, "1.0", None))
     explored: list[Any] = []
 
     def explore(task: Any) -> Any:
@@ -126,10 +128,29 @@ def test_a_release_showing_other_capabilities_explores_instead_of_replaying(monk
     plan = RunPlan.build("reference", {}, profile=None, settings_name="dev", areas="delivery", max_examples=2,
                          max_findings=None, seed=1, shrink_seconds=None)
     release = Release("reference", "1.0", "none")
-    same = frozenset(older.capabilities)
+    shown = frozenset(release_adapter.capabilities)
+    assert "scheduling" in shown
     task = campaign.ReplayTask(plan, release, "delivery", "run", "2.0", (), frozenset(), None,
-                               same | {"restart"})
+                               shown - {"scheduling"})
     assert campaign.run_replay(task) == "explored"  # type: ignore[comparison-overlap]
     assert [(t.release, t.area, t.corpus_k) for t in explored] == [(release, "delivery", 0)]
-    replayed = campaign.run_replay(attrs.evolve(task, capabilities=same))
-    assert replayed.replayed_from == "2.0" and not explored[1:]
+    for explored_caps in (shown, shown | {"scheduling-extra"}):
+        replayed = campaign.run_replay(attrs.evolve(task, capabilities=explored_caps))
+        assert replayed.replayed_from == "2.0" and not explored[1:]
+
+
+def test_a_release_with_fewer_capabilities_replays_what_it_can_express() -> None:
+    """The explored release restarts, the replayed one cannot (an older Artemis without scheduling, say):
+    the examples with a restart are inexpressible there and check nothing (their checks n/a, never
+    unknown or a pass); the others are replayed and judged as on any release."""
+    result, recorder = _explore("delivery", examples=40)
+    explored = _ARTEMIS.evolve(features=_ARTEMIS.features)
+    full = corpus.distil(recorder.examples)
+    # a check only the examples with a restart reached (as DELIVERY's restart checks on Artemis)
+    restart = [corpus.Example(({"restart": {}}, *e.steps), (*e.checks, (1, "restart.only", "")),
+                              failing=e.failing, rules=e.rules) for e in full[:3]]
+    older = lambda: _no_restart(ReferenceAdapter(options=explored))  # noqa: E731
+    replayed = replay_area("delivery", [*full, *restart], older, explored,
+                           reached=frozenset(result.checked) | {"restart.only"})
+    assert not replayed.findings and replayed.unknown is None
+    assert replayed.checked == result.checked

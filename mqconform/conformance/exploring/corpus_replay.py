@@ -15,6 +15,11 @@ its steps shrunk on that release (minimize.shrink) and judged flaky as the runne
 check, as a run disables a check after its finding. The checks of the examples whose replays were
 judged are the release's checked checks; examples that got no answer (``unknown``, tried twice)
 leave theirs out, and when that leaves out a check the exploration reached, the area is unknown.
+
+A release with fewer capabilities than the explored one (an older Artemis without scheduling or page
+limits) replays the examples the model of its own capabilities can express; the others check
+nothing there, so a check that only they reached is not checked on that release (its rules n/a,
+never a pass), as an exploration of that release could not reach it either.
 """
 
 from __future__ import annotations
@@ -38,8 +43,10 @@ ATTEMPTS = 2
 
 @attrs.frozen
 class Replayed:
-    """One example's replay: its verdict (pass, fail, unknown, invalid: the model rejects it) and,
-    for a fail, where and what differs."""
+    """One example's replay: its verdict (pass, fail, unknown; invalid: the release refused one of
+    its operations as unsupported; inexpressible: the model of the release's capabilities rejects
+    it, as on an older release without a capability the explored one has) and, for a fail, where and
+    what differs."""
 
     verdict: str
     steps_run: int = 0
@@ -59,7 +66,7 @@ def replay_example(example: Example, claimed: ModelOptions, adapter: Adapter, na
         annotated = annotate(list(example.steps), claimed)
         scenario = from_data({"profile": claimed.name, "steps": annotated}, "corpus")
     except (ModelRejected, ValueError) as exc:
-        return Replayed("invalid", message=str(exc))
+        return Replayed("inexpressible", message=str(exc))
     outcome = run_until_judged(scenario, adapter, attempts=ATTEMPTS, namespace=namespace)
     if outcome.verdict in ("pass", "not_applicable", "unknown", "invalid"):
         # an operation the release refused as unsupported: the replay evidences nothing (invalid)
@@ -153,6 +160,8 @@ def replay_area(area: str, examples: Sequence[Example], adapter_factory: Callabl
         got = replay_example(example, claimed, probe, f"mqc-replay-{area}-{n}")
         result.examples += 1
         result.steps += got.steps_run
+        if got.verdict == "inexpressible":  # evidences nothing: its checks stay unchecked (n/a)
+            continue
         if got.verdict in ("unknown", "invalid"):
             unanswered |= example.reached()
             continue

@@ -85,6 +85,11 @@ class DeliveryMixin(BrokerCore):
         listed = list(queue.pending)
         for n, ref in enumerate(listed):
             unseen.add_tail(ref, n - len(listed), ref.size)
+        if self.options.priority_removal_lowers_highest and queue.pending.watch is not None:
+            from .bugs.artemis_priority_removal import IteratorWalk  # a bug model's walk
+
+            if isinstance(queue.pending.watch, IteratorWalk):  # the consumer's own iterator
+                unseen.watch = queue.pending.watch.iterator(unseen)
         return unseen
 
     def _push(self, queue: QueueState, consumer: ConsumerState, ref: Ref) -> None:
@@ -187,12 +192,7 @@ class DeliveryMixin(BrokerCore):
                     continue
                 if not consumer.has_room():
                     consumer.blocked = leaves
-                    if consumer.unseen is not None and self.options.repeat_after_removal_returns_twice:
-                        from .bugs.artemis_linked_list_repeat import busy  # a bug model
-
-                        busy(consumer)
-                    elif pending.watch is not None and consumer.unseen is None and consumer.selector is None:
-                        pending.watch.touch(consumer, consumer.config.name)  # a bug model's walk
+                    self._busy(consumer, pending if consumer.unseen is None else consumer.unseen)
                     continue
                 if plain and consumer.selector is None:
                     if pending.returned_ids:
@@ -219,6 +219,17 @@ class DeliveryMixin(BrokerCore):
             else:
                 return moved
         return moved
+
+    def _busy(self, consumer: ConsumerState, source: PendingList[Ref]) -> None:
+        """A consumer without room in a delivery pass: the bug models' iterators stop at the message
+        it would get (reference_model.bugs: a walk of the list, a non-destructive queue's repeat)."""
+        watch = source.watch if consumer.selector is None else None
+        stopped = watch.touch(consumer, consumer.config.name) if watch is not None else None
+        unseen = consumer.unseen
+        if unseen is not None and self.options.repeat_after_removal_returns_twice:
+            from .bugs.artemis_linked_list_repeat import busy  # a bug model
+
+            busy(consumer, stopped if watch is not None else unseen.peek())
 
     @staticmethod
     def _rejoin_rotation(queue: QueueState) -> None:

@@ -39,7 +39,8 @@ class PendingWatch(Protocol[T_co]):
 
     def polled(self, level: int) -> None: ...
 
-    def touch(self, consumer: object, name: str) -> None: ...
+    def touch(self, consumer: object, name: str) -> T_co | None:
+        """A busy consumer's iterator in a delivery pass; the message it stopped at, if known."""
 
     def next_for(self, consumer: object, name: str) -> T_co | None: ...
 

@@ -55,15 +55,13 @@ BUG = BugModel(
 )
 
 
-def busy(consumer: ConsumerState) -> None:
+def busy(consumer: ConsumerState, head: Ref | None) -> None:
     """QueueImpl#deliver found `consumer` without credit: the iterator of its next message's level
-    stops at it (repeat()); one a level's iterator already stopped at stays (the repeat branch returns
-    it again)."""
-    unseen = consumer.unseen
-    if unseen is not None:
-        head = unseen.peek()
-        if head is not None:
-            consumer.repeating.setdefault(head.msg.priority, head.id)
+    (`head`: the first it has not been given, or where the priority walk of
+    artemis_priority_removal stopped; None: nothing) stops at it (repeat()); one a level's iterator
+    already stopped at stays (the repeat branch returns it again)."""
+    if consumer.unseen is not None and head is not None:
+        consumer.repeating.setdefault(head.msg.priority, head.id)
 
 
 def took(queue: QueueState, consumer: ConsumerState, ref: Ref) -> None:

@@ -4,8 +4,10 @@ Artemis 2.24.0 to 2.56.0 (the regression scenario fails on 2.26.0 to 2.56.0, eve
 2.26.0 replayed, and holds on 2.18.0 and 2.21.0; the prune came with ARTEMIS-3890 in 2.24.0). Found by
 fresh seed 989465 (lastvalue area) on 2.40.0; not reported upstream yet (no Jira or GitHub
 report found; ARTEMIS-4985's pull request apache/artemis#5142 discussed the same loop for the top
-level only). DELIVERY-3. Regression scenario:
-tests/adapters/scenarios/artemis-last-value-prune-skips-higher-priority.yaml; report text:
+level only). DELIVERY-3, DELIVERY-12. Regression scenarios:
+tests/adapters/scenarios/artemis-last-value-prune-skips-higher-priority.yaml (destructive) and
+artemis-non-destructive-last-value-prune-skips-higher-priority.yaml (non-destructive, the same seed's
+lastvalue-3 to lastvalue-9 on 2.40.0); report text:
 docs/findings/artemis-last-value-prune-skips-higher-priority.md.
 
 A queue's pending messages are a PriorityLinkedListImpl (apache/artemis 2.56.0,
@@ -19,6 +21,15 @@ iterators (checkHighest, L61-L74) sets it to the add's level only, and every con
 restarts there (checkReset, L254-L260: ``index = highestPriority``), below the level-9 message, which a
 consumer then gets only after everything from that level down.
 
+A non-destructive queue is the same: its consumers walk the same list, each with its own iterator
+(QueueImpl#deliver, QueueImpl.java L3004-L3007 at 2.56.0: ``holder.iter = messageReferences.iterator()``),
+which delivery only moves past a message (it skips removeMessageReference on a non-destructive queue,
+L3066-L3068; LastValueQueue#addTail, L71-L77, never delivers directly there), and pruneLastValues
+removes a superseded message through its own iterator of that list as on a destructive queue. The
+lowered ``highestPriority`` and the next add's reset send each consumer's iterator below the
+higher-priority message it has not been given yet (2.40.0, seed 989465: m3 before m2; a receive of
+three, with the level-4 iterator's repeat left by the prune of m1, gives m3, m3, m4).
+
 The model (:class:`IteratorWalk`, under the option ``priority_removal_lowers_highest``): the list's
 ``highestPriority``, ``lastPriority`` and reset count kept as PriorityLinkedListImpl keeps them, and
 per consumer the level its iterator is at and the resets it has seen; a removal other than a ring's
@@ -27,7 +38,13 @@ resets the iterators here (checkHighest's same-priority shortcut is ARTEMIS-4985
 eviction's bug, their own models). A busy consumer's iterator moves to the first non-empty level at or
 below its own at each delivery pass (QueueImpl#deliver asks it for its next message, L3024, and
 repeat()s it, L3075); a consumer whose iterator finds nothing at or below its level is given the
-top message (the broker gives it on its next delivery pass). Not distinguished: a removal by id
+top message (the broker gives it on its next delivery pass). A consumer of a non-destructive queue
+walks what it has not been given (ConsumerState.unseen, whose watch is its :class:`ConsumerIterator`)
+with the list's shared bookkeeping, only under this module's option (the ring eviction's and
+ARTEMIS-4985's models alone keep a non-destructive consumer in list order: not replayed there); a
+busy one's iterator stopping at a message is where artemis_linked_list_repeat's repeat is set, and
+a new iterator (a new consumer; QueueImpl#resetAllIterators after a scheduled message fires,
+artemis_scheduled_resets_iterators) starts at the top. Not distinguished: a removal by id
 (removeWithID, which leaves ``highestPriority`` alone) is taken as an iterator's.
 """
 
@@ -115,9 +132,15 @@ class IteratorWalk:
         elif level not in listed:
             self.highest = max(listed, default=-1)
 
-    def _position(self, consumer: object, name: str) -> tuple[int, int]:
+    def iterator(self, unseen: PendingList[Ref]) -> ConsumerIterator:
+        """A consumer's iterator over a non-destructive queue's list (`unseen`: what it has not been
+        given yet, ConsumerState.unseen), sharing this list's ``highestPriority`` and resets."""
+        return ConsumerIterator(self, unseen)
+
+    def _position(self, consumer: object, name: str,
+                  iterators: dict[str, tuple[object, int, int]]) -> tuple[int, int]:
         """The iterator's level and seen resets after its checkReset (a new one starts at the top)."""
-        known = self.iterators.get(name)
+        known = iterators.get(name)
         if known is None or known[0] is not consumer:
             return self.top, self.resets
         _, index, seen = known
@@ -125,30 +148,76 @@ class IteratorWalk:
             return (self.highest if self.reset_to_highest else self.top), self.resets
         return index, seen
 
-    def _found(self, index: int) -> int | None:
-        below = [level for level in self._listed() if level <= index]
+    @staticmethod
+    def _found(index: int, over: PendingList[Ref]) -> int | None:
+        below = [level for level in set(over.level_of.values()) if level <= index]
         return max(below) if below else None
 
-    def touch(self, consumer: object, name: str) -> None:
+    def walk(self, consumer: object, name: str, over: PendingList[Ref],
+             iterators: dict[str, tuple[object, int, int]], *, hand_out: bool,
+             wraps_when_empty: bool = False) -> Ref | None:
+        """Move `consumer`'s iterator (its level and seen resets in `iterators`) over the messages of
+        `over` it can still be given: to the first non-empty level at or below its own (hasNext),
+        and return that level's head. Finding none, a busy consumer's iterator goes back to the top
+        and stops at nothing, while one handed a message takes the head of the top non-empty level
+        (the broker gives it on its next delivery pass). With nothing in `over`, the iterator is left
+        alone, or, `wraps_when_empty`, goes back to the top (hasNext ran down every level)."""
+        listed = list(over)
+        if not listed:
+            if wraps_when_empty:
+                iterators[name] = (consumer, self.top, self._position(consumer, name, iterators)[1])
+            return None
+        index, seen = self._position(consumer, name, iterators)
+        found = self._found(index, over)
+        level_of = over.level_of
+        if found is None:
+            if not hand_out:
+                iterators[name] = (consumer, self.top, seen)
+                return None
+            found = level_of[listed[0].id]
+        iterators[name] = (consumer, found, seen)
+        return next(r for r in listed if level_of[r.id] == found)
+
+    def touch(self, consumer: object, name: str) -> Ref | None:
         """A busy consumer in a delivery pass: its iterator stops at the first non-empty level at or
-        below its own (hasNext, then repeat), or, finding none, goes back to the top."""
-        if not self.pending.level_of:
-            return
-        index, seen = self._position(consumer, name)
-        found = self._found(index)
-        self.iterators[name] = (consumer, self.top if found is None else found, seen)
+        below its own (hasNext, then repeat), or, finding none, goes back to the top; the message it
+        stopped at."""
+        return self.walk(consumer, name, self.pending, self.iterators, hand_out=False)
 
     def next_for(self, consumer: object, name: str) -> Ref | None:
         """The message `consumer`'s iterator hands out: the head of the first non-empty level at or
         below its own, or, when there is none, of the top one."""
-        listed = list(self.pending)
-        if not listed:
-            return None
-        index, seen = self._position(consumer, name)
-        found = self._found(index)
-        level_of = self.pending.level_of
-        if found is None:
-            found = level_of[listed[0].id]
-        ref = next(r for r in listed if level_of[r.id] == found)
-        self.iterators[name] = (consumer, found, seen)
-        return ref
+        return self.walk(consumer, name, self.pending, self.iterators, hand_out=True)
+
+
+class ConsumerIterator:
+    """One consumer's PriorityLinkedListIterator over a non-destructive queue's list: its walk of the
+    messages it has not been given (ConsumerState.unseen, whose watch it is) with the list's shared
+    ``highestPriority`` and resets (:class:`IteratorWalk`, the queue's pending list's watch). The
+    consumer's adds to and removals from `unseen` are its own progress, not the list's: the list tells
+    :class:`IteratorWalk` of its own. A new one (a new consumer, or QueueImpl#resetAllIterators)
+    starts at the top."""
+
+    def __init__(self, walk: IteratorWalk, unseen: PendingList[Ref]) -> None:
+        self.walk = walk
+        self.unseen = unseen
+        self.iterators: dict[str, tuple[object, int, int]] = {}
+
+    def added(self, level: int) -> None:
+        """The consumer's iterator moved back over a message (the list's add is told elsewhere)."""
+
+    def removed(self, level: int) -> None:
+        """The consumer's iterator moved past a message (the list's removal is told elsewhere)."""
+
+    def polled(self, level: int) -> None:
+        """As :meth:`removed`."""
+
+    def touch(self, consumer: object, name: str) -> Ref | None:
+        """As IteratorWalk.touch, over what the consumer has not been given."""
+        return self.walk.walk(consumer, name, self.unseen, self.iterators, hand_out=False,
+                              wraps_when_empty=True)
+
+    def next_for(self, consumer: object, name: str) -> Ref | None:
+        """As IteratorWalk.next_for, over what the consumer has not been given."""
+        return self.walk.walk(consumer, name, self.unseen, self.iterators, hand_out=True,
+                              wraps_when_empty=True)

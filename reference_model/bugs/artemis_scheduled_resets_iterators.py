@@ -23,7 +23,8 @@ LASTVALUE-9. References at tag 2.40.0 of apache/artemis, artemis-server/.../core
 
 The model (option ``scheduled_fire_resets_iterators``; hook in Broker._fire_due): after due messages of a
 non-destructive queue went to its head, every consumer's iterator (ConsumerState.unseen) is the whole
-list again, from its head, and forgets the repeat state of artemis_linked_list_repeat. A consumer given
+list again, from its head, and forgets the repeat state of artemis_linked_list_repeat (and, under
+artemis_priority_removal's walk, its level: a new iterator starts at the top). A consumer given
 a message it holds holds it twice (shared with that bug model: Broker._push keeps both copies in a
 pushing consumer's buffer, in the order given; Broker.receive keeps the second as ConsumerState.copies,
 delivering until a close, rollback or restart cancels it; an acknowledgement settles one, a second one

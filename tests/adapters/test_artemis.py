@@ -209,6 +209,29 @@ def test_finding_non_destructive_last_value_repeats_current(artemis: ArtemisAdap
     assert (outcome.verdict, outcome.step) == ("fail", 7), outcome.verdict_line()
 
 
+@pytest.mark.rules("DELIVERY-3", "DELIVERY-12")
+@pytest.mark.parametrize("name", ["artemis-last-value-prune-skips-higher-priority.yaml",
+                                  "artemis-non-destructive-last-value-prune-skips-higher-priority.yaml"])
+def test_finding_last_value_prune_skips_higher_priority(artemis: ArtemisAdapter, namespace: str,
+                                                        name: str) -> None:
+    """Fresh seed 989465 on 2.40.0 (artemis-priority-removal-lowers-highest), on a destructive and a
+    non-destructive last-value queue: the prune of m1 below m2 (priority 9) lowers highestPriority and
+    m3's add restarts the consumer's iterator below m2. The model gives m2 at step 6, the broker m3,
+    and the bug model's replay on the broker holds at every step."""
+    from mqconform.adapters.contract import model_for
+    from mqconform.conformance.judging.bug_replay import holds_under
+    from tests.conformance.bug_model_support import scenario_steps
+
+    scenario = load(SCENARIOS / name)
+    assert run_scenario(scenario, ReferenceAdapter(options=profile("artemis"))).verdict == "pass"
+    outcome = run_scenario(scenario, artemis, namespace=namespace)
+    assert (outcome.verdict, outcome.step) == ("fail", 6), outcome.verdict_line()
+    assert "result: expected m2, actual m3" in outcome.verdict_line()
+    claimed = model_for(profile("artemis"), frozenset(artemis.capabilities))
+    assert holds_under(scenario_steps(SCENARIOS / name), "artemis-priority-removal-lowers-highest", claimed,
+                       lambda: artemis)
+
+
 @pytest.mark.rules("DELIVERY-31")
 def test_delete_by_id(opened: ArtemisAdapter) -> None:
     a = opened

@@ -4,7 +4,9 @@ highestPriority, and the next reset puts every iterator there) and
 artemis-ring-eviction-keeps-last-priority (a ring's poll leaves lastPriority and highestPriority, so an
 add at the evicted level resets no iterator). Each gives its regression scenario's broker answer where
 the plain model holds the scenario, no other bug model explains it, and each, with ARTEMIS-4985's,
-leaves the other scenarios to their own bug. No broker is needed."""
+leaves the other scenarios to their own bug. The first also on a non-destructive queue, whose consumers
+walk the same list (each with its own iterator), with the repeat and scheduled-reset bug models there.
+No broker is needed."""
 
 from __future__ import annotations
 
@@ -94,3 +96,69 @@ def test_without_a_prune_the_walk_keeps_priority_order() -> None:
     assert _first_two(PRUNE, last_value=True) == ["m3", "m2"]
     assert _first_two(None, last_value=True) == ["m2", "m3"]
     assert _first_two(PRUNE, last_value=False) == _first_two(None, last_value=False) == ["m2", "m1"]
+
+
+#: the non-destructive version (seed 989465 on 2.40.0, lastvalue-3 to lastvalue-9): each consumer walks
+#: the queue's one list with its own iterator, which the prune's lowered highestPriority sends below m2
+NON_DESTRUCTIVE = (ROOT / "tests/adapters/scenarios"
+                   / "artemis-non-destructive-last-value-prune-skips-higher-priority.yaml")
+#: the options the lastvalue area explored with when it found the non-destructive case
+EXPLORED = {"repeat_after_removal_returns_twice": True, "priority_removal_lowers_highest": True}
+
+
+def test_a_non_destructive_consumer_walks_the_lowered_list_too() -> None:
+    """DELIVERY-3, DELIVERY-12: the scenario holds on the plain model; the bug model gives the broker's
+    m3 at step 6, which the replay explains alone and with the repeat bug the area explored past."""
+    scenario = load(NON_DESTRUCTIVE)
+    assert run_scenario(scenario, bug_model(None, "artemis"), namespace="t").verdict == "pass"
+    outcome = run_scenario(scenario, bug_model(PRUNE, "artemis"), namespace="t")
+    line = outcome.verdict_line()
+    assert outcome.verdict == "fail" and "step 6 " in line and "result: expected m2, actual m3" in line, line
+    steps = scenario_steps(NON_DESTRUCTIVE)
+    artemis = profile("artemis")
+    assert holds_under(steps, PRUNE, artemis, lambda: bug_model(PRUNE, "artemis"))
+    assert not holds_under(steps, PRUNE, artemis, lambda: bug_model(None, "artemis"))
+    both = ReferenceAdapter(options=artemis.evolve(**EXPLORED))
+    assert holds_under(steps, PRUNE, artemis, lambda: both, options=EXPLORED)
+    for other in BUGS:
+        if other != PRUNE:
+            assert not holds_under(steps, other, artemis, lambda: bug_model(PRUNE, "artemis")), other
+
+
+def _non_destructive(options: dict[str, bool], *, fire: bool = False) -> list[str | None]:
+    """The non-destructive scenario's steps, then (`fire`) a scheduled m6 fired to the head: what a
+    receive of three gives under the artemis model with `options`."""
+    model = ReferenceAdapter(options=profile("artemis").evolve(**options))
+    model.open("t")
+    model.declare_queue(QueueConfig(name="q", last_value_key="lvk", non_destructive=True))
+    model.open_consumer(ConsumerConfig(name="c", queue="q", window_bytes=0))
+    props = {"lvk": "v0"}
+    model.send("q", Message(id="m1", size=100, properties=props))
+    model.send("q", Message(id="m2", size=100, priority=9, properties=props))
+    for msg_id in ("m3", "m4", "m5"):
+        model.send("q", Message(id=msg_id, size=100))
+    if fire:
+        model.send("q", Message(id="m6", size=100, scheduled_at_ms=10))  # the clock starts at 0
+        model.advance(10)
+    return [model.receive("c").value for _ in range(3)]
+
+
+def test_the_walk_and_the_repeat_bug_give_the_brokers_batch() -> None:
+    """lastvalue-7 (2.40.0): the broker gives [m3, m3, m4] to a receive of three. The walk hands out m3
+    (level 4, below m2); the level-4 iterator lost m1 to the prune (its current null), so m3 comes twice
+    (artemis_linked_list_repeat); then m4. The repeat bug alone gives m2 first, the walk alone no
+    second m3."""
+    assert _non_destructive(EXPLORED) == ["m3", "m3", "m4"]
+    assert _non_destructive({"repeat_after_removal_returns_twice": True}) == ["m2", "m3", "m3"]
+    assert _non_destructive({"priority_removal_lowers_highest": True}) == ["m3", "m4", "m5"]
+    assert _non_destructive({}) == ["m2", "m3", "m4"]
+
+
+def test_a_scheduled_reset_gives_the_consumer_a_new_iterator_at_the_top() -> None:
+    """QueueImpl#resetAllIterators (artemis_scheduled_resets_iterators): a fired scheduled message
+    replaces each consumer's iterator by a new one, which starts at the top level (m2) whatever the
+    list's lowered highestPriority; without that bug the old iterator stays at level 4, below m2, and
+    hands out m6 (fired to the head of level 4) first."""
+    resets = {"priority_removal_lowers_highest": True, "scheduled_fire_resets_iterators": True}
+    assert _non_destructive(resets, fire=True)[0] == "m2"
+    assert _non_destructive({"priority_removal_lowers_highest": True}, fire=True)[0] == "m6"

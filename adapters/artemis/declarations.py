@@ -59,11 +59,18 @@ POSITIONAL_SKIPPED = frozenset({"managementBrowsePageSize"})
 class ArtemisDeclarations(ArtemisSettling):
     """Addresses, queues and their address settings."""
 
-    def _ensure_address(self, name: str, config: AddressConfig | None = None) -> _Address:
+    def _ensure_address(self, name: str, config: AddressConfig | None = None, *,
+                        shared: bool = False) -> _Address:
+        """The address `name`, created when missing: MULTICAST when declared (`config`) or named by a
+        queue declaration as its address (`shared`: the model's address gives each of its queues a
+        copy; an ANYCAST address would give each message to one of them), else ANYCAST (a queue's
+        own address)."""
         address = self.addresses_.get(name)
         if address is None:
             address = _Address(name, self._physical(name))
             mgmt = self._mgmt()
+            if shared:
+                address.routing = "MULTICAST"
             if config is not None:
                 address.routing, address.config = "MULTICAST", config
                 address.settings.update(self._limit_settings(config))
@@ -207,7 +214,9 @@ class ArtemisDeclarations(ArtemisSettling):
             raise Refused("ring_size must be -1 or >= 0")
         if config.redelivery_delay_ms:
             raise Unsupported(self._why("redelivery_delay"))
-        address = self._ensure_address(config.address_name)
+        address = self._ensure_address(config.address_name, shared=config.address is not None)
+        if address.routing == "ANYCAST" and address.queues:
+            raise Unsupported("a second queue on another queue's own (anycast) address")
         settings = self._queue_settings(config)
         if address.queues and settings != {k: address.settings.get(k) for k in settings}:
             raise Unsupported("queues with different redelivery settings on one address "

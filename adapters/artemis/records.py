@@ -52,8 +52,8 @@ class _Receiver(MessagingHandler):  # type: ignore[misc]
 class _Address:
     name: str
     physical: str
-    #: an address declared with `address` is MULTICAST (every queue gets a copy, PAGING-2); one a
-    #: queue declaration makes is ANYCAST
+    #: an address declared with `address`, or named as its address by a queue declaration, is
+    #: MULTICAST (every queue gets a copy, PAGING-2); a queue's own address is ANYCAST
     routing: str = "ANYCAST"
     #: its limits and full policy, when declared with any (sends then carry sized bodies, .sizing)
     config: AddressConfig | None = None

@@ -232,6 +232,27 @@ def test_finding_last_value_prune_skips_higher_priority(artemis: ArtemisAdapter,
                        lambda: artemis)
 
 
+@pytest.mark.rules("LASTVALUE-5", "LASTVALUE-6")
+def test_finding_last_value_direct_delivery_stays_current(artemis: ArtemisAdapter, namespace: str) -> None:
+    """The 2.40.0 ci run's ring area (nine counterexamples of one sequence; the ring plays no part): m1
+    (key v0) is delivered directly at its send, so LastValueQueue#refRemoved never forgets it; its nack
+    leaves it pending, where the model prunes it (message count 0 at step 6, the broker 1), and the
+    bug model's replay on the broker holds at every step."""
+    from mqconform.adapters.contract import model_for
+    from mqconform.conformance.judging.bug_replay import holds_under
+    from tests.conformance.bug_model_support import scenario_steps
+
+    path = SCENARIOS / "artemis-last-value-direct-delivery-stays-current.yaml"
+    scenario = load(path)
+    assert run_scenario(scenario, ReferenceAdapter(options=profile("artemis"))).verdict == "pass"
+    outcome = run_scenario(scenario, artemis, namespace=namespace)
+    assert (outcome.verdict, outcome.step) == ("fail", 6), outcome.verdict_line()
+    assert "queue q message_count: expected 0, actual 1" in outcome.verdict_line()
+    claimed = model_for(profile("artemis"), frozenset(artemis.capabilities))
+    assert holds_under(scenario_steps(path), "artemis-last-value-direct-delivery-stays-current", claimed,
+                       lambda: artemis)
+
+
 @pytest.mark.rules("DELIVERY-31")
 def test_delete_by_id(opened: ArtemisAdapter) -> None:
     a = opened
@@ -537,3 +558,23 @@ def test_finding_non_destructive_ring_repeats_replaced(artemis: ArtemisAdapter, 
         outcome = run_scenario(scenario, artemis, namespace=f"{namespace}-again")
     assert (outcome.verdict, outcome.step) == ("fail", 5), outcome.verdict_line()
     assert "expected null, actual m2" in outcome.verdict_line()
+
+
+@pytest.mark.rules("PAGING-2")
+def test_queues_naming_one_address_each_get_a_copy(artemis: ArtemisAdapter, namespace: str) -> None:
+    """Two queues that name an address no `address` step declared each get every message sent to it
+    (the adapter had created that address ANYCAST: Artemis then gave each message to one queue); a
+    queue's own address still takes sends to the queue's name, and a second queue on it is refused as
+    unsupported, not silently given anycast distribution."""
+    scenario = load(SCENARIOS / "artemis-queues-on-a-named-address-get-a-copy-each.yaml")
+    assert run_scenario(scenario, ReferenceAdapter(options=profile("artemis"))).verdict == "pass"
+    outcome = run_scenario(scenario, artemis, strict=True, namespace=namespace)
+    assert outcome.verdict == "pass", outcome.verdict_line()
+    artemis.open(f"{namespace}-own")
+    try:
+        assert artemis.declare_queue(QueueConfig(name="q")).type == "ok"
+        second = artemis.declare_queue(QueueConfig(name="q-2", address="q"))
+        assert (second.type, second.error) == (
+            "fail", "unsupported: a second queue on another queue's own (anycast) address")
+    finally:
+        artemis.close()

@@ -160,6 +160,9 @@ class DeliveryMixin(BrokerCore):
                 took(queue, consumer, ref)
             return
         queue.pending.remove(ref.id)
+        if queue.lv_direct and ref.id in queue.lv_direct:
+            queue.lv_direct.discard(ref.id)  # a bug model (bugs.artemis_last_value_direct): never listed
+            return
         if queue.special:
             self._unlisted(queue, ref)
 

@@ -410,6 +410,13 @@ class ModelOptions:
     #: queue each consumer walks the whole list again, and is given every listed message once more,
     #: a second copy of those it holds. False: each consumer's iterator keeps its place.
     scheduled_fire_resets_iterators: bool = False
+    #: LASTVALUE-5/LASTVALUE-6, a broker bug and never a profile's choice: Artemis 2.24 to 2.56
+    #: (reference_model.bugs.artemis_last_value_direct, finding
+    #: artemis-last-value-direct-delivery-stays-current). A keyed message that a consumer with room takes
+    #: the moment it is sent to a destructive last-value queue with an empty list is delivered directly
+    #: (QueueImpl#deliverDirect), never listed, so LastValueQueue#refRemoved never forgets it: it stays
+    #: its value's current message (a nack of it is not pruned). False: a delivered message is not current.
+    last_value_direct_stays_current: bool = False
 
     def overflow_for(self, policy: str | None) -> Overflow:
         """The model overflow of a queue declared with `policy` (None: the profile's `overflow`);

@@ -78,6 +78,7 @@ class RestartMixin(BrokerCore):
         for queue in self.queues.values():
             queue.in_delivery.clear()  # a bug model's state: the broker's metrics start over
             queue.pending_kept = 0
+            queue.lv_direct.clear()
             self._reread_in_store_order(queue)
             counters = queue.counters
             counters.added = self.counters(queue.name).message_count

@@ -79,6 +79,10 @@ class RingMixin(LastValueMixin, BrokerCore):
         queue.counters.added += 1
         address.hold(message)
         ref.in_memory = True
+        if self.options.last_value_direct_stays_current:  # a bug model (reference_model.bugs)
+            from .bugs.artemis_last_value_direct import sent
+
+            sent(queue, ref, self.now_ms)
         self._enqueue_new(queue, ref)
         return True
 

@@ -310,6 +310,10 @@ class QueueState:
         #: always empty and 0 on a profile's model)
         self.in_delivery: set[str] = set()
         self.pending_kept = 0
+        #: ids of keyed messages a send gave a consumer at once, never listed, so still their value's
+        #: current one (a bug model's state: reference_model.bugs.artemis_last_value_direct; always
+        #: empty on a profile's model)
+        self.lv_direct: set[str] = set()
 
     def last_value(self, ref: Ref) -> object:
         """RING-15: the ref's last-value property value, None when it has none."""

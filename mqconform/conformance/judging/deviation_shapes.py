@@ -225,6 +225,25 @@ def _non_destructive_direct_delivery(trace: Sequence[TraceStep]) -> bool:
                for before, step in _pairs(trace))
 
 
+def _last_value_direct_delivery(trace: Sequence[TraceStep]) -> bool:
+    """A send of a message with the key of a destructive last-value queue whose list was empty, at which
+    the model's delivering count of that queue rises (a consumer takes it at once): Artemis delivers it
+    directly (QueueImpl#deliverDirect), never lists it, and so keeps it its value's current message
+    (LastValueQueue#refRemoved is not called)."""
+    keys = {str(step.args.get("name")): str(step.args.get("last_value_key")) for step in trace
+            if step.op == "queue" and isinstance(step.args, Mapping) and step.args.get("last_value_key")
+            and not step.args.get("non_destructive")}
+    for before, step in _pairs(trace):
+        if step.op not in ("send", "send_batch") or not isinstance(step.args, Mapping):
+            continue
+        properties = step.args.get("properties") or {}
+        for queue in set(_rose(before, step, "delivering_count")) & set(keys):
+            empty = before is None or not before.queues.get(queue, {}).get("pending")
+            if empty and isinstance(properties, Mapping) and keys[queue] in properties:
+                return True
+    return False
+
+
 def _ids(step: TraceStep) -> list[str]:
     """The message ids a send, receive or ack step names or got, in order."""
     if step.op in ("receive", "receive_batch"):
@@ -531,6 +550,7 @@ SHAPES: Final[Mapping[str, Callable[[Sequence[TraceStep]], bool]]] = {
     "same-priority-send-not-reset": _same_priority_send_not_reset,
     "removal-below-higher-priority": _removal_below_higher_priority,
     "non-destructive-direct-delivery": _non_destructive_direct_delivery,
+    "last-value-direct-delivery": _last_value_direct_delivery,
     "non-destructive-delete": _non_destructive_delete,
     "ring-replaces-returning-paged": _ring_replaces_returning_paged,
     "depaged-message-delivering": _depaged_message_delivering,

@@ -1,0 +1,73 @@
+"""Artemis: a last-value message delivered directly at its send stays its value's current message.
+
+Artemis 2.24.0 to 2.56.0 (2.40.0 and 2.56.0 replayed; from ARTEMIS-3890, which made a delivered
+reference stop being current and prunes what is not current after each delivery pass; not reported
+upstream yet: docs/findings/artemis-last-value-direct-delivery-stays-current.md). LASTVALUE-5,
+LASTVALUE-6. Found by a 2.40.0 ``ci`` run (ring area, a ring of 1 that is also a last-value queue):
+nine counterexamples of one six-step sequence. References at tag 2.40.0 of apache/artemis,
+artemis-server/.../core/server/impl/.
+
+A destructive last-value queue forgets a delivered message as its value's current one through
+LastValueQueue#refRemoved (``removeIfCurrent(ref)``, LastValueQueue.java L157-L161), which
+QueueImpl#deliver calls when it takes a reference off the list (removeMessageReference, QueueImpl.java
+L3070-L3073). A message sent while a consumer has room is delivered directly instead
+(LastValueQueue#addTail tracks it, then ``super.addTail(ref, isNonDestructive() ? false : direct)``,
+L71-L76; QueueImpl#addTail -> deliverDirect, L1006, L3698-L3760): it is never listed, so refRemoved
+never runs and it stays current while its consumer holds it, and after its acknowledgement too (only an
+EXPIRED or KILLED ack removes it, LastValueQueue#acknowledge L165-L181), until a newer message of its
+value replaces it. An individual cancel (nack) puts it back with QueueImpl#cancel -> internalAddSorted
+(L1786-L1797), which tracks nothing: a message delivered from the list is then not current and the next
+delivery pass prunes it (REPLACED, #pruneLastValues L122-L141), but one delivered directly is still
+current and stays (2.40.0: queue of ring 1 and key lvk, a prefetching consumer, m3 (priority 0, lvk v0)
+taken at its send, m7..m9 sent, m3 nacked: m9 goes to the consumer and m3 stays pending, message count
+1, where a message delivered from the list is pruned). A close returns it through LastValueQueue#addHead
+(trackLastValueIfAbsent), whose putIfAbsent finds the stale one: a returned message of that value is
+then pruned although nothing newer exists. Regression scenario:
+tests/adapters/scenarios/artemis-last-value-direct-delivery-stays-current.yaml.
+
+The model (option ``last_value_direct_stays_current``; hooks in Broker._admit_to_queue and _take): a
+keyed message sent to a destructive last-value queue whose list is empty, while a consumer of the queue
+has room for it and takes it (not paused; no scheduled delivery), is marked as sent directly
+(QueueState.lv_direct); its dispatch then leaves it its value's current one (no _unlisted), and so do
+its acknowledgement and a nack. Whether the broker sends directly also depends on its directDeliver
+flag, which a listed add clears and a later send re-checks at most once a second of real time
+(QueueImpl#addTail L980-L1004): the model sends directly every time its list is empty, which the broker
+does for the first sends to a fresh queue (the flag starts true, L289) and otherwise only after the
+re-check; a replay the model gets wrong this way fails (it is not explained). Not modelled: an expiry or
+a dead-lettering of such a message, which removes it as current (the model keeps it), and a restart,
+whose reload tracks the reloaded messages afresh (LastValueQueue#reload).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .model import BugModel
+
+if TYPE_CHECKING:
+    from ..state import QueueState, Ref
+
+BUG = BugModel(
+    name="artemis-last-value-direct-delivery-stays-current",
+    key="Artemis LastValueQueue: deliverDirect skips refRemoved (not yet filed)",
+    option="last_value_direct_stays_current",
+    rules=("LASTVALUE-5", "LASTVALUE-6"),
+    source="https://github.com/apache/artemis/blob/2.40.0/artemis-server/src/main/java/org/apache/"
+           "activemq/artemis/core/server/impl/LastValueQueue.java#L71-L76",
+    releases=">=2.24",
+    summary="a last-value message a consumer takes the moment it is sent (delivered directly, never "
+            "listed) stays its value's current message, so a nack of it is not pruned as stale and a "
+            "returned message of its value is",
+)
+
+
+def sent(queue: QueueState, ref: Ref, now_ms: int) -> None:
+    """A send is about to add `ref` to `queue`'s tail: mark it as delivered directly when the broker
+    would (QueueImpl#addTail -> deliverDirect): a destructive last-value queue, a message with the
+    key, an empty list, and a consumer not paused with room for it whose selector takes it."""
+    if (queue.last_value_key is None or queue.non_destructive or len(queue.pending)
+            or queue.last_value(ref) is None or queue.ring_size == 0 or now_ms < queue.paused_until
+            or (ref.msg.scheduled_at_ms or 0) > 0):
+        return
+    if any(consumer.has_room() and consumer.matches(ref) for consumer in queue.consumers):
+        queue.lv_direct.add(ref.id)

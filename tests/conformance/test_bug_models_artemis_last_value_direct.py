@@ -1,0 +1,97 @@
+"""The Artemis bug model artemis-last-value-direct-delivery-stays-current (LASTVALUE-5, LASTVALUE-6): a
+keyed message a consumer takes the moment it is sent to a last-value queue (QueueImpl#deliverDirect,
+never listed) stays its value's current message, so a nack of it is not pruned as stale and a message
+of its value returned by a close is. It gives the regression scenario's broker answer where the plain
+model holds the scenario; a message listed before its delivery, one without the key and a
+non-destructive queue are as the plain model has them. No broker is needed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from mqconform.conformance.judging.bug_replay import holds_under
+from mqconform.conformance.judging.deviation_shapes import SHAPES, scenario_trace
+from mqconform.reference_model.bugs import BUGS
+from mqconform.reference_model.config import ConsumerConfig, Message, QueueConfig
+from mqconform.reference_model.profiles import PROFILES, profile
+from mqconform.scenario import load, run_scenario
+from tests.conformance.bug_model_support import bug_model, scenario_steps
+
+ROOT = Path(__file__).resolve().parents[2]
+BUG = "artemis-last-value-direct-delivery-stays-current"
+SCENARIO = ROOT / "tests/adapters/scenarios/artemis-last-value-direct-delivery-stays-current.yaml"
+
+
+def test_no_profile_switches_the_bug_on() -> None:
+    assert not any(getattr(profile(name), BUGS[BUG].option) for name in PROFILES)
+
+
+def test_the_bug_model_gives_the_brokers_answer_where_the_plain_model_holds() -> None:
+    scenario = load(SCENARIO)
+    assert run_scenario(scenario, bug_model(None, "artemis"), namespace="t").verdict == "pass"
+    outcome = run_scenario(scenario, bug_model(BUG, "artemis"), namespace="t")
+    assert outcome.verdict == "fail"
+    line = outcome.verdict_line()
+    assert "step 6 " in line and "queue q message_count: expected 0, actual 1" in line, line
+    steps = scenario_steps(SCENARIO)
+    assert holds_under(steps, BUG, profile("artemis"), lambda: bug_model(BUG, "artemis"))
+    assert not holds_under(steps, BUG, profile("artemis"), lambda: bug_model(None, "artemis"))
+    trace = scenario_trace(steps, "artemis")
+    assert trace is not None and SHAPES["last-value-direct-delivery"](trace)
+    assert not SHAPES["last-value-direct-delivery"](trace[:2])  # before m1's send
+
+
+def _after_nack(bug: str | None, *, listed: bool = False, keyed: bool = True,
+                non_destructive: bool = False) -> tuple[list[str], int]:
+    """m1 (priority 0, keyed unless not `keyed`) sent to a last-value queue whose prefetching consumer
+    has room for one (or, `listed`, sent before the consumer opens), m2 (priority 4) after it; m1
+    received and nacked: the pending ids and the replaced count."""
+    model = bug_model(bug, "artemis")
+    model.open("t")
+    model.declare_queue(QueueConfig(name="q", last_value_key="lvk", non_destructive=non_destructive))
+    consumer = ConsumerConfig(name="c", queue="q", window_bytes=-1, max_unacked=1)
+    if not listed:
+        model.open_consumer(consumer)
+    model.send("q", Message(id="m1", size=100, priority=0, properties={"lvk": "v0"} if keyed else {}))
+    if listed:
+        model.open_consumer(consumer)
+    model.send("q", Message(id="m2", size=100))
+    assert model.receive("c").value == "m1"
+    if non_destructive:
+        return model.pending_ids("q").value, model.counters("q").value["replaced"]
+    assert model.nack("c", "m1").value == "ok"
+    return model.pending_ids("q").value, model.counters("q").value["replaced"]
+
+
+def test_a_nack_of_a_message_taken_at_its_send_is_not_pruned() -> None:
+    assert _after_nack(None) == ([], 1)
+    assert _after_nack(BUG) == (["m1"], 0)
+
+
+def test_a_message_listed_before_its_delivery_is_pruned_as_the_plain_model_has_it() -> None:
+    """2.40.0: the same steps with m1 sent before the consumer opens (delivered from the list,
+    LastValueQueue#refRemoved forgets it) prune m1 at the nack."""
+    assert _after_nack(BUG, listed=True) == _after_nack(None, listed=True) == ([], 1)
+
+
+def test_a_message_without_the_key_and_a_non_destructive_queue_are_unchanged() -> None:
+    assert _after_nack(BUG, keyed=False) == _after_nack(None, keyed=False) == (["m1"], 0)
+    assert _after_nack(BUG, non_destructive=True) == _after_nack(None, non_destructive=True)
+
+
+def test_a_close_returns_a_message_of_that_value_as_stale() -> None:
+    """Measured once on 2.40.0: m4 (v1) listed, then taken by c1; m5 (v1) taken by c2 at its send; c1's
+    close returns m4, which the broker prunes (putIfAbsent finds m5) where the plain model keeps it."""
+    def returned(bug: str | None) -> list[str]:
+        model = bug_model(bug, "artemis")
+        model.open("t")
+        model.declare_queue(QueueConfig(name="r", last_value_key="lvk"))
+        model.send("r", Message(id="m4", size=100, properties={"lvk": "v1"}))
+        for name in ("c1", "c2"):
+            model.open_consumer(ConsumerConfig(name=name, queue="r", window_bytes=-1, max_unacked=1))
+        model.send("r", Message(id="m5", size=100, properties={"lvk": "v1"}))
+        model.close_consumer("c1")
+        return model.pending_ids("r").value
+
+    assert returned(None) == ["m4"]
+    assert returned(BUG) == []

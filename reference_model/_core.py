@@ -166,6 +166,7 @@ class BrokerCore:
         def _lv_put(self, queue: QueueState, ref: Ref) -> None: ...  # ring
         def _lv_if_absent(self, queue: QueueState, ref: Ref) -> None: ...  # ring
         def _lv_check(self, queue: QueueState, ref: Ref) -> None: ...  # ring
+        def _prune_last_values(self, queue: QueueState) -> bool: ...  # last_value
         def _enqueue_new(self, queue: QueueState, ref: Ref) -> None: ...  # clock
         def _stamp_expiry(self, queue: QueueState, ref: Ref) -> None: ...  # expiry
         def _check_ttl(self, value: int | None, feature: str, what: str) -> None: ...  # expiry

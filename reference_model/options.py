@@ -161,6 +161,12 @@ class ModelOptions:
     requeue_trims_first: bool = False
     #: RING-9: individual cancel (nack) bypasses the ring check (Artemis); False: it is checked.
     nack_bypasses_ring: bool = True
+    #: LASTVALUE-6: the delivery pass an individual cancel (nack) forces runs before the nacking
+    #: consumer's credit returns (Artemis over AMQP: AMQPSessionCallback#cancel -> QueueImpl#cancel, then
+    #: #forceDelivery; the receiver's flow comes after its disposition), and a last-value queue's pruning
+    #: ends that pass: a nacked message that is not its value's current one is pruned (REPLACED) unless a
+    #: consumer with room before the nack takes it. False: the nacker's room counts at once.
+    nack_pass_before_credit: bool = True
     #: REDELIVERY-2: a cancel of an unacked message undoes its delivery-count increment.
     cancel_undoes_delivery_count: bool = True
     #: REDELIVERY-2 (AMQP Modified deliveryFailed=true): a nack keeps the increment.

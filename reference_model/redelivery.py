@@ -102,8 +102,28 @@ class RedeliveryMixin(BrokerCore):
                 if queue.counters.killed > killed:  # dead-lettered or dropped at its delivery limit
                     self._rabbitmq_5609_credit_twice(consumer)
                     self._artemis_cancel_drop_delivering_twice(queue, ref)
+        if opts.nack_pass_before_credit and queue.lv_candidates and requeue and not delay_ms:
+            self._pass_before_credit(queue, consumer, len(refs))
         self._settle(queue)
         return "ok"
+
+    def _pass_before_credit(self, queue: QueueState, consumer: ConsumerState, returned: int) -> None:
+        """LASTVALUE-6: the delivery pass a nack forces on a last-value queue, and the pruning that
+        ends it, run while the nacking consumer still counts the `returned` messages against its room
+        (AMQPSessionCallback#cancel -> ServerConsumerImpl#individualCancel -> QueueImpl#cancel, then
+        QueueImpl#forceDelivery; the AMQP receiver's flow that restores the credit comes after its
+        disposition): a stale nacked message no consumer with room before the nack takes is pruned
+        (LastValueQueue#pruneLastValues) before its nacker could take it again."""
+        limit = consumer.max_unacked
+        if limit is None:
+            return
+        consumer.max_unacked = max(limit - returned, 0)
+        try:
+            if queue.consumers and queue.pending.level_of:
+                self._deliver(queue)
+            self._prune_last_values(queue)
+        finally:
+            consumer.max_unacked = limit
 
     def _rabbitmq_5609_credit_twice(self, consumer: ConsumerState) -> None:
         """Bug model rabbitmq-server#5609 (reference_model.bugs.rabbitmq_server_5609): a nack (a Ra

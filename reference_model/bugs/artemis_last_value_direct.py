@@ -25,6 +25,16 @@ taken at its send, m7..m9 sent, m3 nacked: m9 goes to the consumer and m3 stays 
 then pruned although nothing newer exists. Regression scenario:
 tests/adapters/scenarios/artemis-last-value-direct-delivery-stays-current.yaml.
 
+The pass a nack forces (AMQPSessionCallback#cancel -> QueueImpl#forceDelivery) runs before the nacking
+consumer's credit returns (LASTVALUE-6; the claimed model's option ``nack_pass_before_credit``): a stale
+nacked message that only its nacker could take is pruned by the #pruneLastValues ending that pass. With
+the bug a message taken at its send is still current there and goes back to its nacker once its credit
+is back (2.40.0 and 2.56.0: a consumer holding at most one, m1 taken at its send, received and nacked:
+delivering 1, replaced 0, where the claimed model prunes it). Once such a message has come back by a
+close and been given again from the list, refRemoved has forgotten it and it is pruned like any other
+(the eight FAILs of a 2.56.0 ``ci`` run's ring area explored with this option on were that rule, not
+this bug: tests/adapters/scenarios/artemis-last-value-nack-pruned-before-credit.yaml).
+
 The model (option ``last_value_direct_stays_current``; hooks in Broker._admit_to_queue and _take): a
 keyed message sent to a destructive last-value queue whose list is empty, while a consumer of the queue
 has room for it and takes it (not paused; no scheduled delivery), is marked as sent directly

@@ -253,6 +253,24 @@ def test_finding_last_value_direct_delivery_stays_current(artemis: ArtemisAdapte
                        lambda: artemis)
 
 
+@pytest.mark.rules("LASTVALUE-6")
+def test_last_value_nack_pruned_before_credit(artemis: ArtemisAdapter, namespace: str) -> None:
+    """The 2.56.0 ci run's ring area (eight FAILs explored with the direct-delivery bug's option on):
+    the pass a nack forces (AMQPSessionCallback#cancel -> QueueImpl#forceDelivery) runs before the
+    nacking consumer's credit returns, so a stale nacked message it alone could take is pruned; the
+    model holds every step, with that bug or without it, and the broker too."""
+    from mqconform.reference_model.bugs import BUGS
+
+    scenario = load(SCENARIOS / "artemis-last-value-nack-pruned-before-credit.yaml")
+    bug = BUGS["artemis-last-value-direct-delivery-stays-current"]
+    for options in (profile("artemis"), bug.enable(profile("artemis"))):
+        assert run_scenario(scenario, ReferenceAdapter(options=options)).verdict == "pass"
+    no_pass = profile("artemis").evolve(nack_pass_before_credit=False)
+    assert run_scenario(scenario, ReferenceAdapter(options=no_pass)).verdict == "fail"
+    outcome = run_scenario(scenario, artemis, namespace=namespace)
+    assert outcome.verdict == "pass", outcome.verdict_line()
+
+
 @pytest.mark.rules("DELIVERY-31")
 def test_delete_by_id(opened: ArtemisAdapter) -> None:
     a = opened

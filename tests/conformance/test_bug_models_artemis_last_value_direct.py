@@ -95,3 +95,34 @@ def test_a_close_returns_a_message_of_that_value_as_stale() -> None:
 
     assert returned(None) == ["m4"]
     assert returned(BUG) == []
+
+
+def test_a_nack_by_a_full_consumer_of_a_message_taken_at_its_send() -> None:
+    """2.40.0 and 2.56.0: m1 taken at its send by a consumer that holds at most one, received and nacked
+    with nothing else in the queue. The pass the nack forces runs before the consumer's credit returns
+    (LASTVALUE-6): the plain model prunes m1 as stale there; the broker keeps it current and gives it
+    back to the consumer once its credit is back, as the bug model does."""
+    def after(bug: str | None) -> tuple[list[str], int, int]:
+        model = bug_model(bug, "artemis")
+        model.open("t")
+        model.declare_queue(QueueConfig(name="q", last_value_key="lvk"))
+        model.open_consumer(ConsumerConfig(name="c", queue="q", window_bytes=-1, max_unacked=1))
+        model.send("q", Message(id="m1", size=100, properties={"lvk": "v1"}))
+        assert model.receive("c").value == "m1"
+        assert model.nack("c", "m1").value == "ok"
+        counters = model.counters("q").value
+        return model.pending_ids("q").value, counters["replaced"], counters["delivering_count"]
+
+    assert after(None) == ([], 1, 0)
+    assert after(BUG) == ([], 0, 1)
+
+
+def test_the_nack_before_credit_scenario_is_the_same_with_the_bug() -> None:
+    """The 2.56.0 ci run's ring area (eight FAILs explored with this bug's option on) was the claimed
+    model's LASTVALUE-6 after a nack, not this bug: s1 is given from the list after its close, so both
+    models prune it at the nack, and the bug changes nothing in the scenario (holds_under is False)."""
+    path = ROOT / "tests/adapters/scenarios/artemis-last-value-nack-pruned-before-credit.yaml"
+    scenario = load(path)
+    assert run_scenario(scenario, bug_model(None, "artemis"), namespace="t").verdict == "pass"
+    assert run_scenario(scenario, bug_model(BUG, "artemis"), namespace="t").verdict == "pass"
+    assert not holds_under(scenario_steps(path), BUG, profile("artemis"), lambda: bug_model(BUG, "artemis"))

@@ -87,6 +87,38 @@ def test_returned_message_is_current_only_without_a_newer_one() -> None:
     assert (c.replaced, c.acknowledged, c.message_count) == (1, 0, 2)
 
 
+def _nack_listed(options: object = None, *, room: int = 1, other: int = 0) -> tuple[list[str], int, int]:
+    """m1 (value A) listed, then taken by c (prefetch, at most `room` unacked), which nacks it; `other`:
+    room of a second consumer d opened after c's receive. The pending ids, the replaced count and the
+    delivering count after the nack."""
+    b = Broker(options) if options is not None else Broker()  # type: ignore[arg-type]
+    b.declare_queue(QueueConfig("q", last_value_key="k"))
+    b.send("q", kv("m1", "A"))
+    b.open_consumer(ConsumerConfig("c", "q", window_bytes=-1, max_unacked=room))
+    assert b.receive("c") == "m1"
+    if other:
+        b.open_consumer(ConsumerConfig("d", "q", window_bytes=-1, max_unacked=other))
+    assert b.nack("c", "m1") == "ok"
+    c = b.counters("q")
+    return b.pending_ids("q"), c.replaced, c.delivering_count
+
+
+@rules("LASTVALUE-6")
+def test_a_nacked_stale_message_is_pruned_before_its_full_consumer_gets_room_back() -> None:
+    """m1, delivered from the list, is no longer current (LastValueQueue#refRemoved); the pass the nack
+    forces (AMQPSessionCallback#cancel -> QueueImpl#forceDelivery) runs before the nacker's credit
+    returns, so a consumer that held one of one does not take m1 again: it is pruned (2.40.0, 2.56.0)."""
+    assert _nack_listed() == ([], 1, 0)
+    # the nacker's room counting at once (the option off) gives m1 back to it
+    assert _nack_listed(profile("artemis").evolve(nack_pass_before_credit=False)) == ([], 0, 1)
+
+
+@rules("LASTVALUE-6")
+def test_a_nacked_stale_message_goes_to_a_consumer_with_room_before_the_nack() -> None:
+    assert _nack_listed(room=2) == ([], 0, 1)  # the nacker had credit left (2.56.0: delivered again)
+    assert _nack_listed(other=1) == ([], 0, 1)  # another consumer with room takes it
+
+
 @rules("LASTVALUE-7")
 def test_message_count_leaves_delivering_out() -> None:
     b = lvq()

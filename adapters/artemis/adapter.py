@@ -39,7 +39,7 @@ from ..contract import AdapterError, Result
 from .features import CAPABILITIES, MIN_VERSION, Features
 from .management import Jolokia, ManagementError
 from .observation import ArtemisObservation
-from .records import FAR_MS, PULL_WAIT_S, WIDE_CREDIT, _Address, _Consumer, _Receiver
+from .records import DRAIN_PATIENCE_S, FAR_MS, PULL_WAIT_S, WIDE_CREDIT, _Address, _Consumer, _Receiver
 from .server import (
     DEFAULT_VERSION,
     PASSWORD,
@@ -331,13 +331,25 @@ class ArtemisAdapter(ArtemisObservation):
         broker tried the queue. A drain alone is not enough with messages pending: the broker may
         answer it before its delivery loop ran (ServerConsumerImpl#forceDelivery runs the drain
         callback on the queue executor, where a delivery loop that stopped at MAX_DELIVERIES_IN_LOOP
-        or its timeout is re-queued behind it), a spurious empty receive seen on 2.40.0."""
+        or its timeout is re-queued behind it), a spurious empty receive seen on 2.40.0.
+
+        A drain that comes while the link's previous drain is still being answered is dropped
+        (ProtonServerSenderContext#onFlow L157-L161 at 2.56.0: ``draining`` is cleared in the
+        callback's ``finally``, L179, after it handed its answer to the connection, L170), and the
+        management flush before it does not wait for that callback (ProcessorBase#flush L184-L186
+        returns once no task is queued, while one still runs): the previous drain's answer then takes
+        this drain's credit (an empty answer with a message deliverable: a pull that gets nothing on
+        a non-destructive queue, where management's counts cannot say what this consumer has not been
+        given) or came before it (no answer at all). So an empty answer on a non-destructive queue
+        is asked again once, after a flush (the second drain comes after the first one's answer ran:
+        only a second race, far rarer, could take its credit), and a drain left unanswered for
+        DRAIN_PATIENCE_S is sent again (docs/findings/artemis-amqp-drain-during-drain-dropped.md;
+        DELIVERY-12, LASTVALUE-1)."""
         queue = self.queues[state.queue]
         link = state.link.link
         arrived = state.handler.arrived
         counts = self._queue_state(queue)
         pending = queue.pending(counts)
-        deadline = time.monotonic() + self.timeout
         if pending > 0 and not queue.non_destructive:
             link.flow(1)
             next_look = time.monotonic() + 0.05
@@ -357,9 +369,29 @@ class ArtemisAdapter(ArtemisObservation):
                         break
         else:
             link.drain(1)
+        self._await_drain(state)
+        if not arrived and queue.non_destructive:
+            mgmt = self._mgmt()
+            mgmt.bulk([mgmt.flush_request(self._queue_mbean(queue))])
+            link.drain(1)
+            self._await_drain(state)
+
+    def _await_drain(self, state: _Consumer) -> None:
+        """Pump until a message arrived on the consumer's link or the broker answered its drain
+        (the credit is gone); the drain is sent again after each DRAIN_PATIENCE_S without either (a
+        drain the broker dropped, see `_pull`). TimeoutError after `timeout`."""
+        link = state.link.link
+        arrived = state.handler.arrived
+        deadline = time.monotonic() + self.timeout
+        again = time.monotonic() + DRAIN_PATIENCE_S
         while not arrived and link.credit > 0:
-            if time.monotonic() > deadline:
-                raise TimeoutError("no answer to a drain")
+            now = time.monotonic()
+            if now > deadline:
+                raise TimeoutError("no answer to a drain, sent again every "
+                                   f"{DRAIN_PATIENCE_S} s for {self.timeout} s")
+            if now > again:
+                link.drain(0)
+                again = now + DRAIN_PATIENCE_S
             self._pump_until(lambda: bool(arrived) or link.credit <= 0, 0.005)
 
     def _settle(self, consumer: str, msg_id: str, outcome: str) -> str:

@@ -26,6 +26,9 @@ QUEUE_COUNTS = ("MessageCount", "DeliveringCount", "ScheduledCount", "MessagesAd
                 "MessagesKilled", "MessagesExpired")
 #: how long a pull with a message pending waits for it before it drains (answers None)
 PULL_WAIT_S = 1.0
+#: how long a drain goes unanswered before the pull sends it again (the broker can drop a drain that
+#: comes while the link's previous one is being answered: ArtemisAdapter._pull)
+DRAIN_PATIENCE_S = 0.5
 #: the longest pending list read back (address setting managementBrowsePageSize)
 BROWSE_LIMIT = 100_000
 

@@ -147,7 +147,7 @@ class BrokerCore:
         def _return_all(self, consumer: ConsumerState, delay: bool) -> None: ...  # redelivery
         def _return(self, queue: QueueState, ref: Ref, *, undo: bool, delay: bool,
                     placement: ReturnPlacement, ring_check: bool,
-                    expired: bool = False) -> None: ...  # redelivery
+                    expired: bool = False, track: bool = False) -> None: ...  # redelivery
         def _take_exhausted(self, queue: QueueState) -> None: ...  # redelivery
         def _fire_timers(self) -> None: ...  # ack_wait
         def _start_ack_wait(self, consumer: ConsumerState, msg_id: str) -> None: ...  # ack_wait

@@ -33,7 +33,7 @@ class AckWaitMixin(ClockMixin):
     if TYPE_CHECKING:
         def _return(self, queue: QueueState, ref: Ref, *, undo: bool, delay: bool,
                     placement: ReturnPlacement, ring_check: bool,
-                    expired: bool = False) -> None: ...  # redelivery
+                    expired: bool = False, track: bool = False) -> None: ...  # redelivery
 
     def _push_timer(self, due: int, kind: str, owner: object, msg_id: str) -> None:
         self._timer_seq += 1

@@ -38,7 +38,7 @@ class InvalidAckMixin(BrokerCore):
                  multiple: bool = False, delay_ms: int = 0) -> AckResult: ...  # redelivery
         def _return(self, queue: QueueState, ref: Ref, *, undo: bool, delay: bool,
                     placement: ReturnPlacement, ring_check: bool,
-                    expired: bool = False) -> None: ...  # redelivery
+                    expired: bool = False, track: bool = False) -> None: ...  # redelivery
         def _dead_letter(self, queue: QueueState, ref: Ref,
                          reason: str = "delivery_limit") -> None: ...  # redelivery
 

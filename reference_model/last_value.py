@@ -11,8 +11,8 @@ https://github.com/apache/artemis/blob/2.56.0/artemis-server/src/main/java/org/a
 - the message it superseded is pruned with reason REPLACED at the end of the next dispatch pass, if
   it is still pending (LASTVALUE-1, LASTVALUE-4, #pruneLastValues); a delivering one is left to its
   consumer (LASTVALUE-5), a message without the property is never pruned (LASTVALUE-3);
-- a message returned by a close or rollback is current only when its value has none, else it is
-  pruned as stale after the next pass (LASTVALUE-6, #trackLastValueIfAbsent); on a non-destructive
+- a message returned by a close, rollback or nack is current only when its value has none, else it
+  is pruned as stale after the next pass (LASTVALUE-6, #trackLastValueIfAbsent); on a non-destructive
   queue delivered messages stay listed and returns are not tracked again (LASTVALUE-8, LASTVALUE-9);
 - messageCount leaves delivering messages out (LASTVALUE-7, #getMessageCount: Broker.counters).
 
@@ -45,7 +45,7 @@ class LastValueMixin(BrokerCore):
                 queue.lv_candidates.append(current)
 
     def _lv_if_absent(self, queue: QueueState, ref: Ref) -> None:
-        """LASTVALUE-6: a message returned by a rollback or close is current only if no value is
+        """LASTVALUE-6: a message returned by a rollback, close or nack is current only if no value is
         (LastValueQueue#trackLastValueIfAbsent; not on a non-destructive queue, LASTVALUE-8)."""
         value = queue.last_value(ref)
         if value is not None:

@@ -161,12 +161,6 @@ class ModelOptions:
     requeue_trims_first: bool = False
     #: RING-9: individual cancel (nack) bypasses the ring check (Artemis); False: it is checked.
     nack_bypasses_ring: bool = True
-    #: LASTVALUE-6: the delivery pass an individual cancel (nack) forces runs before the nacking
-    #: consumer's credit returns (Artemis over AMQP: AMQPSessionCallback#cancel -> QueueImpl#cancel, then
-    #: #forceDelivery; the receiver's flow comes after its disposition), and a last-value queue's pruning
-    #: ends that pass: a nacked message that is not its value's current one is pruned (REPLACED) unless a
-    #: consumer with room before the nack takes it. False: the nacker's room counts at once.
-    nack_pass_before_credit: bool = True
     #: REDELIVERY-2: a cancel of an unacked message undoes its delivery-count increment.
     cancel_undoes_delivery_count: bool = True
     #: REDELIVERY-2 (AMQP Modified deliveryFailed=true): a nack keeps the increment.
@@ -421,8 +415,18 @@ class ModelOptions:
     #: artemis-last-value-direct-delivery-stays-current). A keyed message that a consumer with room takes
     #: the moment it is sent to a destructive last-value queue with an empty list is delivered directly
     #: (QueueImpl#deliverDirect), never listed, so LastValueQueue#refRemoved never forgets it: it stays
-    #: its value's current message (a nack of it is not pruned). False: a delivered message is not current.
+    #: its value's current message (an older message of its value that a close returns is pruned as
+    #: stale). False: a delivered message is not current.
     last_value_direct_stays_current: bool = False
+    #: LASTVALUE-6, a broker bug and never a profile's choice: Artemis 2.24 to 2.56
+    #: (reference_model.bugs.artemis_last_value_nack, finding
+    #: artemis-last-value-nack-pruned-before-credit). A nack (QueueImpl#cancel, internalAddSorted) puts a
+    #: message back on a destructive last-value queue untracked, not with trackLastValueIfAbsent as a
+    #: close does, and the delivery pass it forces (AMQPSessionCallback#cancel -> #forceDelivery) runs
+    #: before the nacker's credit returns: a nacked message that is not current (refRemoved forgot it) is
+    #: pruned (REPLACED) unless a consumer with room before the nack takes it. False: a nacked message is
+    #: its value's current one if the value has none, and the nacker's room counts at once.
+    nack_pass_before_credit: bool = False
 
     def overflow_for(self, policy: str | None) -> Overflow:
         """The model overflow of a queue declared with `policy` (None: the profile's `overflow`);

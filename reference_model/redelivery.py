@@ -98,22 +98,25 @@ class RedeliveryMixin(BrokerCore):
                 killed = queue.counters.killed
                 self._return(queue, ref, undo=not opts.nack_keeps_delivery_count,
                              delay=opts.delay_on_nack, placement=opts.nack_placement,
-                             ring_check=not opts.nack_bypasses_ring)
+                             ring_check=not opts.nack_bypasses_ring,
+                             track=not opts.nack_pass_before_credit)
                 if queue.counters.killed > killed:  # dead-lettered or dropped at its delivery limit
                     self._rabbitmq_5609_credit_twice(consumer)
                     self._artemis_cancel_drop_delivering_twice(queue, ref)
         if opts.nack_pass_before_credit and queue.lv_candidates and requeue and not delay_ms:
-            self._pass_before_credit(queue, consumer, len(refs))
+            self._pass_before_credit(queue, consumer, len(refs))  # a bug model (reference_model.bugs)
         self._settle(queue)
         return "ok"
 
     def _pass_before_credit(self, queue: QueueState, consumer: ConsumerState, returned: int) -> None:
-        """LASTVALUE-6: the delivery pass a nack forces on a last-value queue, and the pruning that
-        ends it, run while the nacking consumer still counts the `returned` messages against its room
-        (AMQPSessionCallback#cancel -> ServerConsumerImpl#individualCancel -> QueueImpl#cancel, then
-        QueueImpl#forceDelivery; the AMQP receiver's flow that restores the credit comes after its
-        disposition): a stale nacked message no consumer with room before the nack takes is pruned
-        (LastValueQueue#pruneLastValues) before its nacker could take it again."""
+        """Bug model artemis-last-value-nack-pruned-before-credit (reference_model.bugs.
+        artemis_last_value_nack; LASTVALUE-6): the delivery pass a nack forces on a last-value queue,
+        and the pruning that ends it, run while the nacking consumer still counts the `returned`
+        messages against its room (AMQPSessionCallback#cancel -> ServerConsumerImpl#individualCancel ->
+        QueueImpl#cancel, then QueueImpl#forceDelivery; the AMQP receiver's flow that restores the
+        credit comes after its disposition): a nacked message the nack left untracked, not current, and
+        that no consumer with room before the nack takes is pruned (LastValueQueue#pruneLastValues)
+        before its nacker could take it again."""
         limit = consumer.max_unacked
         if limit is None:
             return
@@ -167,7 +170,8 @@ class RedeliveryMixin(BrokerCore):
         return consumer.ack_wait_for(ref.delivery_count) - consumer.ack_wait_for(1)
 
     def _return(self, queue: QueueState, ref: Ref, *, undo: bool, delay: bool,
-                placement: ReturnPlacement, ring_check: bool, expired: bool = False) -> None:
+                placement: ReturnPlacement, ring_check: bool, expired: bool = False,
+                track: bool = False) -> None:
         """A delivering message goes back: DLA check (REDELIVERY-5), ring check before insertion
         (RING-7), then redelivery delay (REDELIVERY-7, 9) or re-insertion (REDELIVERY-10).
 
@@ -176,8 +180,9 @@ class RedeliveryMixin(BrokerCore):
         redelivery queue and is kept when a dispatch comes to it (:meth:`_take_exhausted`).
 
         DELIVERY-12: on a non-destructive queue the message never left the list: only the delivery
-        ends. RING-15: on a last-value queue a rolled-back or closed message is tracked if absent
-        (before the ring check and the delay); an individual cancel is not tracked.
+        ends. RING-15, LASTVALUE-6: on a last-value queue a rolled-back or closed message, and a nacked
+        one (`track`), is tracked if absent (before the ring check and the delay), as
+        LastValueQueue#addHead does (trackLastValueIfAbsent).
         """
         self._undeliver(queue, ref)
         if undo:
@@ -191,7 +196,7 @@ class RedeliveryMixin(BrokerCore):
             self._dead_letter(queue, ref)
             return
         lvq = queue.last_value_key is not None
-        if lvq and placement == "head":
+        if lvq and (placement == "head" or track):
             self._lv_if_absent(queue, ref)
         delay_ms = self._redelivery_delay(queue, ref) if delay else 0
         opts = self.options

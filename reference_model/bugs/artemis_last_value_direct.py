@@ -3,8 +3,9 @@
 Artemis 2.24.0 to 2.56.0 (2.40.0 and 2.56.0 replayed; from ARTEMIS-3890, which made a delivered
 reference stop being current and prunes what is not current after each delivery pass; not reported
 upstream yet: docs/findings/artemis-last-value-direct-delivery-stays-current.md). LASTVALUE-5,
-LASTVALUE-6. Found by a 2.40.0 ``ci`` run (ring area, a ring of 1 that is also a last-value queue):
-nine counterexamples of one six-step sequence. References at tag 2.40.0 of apache/artemis,
+LASTVALUE-6. Found through a 2.40.0 ``ci`` run (ring area, a ring of 1 that is also a last-value queue:
+nine counterexamples of one six-step sequence with a nack, which the claimed model gives since a nacked
+message follows the close rule; the close shows the bug alone). References at tag 2.40.0 of apache/artemis,
 artemis-server/.../core/server/impl/.
 
 A destructive last-value queue forgets a delivered message as its value's current one through
@@ -15,25 +16,23 @@ L3070-L3073). A message sent while a consumer has room is delivered directly ins
 L71-L76; QueueImpl#addTail -> deliverDirect, L1006, L3698-L3760): it is never listed, so refRemoved
 never runs and it stays current while its consumer holds it, and after its acknowledgement too (only an
 EXPIRED or KILLED ack removes it, LastValueQueue#acknowledge L165-L181), until a newer message of its
-value replaces it. An individual cancel (nack) puts it back with QueueImpl#cancel -> internalAddSorted
-(L1786-L1797), which tracks nothing: a message delivered from the list is then not current and the next
-delivery pass prunes it (REPLACED, #pruneLastValues L122-L141), but one delivered directly is still
-current and stays (2.40.0: queue of ring 1 and key lvk, a prefetching consumer, m3 (priority 0, lvk v0)
-taken at its send, m7..m9 sent, m3 nacked: m9 goes to the consumer and m3 stays pending, message count
-1, where a message delivered from the list is pruned). A close returns it through LastValueQueue#addHead
-(trackLastValueIfAbsent), whose putIfAbsent finds the stale one: a returned message of that value is
-then pruned although nothing newer exists. Regression scenario:
-tests/adapters/scenarios/artemis-last-value-direct-delivery-stays-current.yaml.
+value replaces it. A close returns an older message of its value through LastValueQueue#addHead
+(trackLastValueIfAbsent), whose putIfAbsent finds the stale one: the returned message is then pruned
+although no message of its value is current (2.26.0, 2.40.0, 2.56.0: m4 (lvk v1) listed and given to
+c1, m5 (v1) taken by c2 at its send, c1 closed: m4 pruned, message count 0, where the model keeps it).
+Regression scenario: tests/adapters/scenarios/artemis-last-value-direct-delivery-stays-current.yaml.
 
-The pass a nack forces (AMQPSessionCallback#cancel -> QueueImpl#forceDelivery) runs before the nacking
-consumer's credit returns (LASTVALUE-6; the claimed model's option ``nack_pass_before_credit``): a stale
-nacked message that only its nacker could take is pruned by the #pruneLastValues ending that pass. With
-the bug a message taken at its send is still current there and goes back to its nacker once its credit
-is back (2.40.0 and 2.56.0: a consumer holding at most one, m1 taken at its send, received and nacked:
-delivering 1, replaced 0, where the claimed model prunes it). Once such a message has come back by a
-close and been given again from the list, refRemoved has forgotten it and it is pruned like any other
-(the eight FAILs of a 2.56.0 ``ci`` run's ring area explored with this option on were that rule, not
-this bug: tests/adapters/scenarios/artemis-last-value-nack-pruned-before-credit.yaml).
+An individual cancel (nack) puts a message back with QueueImpl#cancel -> internalAddSorted
+(L1786-L1797), which tracks nothing, and the pass it forces runs before the nacker's credit returns: a
+nacked message that is not current is pruned (REPLACED, #pruneLastValues L122-L141), the bug
+artemis-last-value-nack-pruned-before-credit. With this bug a message taken at its send is still current
+there and stays (2.40.0: queue of ring 1 and key lvk, a prefetching consumer, m3 (priority 0, lvk v0)
+taken at its send, m7..m9 sent, m3 nacked: m9 goes to the consumer and m3 stays pending, message count
+1), which the claimed model gives too (a nacked message follows the close rule, LASTVALUE-6): the nine
+counterexamples of the 2.40.0 run are the claimed model's answer. Once such a message has come back by a
+close and been given again from the list, refRemoved has forgotten it and a full consumer's nack prunes
+it (the eight FAILs of a 2.56.0 ``ci`` run's ring area explored with this option on: the nack bug, held
+with this one: tests/adapters/scenarios/artemis-last-value-nack-pruned-before-credit.yaml).
 
 The model (option ``last_value_direct_stays_current``; hooks in Broker._admit_to_queue and _take): a
 keyed message sent to a destructive last-value queue whose list is empty, while a consumer of the queue
@@ -66,8 +65,8 @@ BUG = BugModel(
            "activemq/artemis/core/server/impl/LastValueQueue.java#L71-L76",
     releases=">=2.24",
     summary="a last-value message a consumer takes the moment it is sent (delivered directly, never "
-            "listed) stays its value's current message, so a nack of it is not pruned as stale and a "
-            "returned message of its value is",
+            "listed) stays its value's current message, so an older message of its value that a close "
+            "returns is pruned as stale although no message of its value is current",
 )
 
 

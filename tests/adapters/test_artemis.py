@@ -234,9 +234,10 @@ def test_finding_last_value_prune_skips_higher_priority(artemis: ArtemisAdapter,
 
 @pytest.mark.rules("LASTVALUE-5", "LASTVALUE-6")
 def test_finding_last_value_direct_delivery_stays_current(artemis: ArtemisAdapter, namespace: str) -> None:
-    """The 2.40.0 ci run's ring area (nine counterexamples of one sequence; the ring plays no part): m1
-    (key v0) is delivered directly at its send, so LastValueQueue#refRemoved never forgets it; its nack
-    leaves it pending, where the model prunes it (message count 0 at step 6, the broker 1), and the
+    """The bug artemis-last-value-direct-delivery-stays-current (found by the 2.40.0 ci run's ring area):
+    m5 (key v1) is delivered directly at its send, so LastValueQueue#refRemoved never forgets it as
+    current; c1's close returns m4 (v1, given from the list), which trackLastValueIfAbsent leaves stale
+    and the broker prunes, where the model keeps it (message count 1 at step 6, the broker 0), and the
     bug model's replay on the broker holds at every step."""
     from mqconform.adapters.contract import model_for
     from mqconform.conformance.judging.bug_replay import holds_under
@@ -247,28 +248,34 @@ def test_finding_last_value_direct_delivery_stays_current(artemis: ArtemisAdapte
     assert run_scenario(scenario, ReferenceAdapter(options=profile("artemis"))).verdict == "pass"
     outcome = run_scenario(scenario, artemis, namespace=namespace)
     assert (outcome.verdict, outcome.step) == ("fail", 6), outcome.verdict_line()
-    assert "queue q message_count: expected 0, actual 1" in outcome.verdict_line()
+    assert "queue r message_count: expected 1, actual 0" in outcome.verdict_line()
     claimed = model_for(profile("artemis"), frozenset(artemis.capabilities))
     assert holds_under(scenario_steps(path), "artemis-last-value-direct-delivery-stays-current", claimed,
                        lambda: artemis)
 
 
 @pytest.mark.rules("LASTVALUE-6")
-def test_last_value_nack_pruned_before_credit(artemis: ArtemisAdapter, namespace: str) -> None:
-    """The 2.56.0 ci run's ring area (eight FAILs explored with the direct-delivery bug's option on):
-    the pass a nack forces (AMQPSessionCallback#cancel -> QueueImpl#forceDelivery) runs before the
-    nacking consumer's credit returns, so a stale nacked message it alone could take is pruned; the
-    model holds every step, with that bug or without it, and the broker too."""
-    from mqconform.reference_model.bugs import BUGS
+def test_finding_last_value_nack_pruned_before_credit(artemis: ArtemisAdapter, namespace: str) -> None:
+    """The bug artemis-last-value-nack-pruned-before-credit (the 2.56.0 ci run's ring area, eight FAILs
+    explored with the direct-delivery bug's option on): a nack leaves a message delivered from the list
+    untracked (QueueImpl#cancel) and the pass it forces (AMQPSessionCallback#cancel ->
+    QueueImpl#forceDelivery) runs before the nacker's credit returns, so m1, which only its full nacker
+    could take, is pruned at step 5 where the model (the close rule of LASTVALUE-6) gives it back; the
+    bug model's replay on the broker holds at every step, with the direct-delivery bug held or not."""
+    from mqconform.adapters.contract import model_for
+    from mqconform.conformance.judging.bug_replay import holds_under
+    from tests.conformance.bug_model_support import scenario_steps
 
-    scenario = load(SCENARIOS / "artemis-last-value-nack-pruned-before-credit.yaml")
-    bug = BUGS["artemis-last-value-direct-delivery-stays-current"]
-    for options in (profile("artemis"), bug.enable(profile("artemis"))):
-        assert run_scenario(scenario, ReferenceAdapter(options=options)).verdict == "pass"
-    no_pass = profile("artemis").evolve(nack_pass_before_credit=False)
-    assert run_scenario(scenario, ReferenceAdapter(options=no_pass)).verdict == "fail"
+    path = SCENARIOS / "artemis-last-value-nack-pruned-before-credit.yaml"
+    scenario = load(path)
+    assert run_scenario(scenario, ReferenceAdapter(options=profile("artemis"))).verdict == "pass"
     outcome = run_scenario(scenario, artemis, namespace=namespace)
-    assert outcome.verdict == "pass", outcome.verdict_line()
+    assert (outcome.verdict, outcome.step) == ("fail", 5), outcome.verdict_line()
+    assert "queue q delivering_count: expected 1, actual 0" in outcome.verdict_line()
+    claimed = model_for(profile("artemis"), frozenset(artemis.capabilities))
+    bug = "artemis-last-value-nack-pruned-before-credit"
+    for held in (None, {"last_value_direct_stays_current": True}):
+        assert holds_under(scenario_steps(path), bug, claimed, lambda: artemis, options=held)
 
 
 @pytest.mark.rules("DELIVERY-31")

@@ -1,14 +1,16 @@
 """The Artemis bug model artemis-last-value-direct-delivery-stays-current (LASTVALUE-5, LASTVALUE-6): a
 keyed message a consumer takes the moment it is sent to a last-value queue (QueueImpl#deliverDirect,
-never listed) stays its value's current message, so a nack of it is not pruned as stale and a message
-of its value returned by a close is. It gives the regression scenario's broker answer where the plain
-model holds the scenario; a message listed before its delivery, one without the key and a
-non-destructive queue are as the plain model has them. No broker is needed."""
+never listed) stays its value's current message, so a message of its value returned by a close is
+pruned as stale, and, with the bug artemis-last-value-nack-pruned-before-credit held, a nack of it is
+not. It gives the regression scenario's broker answer where the plain model holds the scenario; a
+message listed before its delivery, one without the key and a non-destructive queue are as the plain
+model has them. No broker is needed."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from mqconform.adapters.reference import ReferenceAdapter
 from mqconform.conformance.judging.bug_replay import holds_under
 from mqconform.conformance.judging.deviation_shapes import SHAPES, scenario_trace
 from mqconform.reference_model.bugs import BUGS
@@ -19,6 +21,7 @@ from tests.conformance.bug_model_support import bug_model, scenario_steps
 
 ROOT = Path(__file__).resolve().parents[2]
 BUG = "artemis-last-value-direct-delivery-stays-current"
+NACK_BUG = "artemis-last-value-nack-pruned-before-credit"
 SCENARIO = ROOT / "tests/adapters/scenarios/artemis-last-value-direct-delivery-stays-current.yaml"
 
 
@@ -32,21 +35,22 @@ def test_the_bug_model_gives_the_brokers_answer_where_the_plain_model_holds() ->
     outcome = run_scenario(scenario, bug_model(BUG, "artemis"), namespace="t")
     assert outcome.verdict == "fail"
     line = outcome.verdict_line()
-    assert "step 6 " in line and "queue q message_count: expected 0, actual 1" in line, line
+    assert "step 6 " in line and "queue r message_count: expected 1, actual 0" in line, line
     steps = scenario_steps(SCENARIO)
     assert holds_under(steps, BUG, profile("artemis"), lambda: bug_model(BUG, "artemis"))
     assert not holds_under(steps, BUG, profile("artemis"), lambda: bug_model(None, "artemis"))
     trace = scenario_trace(steps, "artemis")
     assert trace is not None and SHAPES["last-value-direct-delivery"](trace)
-    assert not SHAPES["last-value-direct-delivery"](trace[:2])  # before m1's send
+    assert not SHAPES["last-value-direct-delivery"](trace[:4])  # before m5's send
 
 
 def _after_nack(bug: str | None, *, listed: bool = False, keyed: bool = True,
                 non_destructive: bool = False) -> tuple[list[str], int]:
-    """m1 (priority 0, keyed unless not `keyed`) sent to a last-value queue whose prefetching consumer
-    has room for one (or, `listed`, sent before the consumer opens), m2 (priority 4) after it; m1
-    received and nacked: the pending ids and the replaced count."""
-    model = bug_model(bug, "artemis")
+    """The bug NACK_BUG held, and `bug` besides: m1 (priority 0, keyed unless not `keyed`) sent to a
+    last-value queue whose prefetching consumer has room for one (or, `listed`, sent before the consumer
+    opens), m2 (priority 4) after it; m1 received and nacked: the pending ids and the replaced count."""
+    options = BUGS[NACK_BUG].enable(profile("artemis"))
+    model = ReferenceAdapter(options=BUGS[bug].enable(options) if bug else options)
     model.open("t")
     model.declare_queue(QueueConfig(name="q", last_value_key="lvk", non_destructive=non_destructive))
     consumer = ConsumerConfig(name="c", queue="q", window_bytes=-1, max_unacked=1)
@@ -64,13 +68,17 @@ def _after_nack(bug: str | None, *, listed: bool = False, keyed: bool = True,
 
 
 def test_a_nack_of_a_message_taken_at_its_send_is_not_pruned() -> None:
+    """2.40.0: the nack bug prunes a nacked message delivered from the list (not current); one taken at
+    its send is still current with this bug, and stays (the claimed model keeps both)."""
     assert _after_nack(None) == ([], 1)
     assert _after_nack(BUG) == (["m1"], 0)
+    plain = bug_model(None, "artemis")
+    assert not plain.options.nack_pass_before_credit and not getattr(plain.options, BUGS[BUG].option)
 
 
 def test_a_message_listed_before_its_delivery_is_pruned_as_the_plain_model_has_it() -> None:
     """2.40.0: the same steps with m1 sent before the consumer opens (delivered from the list,
-    LastValueQueue#refRemoved forgets it) prune m1 at the nack."""
+    LastValueQueue#refRemoved forgets it) prune m1 at the nack, with this bug or without it."""
     assert _after_nack(BUG, listed=True) == _after_nack(None, listed=True) == ([], 1)
 
 
@@ -99,11 +107,14 @@ def test_a_close_returns_a_message_of_that_value_as_stale() -> None:
 
 def test_a_nack_by_a_full_consumer_of_a_message_taken_at_its_send() -> None:
     """2.40.0 and 2.56.0: m1 taken at its send by a consumer that holds at most one, received and nacked
-    with nothing else in the queue. The pass the nack forces runs before the consumer's credit returns
-    (LASTVALUE-6): the plain model prunes m1 as stale there; the broker keeps it current and gives it
-    back to the consumer once its credit is back, as the bug model does."""
-    def after(bug: str | None) -> tuple[list[str], int, int]:
-        model = bug_model(bug, "artemis")
+    with nothing else in the queue. The claimed model gives it back (the close rule, LASTVALUE-6); the
+    nack bug alone prunes it (not current, and the pass runs before the nacker's credit returns); the
+    broker, with this bug too, keeps it current and gives it back, as both bugs together do."""
+    def after(*bugs: str) -> tuple[list[str], int, int]:
+        options = profile("artemis")
+        for bug in bugs:
+            options = BUGS[bug].enable(options)
+        model = ReferenceAdapter(options=options)
         model.open("t")
         model.declare_queue(QueueConfig(name="q", last_value_key="lvk"))
         model.open_consumer(ConsumerConfig(name="c", queue="q", window_bytes=-1, max_unacked=1))
@@ -113,16 +124,20 @@ def test_a_nack_by_a_full_consumer_of_a_message_taken_at_its_send() -> None:
         counters = model.counters("q").value
         return model.pending_ids("q").value, counters["replaced"], counters["delivering_count"]
 
-    assert after(None) == ([], 1, 0)
-    assert after(BUG) == ([], 0, 1)
+    assert after() == after(BUG) == after(NACK_BUG, BUG) == ([], 0, 1)
+    assert after(NACK_BUG) == ([], 1, 0)
 
 
-def test_the_nack_before_credit_scenario_is_the_same_with_the_bug() -> None:
-    """The 2.56.0 ci run's ring area (eight FAILs explored with this bug's option on) was the claimed
-    model's LASTVALUE-6 after a nack, not this bug: s1 is given from the list after its close, so both
-    models prune it at the nack, and the bug changes nothing in the scenario (holds_under is False)."""
+def test_the_nack_scenario_is_the_nack_bug_with_this_bug_held_or_not() -> None:
+    """The 2.56.0 ci run's ring area (eight FAILs explored with this bug's option on) is the bug
+    artemis-last-value-nack-pruned-before-credit: s1 is given from the list after its close, so this
+    bug does not keep it current, and the nack bug prunes it with this bug held or not; this bug alone
+    changes nothing there."""
     path = ROOT / "tests/adapters/scenarios/artemis-last-value-nack-pruned-before-credit.yaml"
     scenario = load(path)
     assert run_scenario(scenario, bug_model(None, "artemis"), namespace="t").verdict == "pass"
     assert run_scenario(scenario, bug_model(BUG, "artemis"), namespace="t").verdict == "pass"
-    assert not holds_under(scenario_steps(path), BUG, profile("artemis"), lambda: bug_model(BUG, "artemis"))
+    steps = scenario_steps(path)
+    assert not holds_under(steps, BUG, profile("artemis"), lambda: bug_model(BUG, "artemis"))
+    both = ReferenceAdapter(options=BUGS[NACK_BUG].enable(BUGS[BUG].enable(profile("artemis"))))
+    assert holds_under(steps, NACK_BUG, profile("artemis"), lambda: both, options={BUGS[BUG].option: True})

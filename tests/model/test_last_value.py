@@ -87,36 +87,42 @@ def test_returned_message_is_current_only_without_a_newer_one() -> None:
     assert (c.replaced, c.acknowledged, c.message_count) == (1, 0, 2)
 
 
-def _nack_listed(options: object = None, *, room: int = 1, other: int = 0) -> tuple[list[str], int, int]:
+def _nack_listed(*, room: int = 1, other: int = 0, newer: bool = False) -> tuple[list[str], int, int]:
     """m1 (value A) listed, then taken by c (prefetch, at most `room` unacked), which nacks it; `other`:
-    room of a second consumer d opened after c's receive. The pending ids, the replaced count and the
-    delivering count after the nack."""
-    b = Broker(options) if options is not None else Broker()  # type: ignore[arg-type]
+    room of a second consumer d opened after c's receive; `newer`: m2 (value A, priority 9) sent before
+    the nack (with c full, it stays listed as A's current message). The pending ids, the replaced
+    count and the delivering count after the nack."""
+    b = Broker()
     b.declare_queue(QueueConfig("q", last_value_key="k"))
     b.send("q", kv("m1", "A"))
     b.open_consumer(ConsumerConfig("c", "q", window_bytes=-1, max_unacked=room))
     assert b.receive("c") == "m1"
     if other:
         b.open_consumer(ConsumerConfig("d", "q", window_bytes=-1, max_unacked=other))
+    if newer:
+        b.send("q", kv("m2", "A", priority=9))
     assert b.nack("c", "m1") == "ok"
     c = b.counters("q")
     return b.pending_ids("q"), c.replaced, c.delivering_count
 
 
 @rules("LASTVALUE-6")
-def test_a_nacked_stale_message_is_pruned_before_its_full_consumer_gets_room_back() -> None:
-    """m1, delivered from the list, is no longer current (LastValueQueue#refRemoved); the pass the nack
-    forces (AMQPSessionCallback#cancel -> QueueImpl#forceDelivery) runs before the nacker's credit
-    returns, so a consumer that held one of one does not take m1 again: it is pruned (2.40.0, 2.56.0)."""
-    assert _nack_listed() == ([], 1, 0)
-    # the nacker's room counting at once (the option off) gives m1 back to it
-    assert _nack_listed(profile("artemis").evolve(nack_pass_before_credit=False)) == ([], 0, 1)
+def test_a_nacked_message_is_current_when_its_value_has_none() -> None:
+    """m1, delivered from the list, is no longer current (LastValueQueue#refRemoved); its nack puts it
+    back as a close does (LastValueQueue#addHead, trackLastValueIfAbsent): current again, so its nacker
+    takes it back, whether it held one of one or had room for more, or another consumer does. The
+    bug model artemis-last-value-nack-pruned-before-credit prunes it (2.26.0 to 2.56.0)."""
+    assert _nack_listed() == ([], 0, 1)
+    assert _nack_listed(room=2) == ([], 0, 1)
+    assert _nack_listed(other=1) == ([], 0, 1)
 
 
 @rules("LASTVALUE-6")
-def test_a_nacked_stale_message_goes_to_a_consumer_with_room_before_the_nack() -> None:
-    assert _nack_listed(room=2) == ([], 0, 1)  # the nacker had credit left (2.56.0: delivered again)
-    assert _nack_listed(other=1) == ([], 0, 1)  # another consumer with room takes it
+def test_a_nacked_message_with_a_newer_current_one_is_stale() -> None:
+    """m2 (value A) sent while c held m1 is current: the nacked m1 is stale, c takes m2 (the higher
+    priority) in the pass that follows, and m1 is pruned (REPLACED), as after a close."""
+    assert _nack_listed(newer=True) == ([], 1, 1)
+    assert _nack_listed(newer=True, room=2) == ([], 0, 2)  # room for both: m1 is given back too
 
 
 @rules("LASTVALUE-7")

@@ -161,14 +161,22 @@ def test_due_scheduled_value_supersedes_the_pending_one() -> None:
     assert b.pending_ids("q") == ["a1"] and b.counters("q").replaced == 1
 
 
-@rules("RING-15", "RING-9")
-def test_individually_cancelled_value_is_not_tracked_and_is_pruned() -> None:
-    b = lvq()
-    b.open_consumer(ConsumerConfig("c", "q", window_bytes=0))
-    b.send("q", kv("a1", "A"))
-    assert b.receive("c") == "a1"
-    assert b.nack("c", "a1") == "ok"  # QueueImpl#cancel: internalAddSorted, no LVQ tracking
-    assert b.pending_ids("q") == [] and b.counters("q").replaced == 1
+@rules("RING-15", "RING-9", "LASTVALUE-6")
+def test_individually_cancelled_value_is_current_when_its_value_has_none() -> None:
+    """A nacked message follows the close rule (LastValueQueue#addHead, trackLastValueIfAbsent): a1 is
+    A's current message again and stays. Artemis 2.24 to 2.56 does not track it (QueueImpl#cancel:
+    internalAddSorted) and prunes it: the bug model artemis-last-value-nack-pruned-before-credit."""
+    def after(options: object) -> tuple[list[str], int]:
+        b = Broker(options)  # type: ignore[arg-type]
+        b.declare_queue(QueueConfig("q", last_value_key="k"))
+        b.open_consumer(ConsumerConfig("c", "q", window_bytes=0))
+        b.send("q", kv("a1", "A"))
+        assert b.receive("c") == "a1"
+        assert b.nack("c", "a1") == "ok"
+        return b.pending_ids("q"), b.counters("q").replaced
+
+    assert after(profile("artemis")) == (["a1"], 0)
+    assert after(profile("artemis").evolve(nack_pass_before_credit=True)) == ([], 1)
 
 
 # ---------------------------------------------------------------- non-destructive queues

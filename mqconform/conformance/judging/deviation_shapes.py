@@ -17,6 +17,8 @@ from typing import Any, Final
 
 import attrs
 
+from .last_value_shapes import last_value_direct_delivery, last_value_nack
+
 
 @attrs.frozen
 class TraceStep:
@@ -223,49 +225,6 @@ def _non_destructive_direct_delivery(trace: Sequence[TraceStep]) -> bool:
     kept = _non_destructive_queues(trace)
     return any(step.op in ("send", "send_batch") and set(_rose(before, step, "delivering_count")) & kept
                for before, step in _pairs(trace))
-
-
-def _last_value_direct_delivery(trace: Sequence[TraceStep]) -> bool:
-    """A send of a message with the key of a destructive last-value queue whose list was empty, at which
-    the model's delivering count of that queue rises (a consumer takes it at once): Artemis delivers it
-    directly (QueueImpl#deliverDirect), never lists it, and so keeps it its value's current message
-    (LastValueQueue#refRemoved is not called)."""
-    keys = {str(step.args.get("name")): str(step.args.get("last_value_key")) for step in trace
-            if step.op == "queue" and isinstance(step.args, Mapping) and step.args.get("last_value_key")
-            and not step.args.get("non_destructive")}
-    for before, step in _pairs(trace):
-        if step.op not in ("send", "send_batch") or not isinstance(step.args, Mapping):
-            continue
-        properties = step.args.get("properties") or {}
-        for queue in set(_rose(before, step, "delivering_count")) & set(keys):
-            empty = before is None or not before.queues.get(queue, {}).get("pending")
-            if empty and isinstance(properties, Mapping) and keys[queue] in properties:
-                return True
-    return False
-
-
-def _last_value_nack(trace: Sequence[TraceStep]) -> bool:
-    """A nack that asks for a requeue at once (no delay) of a message sent with the key of the
-    destructive last-value queue its consumer reads: Artemis puts it back untracked (QueueImpl#cancel,
-    no trackLastValueIfAbsent) and prunes it before its nacker's credit returns if it is not current."""
-    keys = {str(step.args.get("name")): str(step.args.get("last_value_key")) for step in trace
-            if step.op == "queue" and isinstance(step.args, Mapping) and step.args.get("last_value_key")
-            and not step.args.get("non_destructive")}
-    queue_of: dict[str, str] = {}  # consumer -> its queue
-    keyed: set[str] = set()  # the ids sent with one of those keys
-    for step in trace:
-        if not isinstance(step.args, Mapping):
-            continue
-        if step.op == "consumer":
-            queue_of[str(step.args.get("name"))] = str(step.args.get("queue"))
-        elif step.op in ("send", "send_batch"):
-            properties = step.args.get("properties") or {}
-            if isinstance(properties, Mapping) and set(map(str, properties)) & set(keys.values()):
-                keyed.update(_ids(step))
-        elif (step.op == "nack" and step.args.get("requeue", True) and not step.args.get("delay_ms")
-              and queue_of.get(str(step.args.get("consumer"))) in keys and str(step.args.get("id")) in keyed):
-            return True
-    return False
 
 
 def _ids(step: TraceStep) -> list[str]:
@@ -574,8 +533,8 @@ SHAPES: Final[Mapping[str, Callable[[Sequence[TraceStep]], bool]]] = {
     "same-priority-send-not-reset": _same_priority_send_not_reset,
     "removal-below-higher-priority": _removal_below_higher_priority,
     "non-destructive-direct-delivery": _non_destructive_direct_delivery,
-    "last-value-direct-delivery": _last_value_direct_delivery,
-    "last-value-nack": _last_value_nack,
+    "last-value-direct-delivery": last_value_direct_delivery,
+    "last-value-nack": last_value_nack,
     "non-destructive-delete": _non_destructive_delete,
     "ring-replaces-returning-paged": _ring_replaces_returning_paged,
     "depaged-message-delivering": _depaged_message_delivering,

@@ -31,3 +31,29 @@ def bug_model(bug: str | None, profile_name: str) -> ReferenceAdapter:
     """The model of `profile_name`, with registered bug `bug` switched on (None: the plain model)."""
     options = profile(profile_name)
     return ReferenceAdapter(options=BUGS[bug].enable(options) if bug else options)
+
+
+def assert_bug_model_gives_the_brokers_answer(bug: str, path: Path, profile_name: str, shape: str,
+                                              before_shape: int, *differs: str) -> None:
+    """The regression scenario `path` of `bug` passes on the plain model and fails on the model with
+    the bug at the broker's difference (`differs`: parts of its verdict line, e.g. the step and what
+    differs);
+    the bug model explains its steps (holds_under on the bug model itself) and the plain model does
+    not; the entry's `shape` holds on the claimed model's trace, and not on its first `before_shape`
+    steps."""
+    from mqconform.conformance.judging.bug_replay import holds_under
+    from mqconform.conformance.judging.deviation_shapes import SHAPES, scenario_trace
+    from mqconform.scenario import load, run_scenario
+
+    scenario = load(path)
+    assert run_scenario(scenario, bug_model(None, profile_name), namespace="t").verdict == "pass"
+    outcome = run_scenario(scenario, bug_model(bug, profile_name), namespace="t")
+    line = outcome.verdict_line()
+    assert outcome.verdict == "fail" and all(part in line for part in differs), line
+    steps = scenario_steps(path)
+    claimed = profile(profile_name)
+    assert holds_under(steps, bug, claimed, lambda: bug_model(bug, profile_name))
+    assert not holds_under(steps, bug, claimed, lambda: bug_model(None, profile_name))
+    trace = scenario_trace(steps, profile_name)
+    assert trace is not None and SHAPES[shape](trace)
+    assert not SHAPES[shape](trace[:before_shape])

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mqconform.conformance.judging.bug_replay import holds_under
-from mqconform.conformance.judging.deviation_shapes import SHAPES, scenario_trace
 from mqconform.reference_model.bugs import BUGS
 from mqconform.reference_model.config import ConsumerConfig, Message, QueueConfig
 from mqconform.reference_model.profiles import PROFILES, profile
-from mqconform.scenario import load, run_scenario
-from tests.conformance.bug_model_support import bug_model, scenario_steps
+from tests.conformance.bug_model_support import (
+    assert_bug_model_gives_the_brokers_answer,
+    bug_model,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 BUG = "artemis-last-value-nack-pruned-before-credit"
@@ -28,18 +28,8 @@ def test_no_profile_switches_the_bug_on() -> None:
 
 
 def test_the_bug_model_gives_the_brokers_answer_where_the_plain_model_holds() -> None:
-    scenario = load(SCENARIO)
-    assert run_scenario(scenario, bug_model(None, "artemis"), namespace="t").verdict == "pass"
-    outcome = run_scenario(scenario, bug_model(BUG, "artemis"), namespace="t")
-    assert outcome.verdict == "fail"
-    line = outcome.verdict_line()
-    assert "step 5 " in line and "queue q delivering_count: expected 1, actual 0" in line, line
-    steps = scenario_steps(SCENARIO)
-    assert holds_under(steps, BUG, profile("artemis"), lambda: bug_model(BUG, "artemis"))
-    assert not holds_under(steps, BUG, profile("artemis"), lambda: bug_model(None, "artemis"))
-    trace = scenario_trace(steps, "artemis")
-    assert trace is not None and SHAPES["last-value-nack"](trace)
-    assert not SHAPES["last-value-nack"](trace[:4])  # before m1's nack
+    assert_bug_model_gives_the_brokers_answer(BUG, SCENARIO, "artemis", "last-value-nack", 4, "step 5 ",
+                                              "queue q delivering_count: expected 1, actual 0")
 
 
 def _after_nack(bug: str | None, *, room: int = 1, other: int = 0, keyed: bool = True,

@@ -244,6 +244,26 @@ class PendingList(Generic[T]):
         holder.compact()
         self._forget(item_id)
 
+    def around_removed(self, item: T) -> tuple[list[T], list[T]] | None:
+        """The live messages of `item`'s level before and after the place `item` had in the list
+        (it was removed, its heap entry is dead but still held); None once the entry is gone (a
+        compaction dropped it). The list order, not the sequence: a head insert (a due scheduled
+        message, sequence 0) sits before later sequences (a bug model's iterator nudge,
+        reference_model.bugs.artemis_linked_list_repeat)."""
+        if item.id in self.level_of:
+            return None
+        holder = self._levels[self._level(item)]
+        entries = [entry for entry in holder.heap if entry[2].id == item.id]
+        if not entries:
+            return None
+        place = max(entries, key=lambda e: e[1])
+        spot = (place[0], place[1])
+        before: list[T] = []
+        after: list[T] = []
+        for key, token, other in holder.ordered_entries():
+            (before if (key, token) < spot else after).append(other)
+        return before, after
+
     def _forget(self, item_id: str, polled: bool = False) -> None:
         level = self.level_of.pop(item_id)
         self.returned_ids.discard(item_id)

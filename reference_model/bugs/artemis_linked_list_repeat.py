@@ -22,7 +22,11 @@ _cancel_list): a consumer of a non-destructive queue found without credit while 
 not been given keeps that message's id (ConsumerState.repeating, per priority level); when that message
 leaves the list, ``repeating`` moves to the next listed message of its priority (the iterator's last now
 lags: repeat_lags), or back to the previous one, which the consumer is then given again, or to none
-(lags); a take while ``repeat_lags`` gives the message once more (it goes back to the head of what the
+(lags): the next and previous listed messages by place in the list (PendingList.around_removed), not by
+sequence, since a due scheduled message fired to the head has sequence 0 (2.40.0 ci run, lastvalue
+area: m1 and m2 fired, m2 offered and pruned by m3 of priority 0, m1 given twice: regression scenario
+tests/adapters/scenarios/artemis-non-destructive-last-value-scheduled-repeats-previous.yaml); a take while
+``repeat_lags`` gives the message once more (it goes back to the head of what the
 consumer has not been given); given it while it holds it, the consumer holds a second copy
 (ConsumerState.copies: delivering until a close, rollback or restart cancels it; an ack settles one copy,
 the second ack fails). PriorityLinkedListImpl keeps one such iterator per priority level
@@ -84,9 +88,13 @@ def removed(queue: QueueState, ref: Ref) -> None:
     for consumer in queue.consumers:
         if consumer.repeating.get(priority) != ref.id or consumer.unseen is None:
             continue
-        level = [r for r in queue.pending if r.msg.priority == priority]
-        after = [r for r in level if r.sequence > ref.sequence]
-        before = [r for r in level if r.sequence < ref.sequence]
+        around = queue.pending.around_removed(ref)
+        if around is not None:  # by place in the list: a due scheduled message went to the head
+            before, after = around
+        else:
+            level = [r for r in queue.pending if r.msg.priority == priority]
+            after = [r for r in level if r.sequence > ref.sequence]
+            before = [r for r in level if r.sequence < ref.sequence]
         if after:  # current = the next node; last still names the removed one
             consumer.repeating[priority] = after[0].id
             consumer.repeat_lags.add(priority)

@@ -209,6 +209,28 @@ def test_finding_non_destructive_last_value_repeats_current(artemis: ArtemisAdap
     assert (outcome.verdict, outcome.step) == ("fail", 7), outcome.verdict_line()
 
 
+@pytest.mark.rules("LASTVALUE-8")
+def test_finding_non_destructive_last_value_scheduled_repeats_previous(artemis: ArtemisAdapter,
+                                                                         namespace: str) -> None:
+    """Found by the lastvalue area of a 2.40.0 ci run: m1 and m2 fired to the head of a non-destructive
+    last-value queue, m1 received, m2 (offered without credit) pruned by m3: the iterator steps back
+    to m1, given again at step 9 where the model gives m3; the bug model
+    artemis-non-destructive-ring-repeats-replaced's replay on the broker holds at every step."""
+    from mqconform.adapters.contract import model_for
+    from mqconform.conformance.judging.bug_replay import holds_under
+    from tests.conformance.bug_model_support import scenario_steps
+
+    path = SCENARIOS / "artemis-non-destructive-last-value-scheduled-repeats-previous.yaml"
+    scenario = load(path)
+    assert run_scenario(scenario, ReferenceAdapter(options=profile("artemis"))).verdict == "pass"
+    outcome = run_scenario(scenario, artemis, namespace=namespace)
+    assert (outcome.verdict, outcome.step) == ("fail", 9), outcome.verdict_line()
+    assert "result: expected m3, actual m1" in outcome.verdict_line()
+    claimed = model_for(profile("artemis"), frozenset(artemis.capabilities))
+    assert holds_under(scenario_steps(path), "artemis-non-destructive-ring-repeats-replaced", claimed,
+                       lambda: artemis)
+
+
 @pytest.mark.rules("DELIVERY-3", "DELIVERY-12")
 @pytest.mark.parametrize("name", ["artemis-last-value-prune-skips-higher-priority.yaml",
                                   "artemis-non-destructive-last-value-prune-skips-higher-priority.yaml"])

@@ -232,3 +232,19 @@ def test_repeats_replaced_a_consumer_given_a_message_twice_holds_two_copies() ->
     assert [s["expect"].get("result") for s in answers[4:]] == ["m2", "m2", "ok", "failed", "m3"]
     assert [s["expect"]["queue"][0]["delivering_count"] for s in answers[4:]] == [1, 2, 1, 1, 2]
     assert _last(closed, REPEATS)["delivering_count"] == 0 and _last(closed, REPEATS)["message_count"] == 3
+
+
+def test_repeats_replaced_a_fired_message_is_placed_by_the_list_not_its_sequence() -> None:
+    """Two scheduled messages fired to the head of a non-destructive last-value queue (sequence 0
+    both): m2, offered to the pull consumer without credit, is pruned by m3 (priority 0) as the tail
+    of its level, and the iterator steps back to m1 (LinkedListImpl.Iterator#nudged), which comes
+    again: the bug model finds m2's neighbours by its place in the list (the 2.40.0 ci run's
+    lastvalue-21 story, whose receive the broker answered m1). With the scheduled-fire bug model on
+    as well, as the run explored it."""
+    steps = loaded_steps(ROOT / "tests/adapters/scenarios"
+                         / "artemis-non-destructive-last-value-scheduled-repeats-previous.yaml")
+    assert _results(steps, REPEATS) == ["m1", "m1"]
+    assert _results(steps, None) == ["m1", "m3"]
+    both = BUGS[REPEATS].enable(profile("artemis")).evolve(scheduled_fire_resets_iterators=True)
+    assert [step["expect"].get("result") for step in annotate(steps, both)
+            if next(iter(step)) == "receive"] == ["m1", "m1"]

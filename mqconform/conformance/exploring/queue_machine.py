@@ -1,12 +1,11 @@
 """Shared operations of the queue machines: send, receive, ack, nack, rollback, close, browse, time.
 
-Every queue machine opens 1-3 consumers per queue (the first in its set-up, more through
-`open_consumer`, each in a mode of :func:`.consumers.consumer_settings`), exercised one by one.
-`ack_invalid` sends the acks DELIVERY-8 says fail; batch steps (up to 25 messages) reach long queues
-within a short counterexample; ack_batch purges now and then (RING-29), ack nacks with a far delay
-(REDELIVERY-28). Each check and its rules: QUEUE_CHECKS. Each delivery's count is recorded as a
-``delivery_count`` observation ``{"id", "count"}`` (the report's monotonicity check reads it).
-"""
+Every queue machine opens 1-3 consumers per queue (the first in its set-up, more through `open_consumer`,
+each in a mode of :func:`.consumers.consumer_settings`), exercised one by one. `ack_invalid` sends the acks
+DELIVERY-8 says fail; batch steps (up to 25 messages) reach long queues within a short counterexample;
+ack_batch purges now and then (RING-29), ack nacks with a far delay (REDELIVERY-28). Each check and its
+rules: QUEUE_CHECKS. Each delivery's count is recorded as a ``delivery_count`` observation ``{"id",
+"count"}`` (the report's monotonicity check reads it)."""
 
 from __future__ import annotations
 
@@ -31,13 +30,11 @@ INVALID_ACKS = ("second_ack", "never_delivered", "wrong_consumer", "after_close"
 #: RING-29: the `which` of ack_batch that purges the queue instead (capability purge)
 PURGE_WHICH = 7
 #: REDELIVERY-28: the `index` of ack that nacks instead, with a delay beyond any example's time
-NACK_LATER_INDEX = 7
-NAK_DELAY_BEYOND_MS = 3_600_000
+NACK_LATER_INDEX, NAK_DELAY_BEYOND_MS = 7, 3_600_000
 #: DELIVERY-31..33: the `index` of ack that deletes a message by id instead (capability delete)
 DELETE_INDEX = 6
 #: SCHED-13: the `size_index` of send that sends with a delivery time (logical ms) instead
-SCHEDULED_SEND_INDEX = 7
-UNSUPPORTED_DELIVERY_TIME_MS = 60_000
+SCHEDULED_SEND_INDEX, UNSUPPORTED_DELIVERY_TIME_MS = 7, 60_000
 
 #: the checks of every queue machine's steps (an area's machine cites its own rules with .citing)
 QUEUE_CHECKS = Checks(
@@ -415,8 +412,11 @@ class QueueMachine(QueueDrain):
             if not others:
                 return None
             return "ack", consumer, others[index % len(others)][1]
+        # as never_delivered: a message the reopened consumer now has buffered is not modelled
+        states = self._broker().consumers
         before = [(c, m) for c, m in self.held_at_close
-                  if c in self.open_consumers and m not in self._held(c)]
+                  if c in self.open_consumers and m not in self._held(c)
+                  and not (m in states[c].buffer and m in states[c].tokens)]
         if not before:
             return None
         consumer, msg_id = before[index % len(before)]

@@ -216,42 +216,22 @@ def test_finding_non_destructive_last_value_scheduled_repeats_previous(artemis: 
     last-value queue, m1 received, m2 (offered without credit) pruned by m3: the iterator steps back
     to m1, given again at step 9 where the model gives m3; the bug model
     artemis-non-destructive-ring-repeats-replaced's replay on the broker holds at every step."""
-    from mqconform.adapters.contract import model_for
-    from mqconform.conformance.judging.bug_replay import holds_under
-    from tests.conformance.bug_model_support import scenario_steps
-
-    path = SCENARIOS / "artemis-non-destructive-last-value-scheduled-repeats-previous.yaml"
-    scenario = load(path)
-    assert run_scenario(scenario, ReferenceAdapter(options=profile("artemis"))).verdict == "pass"
-    outcome = run_scenario(scenario, artemis, namespace=namespace)
-    assert (outcome.verdict, outcome.step) == ("fail", 9), outcome.verdict_line()
-    assert "result: expected m3, actual m1" in outcome.verdict_line()
-    claimed = model_for(profile("artemis"), frozenset(artemis.capabilities))
-    assert holds_under(scenario_steps(path), "artemis-non-destructive-ring-repeats-replaced", claimed,
-                       lambda: artemis)
+    _fails_as_its_bug_model_says(artemis, namespace, "artemis-non-destructive-ring-repeats-replaced", 9,
+                                 "result: expected m3, actual m1",
+                                 scenario="artemis-non-destructive-last-value-scheduled-repeats-previous")
 
 
 @pytest.mark.rules("DELIVERY-3", "DELIVERY-12")
-@pytest.mark.parametrize("name", ["artemis-last-value-prune-skips-higher-priority.yaml",
-                                  "artemis-non-destructive-last-value-prune-skips-higher-priority.yaml"])
+@pytest.mark.parametrize("name", ["artemis-last-value-prune-skips-higher-priority",
+                                  "artemis-non-destructive-last-value-prune-skips-higher-priority"])
 def test_finding_last_value_prune_skips_higher_priority(artemis: ArtemisAdapter, namespace: str,
                                                         name: str) -> None:
     """Fresh seed 989465 on 2.40.0 (artemis-priority-removal-lowers-highest), on a destructive and a
     non-destructive last-value queue: the prune of m1 below m2 (priority 9) lowers highestPriority and
     m3's add restarts the consumer's iterator below m2. The model gives m2 at step 6, the broker m3,
     and the bug model's replay on the broker holds at every step."""
-    from mqconform.adapters.contract import model_for
-    from mqconform.conformance.judging.bug_replay import holds_under
-    from tests.conformance.bug_model_support import scenario_steps
-
-    scenario = load(SCENARIOS / name)
-    assert run_scenario(scenario, ReferenceAdapter(options=profile("artemis"))).verdict == "pass"
-    outcome = run_scenario(scenario, artemis, namespace=namespace)
-    assert (outcome.verdict, outcome.step) == ("fail", 6), outcome.verdict_line()
-    assert "result: expected m2, actual m3" in outcome.verdict_line()
-    claimed = model_for(profile("artemis"), frozenset(artemis.capabilities))
-    assert holds_under(scenario_steps(SCENARIOS / name), "artemis-priority-removal-lowers-highest", claimed,
-                       lambda: artemis)
+    _fails_as_its_bug_model_says(artemis, namespace, "artemis-priority-removal-lowers-highest", 6,
+                                 "result: expected m2, actual m3", scenario=name)
 
 
 @pytest.mark.rules("LASTVALUE-5", "LASTVALUE-6")
@@ -279,18 +259,19 @@ def test_finding_last_value_nack_pruned_before_credit(artemis: ArtemisAdapter, n
 
 
 def _fails_as_its_bug_model_says(artemis: ArtemisAdapter, namespace: str, bug: str, step: int, differs: str,
-                                 held: tuple[dict[str, bool] | None, ...] = (None,)) -> None:
-    """`bug`'s regression scenario (tests/adapters/scenarios/<bug>.yaml) passes on the model, fails on
-    the broker at `step` with `differs`, and its steps hold on the broker under the bug model, with
-    each of the `held` model options besides (a known bug the area explored past)."""
+                                 held: tuple[dict[str, bool] | None, ...] = (None,),
+                                 scenario: str | None = None) -> None:
+    """A regression scenario of `bug` (tests/adapters/scenarios/<scenario, else bug>.yaml) passes on
+    the model, fails on the broker at `step` with `differs`, and its steps hold on the broker under the
+    bug model, with each of the `held` model options besides (a known bug the area explored past)."""
     from mqconform.adapters.contract import model_for
     from mqconform.conformance.judging.bug_replay import holds_under
     from tests.conformance.bug_model_support import scenario_steps
 
-    path = SCENARIOS / f"{bug}.yaml"
-    scenario = load(path)
-    assert run_scenario(scenario, ReferenceAdapter(options=profile("artemis"))).verdict == "pass"
-    outcome = run_scenario(scenario, artemis, namespace=namespace)
+    path = SCENARIOS / f"{scenario or bug}.yaml"
+    loaded = load(path)
+    assert run_scenario(loaded, ReferenceAdapter(options=profile("artemis"))).verdict == "pass"
+    outcome = run_scenario(loaded, artemis, namespace=namespace)
     assert (outcome.verdict, outcome.step) == ("fail", step), outcome.verdict_line()
     assert differs in outcome.verdict_line()
     claimed = model_for(profile("artemis"), frozenset(artemis.capabilities))

@@ -237,7 +237,7 @@ class ArtemisDeclarations(ArtemisSettling):
         address.queues.append(config.name)
         self.queues[config.name] = _Queue(config.name, physical, address.name, address.physical,
                                           address.routing.lower(), config.non_destructive,
-                                          config.last_value_key is not None)
+                                          config.last_value_key)
 
     def _queue_settings(self, config: QueueConfig) -> dict[str, Any]:
         """REDELIVERY-*: the address settings a queue declaration stands for."""

@@ -77,8 +77,8 @@ class _Queue:
     routing: str = "anycast"
     #: DELIVERY-12: delivered messages stay listed, so "pending" never says what is left to dispatch
     non_destructive: bool = False
-    #: a last-value queue's MessageCount leaves out what is being delivered (LastValueQueue)
-    last_value: bool = False
+    #: a last-value queue's key property (LASTVALUE-*), None on any other queue
+    last_value_key: str | None = None
     #: DeliveringCount less what the links hold when a settle last ran out its bound (a broker whose
     #: count stays off, e.g. after a nack at the delivery limit): later settles take that difference
     #: as at rest too instead of waiting out their bound after every operation
@@ -107,6 +107,11 @@ class _Queue:
         if timed_out or (killed and off == self.stuck - 1):
             self.stuck = off
         return off == self.stuck
+
+    @property
+    def last_value(self) -> bool:
+        """A last-value queue: its MessageCount leaves out what is being delivered (LastValueQueue)."""
+        return self.last_value_key is not None
 
     def pending(self, counts: dict[str, int]) -> int:
         """The pending count from the queue MBean's counts: MessageCount less what is scheduled and,

@@ -299,6 +299,7 @@ class ArtemisAdapter(ArtemisObservation):
         missing = want - int(consumer.link.link.credit)
         if missing > 0:
             consumer.link.link.flow(missing)
+            self.queues[consumer.queue].credited = True
         return missing > 0
 
     @operation

@@ -83,6 +83,9 @@ class _Queue:
     #: count stays off, e.g. after a nack at the delivery limit): later settles take that difference
     #: as at rest too instead of waiting out their bound after every operation
     stuck: int = 0
+    #: credit went to a consumer of this queue that the broker was not yet seen to have taken up
+    #: (ArtemisSettling._settle_queue: a non-destructive queue's settle confirms it first)
+    credited: bool = False
 
     def at_rest(self, delivering: int, held: int, timed_out: bool = False) -> bool:
         """Whether the broker's DeliveringCount says nothing is in flight: it equals what the links

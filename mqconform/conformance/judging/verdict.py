@@ -6,6 +6,7 @@ never a deviation in one and a failure in another.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ from typing import Any
 import attrs
 
 from mqconform.reference_model.bugs.model import BugModel
+from mqconform.text import one_line
 
 from ..exploring.runner import Finding, MachineResult, merge_outcomes
 from .bug_replay import Replay, holds_under
@@ -89,7 +91,9 @@ class Judge:
             try:
                 claimed = model_for(load_profile(self.profile), frozenset(factory().capabilities))
                 return holds_under(steps, model, claimed, factory, options)
-            except Exception:  # an adapter that cannot start or answer: not explained
+            except Exception as exc:  # an adapter that cannot start or answer: not explained
+                print(f"mqconform: the replay under bug model {model} could not run on {self.adapter}: "
+                      f"{one_line(exc)} (the finding stays unexplained)", file=sys.stderr)
                 return False
 
         return replay

@@ -174,7 +174,8 @@ def _known_bug(args: argparse.Namespace, path: Path, scenario: Any, adapter: Any
     profile = scenario.model_options(args.profile).name
     bugs = known_bugs(args.registry, path, steps, str(getattr(adapter, "name", args.adapter)),
                       str(getattr(adapter, "server_version", "") or ""), profile,
-                      str(getattr(adapter, "profile", profile)), implementation=adapter)
+                      str(getattr(adapter, "profile", profile)), implementation=adapter,
+                      options=scenario.options)
     for alike in bugs.alike:
         print(f"      alike: registered bug {describe(alike)}, of another scenario: this failure is not "
               "excused")

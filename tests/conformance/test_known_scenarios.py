@@ -16,6 +16,7 @@ from mqconform.adapters.reference import ReferenceAdapter
 from mqconform.cli import main
 from mqconform.conformance.judging.deviations import load_registry
 from mqconform.conformance.judging.known_scenarios import known_bugs
+from mqconform.reference_model.profiles import profile as load_profile
 from tests.conformance.bug_model_support import loaded_steps
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -85,3 +86,56 @@ def test_scenario_names_the_registered_bug(monkeypatch: pytest.MonkeyPatch,
     assert f"{verdict} {PRIORITY}: step 10 (receive_batch)" in out
     assert (SOURCE in out) == (version == "2.40.0")
     assert ("known bug: " in out) == (version == "2.40.0")
+
+
+class RepeatAndResetArtemis(ReferenceAdapter):
+    """The artemis model with two registered bugs at once: the non-destructive repeat and the scheduled
+    fire that resets every consumer's iterator (as Artemis 2.40.0-2.56.0 have both)."""
+
+    name = "artemis"
+    server_version = "2.56.0"
+
+    def __init__(self) -> None:
+        from mqconform.reference_model.bugs import bug_model
+
+        both = bug_model("artemis-non-destructive-scheduled-reoffers").enable(
+            bug_model("artemis-non-destructive-ring-repeats-replaced").enable(load_profile("artemis")))
+        super().__init__(options=both)
+
+
+REPEAT = {"repeat_after_removal_returns_twice": True}
+#: a pull consumer stands on m1 to repeat it when m2 supersedes it; a scheduled fire comes next
+RESET_AFTER_A_REPEAT = [
+    {"queue": {"name": "q", "last_value_key": "lvk", "non_destructive": True}},
+    {"consumer": {"name": "c", "queue": "q", "window_bytes": 0}},
+    {"send": {"to": "q", "id": "m1", "size": 100, "properties": {"lvk": "A"}}},
+    {"send": {"to": "q", "id": "m2", "size": 100, "properties": {"lvk": "A"}}},
+    {"send": {"to": "q", "id": "m3", "size": 100, "scheduled_at_ms": 10}},
+    {"advance": 10},
+    {"receive_batch": {"consumer": "c", "count": 3}},
+]
+
+
+@pytest.mark.rules("LASTVALUE-1", "SCHED-4")
+def test_a_counterexample_explored_past_one_bug_is_explained_by_another(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A counterexample whose area explored past the repeat bug (its file's `options`) and then met the
+    scheduled reset: the scheduled bug's replay keeps the file's options, as the run's own judge does,
+    and explains it; without them it does not (the reset alone changes nothing on these steps)."""
+    import yaml
+
+    import mqconform.commands.scenario as command
+    from mqconform.scenario import annotate
+
+    path = tmp_path / "lastvalue-4-receive_id.yaml"
+    expected = annotate(RESET_AFTER_A_REPEAT, load_profile("artemis").evolve(**REPEAT))
+    path.write_text(yaml.safe_dump({"profile": "artemis", "options": REPEAT, "steps": expected}))
+    registry = load_registry()
+    explained = known_bugs(registry, path, RESET_AFTER_A_REPEAT, "artemis", "2.56.0", "artemis", "artemis",
+                           implementation=RepeatAndResetArtemis(), options=REPEAT).explained_by
+    assert explained is not None and explained.model == "artemis-non-destructive-scheduled-reoffers"
+    assert known_bugs(registry, path, RESET_AFTER_A_REPEAT, "artemis", "2.56.0", "artemis", "artemis",
+                      implementation=RepeatAndResetArtemis()).explained_by is None
+    monkeypatch.setattr(command, "_adapter", lambda args, scenario, options: RepeatAndResetArtemis())
+    assert main(["scenario", str(path), "--adapter", "artemis", "-q"]) == 0
+    assert f"DEVIATION {path}: step 7 (receive_batch)" in capsys.readouterr().out

@@ -58,10 +58,13 @@ def replay_on(implementation: Any, profile: str) -> Replay:
 
 
 def known_bugs(registry: Registry, path: Path, steps: Sequence[Mapping[str, Any]], adapter: str, version: str,
-               profile: str, claimed: str, implementation: Any = None) -> ScenarioBugs:
+               profile: str, claimed: str, implementation: Any = None,
+               options: Mapping[str, Any] | None = None) -> ScenarioBugs:
     """The registry's answer for scenario `path` (its `steps` as ``{op: args}`` mappings) that failed on
     `adapter` at server `version`, checked against `profile` (the adapter claims `claimed`);
-    `implementation`: the adapter itself, still answering, for the bug models' replay."""
+    `implementation`: the adapter itself, still answering, for the bug models' replay; `options`: the
+    file's model options (a counterexample's: the registered bugs its area explored past), kept in
+    each bug model's replay, as the run's own judge keeps them."""
     entries = [d for d in registry.deviations if d.applies(adapter, version, profile, claimed)]
     if not entries:
         return ScenarioBugs(None)
@@ -71,7 +74,7 @@ def known_bugs(registry: Registry, path: Path, steps: Sequence[Mapping[str, Any]
 
     def explains(entry: Deviation) -> bool:
         if entry.model is not None and replay is not None:
-            return replay(steps, entry.model)
+            return replay(steps, entry.model, options)
         return is_regression_of(path, entry)
 
     own = next((d for d in shaped if explains(d)), None)

@@ -138,6 +138,9 @@ class PendingList(Generic[T]):
         self._size_of: dict[str, int] = {}
         #: a bug model's walk of the list (see PendingWatch); None: the list is served in order
         self.watch: PendingWatch[T] | None = None
+        #: how many inserts the list has had (a bug model tells from it whether anything was listed
+        #: since it last looked: reference_model.bugs.artemis_last_value_direct)
+        self.inserted = 0
 
     def _level(self, item: T) -> int:
         return min(max(self._priority_of(item), 0), len(self._levels) - 1)
@@ -156,6 +159,7 @@ class PendingList(Generic[T]):
         self.level_of[item.id] = level
         self._size_of[item.id] = size
         self.bytes += size
+        self.inserted += 1
         if self.watch is not None:
             self.watch.added(level)
 

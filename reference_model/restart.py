@@ -79,6 +79,7 @@ class RestartMixin(BrokerCore):
             queue.in_delivery.clear()  # a bug model's state: the broker's metrics start over
             queue.pending_kept = 0
             queue.lv_direct.clear()
+            queue.lv_direct_on, queue.lv_direct_rechecked = True, False  # a new QueueImpl
             self._reread_in_store_order(queue)
             counters = queue.counters
             counters.added = self.counters(queue.name).message_count

@@ -314,6 +314,11 @@ class QueueState:
         #: current one (a bug model's state: reference_model.bugs.artemis_last_value_direct; always
         #: empty on a profile's model)
         self.lv_direct: set[str] = set()
+        #: that bug model's QueueImpl#directDeliver: whether a send may go to a consumer at once, the
+        #: list's insert count when it last looked, and whether its one prompt re-check was used
+        self.lv_direct_on = True
+        self.lv_direct_listed = 0
+        self.lv_direct_rechecked = False
 
     def last_value(self, ref: Ref) -> object:
         """RING-15: the ref's last-value property value, None when it has none."""

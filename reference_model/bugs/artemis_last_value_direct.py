@@ -39,12 +39,18 @@ keyed message sent to a destructive last-value queue whose list is empty, while 
 has room for it and takes it (not paused; no scheduled delivery), is marked as sent directly
 (QueueState.lv_direct); its dispatch then leaves it its value's current one (no _unlisted), and so do
 its acknowledgement and a nack. Whether the broker sends directly also depends on its directDeliver
-flag, which a listed add clears and a later send re-checks at most once a second of real time
-(QueueImpl#addTail L980-L1004): the model sends directly every time its list is empty, which the broker
-does for the first sends to a fresh queue (the flag starts true, L289) and otherwise only after the
-re-check; a replay the model gets wrong this way fails (it is not explained). Not modelled: an expiry or
-a dead-lettering of such a message, which removes it as current (the model keeps it), and a restart,
-whose reload tracks the reloaded messages afresh (LastValueQueue#reload).
+flag (QueueImpl.java L289, true on a new queue), which every listed add clears (addHead L846,
+addSorted L870, addTail L1015, depage L3232) and a send re-checks (QueueImpl#addTail L980-L1004: back
+on when the list is empty) at most once a second of real time, the first re-check at once
+(lastDirectDeliveryCheck starts at 0). The model follows the flag (QueueState.lv_direct_on): cleared when
+anything was listed since the last send (PendingList.inserted), re-checked at the first send that
+finds it off, and never again, as the examples of a run take well under a second of real time between
+such sends; a replay that took longer can be sent directly where the model lists it, and fails (it is
+not explained). Before the flag was followed, the model sent directly whenever its list was empty: six
+FAILs of a 2.40.0 ``ci`` run's ring area, a keyed message listed by the broker (the flag off after a
+ring of 1 had listed the sends before it) whose nack the nack bug then pruned. Not modelled: an expiry
+or a dead-lettering of such a message, which removes it as current (the model keeps it), and a
+restart's reload tracking the reloaded messages afresh (LastValueQueue#reload; the flag starts over).
 """
 
 from __future__ import annotations
@@ -72,11 +78,21 @@ BUG = BugModel(
 
 def sent(queue: QueueState, ref: Ref, now_ms: int) -> None:
     """A send is about to add `ref` to `queue`'s tail: mark it as delivered directly when the broker
-    would (QueueImpl#addTail -> deliverDirect): a destructive last-value queue, a message with the
-    key, an empty list, and a consumer not paused with room for it whose selector takes it."""
-    if (queue.last_value_key is None or queue.non_destructive or len(queue.pending)
-            or queue.last_value(ref) is None or queue.ring_size == 0 or now_ms < queue.paused_until
-            or (ref.msg.scheduled_at_ms or 0) > 0):
+    would (QueueImpl#addTail -> deliverDirect): a destructive last-value queue with its directDeliver
+    flag on (see the module), a message with the key, an empty list, and a consumer not paused with
+    room for it whose selector takes it."""
+    if (queue.last_value_key is None or queue.non_destructive or queue.ring_size == 0
+            or (ref.msg.scheduled_at_ms or 0) > 0):  # a scheduled send never reaches the flag
         return
-    if any(consumer.has_room() and consumer.matches(ref) for consumer in queue.consumers):
+    listed = queue.pending.inserted
+    if listed != queue.lv_direct_listed:  # listed since the last send: the flag was cleared
+        queue.lv_direct_on = False
+    if not queue.lv_direct_on and not queue.lv_direct_rechecked:
+        queue.lv_direct_rechecked = True
+        queue.lv_direct_on = not len(queue.pending)
+    direct = queue.lv_direct_on and not len(queue.pending) and now_ms >= queue.paused_until and \
+        any(consumer.has_room() and consumer.matches(ref) for consumer in queue.consumers)
+    # the model lists every send before it dispatches it: a direct one's insert leaves the flag on
+    queue.lv_direct_listed = listed + 1 if direct else listed
+    if direct and queue.last_value(ref) is not None:
         queue.lv_direct.add(ref.id)

@@ -134,3 +134,36 @@ def test_the_nack_scenario_is_the_nack_bug_with_this_bug_held_or_not() -> None:
     assert not holds_under(steps, BUG, profile("artemis"), lambda: bug_model(BUG, "artemis"))
     both = ReferenceAdapter(options=BUGS[NACK_BUG].enable(BUGS[BUG].enable(profile("artemis"))))
     assert holds_under(steps, NACK_BUG, profile("artemis"), lambda: both, options={BUGS[BUG].option: True})
+
+
+def test_a_send_goes_directly_only_while_the_brokers_flag_is_on() -> None:
+    """QueueImpl#directDeliver: a listed send clears it; the next send re-checks it at once (the list is
+    empty: back on, so k1 is taken at its send, stays current, and its nack keeps it); after the next
+    listed send it stays off (the re-check is due a second of real time later), so k2 is listed, given
+    from the list, no longer current, and pruned at its nack as without this bug (a 2.40.0 ci run's
+    ring area: six FAILs of a model that sent directly whenever its list was empty)."""
+    model = ReferenceAdapter(options=BUGS[BUG].enable(BUGS[NACK_BUG].enable(profile("artemis"))))
+    model.open("t")
+    model.declare_queue(QueueConfig(name="q", last_value_key="lvk"))
+    model.open_consumer(ConsumerConfig(name="c", queue="q", window_bytes=-1, max_unacked=1))
+
+    def consumed(*ids: str) -> None:
+        for msg_id in ids:
+            assert model.receive("c").value == msg_id and model.ack("c", msg_id).value == "ok"
+
+    def nacked(key_id: str, after: str) -> list[str]:
+        """`key_id` (lvk v0, priority 0) sent to the empty queue, `after` behind it; `key_id` nacked."""
+        model.send("q", Message(id=key_id, size=100, priority=0, properties={"lvk": "v0"}))
+        model.send("q", Message(id=after, size=100))
+        assert model.receive("c").value == key_id and model.nack("c", key_id).value == "ok"
+        return model.pending_ids("q").value
+
+    for msg_id in ("a1", "a2"):  # a1 taken at its send, a2 listed behind it: the flag off
+        model.send("q", Message(id=msg_id, size=100))
+    consumed("a1", "a2")
+    assert nacked("k1", "b1") == ["k1"]  # re-checked at k1's send: on, k1 still current
+    consumed("b1", "k1")
+    for msg_id in ("a3", "a4"):
+        model.send("q", Message(id=msg_id, size=100))
+    consumed("a3", "a4")
+    assert nacked("k2", "b2") == []  # off for good: k2 was listed, forgotten at its delivery, pruned

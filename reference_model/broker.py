@@ -132,7 +132,11 @@ class Broker(AckWaitMixin, ConsumerOrderMixin, DeliveryMixin, RedeliveryMixin, R
             self.declare_address(AddressConfig(name=address))
         state = self.addresses[address]
         queue = QueueState(config, self.options.priority_levels, state)
-        if opts.priority_removal_lowers_highest or opts.priority_poll_keeps_last:  # bug models
+        # ARTEMIS-4985's regression on a non-destructive queue: each consumer's iterator walked as the
+        # prune bug's model walks it (the regression's own PriorityWalk keeps such a consumer in list
+        # order)
+        walks = opts.stale_priority_iterators and config.non_destructive
+        if opts.priority_removal_lowers_highest or opts.priority_poll_keeps_last or walks:  # bug models
             from .bugs.artemis_priority_removal import IteratorWalk
 
             queue.pending.watch = IteratorWalk(

@@ -16,9 +16,14 @@ is handed the lower levels first and finds the new message only when it wraps to
 The model (:class:`PriorityWalk`, the pending list's watch under the option
 ``stale_priority_iterators``): a per-queue reset count, last added level and highest level kept as
 that code keeps them, and per consumer the level its iterator is at. Exact for plain consumers of a
-destructive queue (the walk is not used for selectors or non-destructive queues); a removal other
-than a delivery (expiry, ring, purge) updates the highest level as the iterator's remove does, which
-the broker does through other paths.
+destructive queue (the walk is not used for selectors); a removal other than a delivery (expiry,
+ring, purge) updates the highest level as the iterator's remove does, which the broker does through
+other paths. On a non-destructive queue each consumer walks its own iterator over what it has not been
+given, as artemis_priority_removal's IteratorWalk walks it with only this bug's same-level shortcut and
+removal loop (Broker.declare_queue; before, such a consumer was kept in list order, and eleven FAILs
+of a 2.40.0 ``ci`` run's lastvalue area had no model: a pull consumer whose iterator had gone down to
+a lower level after it was given the top message got that lower message before the top one's
+successor, added at the same level).
 """
 
 from __future__ import annotations

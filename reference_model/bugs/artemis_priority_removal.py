@@ -40,8 +40,8 @@ below its own at each delivery pass (QueueImpl#deliver asks it for its next mess
 repeat()s it, L3075); a consumer whose iterator finds nothing at or below its level is given the
 top message (the broker gives it on its next delivery pass). A consumer of a non-destructive queue
 walks what it has not been given (ConsumerState.unseen, whose watch is its :class:`ConsumerIterator`)
-with the list's shared bookkeeping, only under this module's option (the ring eviction's and
-ARTEMIS-4985's models alone keep a non-destructive consumer in list order: not replayed there); a
+with the list's shared bookkeeping, under this module's option or ARTEMIS-4985's (the ring
+eviction's model alone keeps a non-destructive consumer in list order: not replayed there); a
 busy one's iterator stopping at a message is where artemis_linked_list_repeat's repeat is set, and
 a new iterator (a new consumer; QueueImpl#resetAllIterators after a scheduled message fires,
 artemis_scheduled_resets_iterators) starts at the top. Not distinguished: a removal by id

@@ -161,3 +161,26 @@ def test_a_scheduled_reset_gives_the_consumer_a_new_iterator_at_the_top() -> Non
     resets = {"priority_removal_lowers_highest": True, "scheduled_fire_resets_iterators": True}
     assert _non_destructive(resets, fire=True)[0] == "m2"
     assert _non_destructive({"priority_removal_lowers_highest": True}, fire=True)[0] == "m6"
+
+
+def _pull_after_a_same_level_send(options: dict[str, bool]) -> list[str | None]:
+    """A non-destructive last-value queue and a pull consumer: m1 at priority 0, m2 at 4 (listed
+    m2, m1); m2 received; m3 (m2's value, priority 4) supersedes it; what the next receive gives."""
+    model = ReferenceAdapter(options=profile("artemis").evolve(**options))
+    model.open("t")
+    model.declare_queue(QueueConfig(name="q", last_value_key="lvk", non_destructive=True))
+    model.open_consumer(ConsumerConfig(name="c", queue="q", window_bytes=0))
+    model.send("q", Message(id="m1", size=100, priority=0, properties={"lvk": "v1"}))
+    model.send("q", Message(id="m2", size=100, properties={"lvk": "v0"}))
+    got = [model.receive("c").value]
+    model.send("q", Message(id="m3", size=100, properties={"lvk": "v0"}))
+    return [*got, model.receive("c").value]
+
+
+def test_artemis_4985_walks_a_non_destructive_consumers_iterator() -> None:
+    """ARTEMIS-4985's same-level shortcut on a non-destructive queue (a 2.40.0 ci run's lastvalue area,
+    eleven FAILs of one 7-step story): the consumer's iterator went down to m1's level after it was
+    given m2, and m3's add at the last add's level resets nothing, so the broker gives m1 before m3; the
+    claimed model gives m3 (the regression's own walk kept such a consumer in list order)."""
+    assert _pull_after_a_same_level_send({}) == ["m2", "m3"]
+    assert _pull_after_a_same_level_send({BUGS["artemis-4985"].option: True}) == ["m2", "m1"]

@@ -139,7 +139,9 @@ class ConsumerState:
         return self.config.window_bytes == 0 or self.config.window_messages == 0
 
     def unacked(self) -> int:
-        return len(self.buffer) + len(self.received)
+        """What it holds unacknowledged: buffered, received, and a bug model's second copies of
+        received messages (each a delivery the broker gave credit for)."""
+        return len(self.buffer) + len(self.received) + len(self.copies)
 
     def under_unacked_limit(self, parked: int = 0) -> bool:
         """Room under max_unacked; `parked` messages held for nobody count too (RESTART-3)."""
@@ -180,7 +182,7 @@ class ConsumerState:
         if self.window_messages is not None and buffered >= self.window_messages:
             return False
         limit = self.max_unacked
-        return limit is None or buffered + len(self.received) < limit
+        return limit is None or buffered + len(self.received) + len(self.copies) < limit
 
     def matches(self, ref: Ref) -> bool:
         return self.selector is None or self.selector(ref.msg.properties)

@@ -294,7 +294,7 @@ class ArtemisAdapter(ArtemisObservation):
         went out."""
         if consumer.pull:
             return False
-        held = len(consumer.held) if consumer.mode == "prefetch" else 0
+        held = consumer.holding() if consumer.mode == "prefetch" else 0
         want = consumer.max_unacked - held - len(consumer.handler.arrived)
         missing = want - int(consumer.link.link.credit)
         if missing > 0:
@@ -320,6 +320,8 @@ class ArtemisAdapter(ArtemisObservation):
         if not arrived:
             return None
         delivery, msg_id, count = arrived.popleft()
+        if msg_id in state.held:  # a second copy: the first stays unsettled
+            state.copies.append((msg_id, state.held[msg_id]))
         state.held[msg_id] = (delivery, count + 1)
         if state.mode == "window":  # room returns on every receive
             self._top_up(state)
@@ -397,7 +399,7 @@ class ArtemisAdapter(ArtemisObservation):
 
     def _settle(self, consumer: str, msg_id: str, outcome: str) -> str:
         state = self._consumer(consumer)
-        entry = state.held.pop(msg_id, None)
+        entry = state.settled(msg_id)
         if entry is None:
             return "failed"
         delivery = entry[0]

@@ -45,13 +45,13 @@ class ArtemisSettling(ArtemisClient):
         deadline = self._settle_deadline(self.settle_timeout)
         while True:
             self._pump(0)
-            held = sum(len(c.held) + len(c.handler.arrived) for c in consumers)
+            held = sum(c.holding() + len(c.handler.arrived) for c in consumers)
             late = time.monotonic() > deadline
             counts = self._queue_state(queue)
             dropped = killed is not None and counts["MessagesKilled"] > killed
             if queue.applied(counts["DeliveringCount"], held, late, dropped) and not late:
                 self._pump(0)
-                arrived = sum(len(c.held) + len(c.handler.arrived) for c in consumers) != held
+                arrived = sum(c.holding() + len(c.handler.arrived) for c in consumers) != held
                 return None if arrived else counts
             if late:
                 return None
@@ -77,7 +77,7 @@ class ArtemisSettling(ArtemisClient):
                 self._pump(0)
             state = self._queue_state(queue) if counts is None else counts
             counts = None
-            held = sum(len(c.held) + len(c.handler.arrived) for c in consumers)
+            held = sum(c.holding() + len(c.handler.arrived) for c in consumers)
             pending = queue.pending(state)
             credit = sum(c.link.link.credit for c in consumers)
             late = time.monotonic() > deadline

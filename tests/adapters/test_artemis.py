@@ -597,6 +597,27 @@ def test_the_repeat_comes_with_the_next_credit(artemis: ArtemisAdapter, namespac
                                  scenario="artemis-non-destructive-last-value-repeat-at-the-next-credit")
 
 
+@pytest.mark.rules("DELIVERY-12", "SCHED-4")
+def test_a_second_copy_of_a_held_message_holds_a_credit(artemis: ArtemisAdapter, namespace: str) -> None:
+    """The registered scheduled reset gives the consumer m1 a second time while it holds the first; each
+    copy is an unsettled delivery, so after m1 (one copy) and m2 are acked the consumer has room for two,
+    not three (before, the adapter kept one delivery per id and gave the broker credit for a third:
+    four of the 2.40.0 ci run's lastvalue FAILs "delivering_count expected 3, actual 4")."""
+    from mqconform.adapters.contract import model_for
+    from mqconform.conformance.judging.bug_replay import holds_under
+
+    lvk = {"lvk": "v0"}
+    steps = [{"queue": {"name": "q", "last_value_key": "lvk", "non_destructive": True}},
+             {"consumer": {"name": "c", "queue": "q", "window_bytes": -1, "max_unacked": 3}},
+             {"advance": 1000}, {"send": {"to": "q", "id": "m1", "size": 100, "properties": lvk}},
+             {"send": {"to": "q", "id": "m2", "size": 100, "scheduled_at_ms": 1010, "properties": lvk}},
+             {"advance": 10}, {"send_batch": {"to": "q", "ids": ["m3", "m4", "m5"], "size": 100}},
+             {"receive_batch": {"consumer": "c", "count": 3}},
+             {"ack_batch": {"consumer": "c", "ids": ["m1", "m2"]}}]
+    claimed = model_for(profile("artemis"), frozenset(artemis.capabilities))
+    assert holds_under(steps, "artemis-non-destructive-scheduled-reoffers", claimed, lambda: artemis)
+
+
 @pytest.mark.rules("PAGING-2")
 def test_queues_naming_one_address_each_get_a_copy(artemis: ArtemisAdapter, namespace: str) -> None:
     """Two queues that name an address no `address` step declared each get every message sent to it

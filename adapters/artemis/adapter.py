@@ -399,7 +399,7 @@ class ArtemisAdapter(ArtemisObservation):
 
     def _settle(self, consumer: str, msg_id: str, outcome: str) -> str:
         state = self._consumer(consumer)
-        entry = state.settled(msg_id)
+        entry = state.held.pop(msg_id, None)
         if entry is None:
             return "failed"
         delivery = entry[0]

@@ -135,22 +135,12 @@ class _Consumer:
     #: received and not yet settled: id -> (delivery, delivery count shown)
     held: dict[str, tuple[Delivery, int]] = attrs.Factory(dict)
     #: earlier deliveries of a message received again while held (a broker bug's second copy, e.g.
-    #: the scheduled fire's reset of the iterators): each still unsettled, so each holds a credit
+    #: the scheduled fire's reset of the iterators): unsettled until the link closes, as the model has
+    #: them (an ack settles the latest delivery only), so each holds a credit
     copies: list[tuple[str, tuple[Delivery, int]]] = attrs.Factory(list)
 
     def holding(self) -> int:
         """Deliveries received and not yet settled (a second copy of one message counts too)."""
         return len(self.held) + len(self.copies)
-
-    def settled(self, msg_id: str) -> tuple[Delivery, int] | None:
-        """Take the latest unsettled delivery of `msg_id` (an earlier copy, if any, becomes the one
-        held); None when it holds none."""
-        entry = self.held.pop(msg_id, None)
-        for n, (copy_id, copy) in enumerate(self.copies):
-            if entry is not None and copy_id == msg_id:
-                self.held[msg_id] = copy
-                del self.copies[n]
-                break
-        return entry
 
 

@@ -600,8 +600,9 @@ def test_the_repeat_comes_with_the_next_credit(artemis: ArtemisAdapter, namespac
 @pytest.mark.rules("DELIVERY-12", "SCHED-4")
 def test_a_second_copy_of_a_held_message_holds_a_credit(artemis: ArtemisAdapter, namespace: str) -> None:
     """The registered scheduled reset gives the consumer m1 a second time while it holds the first; each
-    copy is an unsettled delivery, so after m1 (one copy) and m2 are acked the consumer has room for two,
-    not three (before, the adapter kept one delivery per id and gave the broker credit for a third:
+    copy is an unsettled delivery (an ack settles the latest; the other stays until the link closes), so
+    after m1 and m2 are acked the consumer has room for two, not three (before, the adapter kept one
+    delivery per id and gave the broker credit for a third:
     four of the 2.40.0 ci run's lastvalue FAILs "delivering_count expected 3, actual 4")."""
     from mqconform.adapters.contract import model_for
     from mqconform.conformance.judging.bug_replay import holds_under

@@ -73,7 +73,7 @@ def _scripted(answers: list[str], timeout: float = 5.0) -> tuple[ArtemisAdapter,
     link = _ScriptedLink(answers, arrived)
     handler = type("Handler", (), {"arrived": arrived})()
     state = _Consumer("c", "q", link, handler, True, 0, "pull")
-    queue = _Queue("q", "mqc-q", "q", "mqc-q", non_destructive=True, last_value=True)
+    queue = _Queue("q", "mqc-q", "q", "mqc-q", non_destructive=True, last_value_key="lvk")
     management = _Management()
     adapter.queues = {"q": queue}
     counts = {"MessageCount": 1, "DeliveringCount": 0, "ScheduledCount": 0}

@@ -182,7 +182,7 @@ class ConsumerState:
         if self.window_messages is not None and buffered >= self.window_messages:
             return False
         limit = self.max_unacked
-        return limit is None or buffered + len(self.received) + len(self.copies) < limit
+        return limit is None or self.unacked() < limit
 
     def matches(self, ref: Ref) -> bool:
         return self.selector is None or self.selector(ref.msg.properties)

@@ -80,7 +80,7 @@ class ArtemisObservation(ArtemisSends):
         listed: see Jolokia.read)."""
         mgmt = self._mgmt()
         mbean = self._queue_mbean(q)
-        requests = [mgmt.flush_request(mbean), self._listing_request(q),
+        requests = [*self._listing_requests(q),
                     *({"type": "read", "mbean": mbean, "attribute": a} for a in QUEUE_COUNTS)]
         deadline: float | None = None
         while True:
@@ -98,6 +98,10 @@ class ArtemisObservation(ArtemisSends):
             elif time.monotonic() > deadline:
                 return ids
             time.sleep(0.002)
+
+    def _listing_requests(self, q: _Queue) -> list[dict[str, Any]]:
+        """QueueControl#flushExecutor, then listMessages: two raw requests for one bulk request."""
+        return [self._mgmt().flush_request(self._queue_mbean(q)), self._listing_request(q)]
 
     def _listing_request(self, q: _Queue) -> dict[str, Any]:
         return {"type": "exec", "mbean": self._queue_mbean(q), "operation": "listMessages(java.lang.String)",

@@ -20,7 +20,7 @@ class ArtemisSettling(ArtemisClient):
         def _address_memory(self, address: _Address) -> tuple[int | None, bool]: ...
         def _settle_blocked(self, address: _Address) -> None: ...
         def _listed(self, q: _Queue) -> list[str]: ...  # ArtemisObservation
-        def _listing_request(self, q: _Queue) -> dict[str, Any]: ...  # ArtemisObservation
+        def _listing_requests(self, q: _Queue) -> list[dict[str, Any]]: ...  # ArtemisObservation
 
     def _queue_mbean(self, queue: _Queue) -> str:
         return self._mgmt().queue_mbean(queue.physical_address, queue.physical, queue.routing)
@@ -182,7 +182,7 @@ class ArtemisSettling(ArtemisClient):
         pass still runs (ProcessorBase#flush returns once nothing is queued). Seen on 2.40.0: a
         superseded message listed after the fire in 4 of 243 replays of one example."""
         mgmt = self._mgmt()
-        requests = [mgmt.flush_request(self._queue_mbean(queue)), self._listing_request(queue)]
+        requests = self._listing_requests(queue)
         deadline = self._settle_deadline(self.settle_timeout)
         while True:
             _, listed = mgmt.bulk(requests)

@@ -132,16 +132,18 @@ class Broker(AckWaitMixin, ConsumerOrderMixin, DeliveryMixin, RedeliveryMixin, R
             self.declare_address(AddressConfig(name=address))
         state = self.addresses[address]
         queue = QueueState(config, self.options.priority_levels, state)
-        # ARTEMIS-4985's regression on a non-destructive queue: each consumer's iterator walked as the
-        # prune bug's model walks it (the regression's own PriorityWalk keeps such a consumer in list
-        # order)
-        walks = opts.stale_priority_iterators and config.non_destructive
+        # a non-destructive queue's same-level add (bugs.artemis_non_destructive_priority_same_level):
+        # each consumer's iterator walked as the prune bug's model walks it, with ARTEMIS-4985's
+        # removal loop when that bug is held too (4985's own PriorityWalk keeps such a consumer in list
+        # order: the shortcut there is the other bug's)
+        walks = opts.non_destructive_same_level_keeps_iterators and config.non_destructive
         if opts.priority_removal_lowers_highest or opts.priority_poll_keeps_last or walks:  # bug models
             from .bugs.artemis_priority_removal import IteratorWalk
 
             queue.pending.watch = IteratorWalk(
                 queue.pending, opts.priority_levels,
-                same_level_shortcut=opts.stale_priority_iterators or opts.priority_poll_keeps_last,
+                same_level_shortcut=opts.stale_priority_iterators or opts.priority_poll_keeps_last
+                or walks,
                 removal_loop=opts.stale_priority_iterators or opts.priority_removal_lowers_highest,
                 reset_to_highest=opts.priority_removal_lowers_highest,
                 exact_poll=opts.priority_poll_keeps_last)
@@ -199,15 +201,19 @@ class Broker(AckWaitMixin, ConsumerOrderMixin, DeliveryMixin, RedeliveryMixin, R
             dirty[address.name] = address
         whole_pages = self._whole_pages
         rejoin = self.options.consumer_rotation in ("active_queue", "service_queue")
+        passed: set[str] = set()  # addresses whose dispatch pass ran: a termination dirties them again
         while dirty:
             _, address = dirty.popitem()
             moved = True
+            dispatch = address.name not in passed
+            passed.add(address.name)
             while moved:
                 moved = False
                 if address.blocked:
                     moved = self._unblock(address)
                 if whole_pages and address.pages:
                     moved |= self._depage_address(address)
+                pruned = False
                 for queue in address.queue_states:
                     if queue.scheduler.heap:
                         moved |= self._fire_due(queue)
@@ -218,12 +224,19 @@ class Broker(AckWaitMixin, ConsumerOrderMixin, DeliveryMixin, RedeliveryMixin, R
                     if queue.consumers:
                         if rejoin:  # DELIVERY-24: at once, even with nothing to dispatch
                             self._rejoin_rotation(queue)
-                        if queue.pending.level_of:
+                        if dispatch and queue.pending.level_of:
                             self._deliver(queue)
                     if queue.lv_candidates:
-                        moved |= self._prune_last_values(queue)
+                        pruned |= self._prune_last_values(queue)
                     if queue.hysteresis:
                         self._reject_state(queue)
+                # LASTVALUE-1: the prune ends a dispatch pass (QueueImpl#deliver calls pruneLastValues
+                # when every consumer is busy) and starts none; a removal gives no consumer anything
+                # new, so only what it unblocks, fires, depages or expires is worth another pass (a
+                # bug model's iterator walk would move a busy consumer's iterator past the pruned
+                # level in a pass the broker never makes)
+                dispatch = moved
+                moved |= pruned
 
     # ------------------------------------------------------------------ observation
     def counters(self, queue_name: str) -> QueueCounters:

@@ -85,8 +85,9 @@ class DeliveryMixin(BrokerCore):
         listed = list(queue.pending)
         for n, ref in enumerate(listed):
             unseen.add_tail(ref, n - len(listed), ref.size)
-        if (self.options.priority_removal_lowers_highest or self.options.stale_priority_iterators) \
-                and queue.pending.watch is not None:
+        opts = self.options
+        if (opts.priority_removal_lowers_highest or opts.stale_priority_iterators
+                or opts.non_destructive_same_level_keeps_iterators) and queue.pending.watch is not None:
             from .bugs.artemis_priority_removal import IteratorWalk  # a bug model's walk
 
             if isinstance(queue.pending.watch, IteratorWalk):  # the consumer's own iterator

@@ -329,6 +329,12 @@ class ModelOptions:
     #: resets no iterator and a busy consumer's iterator below it hands out lower priorities first.
     #: False: strict priority.
     priority_poll_keeps_last: bool = False
+    #: DELIVERY-3/DELIVERY-12, a broker bug and never a profile's choice: Artemis from 2.18.0
+    #: (reference_model.bugs.artemis_non_destructive_priority_same_level). On a non-destructive queue a
+    #: delivered message stays listed, so an add at the last add's level resets no consumer's
+    #: iterator, and one that moved below it while busy hands out lower priorities first.
+    #: False: strict priority.
+    non_destructive_same_level_keeps_iterators: bool = False
     #: RESTART-3/RESTART-5, a broker bug and never a profile's choice: nats-server before 2.14.1
     #: (reference_model.bugs.nats_server_78fd547). A restart drops the redelivered count (o.rdc) of
     #: every message kept past max_deliver at or below the ack floor (consumer.go checkRedelivered),

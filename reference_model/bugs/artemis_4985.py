@@ -18,12 +18,14 @@ The model (:class:`PriorityWalk`, the pending list's watch under the option
 that code keeps them, and per consumer the level its iterator is at. Exact for plain consumers of a
 destructive queue (the walk is not used for selectors); a removal other than a delivery (expiry,
 ring, purge) updates the highest level as the iterator's remove does, which the broker does through
-other paths. On a non-destructive queue each consumer walks its own iterator over what it has not been
-given, as artemis_priority_removal's IteratorWalk walks it with only this bug's same-level shortcut and
-removal loop (Broker.declare_queue; before, such a consumer was kept in list order, and eleven FAILs
-of a 2.40.0 ``ci`` run's lastvalue area had no model: a pull consumer whose iterator had gone down to
-a lower level after it was given the top message got that lower message before the top one's
-successor, added at the same level).
+other paths. On a non-destructive queue a consumer is kept in list order: there checkHighest's
+same-level shortcut alone skips a consumer on every release (a delivered message stays listed, so
+``highestPriority`` never drops), which is the bug artemis_non_destructive_priority_same_level, not
+this one; with both held, that bug's walk runs this one's removal loop in a prune's remove. Eleven
+FAILs of a 2.40.0 ``ci`` run's lastvalue area (a pull consumer given a lower message before the top
+one's same-level successor) were taken as this bug's for a day, with a walk of such a consumer added
+here; the story replays alike on 2.26.0 and 2.35.0, releases without 4985's change, and is the other
+bug's.
 """
 
 from __future__ import annotations

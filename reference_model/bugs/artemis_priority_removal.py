@@ -31,21 +31,24 @@ higher-priority message it has not been given yet (2.40.0, seed 989465: m3 befor
 three, with the level-4 iterator's repeat left by the prune of m1, gives m3, m3, m4).
 
 The model (:class:`IteratorWalk`, under the option ``priority_removal_lowers_highest``): the list's
-``highestPriority``, ``lastPriority`` and reset count kept as PriorityLinkedListImpl keeps them, and
-per consumer the level its iterator is at and the resets it has seen; a removal other than a ring's
-poll runs removeLastElement's loop, and a reset puts an iterator at ``highestPriority``. Every add
-resets the iterators here (checkHighest's same-priority shortcut is ARTEMIS-4985's and the ring
-eviction's bug, their own models). A busy consumer's iterator moves to the first non-empty level at or
-below its own at each delivery pass (QueueImpl#deliver asks it for its next message, L3024, and
-repeat()s it, L3075); a consumer whose iterator finds nothing at or below its level is given the
-top message (the broker gives it on its next delivery pass). A consumer of a non-destructive queue
-walks what it has not been given (ConsumerState.unseen, whose watch is its :class:`ConsumerIterator`)
-with the list's shared bookkeeping, under this module's option or ARTEMIS-4985's (the ring
-eviction's model alone keeps a non-destructive consumer in list order: not replayed there); a
-busy one's iterator stopping at a message is where artemis_linked_list_repeat's repeat is set, and
-a new iterator (a new consumer; QueueImpl#resetAllIterators after a scheduled message fires,
-artemis_scheduled_resets_iterators) starts at the top. Not distinguished: a removal by id
-(removeWithID, which leaves ``highestPriority`` alone) is taken as an iterator's.
+``highestPriority``, ``lastPriority`` and reset count kept as PriorityLinkedListImpl keeps them, and per
+consumer the level its iterator is at and the resets it has seen; a removal other than a ring's poll
+runs removeLastElement's loop, and a reset puts an iterator at ``highestPriority``. Every add resets the
+iterators here (checkHighest's same-priority shortcut is part of ARTEMIS-4985's, the ring eviction's and
+the non-destructive same-level add's bugs, their own models). A busy consumer's iterator moves to the
+first non-empty level at or below its own at each delivery pass (QueueImpl#deliver asks it for its next
+message, L3024, and repeat()s it, L3075); a consumer whose iterator finds nothing at or below its level
+gets nothing in that pass and its iterator goes back to the top (hasNext, L263-L289 of
+PriorityLinkedListImpl, wraps and answers false; QueueImpl#deliver ends the pass once every consumer
+answered nothing, and a later pass, or this one after another consumer took a message, hands out the
+top). A consumer of a non-destructive queue walks what it has not been given (ConsumerState.unseen,
+whose watch is its :class:`ConsumerIterator`) with the list's shared bookkeeping, under this module's
+option, ARTEMIS-4985's or artemis_non_destructive_priority_same_level's (the ring eviction's model alone
+keeps a non-destructive consumer in list order: not replayed there); a busy one's iterator stopping at a
+message is where artemis_linked_list_repeat's repeat is set, and a new iterator (a new consumer;
+QueueImpl#resetAllIterators after a scheduled message fires, artemis_scheduled_resets_iterators) starts
+at the top. Not distinguished: a removal by id (removeWithID, which leaves ``highestPriority`` alone) is
+taken as an iterator's.
 """
 
 from __future__ import annotations
@@ -154,14 +157,15 @@ class IteratorWalk:
         return max(below) if below else None
 
     def walk(self, consumer: object, name: str, over: PendingList[Ref],
-             iterators: dict[str, tuple[object, int, int]], *, hand_out: bool,
+             iterators: dict[str, tuple[object, int, int]], *,
              wraps_when_empty: bool = False) -> Ref | None:
         """Move `consumer`'s iterator (its level and seen resets in `iterators`) over the messages of
         `over` it can still be given: to the first non-empty level at or below its own (hasNext),
-        and return that level's head. Finding none, a busy consumer's iterator goes back to the top
-        and stops at nothing, while one handed a message takes the head of the top non-empty level
-        (the broker gives it on its next delivery pass). With nothing in `over`, the iterator is left
-        alone, or, `wraps_when_empty`, goes back to the top (hasNext ran down every level)."""
+        and return that level's head. Finding none, the iterator goes back to the top and answers
+        nothing in this pass (hasNext wrapped: a consumer with credit gets the top message in a later
+        pass). With nothing in `over`, the iterator is left alone (QueueImpl#deliver asks no iterator
+        of an empty queue), or, `wraps_when_empty`, goes back to the top (hasNext ran down every
+        level)."""
         listed = list(over)
         if not listed:
             if wraps_when_empty:
@@ -171,10 +175,8 @@ class IteratorWalk:
         found = self._found(index, over)
         level_of = over.level_of
         if found is None:
-            if not hand_out:
-                iterators[name] = (consumer, self.top, seen)
-                return None
-            found = level_of[listed[0].id]
+            iterators[name] = (consumer, self.top, seen)
+            return None
         iterators[name] = (consumer, found, seen)
         return next(r for r in listed if level_of[r.id] == found)
 
@@ -182,12 +184,12 @@ class IteratorWalk:
         """A busy consumer in a delivery pass: its iterator stops at the first non-empty level at or
         below its own (hasNext, then repeat), or, finding none, goes back to the top; the message it
         stopped at."""
-        return self.walk(consumer, name, self.pending, self.iterators, hand_out=False)
+        return self.walk(consumer, name, self.pending, self.iterators)
 
     def next_for(self, consumer: object, name: str) -> Ref | None:
         """The message `consumer`'s iterator hands out: the head of the first non-empty level at or
-        below its own, or, when there is none, of the top one."""
-        return self.walk(consumer, name, self.pending, self.iterators, hand_out=True)
+        below its own, or, when there is none, nothing (its iterator goes back to the top)."""
+        return self.walk(consumer, name, self.pending, self.iterators)
 
 
 class ConsumerIterator:
@@ -214,10 +216,8 @@ class ConsumerIterator:
 
     def touch(self, consumer: object, name: str) -> Ref | None:
         """As IteratorWalk.touch, over what the consumer has not been given."""
-        return self.walk.walk(consumer, name, self.unseen, self.iterators, hand_out=False,
-                              wraps_when_empty=True)
+        return self.walk.walk(consumer, name, self.unseen, self.iterators, wraps_when_empty=True)
 
     def next_for(self, consumer: object, name: str) -> Ref | None:
         """As IteratorWalk.next_for, over what the consumer has not been given."""
-        return self.walk.walk(consumer, name, self.unseen, self.iterators, hand_out=True,
-                              wraps_when_empty=True)
+        return self.walk.walk(consumer, name, self.unseen, self.iterators, wraps_when_empty=True)

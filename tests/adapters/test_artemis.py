@@ -234,6 +234,17 @@ def test_finding_last_value_prune_skips_higher_priority(artemis: ArtemisAdapter,
                                  "result: expected m2, actual m3", scenario=name)
 
 
+@pytest.mark.rules("DELIVERY-3", "DELIVERY-12")
+def test_finding_non_destructive_priority_same_level(artemis: ArtemisAdapter, namespace: str) -> None:
+    """The bug artemis-non-destructive-priority-same-level-add (a 2.40.0 ci run's lastvalue area; every
+    served release): a consumer of a non-destructive queue given h1 (9) has its iterator stop at b (0)
+    while it is busy, h2's add at 9 resets nothing, and the ack's credit hands out b where the model
+    gives h2 (step 8); the bug model's replay on the broker holds at every step."""
+    _fails_as_its_bug_model_says(artemis, namespace, "artemis-non-destructive-priority-same-level-add", 8,
+                                 "result: expected h2, actual b",
+                                 scenario="artemis-non-destructive-priority-same-level")
+
+
 @pytest.mark.rules("LASTVALUE-5", "LASTVALUE-6")
 def test_finding_last_value_direct_delivery_stays_current(artemis: ArtemisAdapter, namespace: str) -> None:
     """The bug artemis-last-value-direct-delivery-stays-current (found by the 2.40.0 ci run's ring area):

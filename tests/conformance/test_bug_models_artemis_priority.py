@@ -177,10 +177,62 @@ def _pull_after_a_same_level_send(options: dict[str, bool]) -> list[str | None]:
     return [*got, model.receive("c").value]
 
 
-def test_artemis_4985_walks_a_non_destructive_consumers_iterator() -> None:
-    """ARTEMIS-4985's same-level shortcut on a non-destructive queue (a 2.40.0 ci run's lastvalue area,
-    eleven FAILs of one 7-step story): the consumer's iterator went down to m1's level after it was
-    given m2, and m3's add at the last add's level resets nothing, so the broker gives m1 before m3; the
-    claimed model gives m3 (the regression's own walk kept such a consumer in list order)."""
+def test_a_non_destructive_same_level_add_skips_a_consumer_that_moved_down() -> None:
+    """The non-destructive same-level add (a 2.40.0 ci run's lastvalue area, eleven FAILs of one
+    7-step story, taken as ARTEMIS-4985's for a day): the consumer's iterator went down to m1's level
+    after it was given m2, and m3's add at the last add's level resets nothing, so the broker gives m1
+    before m3; the claimed model gives m3, and so does 4985's model (it keeps such a consumer in list
+    order: the story replays alike on releases without 4985's change)."""
     assert _pull_after_a_same_level_send({}) == ["m2", "m3"]
-    assert _pull_after_a_same_level_send({BUGS["artemis-4985"].option: True}) == ["m2", "m1"]
+    same_level = BUGS["artemis-non-destructive-priority-same-level-add"].option
+    assert _pull_after_a_same_level_send({same_level: True}) == ["m2", "m1"]
+    assert _pull_after_a_same_level_send({BUGS["artemis-4985"].option: True}) == ["m2", "m3"]
+
+
+def _credit_after_a_same_level_send(options: dict[str, bool]) -> list[str | None]:
+    """The regression scenario artemis-non-destructive-priority-same-level.yaml on the model: b (0) and
+    h1 (9) on a non-destructive queue, a consumer with one credit given h1, h2 (9) sent, h1 acked:
+    the two receives."""
+    model = ReferenceAdapter(options=profile("artemis").evolve(**options))
+    model.open("t")
+    model.declare_queue(QueueConfig(name="q", non_destructive=True))
+    model.send("q", Message(id="b", size=100, priority=0))
+    model.send("q", Message(id="h1", size=100, priority=9))
+    model.open_consumer(ConsumerConfig(name="c", queue="q", window_bytes=-1, max_unacked=1))
+    got = [model.receive("c").value]
+    model.send("q", Message(id="h2", size=100, priority=9))
+    model.ack("c", "h1")
+    return [*got, model.receive("c").value]
+
+
+def test_the_same_level_add_bug_hands_out_the_lower_message_with_the_next_credit() -> None:
+    """The consumer's iterator stopped at b (level 0) while it held h1; h2's add at 9 resets nothing,
+    so the credit from h1's ack hands out b (every served release); the claimed model gives h2."""
+    same_level = BUGS["artemis-non-destructive-priority-same-level-add"].option
+    assert _credit_after_a_same_level_send({}) == ["h1", "h2"]
+    assert _credit_after_a_same_level_send({same_level: True}) == ["h1", "b"]
+
+
+def test_an_iterator_that_wraps_hands_out_nothing_in_that_pass() -> None:
+    """A 2.40.0 ci story (lastvalue-7 of 2026-11-30): the consumer's iterator stopped at m6 (level 0),
+    a same-level add (m13 at 9) reset nothing, and m13's prune of m6 (same value) emptied level 0.
+    The ack's credit starts one delivery pass: the iterator finds nothing at or below level 0, wraps
+    to the top and answers nothing (PriorityLinkedListImpl#hasNext), so with one consumer the pass
+    ends and DeliveringCount stays 2; before, the walk handed out the top message at once. The prune
+    itself starts no pass (QueueImpl#deliver calls pruneLastValues at a pass's end)."""
+    same_level = BUGS["artemis-non-destructive-priority-same-level-add"].option
+    model = ReferenceAdapter(options=profile("artemis").evolve(**{same_level: True}))
+    model.open("t")
+    model.declare_queue(QueueConfig(name="q", last_value_key="lvk", non_destructive=True))
+    model.open_consumer(ConsumerConfig(name="c", queue="q", window_bytes=-1, max_unacked=2))
+    for name in ("m2", "m3"):
+        model.send("q", Message(id=name, size=100))
+    model.send("q", Message(id="m6", size=100, priority=0, properties={"lvk": "v2"}))
+    model.send("q", Message(id="m7", size=100, priority=9, properties={"lvk": "v0"}))
+    assert [model.receive("c").value for _ in range(2)] == ["m2", "m3"]
+    assert model.ack("c", "m3").value == "ok"  # m7 comes; the iterator then stops at m6
+    model.send("q", Message(id="m13", size=100, priority=9, properties={"lvk": "v2"}))
+    assert model.ack("c", "m2").value == "ok"
+    assert model.counters("q").value["delivering_count"] == 1  # m7 only: m13 waits for the next pass
+    model.send("q", Message(id="m14", size=100, priority=9))
+    assert model.counters("q").value["delivering_count"] == 2  # the next pass hands out m13

@@ -64,3 +64,19 @@ class DropsAtLimitNegative(WithBug):
 
     def __init__(self, server_version: str = "2.40.0") -> None:
         super().__init__("artemis-drop-at-limit-delivering-negative", server_version)
+
+
+class BugShowsOnSecondRun(WithBug):
+    """ARTEMIS-4985's bug model that answers as the claimed model in its first scenario run (the
+    `first` opens): an implementation whose replay under load did not show the bug it has."""
+
+    def __init__(self, first: int = 1) -> None:
+        super().__init__("artemis-4985")
+        self.buggy = self.options
+        self.opens = 0
+        self.first = first
+
+    def open(self, namespace: str) -> None:
+        self.opens += 1
+        self.options = profile("artemis") if self.opens <= self.first else self.buggy
+        super().open(namespace)

@@ -299,15 +299,18 @@ def record_outcomes(run_dir: RunDirectory, results: list[MachineResult], areas: 
                     judge: Judge, *, server_version: str, aborted: str | None,
                     say: Callable[[str], None] = print, set_aside: Mapping[str, str] | None = None,
                     **extra: Any) -> tuple[int, dict[str, int]]:
-    """Turn the areas' MachineResults (their counterexamples already written) into the run's outcome
-    records through the one verdict (mqconform.conformance.judging.verdict), `say` the deviations and the
-    `rules:` line, and finish the run directory (run.json with the exit code, the implementation's
-    version and `extra`). Returns (exit code, outcome counts). Shared by `mqconform run` and
+    """Turn the areas' MachineResults (their counterexamples already written) into the run's outcome records
+    through the one verdict (mqconform.conformance.judging.verdict), `say` the deviations and the `rules:`
+    line, and finish the run directory (run.json with the exit code, the implementation's version and
+    `extra`). A finding a bug model's replay left unexplained during the areas is replayed once more first
+    (Judge.second_look, a line each). Returns (exit code, outcome counts). Shared by `mqconform run` and
     `mqconform matrix` (one run directory per release). `set_aside`: the areas the implementation's
     product does not have (verdict.absent_areas), left out of the coverage figure and named in it."""
     from .judging.verdict import judge as take_verdict
 
     not_covered = {r.machine: r.needs for r in results if r.needs is not None}
+    for line in judge.second_look(f for r in results for f in r.findings):
+        say(line)
     verdict = take_verdict(results, claimed, judge, areas)
     outcomes, known = verdict.outcomes, verdict.by_rule
     findings = {r: f for res in results for f in res.findings for r in f.rules}

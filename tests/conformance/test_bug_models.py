@@ -178,3 +178,36 @@ def test_a_replay_keeps_the_options_the_finding_was_held_to(monkeypatch: pytest.
     assert replay([{"queue": {"name": "q"}}], "artemis-4985",
                   {"cancel_drop_decrements_delivering_twice": True}) is False
     assert [claimed.cancel_drop_decrements_delivering_twice for claimed in seen] == [False, True]
+
+
+def test_a_replay_that_did_not_hold_during_the_areas_is_made_once_more_after_them() -> None:
+    """Judge.second_look (record_outcomes, before the verdict): a finding whose bug-model replay did
+    not hold while the areas ran is replayed again; it is the registered bug when that replay holds,
+    and each such finding gets a line with the first replay's difference. A finding the bug model
+    never held for stays a failure with the second replay's difference; one decided without a replay
+    (no entry's shape) gets no line."""
+    from tests.buggy_artemis import BugShowsOnSecondRun
+
+    steps = _steps(PRIORITY)
+    late = BugShowsOnSecondRun()
+    judge = Judge(SHIPPED, "artemis", "2.40.0", "artemis", "artemis", adapter_factory=lambda: late)
+    finding = _finding(steps)
+    finding.scenario_path = "counterexamples/delivery-1-receive_id.yaml"
+    assert judge.label(finding) == "FAIL"
+    lines = judge.second_look([finding])
+    assert judge.deviation(finding) is _entry("artemis-4985") and judge.label(finding) == "DEVIATION"
+    assert len(lines) == 1 and lines[0].startswith(
+        "  DEVIATION counterexamples/delivery-1-receive_id.yaml: replayed again after the areas, the bug "
+        "model artemis-4985 held (during them: artemis-4985: FAIL ")
+    assert judge.second_look([finding]) == []  # decided: not replayed a third time
+
+    never = Judge(SHIPPED, "artemis", "2.40.0", "artemis", "artemis",
+                  adapter_factory=lambda: BugShowsOnSecondRun(first=99))
+    finding = _finding(steps)
+    assert never.label(finding) == "FAIL"
+    lines = never.second_look([finding])
+    assert never.label(finding) == "FAIL" and len(lines) == 1
+    assert lines[0].startswith("  FAIL receive.id: no registered bug model held on replay (artemis-4985: FAIL ")
+
+    shapeless = _finding([{"queue": {"name": "q"}}, {"send": {"to": "q", "id": "m1", "size": 100}}])
+    assert never.label(shapeless) == "FAIL" and never.second_look([shapeless]) == []

@@ -19,7 +19,8 @@ class Replay(Protocol):
 
 
 def holds_under(steps: Sequence[Mapping[str, Any]], model: str, claimed: Any,
-                adapter_factory: Callable[[], Any], options: Mapping[str, Any] | None = None) -> bool:
+                adapter_factory: Callable[[], Any], options: Mapping[str, Any] | None = None,
+                why: list[str] | None = None) -> bool:
     """Do `steps` (``{op: args}``; an ``expect`` is ignored), replayed on the adapter as a scenario
     annotated with the expectations of the model `claimed` (ModelOptions: the claimed profile, held to
     the adapter's contract) with bug model `model`, pass at every step under every observation? The
@@ -28,7 +29,8 @@ def holds_under(steps: Sequence[Mapping[str, Any]], model: str, claimed: Any,
     bug model rejects, and a replay with no answer, do not; nor do steps on which the bug model expects
     exactly what the model without it expects (the bug is not what the implementation showed there,
     whatever a replay answers: no replay is made). `options`: model options the finding was held to
-    besides (a known bug the area explored on against), kept beside the bug model's own."""
+    besides (a known bug the area explored on against), kept beside the bug model's own. `why`: where
+    a replay was made and did not hold, its verdict line is appended (the judge keeps it)."""
     from mqconform.reference_model.bugs import bug_model
     from mqconform.scenario import ModelRejected, annotate, from_data, run_scenario
 
@@ -47,7 +49,10 @@ def holds_under(steps: Sequence[Mapping[str, Any]], model: str, claimed: Any,
         scenario = from_data({"profile": buggy.name, "steps": expected}, "bug-model")
     except (ModelRejected, ValueError):
         return False
-    return run_scenario(scenario, adapter_factory(), namespace="mqc-bug-model").verdict == "pass"
+    outcome = run_scenario(scenario, adapter_factory(), namespace="mqc-bug-model")
+    if outcome.verdict != "pass" and why is not None:
+        why.append(outcome.verdict_line())
+    return outcome.verdict == "pass"
 
 
 def _plain_annotation(raw: Sequence[Mapping[str, Any]], held: Any) -> list[dict[str, Any]] | None:

@@ -49,6 +49,8 @@ class Judge:
     #: id(finding) -> (the finding, the deviation that explains it or None)
     _decided: dict[int, tuple[Any, Deviation | None]] = attrs.field(factory=dict, init=False, eq=False,
                                                                     repr=False)
+    #: id(finding) -> (an unexplained finding, why each bug model's replay made for it did not hold)
+    _unheld: dict[int, tuple[Any, list[str]]] = attrs.field(factory=dict, init=False, eq=False, repr=False)
 
     def label(self, finding: Finding) -> str:
         """``DEVIATION``, ``FLAKY`` or ``FAIL``, for the finding's line (as Verdict.label)."""
@@ -61,10 +63,35 @@ class Judge:
         kept = self._decided.get(id(finding))
         if kept is not None and kept[0] is finding:
             return kept[1]
+        unheld: list[str] = []
         found = self.registry.find(finding, self.adapter, self.server_version, self.profile, self.claimed,
-                                   self.replay())
+                                   self.replay(unheld))
         self._decided[id(finding)] = (finding, found)
+        if found is None and unheld:
+            self._unheld[id(finding)] = (finding, unheld)
         return found
+
+    def second_look(self, findings: Iterable[Finding]) -> list[str]:
+        """Decide once more each of `findings` that a bug model's replay left unexplained, now that the
+        areas are over (the first replay ran beside the other areas' brokers, and a replay's timing
+        on a loaded machine is not the broker's answer). A finding the second replay explains is a
+        deviation from here on (the verdict is taken after this); each such finding, and each still
+        unexplained, gets a line saying why (the replay's first difference)."""
+        lines: list[str] = []
+        for finding in findings:
+            kept = self._unheld.pop(id(finding), None)
+            if kept is None or kept[0] is not finding:
+                continue
+            del self._decided[id(finding)]
+            found = self.deviation(finding)
+            where = getattr(finding, "scenario_path", None) or finding.check
+            if found is not None:
+                lines.append(f"  DEVIATION {where}: replayed again after the areas, the bug model "
+                             f"{found.model} held (during them: {kept[1][0]})")
+            else:
+                again = self._unheld.get(id(finding), (None, kept[1]))[1]
+                lines.append(f"  FAIL {where}: no registered bug model held on replay ({again[0]})")
+        return lines
 
     def bug_model(self, finding: Finding) -> BugModel | None:
         """The model of the registered bug that explains `finding` (an entry with ``model:``), else
@@ -76,8 +103,9 @@ class Judge:
 
         return bug_model(found.model)
 
-    def replay(self) -> Replay | None:
-        """The bug models' replay on this judge's implementation (None without one)."""
+    def replay(self, unheld: list[str] | None = None) -> Replay | None:
+        """The bug models' replay on this judge's implementation (None without one); `unheld` gets a
+        line per replay made that did not hold (the bug model's name and the replay's verdict line)."""
         factory = self.adapter_factory
         if factory is None:
             return None
@@ -90,7 +118,11 @@ class Judge:
             replay decided stays a failure, never a pass."""
             try:
                 claimed = model_for(load_profile(self.profile), frozenset(factory().capabilities))
-                return holds_under(steps, model, claimed, factory, options)
+                why: list[str] = []
+                held = holds_under(steps, model, claimed, factory, options, why)
+                if unheld is not None:
+                    unheld.extend(f"{model}: {line}" for line in why)
+                return held
             except Exception as exc:  # an adapter that cannot start or answer: not explained
                 print(f"mqconform: the replay under bug model {model} could not run on {self.adapter}: "
                       f"{one_line(exc)} (the finding stays unexplained)", file=sys.stderr)

@@ -1,4 +1,4 @@
-"""The two Artemis collection bugs as upstream would take them: the JUnit tests of docs/findings/junit/,
+"""The Artemis collection bugs as upstream would take them: the JUnit tests of docs/findings/junit/,
 compiled and run against the Artemis 2.56.0 classes (artemis-commons from Maven Central, fetched once
 through mvn into the cache; no skips: without mvn or java the fixture fails). Each must fail with its
 bug's assertion message; on a release where the bug is fixed, the test says so in one line."""

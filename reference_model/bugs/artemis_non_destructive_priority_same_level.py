@@ -28,7 +28,10 @@ The model (:class:`~.artemis_priority_removal.IteratorWalk` on a non-destructive
 option ``non_destructive_same_level_keeps_iterators``): checkHighest's same-level shortcut, each
 consumer's iterator over what it has not been given (ConsumerState.unseen), a removal (a prune, an
 expiry, a delete) setting ``highestPriority`` to the highest non-empty level and a reset sending the
-iterators to the top, as they should. A destructive queue is left as the claimed model has it.
+iterators to the top, as they should. A destructive queue is left as the claimed model has it. Not
+modelled: the same inversion on a destructive queue whose consumer's selector skips the top message
+(it stays listed too; the plain client's ``selector`` mode shows it on every served release), since
+the walk serves plain consumers only.
 """
 
 from __future__ import annotations

@@ -464,6 +464,32 @@ def test_a_same_priority_send_without_a_cancel_is_not_the_priority_shape() -> No
     assert trace is not None and not SHAPES["same-priority-send-not-reset"](trace)
 
 
+def test_the_non_destructive_same_priority_send_shape() -> None:
+    """non-destructive-same-priority-send: a send at the priority of the queue's previous list add,
+    on a non-destructive queue, whatever else is pending (a 2.40.0 ci counterexample's same-level add
+    at priority 0, the lowest); not on a plain queue, not after an add at another priority, and a
+    scheduled message counts as an add where it fires, not where it is sent."""
+    from mqconform.conformance.judging.deviation_shapes import SHAPES
+
+    shape = SHAPES["non-destructive-same-priority-send"]
+
+    def holds(steps: list[Step]) -> bool:
+        trace = model_trace(steps, "artemis")
+        assert trace is not None
+        return bool(shape(trace))
+
+    queue = Step("queue", {"name": "q", "non_destructive": True})
+    consumer = Step("consumer", {"name": "c-q", "queue": "q", "window_bytes": -1, "max_unacked": 1})
+    low = [Step("send", {"to": "q", "id": f"m{n}", "size": 100, "priority": 0}) for n in (1, 2)]
+    assert holds([queue, consumer, *low])
+    assert not holds([Step("queue", {"name": "q"}), consumer, *low])
+    high = Step("send", {"to": "q", "id": "m3", "size": 100, "priority": 9})
+    assert not holds([queue, consumer, low[0], high, low[1]])
+    scheduled = Step("send", {"to": "q", "id": "m3", "size": 100, "priority": 9, "scheduled_at_ms": 500})
+    assert holds([queue, consumer, low[0], scheduled, low[1]])  # m3 not listed yet: m1 was the last add
+    assert not holds([queue, consumer, low[0], scheduled, Step("advance", 600), low[1]])  # m3 fired at 9
+
+
 def test_returns_to_a_ring_without_paged_messages_are_not_the_paged_return_shape() -> None:
     """ring-replaces-returning-paged needs a returning message that was paged: the same close on an
     address that never pages (every message in memory), or one whose returns the ring keeps, is not it."""

@@ -211,6 +211,31 @@ def _non_destructive_queues(trace: Sequence[TraceStep]) -> set[str]:
             if step.op == "queue" and isinstance(step.args, Mapping) and step.args.get("non_destructive")}
 
 
+def _non_destructive_same_priority_send(trace: Sequence[TraceStep]) -> bool:
+    """A send at priority p to a non-destructive queue whose previous list add was at p too: Artemis'
+    PriorityLinkedListImpl#checkHighest then resets no consumer's iterator, and a delivered message
+    staying listed keeps highestPriority up, so an iterator that moved elsewhere while its consumer was
+    busy stays there. A step's adds are the messages new in the queue's pending list (a send not
+    scheduled for later, a scheduled message fired, a message a close or nack returned; a message a
+    consumer took at its send without listing it is no add)."""
+    kept = _non_destructive_queues(trace)
+    priority = _priorities(trace)
+    last: dict[str, set[int]] = {}
+    for before, step in _pairs(trace):
+        sent = step.op in ("send", "send_batch") and isinstance(step.args, Mapping)
+        for queue, now in step.queues.items():
+            if queue not in kept:
+                continue
+            was = set(map(str, before.queues.get(queue, {}).get("pending", []))) if before else set()
+            added = {priority.get(m, 4) for m in map(str, now.get("pending", [])) if m not in was}
+            if not added:
+                continue
+            if sent and added & last.get(queue, set()):
+                return True
+            last[queue] = added
+    return False
+
+
 def _non_destructive_delete(trace: Sequence[TraceStep]) -> bool:
     """A delete by id that took a message off a non-destructive queue (Artemis counts it nowhere)."""
     kept = _non_destructive_queues(trace)
@@ -532,6 +557,7 @@ SHAPES: Final[Mapping[str, Callable[[Sequence[TraceStep]], bool]]] = {
     "restart-past-max-deliver": _restart_past_max_deliver,
     "same-priority-send-not-reset": _same_priority_send_not_reset,
     "removal-below-higher-priority": _removal_below_higher_priority,
+    "non-destructive-same-priority-send": _non_destructive_same_priority_send,
     "non-destructive-direct-delivery": _non_destructive_direct_delivery,
     "last-value-direct-delivery": last_value_direct_delivery,
     "last-value-nack": last_value_nack,

@@ -128,7 +128,7 @@ class BrokerCore:
 
     if TYPE_CHECKING:
         # Implemented by the area mixins (named in the comments); declared for the type checker.
-        def _settle(self, *touched: QueueState) -> None: ...  # broker
+        def _settle(self, *touched: QueueState, dispatch: bool = True) -> None: ...  # broker
         def _settle_everything(self) -> None: ...  # broker
         def counters(self, queue_name: str) -> QueueCounters: ...  # broker
         def _deliver(self, queue: QueueState) -> bool: ...  # delivery

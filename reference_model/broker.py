@@ -186,14 +186,16 @@ class Broker(AckWaitMixin, ConsumerOrderMixin, DeliveryMixin, RedeliveryMixin, R
         self._dirty.update(self.addresses)
         self._settle()
 
-    def _settle(self, *touched: QueueState) -> None:
+    def _settle(self, *touched: QueueState, dispatch: bool = True) -> None:
         """Run what happens by itself after an operation until nothing changes: unblocking, due
         scheduled messages, depaging and dispatch, on the addresses the operation touched.
 
         Only unblocking, firing and depaging can enable more of each other; dispatch moves pending
         messages to delivering, which changes neither address memory nor a queue's read budget
         (pending + delivering), so a pass is repeated only after one of the former moved something.
-        This keeps every operation's cost independent of the number of other queues.
+        This keeps every operation's cost independent of the number of other queues. `dispatch`
+        False: the operation starts no dispatch pass (a send that only schedules its message:
+        QueueImpl#addTail returns at scheduleIfPossible), only what it unblocks, fires or depages does.
         """
         dirty = self._dirty
         for queue in touched:
@@ -201,7 +203,8 @@ class Broker(AckWaitMixin, ConsumerOrderMixin, DeliveryMixin, RedeliveryMixin, R
             dirty[address.name] = address
         whole_pages = self._whole_pages
         rejoin = self.options.consumer_rotation in ("active_queue", "service_queue")
-        passed: set[str] = set()  # addresses whose dispatch pass ran: a termination dirties them again
+        # addresses whose dispatch pass ran (a termination dirties them again), or that get none
+        passed: set[str] = set() if dispatch else set(dirty)
         while dirty:
             _, address = dirty.popitem()
             moved = True

@@ -31,7 +31,10 @@ class PagingMixin(BrokerCore):
         if address.config.retention is not None:
             self._stream_send(address)  # RETENTION-1: a stream address (reference_model/retention.py)
         result = self._route(address, message)
-        self._settle()
+        # SCHED-2: a message scheduled for later is in no queue's list yet and starts no delivery pass
+        scheduled = message.scheduled_at_ms is not None and message.scheduled_at_ms > 0 \
+            and self.options.has("scheduling")
+        self._settle(dispatch=not scheduled)
         return result
 
     def _route(self, address: AddressState, message: Message, unblocking: bool = False) -> SendResult:

@@ -219,7 +219,8 @@ def test_an_iterator_that_wraps_hands_out_nothing_in_that_pass() -> None:
     The ack's credit starts one delivery pass: the iterator finds nothing at or below level 0, wraps
     to the top and answers nothing (PriorityLinkedListImpl#hasNext), so with one consumer the pass
     ends and DeliveringCount stays 2; before, the walk handed out the top message at once. The prune
-    itself starts no pass (QueueImpl#deliver calls pruneLastValues at a pass's end)."""
+    itself starts no pass (QueueImpl#deliver calls pruneLastValues at a pass's end), nor does a send
+    scheduled for later (QueueImpl#addTail returns at scheduleIfPossible)."""
     same_level = BUGS["artemis-non-destructive-priority-same-level-add"].option
     model = ReferenceAdapter(options=profile("artemis").evolve(**{same_level: True}))
     model.open("t")
@@ -234,5 +235,7 @@ def test_an_iterator_that_wraps_hands_out_nothing_in_that_pass() -> None:
     model.send("q", Message(id="m13", size=100, priority=9, properties={"lvk": "v2"}))
     assert model.ack("c", "m2").value == "ok"
     assert model.counters("q").value["delivering_count"] == 1  # m7 only: m13 waits for the next pass
+    model.send("q", Message(id="m20", size=100, scheduled_at_ms=60_000))  # scheduled: lists nothing
+    assert model.counters("q").value["delivering_count"] == 1  # and starts no pass (a 2.56.0 ci story)
     model.send("q", Message(id="m14", size=100, priority=9))
     assert model.counters("q").value["delivering_count"] == 2  # the next pass hands out m13

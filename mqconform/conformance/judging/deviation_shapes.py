@@ -1,12 +1,13 @@
 """The counterexample shapes of the known-deviation registry (mqconform/conformance/judging/deviations.yaml).
 
 A counterexample is replayed on the claimed model (:func:`model_trace`, :func:`scenario_trace`): each
-step with the model's counters, consumer state, answer and held ids right after it (:class:`TraceStep`).
-A **shape** (:data:`SHAPES`) is a named predicate over that trace: what the counterexample does that a
-registered bug needs (a nack at the delivery limit, a restart past max_deliver, ...); each predicate's
-docstring says exactly. An **observed** relation (:data:`OBSERVED`) compares the model's value with the
-implementation's (higher, lower, an extra delivery, ...). The registry (:mod:`.deviations`) matches
-findings with them.
+step with the model's counters, consumer state, answer and held ids right after it
+(:class:`.shape_steps.TraceStep`). A **shape** (:data:`SHAPES`) is a named predicate over that trace:
+what the counterexample does that a registered bug needs (a nack at the delivery limit, a restart past
+max_deliver, ...); each predicate's docstring says exactly. The last-value and priority shapes live in
+:mod:`.last_value_shapes` and :mod:`.priority_shapes`. An **observed** relation (:data:`OBSERVED`)
+compares the model's value with the implementation's (higher, lower, an extra delivery, ...). The
+registry (:mod:`.deviations`) matches findings with them.
 """
 
 from __future__ import annotations
@@ -15,26 +16,17 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Final
 
-import attrs
-
 from .last_value_shapes import last_value_direct_delivery, last_value_nack
-
-
-@attrs.frozen
-class TraceStep:
-    """One step of a counterexample and the claimed model's state right after it."""
-
-    op: str
-    args: Any
-    #: queue name -> the model's counters (mqconform.adapters.contract.COUNTERS) and ``pending`` ids
-    queues: Mapping[str, Mapping[str, Any]]
-    #: queue name -> the model's JetStream consumer state (only under profiles that have it)
-    consumer_state: Mapping[str, Mapping[str, int]]
-    #: the model's answer to the step (a send's result, the ids a receive got), if it has one
-    result: Any = None
-    #: queue name -> the ids its consumers hold right after the step (dispatched or received, not
-    #: acknowledged: a push consumer holds what it was sent without a receive step)
-    held: Mapping[str, frozenset[str]] = attrs.field(factory=dict)
+from .priority_shapes import (
+    non_destructive_same_priority_send,
+    removal_below_higher_priority,
+    same_priority_send_not_reset,
+)
+from .shape_steps import TraceStep as TraceStep
+from .shape_steps import ids as _ids
+from .shape_steps import non_destructive_queues as _non_destructive_queues
+from .shape_steps import pairs as _pairs
+from .shape_steps import rose as _rose
 
 
 def model_trace(steps: Sequence[Any], profile: str) -> list[TraceStep] | None:
@@ -63,16 +55,6 @@ def scenario_trace(raw: Sequence[Mapping[str, Any]], profile: str) -> list[Trace
         states = {c["queue"]: c for c in expect.get("consumer_state", [])}
         trace.append(TraceStep(op, step[op], queues, states, expect.get("result"), after))
     return trace
-
-
-def _rose(before: TraceStep | None, after: TraceStep, counter: str) -> list[str]:
-    """The queues whose model `counter` is higher after `after` than before it."""
-    return [q for q, c in after.queues.items()
-            if c.get(counter, 0) > (before.queues.get(q, {}).get(counter, 0) if before else 0)]
-
-
-def _pairs(trace: Sequence[TraceStep]) -> Iterable[tuple[TraceStep | None, TraceStep]]:
-    return zip([None, *trace[:-1]], trace, strict=True)
 
 
 def _nack_at_delivery_limit(trace: Sequence[TraceStep]) -> bool:
@@ -156,86 +138,6 @@ def _restart_past_max_deliver(trace: Sequence[TraceStep]) -> bool:
                for state in trace[-2].consumer_state.values())
 
 
-def _priorities(trace: Sequence[TraceStep]) -> dict[str, int]:
-    """The priority each message was sent with (default 4)."""
-    sent: dict[str, int] = {}
-    for step in trace:
-        if step.op in ("send", "send_batch") and isinstance(step.args, Mapping):
-            for msg_id in _ids(step):
-                sent[msg_id] = int(step.args.get("priority", 4))
-    return sent
-
-
-def _same_priority_send_not_reset(trace: Sequence[TraceStep]) -> bool:
-    """A send at priority p to a queue whose previous add was at priority p too (a send, or a message
-    a close or nack returned to it), while lower-priority messages are pending there: Artemis'
-    PriorityLinkedListImpl#checkHighest then resets no consumer's iterator, and one that moved below p
-    hands out the lower ones first."""
-    priority = _priorities(trace)
-    last: dict[str, set[int]] = {}
-    for before, step in _pairs(trace):
-        if step.op in ("close", "nack"):
-            for queue, now in step.queues.items():
-                was = set(map(str, before.queues.get(queue, {}).get("pending", []))) if before else set()
-                back = set(map(str, now.get("pending", []))) - was
-                if back:
-                    last[queue] = {priority.get(m, 4) for m in back}
-        elif step.op in ("send", "send_batch") and isinstance(step.args, Mapping):
-            level = int(step.args.get("priority", 4))
-            for queue in _rose(before, step, "added"):
-                pending = step.queues[queue].get("pending", [])
-                if level in last.get(queue, set()) and any(priority.get(str(m), 4) < level for m in pending):
-                    return True
-                last[queue] = {level}
-    return False
-
-
-def _removal_below_higher_priority(trace: Sequence[TraceStep]) -> bool:
-    """A step at which a queue's ``replaced`` count rises and a message leaves its pending list while
-    a message of a higher priority stays pending there (a last-value prune below the top level:
-    Artemis' PriorityLinkedListImpl iterator remove then lowers highestPriority under the higher one)."""
-    priority = _priorities(trace)
-    for before, step in _pairs(trace):
-        for queue in _rose(before, step, "replaced"):
-            was = set(map(str, before.queues.get(queue, {}).get("pending", []))) if before else set()
-            now = [str(m) for m in step.queues[queue].get("pending", [])]
-            gone = was - set(now)
-            if any(priority.get(m, 4) < priority.get(n, 4) for m in gone for n in now):
-                return True
-    return False
-
-
-def _non_destructive_queues(trace: Sequence[TraceStep]) -> set[str]:
-    """The names of the queues the trace declares non-destructive (DELIVERY-12)."""
-    return {str(step.args.get("name")) for step in trace
-            if step.op == "queue" and isinstance(step.args, Mapping) and step.args.get("non_destructive")}
-
-
-def _non_destructive_same_priority_send(trace: Sequence[TraceStep]) -> bool:
-    """A send at priority p to a non-destructive queue whose previous list add was at p too: Artemis'
-    PriorityLinkedListImpl#checkHighest then resets no consumer's iterator, and a delivered message
-    staying listed keeps highestPriority up, so an iterator that moved elsewhere while its consumer was
-    busy stays there. A step's adds are the messages new in the queue's pending list (a send not
-    scheduled for later, a scheduled message fired, a message a close or nack returned; a message a
-    consumer took at its send without listing it is no add)."""
-    kept = _non_destructive_queues(trace)
-    priority = _priorities(trace)
-    last: dict[str, set[int]] = {}
-    for before, step in _pairs(trace):
-        sent = step.op in ("send", "send_batch") and isinstance(step.args, Mapping)
-        for queue, now in step.queues.items():
-            if queue not in kept:
-                continue
-            was = set(map(str, before.queues.get(queue, {}).get("pending", []))) if before else set()
-            added = {priority.get(m, 4) for m in map(str, now.get("pending", [])) if m not in was}
-            if not added:
-                continue
-            if sent and added & last.get(queue, set()):
-                return True
-            last[queue] = added
-    return False
-
-
 def _non_destructive_delete(trace: Sequence[TraceStep]) -> bool:
     """A delete by id that took a message off a non-destructive queue (Artemis counts it nowhere)."""
     kept = _non_destructive_queues(trace)
@@ -250,16 +152,6 @@ def _non_destructive_direct_delivery(trace: Sequence[TraceStep]) -> bool:
     kept = _non_destructive_queues(trace)
     return any(step.op in ("send", "send_batch") and set(_rose(before, step, "delivering_count")) & kept
                for before, step in _pairs(trace))
-
-
-def _ids(step: TraceStep) -> list[str]:
-    """The message ids a send, receive or ack step names or got, in order."""
-    if step.op in ("receive", "receive_batch"):
-        got = step.result if isinstance(step.result, list) else [step.result]
-        return [str(i) for i in got if i is not None]
-    if isinstance(step.args, Mapping):
-        return [str(i) for i in step.args.get("ids", [step.args.get("id")]) if i is not None]
-    return []
 
 
 def _returns(trace: Sequence[TraceStep]) -> Iterator[tuple[TraceStep, TraceStep, set[str], set[str]]]:
@@ -555,9 +447,9 @@ SHAPES: Final[Mapping[str, Callable[[Sequence[TraceStep]], bool]]] = {
     "max-age-expiry-after-ttl-expiry": _max_age_expiry_after_ttl_expiry,
     "max-age-expiry-after-ttl-send": _max_age_expiry_after_ttl_send,
     "restart-past-max-deliver": _restart_past_max_deliver,
-    "same-priority-send-not-reset": _same_priority_send_not_reset,
-    "removal-below-higher-priority": _removal_below_higher_priority,
-    "non-destructive-same-priority-send": _non_destructive_same_priority_send,
+    "same-priority-send-not-reset": same_priority_send_not_reset,
+    "removal-below-higher-priority": removal_below_higher_priority,
+    "non-destructive-same-priority-send": non_destructive_same_priority_send,
     "non-destructive-direct-delivery": _non_destructive_direct_delivery,
     "last-value-direct-delivery": last_value_direct_delivery,
     "last-value-nack": last_value_nack,

@@ -208,7 +208,7 @@ class Broker(AckWaitMixin, ConsumerOrderMixin, DeliveryMixin, RedeliveryMixin, R
         while dirty:
             _, address = dirty.popitem()
             moved = True
-            dispatch = address.name not in passed
+            passing = address.name not in passed
             passed.add(address.name)
             while moved:
                 moved = False
@@ -227,7 +227,7 @@ class Broker(AckWaitMixin, ConsumerOrderMixin, DeliveryMixin, RedeliveryMixin, R
                     if queue.consumers:
                         if rejoin:  # DELIVERY-24: at once, even with nothing to dispatch
                             self._rejoin_rotation(queue)
-                        if dispatch and queue.pending.level_of:
+                        if passing and queue.pending.level_of:
                             self._deliver(queue)
                     if queue.lv_candidates:
                         pruned |= self._prune_last_values(queue)
@@ -238,7 +238,7 @@ class Broker(AckWaitMixin, ConsumerOrderMixin, DeliveryMixin, RedeliveryMixin, R
                 # new, so only what it unblocks, fires, depages or expires is worth another pass (a
                 # bug model's iterator walk would move a busy consumer's iterator past the pruned
                 # level in a pass the broker never makes)
-                dispatch = moved
+                passing = moved
                 moved |= pruned
 
     # ------------------------------------------------------------------ observation

@@ -24,6 +24,7 @@ from .priority_shapes import (
 )
 from .shape_steps import TraceStep as TraceStep
 from .shape_steps import ids as _ids
+from .shape_steps import listed as _listed
 from .shape_steps import non_destructive_queues as _non_destructive_queues
 from .shape_steps import pairs as _pairs
 from .shape_steps import rose as _rose
@@ -223,8 +224,7 @@ def _non_destructive_ring_evicts_delivered(trace: Sequence[TraceStep]) -> bool:
         if before is None or step.op not in ("send", "send_batch"):
             continue
         for queue in set(_rose(before, step, "replaced")) & kept:
-            listed = set(map(str, before.queues.get(queue, {}).get("pending", []))) | set(_ids(step))
-            gone = listed - set(map(str, step.queues[queue].get("pending", [])))
+            gone = (_listed(before, queue) | set(_ids(step))) - _listed(step, queue)
             if gone & ever.get(queue, set()):
                 return True
     return False
@@ -274,10 +274,10 @@ def _non_destructive_ring_repeats_replaced(trace: Sequence[TraceStep]) -> bool:
         if before is None:
             continue
         for queue in kept & consumed:
-            listed = set(map(str, before.queues.get(queue, {}).get("pending", [])))
+            was = _listed(before, queue)
             if step.op in ("send", "send_batch"):
-                listed |= set(_ids(step))  # sent and replaced in one step
-            if listed - set(map(str, step.queues.get(queue, {}).get("pending", []))):
+                was |= set(_ids(step))  # sent and replaced in one step
+            if was - _listed(step, queue):
                 return True
     return False
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from .shape_steps import TraceStep, non_destructive_queues, pairs, priorities, rose
+from .shape_steps import TraceStep, listed, non_destructive_queues, pairs, priorities, rose
 
 
 def same_priority_send_not_reset(trace: Sequence[TraceStep]) -> bool:
@@ -19,9 +19,8 @@ def same_priority_send_not_reset(trace: Sequence[TraceStep]) -> bool:
     last: dict[str, set[int]] = {}
     for before, step in pairs(trace):
         if step.op in ("close", "nack"):
-            for queue, now in step.queues.items():
-                was = set(map(str, before.queues.get(queue, {}).get("pending", []))) if before else set()
-                back = set(map(str, now.get("pending", []))) - was
+            for queue in step.queues:
+                back = listed(step, queue) - listed(before, queue)
                 if back:
                     last[queue] = {priority.get(m, 4) for m in back}
         elif step.op in ("send", "send_batch") and isinstance(step.args, Mapping):
@@ -41,9 +40,8 @@ def removal_below_higher_priority(trace: Sequence[TraceStep]) -> bool:
     priority = priorities(trace)
     for before, step in pairs(trace):
         for queue in rose(before, step, "replaced"):
-            was = set(map(str, before.queues.get(queue, {}).get("pending", []))) if before else set()
-            now = [str(m) for m in step.queues[queue].get("pending", [])]
-            gone = was - set(now)
+            now = listed(step, queue)
+            gone = listed(before, queue) - now
             if any(priority.get(m, 4) < priority.get(n, 4) for m in gone for n in now):
                 return True
     return False
@@ -61,11 +59,8 @@ def non_destructive_same_priority_send(trace: Sequence[TraceStep]) -> bool:
     last: dict[str, set[int]] = {}
     for before, step in pairs(trace):
         sent = step.op in ("send", "send_batch") and isinstance(step.args, Mapping)
-        for queue, now in step.queues.items():
-            if queue not in kept:
-                continue
-            was = set(map(str, before.queues.get(queue, {}).get("pending", []))) if before else set()
-            added = {priority.get(m, 4) for m in map(str, now.get("pending", [])) if m not in was}
+        for queue in kept & set(step.queues):
+            added = {priority.get(m, 4) for m in listed(step, queue) - listed(before, queue)}
             if not added:
                 continue
             if sent and added & last.get(queue, set()):

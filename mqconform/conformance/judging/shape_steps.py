@@ -33,6 +33,11 @@ def rose(before: TraceStep | None, after: TraceStep, counter: str) -> list[str]:
             if c.get(counter, 0) > (before.queues.get(q, {}).get(counter, 0) if before else 0)]
 
 
+def listed(step: TraceStep | None, queue: str) -> set[str]:
+    """The ids the model lists in `queue`'s pending list right after `step` (none before the first)."""
+    return set(map(str, step.queues.get(queue, {}).get("pending", []))) if step is not None else set()
+
+
 def pairs(trace: Sequence[TraceStep]) -> Iterable[tuple[TraceStep | None, TraceStep]]:
     return zip([None, *trace[:-1]], trace, strict=True)
 

@@ -86,6 +86,11 @@ class _Queue:
     #: credit went to a consumer of this queue that the broker was not yet seen to have taken up
     #: (ArtemisSettling._settle_queue: a non-destructive queue's settle confirms it first)
     credited: bool = False
+    #: LASTVALUE-1: the order of every send to this queue (id -> its place), and per value of the key
+    #: the id of the latest send the queue took at once (accepted or paged, not scheduled): a listing
+    #: that shows an older message of a value without its latest is read again (`superseded_shown`)
+    sent: dict[str, int] = attrs.Factory(dict)
+    latest: dict[str, str] = attrs.Factory(dict)
 
     def at_rest(self, delivering: int, held: int, timed_out: bool = False) -> bool:
         """Whether the broker's DeliveringCount says nothing is in flight: it equals what the links
@@ -110,6 +115,36 @@ class _Queue:
         if timed_out or (killed and off == self.stuck - 1):
             self.stuck = off
         return off == self.stuck
+
+    def took(self, msg_id: str, properties: dict[str, Any], at_once: bool) -> None:
+        """Record a send to this last-value queue; `at_once`: accepted or paged, not scheduled."""
+        self.sent[msg_id] = len(self.sent)
+        value = properties.get(self.last_value_key) if self.last_value_key is not None else None
+        if at_once and value is not None:
+            self.latest[str(value)] = msg_id
+
+    def superseded_shown(self, listed: list[dict[str, Any]], received: set[str]) -> bool:
+        """LASTVALUE-1: whether `listed` (listMessages' maps) shows a message whose value a later send
+        the queue took at once carries, that later send not listed and not `received` by a consumer:
+        the listing was read between the send's LastValueQueue#addTail (the new message still in the
+        queue's intermediate list) and the delivery pass that moves it and prunes the older one
+        (QueueImpl#deliver calls pruneLastValues), which flushExecutor may return before. Seen on a
+        loaded 2.40.0 ci run: a non-destructive last-value queue listed [m1] after m2 superseded it."""
+        if self.last_value_key is None:
+            return False
+        ids = {str(m.get(ID_PROPERTY)) for m in listed}
+        for message in listed:
+            value = message.get(self.last_value_key)
+            newer = self.latest.get(str(value)) if value is not None else None
+            shown = str(message.get(ID_PROPERTY))
+            if newer is not None and newer not in ids and newer not in received \
+                    and self.sent.get(shown, -1) < self.sent[newer]:
+                return True
+        return False
+
+    def forget(self, msg_id: str) -> None:
+        """A message deleted through management: no longer the latest of its value."""
+        self.latest = {value: latest for value, latest in self.latest.items() if latest != msg_id}
 
     @property
     def last_value(self) -> bool:

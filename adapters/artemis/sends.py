@@ -114,6 +114,8 @@ class ArtemisSends(ArtemisDeclarations):
         self._note_ttl(message.ttl_ms if message.ttl_ms is not None else address.expiry_delay)
         if self._blocks(address):
             outcome = self._send_blocking(address, amqp)
+            if outcome == "accepted":
+                self._took(address, message, at_once=due is None)
             self._settle_address(address)
             return outcome
         # AddressSize and Paging, then the first queue's MessagesAdded after flushExecutor: one request
@@ -136,6 +138,8 @@ class ArtemisSends(ArtemisDeclarations):
             paging = address.config is not None and address.config.full_policy == "PAGE"
             paged = paging and after[2] is not None and int(after[2]["MessagesAdded"]) != added
             outcome = "paged" if paged else "dropped"
+        if outcome != "dropped":
+            self._took(address, message, at_once=due is None)
         if due is not None:
             self._dues.append(due)
             if due <= self._clock_ms:  # SCHED-2: due already: it enters the scheduler and fires
@@ -143,6 +147,13 @@ class ArtemisSends(ArtemisDeclarations):
         # the look after the send stands for its first queue's first settle look (nothing sent since)
         self._settle_address(address, after[2] if after is not None and due is None else None)
         return outcome
+
+    def _took(self, address: _Address, message: Message, at_once: bool) -> None:
+        """Record a send the broker took on the address's last-value queues (_Queue.took)."""
+        for name in address.queues:
+            queue = self.queues[name]
+            if queue.last_value:
+                queue.took(message.id, dict(message.properties), at_once)
 
     def _body(self, address: _Address, size: int, fields: dict[str, Any]) -> str:
         """The body of a message of logical size `size`: that many bytes, or on a limited address one

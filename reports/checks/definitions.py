@@ -193,6 +193,13 @@ NEMESIS = ("stop", "start", "restart", "fetch")
 #: broker's memory and start again from zero (Artemis' QueueImpl counters; the model's restart), so the
 #: last observation after one no longer counts what left the queue before it (the lost check)
 RESETS = ("stop", "start", "restart")
+#: the counters of the lost check that count what left a queue (replaced, killed, expired): a broker
+#: that keeps them in memory starts them again at 0 after a restart, so each observation that is lower
+#: than the one before it (the same example and queue) adds that earlier value to the later ones, as a
+#: monitoring system reads a counter reset. A counter the broker keeps over restarts
+#: never falls, so nothing is added twice; what a zeroed counter counted between its last observation
+#: and the restart is not seen, which leaves a loss (then unknown, as before), never hides one
+CARRIED = ("c_replaced", "c_killed", "c_expired")
 TYPES = ("invoke", "ok", "fail", "info")
 TIMEOUT = "TIMEOUT_CLEAN_QUEUE"
 
@@ -280,8 +287,9 @@ def lost_example(accepted: int, filtered: bool, drained: bool, delivered: int, c
                  final: tuple[int | None, int | None, int | None, int | None] | None,
                  reset: bool = False) -> dict[str, int]:
     """The ``lost`` statistics of one (example, queue) (both engines' definition, see the docstring):
-    `final` is the last counters observation's (message_count, replaced, killed, expired); `reset`: that
-    observation came after one of :data:`RESETS`, whose zeroed counters may account for what is missing."""
+    `final` is the last counters observation's (message_count, replaced, killed, expired), the last three
+    with what a restart zeroed carried over (:data:`CARRIED`); `reset`: that observation came after one of
+    :data:`RESETS`, whose zeroed counters may still account for what is missing."""
     if filtered:
         return {"examples": 1, "not_applicable_examples": 1}
     m, r, k, x = final if final is not None else (None, None, None, None)

@@ -18,6 +18,7 @@ from typing import Any
 
 from mqconform.reference_model.config import DEFAULT_PRIORITY
 from mqconform.reports.checks.definitions import (
+    CARRIED,
     FS,
     NEEDED,
     NEMESIS,
@@ -553,7 +554,8 @@ def _lost(stats: Stats, codes: Codes, routes: list[dict[str, Any]], drain_rows: 
             join_type="left semi")
         seen = {row["gk"]: row["n"] for row in _agg(got, ["gk"], {"n": ("", "count_all")}).to_pylist()}
     cons = {r["gk"]: (r["consumed"], r["maybe"]) for r in consumed.to_pylist()}
-    fin = {r["gk"]: (r["c_message"], r["c_replaced"], r["c_killed"], r["c_expired"])
+    carried = _carried(counters)
+    fin = {r["gk"]: (r["c_message"], *(_plus(r[part], carried.get((r["gk"], part), 0)) for part in CARRIED))
            for r in final.to_pylist()}
     reset = {r["gk"] for r in final.to_pylist() if r["ek"] in resets and r["index"] > resets[r["ek"]]}
     for row in per_g.to_pylist():
@@ -562,6 +564,38 @@ def _lost(stats: Stats, codes: Codes, routes: list[dict[str, Any]], drain_rows: 
                                cons.get(g, (0, 0)), fin.get(g), g in reset)
         run, machine, _example, queue = codes.example_queue(g)
         add_figures(stats, run, machine, queue, "lost", stats_g)
+
+
+def _carried(counters: Any) -> dict[tuple[int, str], int]:
+    """(example-queue key, counter of :data:`CARRIED`) -> the sum of the values a restart zeroed: each
+    observation lower than the one before it adds that earlier one (the Spark engine's
+    spark_frames.carried_drops)."""
+    import numpy as np
+
+    if counters.num_rows == 0:
+        return {}
+    ordered = counters.select(["gk", "index", *CARRIED]).sort_by(
+        [("gk", "ascending"), ("index", "ascending")])
+    gk = ordered["gk"].to_numpy()
+    same = np.zeros(len(gk), dtype=bool)
+    same[1:] = gk[1:] == gk[:-1]
+    out: dict[tuple[int, str], int] = {}
+    for part in CARRIED:
+        column = ordered[part]
+        present = ~column.is_null().to_numpy(zero_copy_only=False)
+        values = column.fill_null(0).to_numpy()
+        before = np.zeros_like(values)
+        before[1:] = values[:-1]
+        had = np.zeros(len(values), dtype=bool)
+        had[1:] = present[:-1]
+        drop = same & present & had & (values < before)
+        for key, value in zip(gk[drop], before[drop], strict=True):
+            out[(int(key), part)] = out.get((int(key), part), 0) + int(value)
+    return out
+
+
+def _plus(value: int | None, carried: int) -> int | None:
+    return None if value is None else value + carried
 
 
 def _answers(stats: Stats, rows: list[JsonRow]) -> None:

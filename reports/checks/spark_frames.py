@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from mqconform.reports.checks.definitions import (
+    CARRIED,
     NULLQ,
     RESETS,
     TIMEOUT,
@@ -51,9 +52,24 @@ def first_in_example(df: Any, operations: tuple[str, ...], name: str) -> Any:
     return df.filter(F.col("f").isin(*operations)).groupBy(*E).agg(F.min("index").alias(name))
 
 
+def carried_drops(counted: Any) -> Any:
+    """`counted` (counters observations) with ``c_replaced_drop``, ``c_killed_drop`` and
+    ``c_expired_drop``: the previous observation's value of the same (example, queue) where this one is
+    lower (a restart zeroed the counter), else 0 (definitions.CARRIED, both engines)."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    order = Window.partitionBy(*E, "queue").orderBy("index")
+    for part in CARRIED:
+        before = F.lag(part).over(order)
+        counted = counted.withColumn(f"{part}_drop", F.when(F.col(part) < before, before).otherwise(0))
+    return counted
+
+
 def queue_counters(df: Any, shared: Any = None) -> Any:
     """Per (example, queue), from its ``counters`` observations: the last one's message_count, replaced,
-    killed and expired (``m``, ``r``, ``k``, ``x``: the lost check, DELIVERY-2, DELIVERY-15), whether one
+    killed and expired (``m``, ``r``, ``k``, ``x``: the lost check, DELIVERY-2, DELIVERY-15; the three
+    counters with what a restart zeroed carried over, :func:`carried_drops`), whether one
     came after a broker stop, start or restart (``reset``: :data:`RESETS`), and the counts
     of counter identity
     (DELIVERY-1) and ring bound (RING-17). One aggregation, fixed-width buffers (a hash aggregation).
@@ -78,12 +94,13 @@ def queue_counters(df: Any, shared: Any = None) -> Any:
     checked = in_ring & ~exempt
     resets = first_in_example(df, RESETS, "reset_at")
     reset = F.coalesce(col("index") > col("reset_at"), F.lit(False))
+    counted = carried_drops(counted)
     return (counted.join(F.broadcast(exempt_from), on=[*E, "queue"], how="left")
             .join(F.broadcast(resets), on=E, how="left")
             .groupBy(*E, "queue").agg(
-                *[F.max_by(part, "index").alias(name)
-                  for name, part in (("m", "c_message"), ("r", "c_replaced"), ("k", "c_killed"),
-                                     ("x", "c_expired"))],
+                F.max_by("c_message", "index").alias("m"),
+                *[(F.max_by(part, "index") + F.sum(f"{part}_drop")).alias(name)
+                  for name, part in (("r", "c_replaced"), ("k", "c_killed"), ("x", "c_expired"))],
                 F.max(F.when(reset, 1).otherwise(0)).alias("reset"),
                 F.count(F.lit(1)).alias("observations"), F.count_if(complete).alias("checked"),
                 F.count_if(complete & (col("c_message") != total)).alias("broken"),

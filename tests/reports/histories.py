@@ -48,6 +48,12 @@ FAULTS = {
                "(EXPIRY-7; lost must not fail)",
     "expired-uncounted": "an accepted message is gone and the counters show no expired counter: expiry "
                          "may explain it, so lost is unknown, never a pass nor a fail",
+    "killed-restart": "not a fault: an accepted message is killed (the killed counter counts it), then a "
+                      "broker restart zeroes the counters: the count before the restart is carried over "
+                      "(lost must pass)",
+    "kept-counters-loss": "a message is killed and counted, the broker restarts keeping its counters, and "
+                          "another accepted message vanishes: the kept count is not added twice, so lost "
+                          "is unknown (a restart), never a pass",
     "silent-bound": "not a fault: under the mosquitto profile a bounded queue drops an accepted message "
                     "silently (RING-21; lost not applicable)",
     "reorder": "a consumer first-receives a message before one whose send completed before its own was "
@@ -87,7 +93,7 @@ class _Sim:
         self.scheduled: list[str] = []
         self.priority: dict[str, int] = {}  # messages sent with a priority other than the default
         self.deliveries: dict[str, int] = {}  # message -> its delivery count
-        self.added = self.acknowledged = self.expired = 0
+        self.added = self.acknowledged = self.expired = self.killed = 0
         self.shows_expired = True  # the "expired-uncounted" case: the counters have no expired field
         self.skew = 0  # counter fault: added to messageCount once
 
@@ -107,7 +113,7 @@ class _Sim:
             "message_count": pending + len(self.delivering) + len(self.scheduled) + self.skew,
             "pending_count": pending, "delivering_count": len(self.delivering),
             "scheduled_count": len(self.scheduled), "paged_count": 0,
-            "added": self.added, "acknowledged": self.acknowledged, "replaced": 0, "killed": 0,
+            "added": self.added, "acknowledged": self.acknowledged, "replaced": 0, "killed": self.killed,
             **({"expired": self.expired} if self.shows_expired else {})})
         self.skew = 0
 
@@ -190,6 +196,16 @@ def _example(sim: _Sim, rnd: random.Random, faults: set[str]) -> None:
         sim.pending.pop()  # the broker forgets it (or it expires, or the bound dropped it silently)
         sim.expired += "expired" in faults
         sim.shows_expired = "expired-uncounted" not in faults
+        sim.counters()
+    if faults & {"killed-restart", "kept-counters-loss"}:
+        sim.pending.pop(0)  # killed (e.g. at its delivery limit): counted
+        sim.killed += 1
+        sim.counters()
+        if "kept-counters-loss" in faults:
+            sim.pending.pop()  # the broker forgets it
+        sim.op("control", "restart", None, "kill", None)
+        if "killed-restart" in faults:  # counters kept in memory start again at 0
+            sim.added = sim.acknowledged = sim.killed = 0
         sim.counters()
     if "counter" in faults:
         sim.skew = 1

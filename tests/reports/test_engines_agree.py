@@ -31,6 +31,8 @@ DETECTED = {
     "expired": ("lost", "pass", "expired"),
     "expired-uncounted": ("lost", "unknown", "unknown_examples"),
     "silent-bound": ("lost", "not_applicable", "not_applicable_examples"),
+    "killed-restart": ("lost", "pass", "killed"),
+    "kept-counters-loss": ("lost", "unknown", "unknown_examples"),
     "reorder": ("order", "fail", "out_of_order"),
     "count-decrease": ("delivery-count", "fail", "decreased"),
     # not faults: the order check must not flag what the profile allows

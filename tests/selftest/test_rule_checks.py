@@ -1,7 +1,9 @@
 """The checks of the rules that once had only model tests can fail, each on its own.
 
 Rule ids: RING-17 (ring.pending_bound), REDELIVERY-29 (close.tx_kept), PAGING-26 (send.blocked),
-REDELIVERY-11 (window.dispatched).
+REDELIVERY-11 (window.dispatched), ADMISSION-13 (admission.no_resurrection: made at every take after
+an answer, so that it counts when it holds; before, it was made only to fail, and a run left the rule
+uncovered).
 """
 
 from __future__ import annotations
@@ -57,3 +59,10 @@ def test_block_that_pages_is_caught() -> None:
 def test_a_window_overrun_is_caught_by_the_dispatched_count() -> None:
     violation = _only("delivery", "window.dispatched", "window-overrun")
     assert violation.check == "window.dispatched" and "REDELIVERY-11" in violation.rules
+
+
+@pytest.mark.rules("ADMISSION-13")
+def test_a_worker_that_runs_a_request_already_answered_is_caught() -> None:
+    violation = _only("admission", "admission.no_resurrection", "admission-second-answer")
+    assert violation.check == "admission.no_resurrection" and "ADMISSION-13" in violation.rules
+    assert "already answered TIMEOUT_CLEAN_QUEUE" in violation.message

@@ -120,10 +120,12 @@ class AdmissionMachine(FlowMachine):
     def take(self, queue: str) -> None:
         pending = self._pending(queue)
         _, actual = self.d.both_values("take", queue, compare="admission.take")
-        if actual is not None and actual in self.seen and self.seen[actual] is not None:
-            answered = self.seen[actual]
-            self.d.check("admission.no_resurrection", False,
-                         lambda: f"a worker took {actual}, already answered {answered['answer']}")
+        if actual is not None and any(answer is not None for answer in self.seen.values()):
+            # made whenever some request was answered before a worker took one (the only time a
+            # resurrection can happen), so that the rules it evidences count as checked when it holds
+            answered = self.seen.get(actual)
+            self.d.check("admission.no_resurrection", answered is None, lambda: (
+                f"a worker took {actual}, already answered {answered and answered['answer']}"))
         head = pending[0] if pending else None
         self.d.check("admission.take_head", actual == head,
                      lambda: f"a worker on {queue} took {actual!r}; the head was {head!r}")

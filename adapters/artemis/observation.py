@@ -63,11 +63,7 @@ class ArtemisObservation(ArtemisSends):
             return self._whole(self._listed(q))
         return self._whole(self._ids(listed))
 
-    def _received(self, queue: str) -> set[str]:
-        """Every id that arrived on a link of a consumer of `queue` (a last-value queue's latest
-        message may have left the list that way: QueueImpl#deliver removes it)."""
-        return {msg_id for consumer in self.consumers.values() if consumer.queue == queue
-                for msg_id in consumer.handler.seen}
+
 
     def _whole_listing(self, q: _Queue) -> list[str]:
         """listMessages, when it shows the whole list: before 2.32 the positional addAddressSettings

@@ -124,14 +124,18 @@ class _Queue:
             self.latest[str(value)] = msg_id
 
     def superseded_shown(self, listed: list[dict[str, Any]], received: set[str]) -> bool:
-        """LASTVALUE-1: whether `listed` (listMessages' maps) shows a message whose value a later send
-        the queue took at once carries, that later send not listed and not `received` by a consumer:
-        the listing was read between the send's LastValueQueue#addTail (the new message still in the
-        queue's intermediate list) and the delivery pass that moves it and prunes the older one
-        (QueueImpl#deliver calls pruneLastValues), which flushExecutor may return before. Seen on a
-        loaded 2.40.0 ci run: a non-destructive last-value queue listed [m1] after m2 superseded it."""
+        """LASTVALUE-1: whether `listed` (listMessages' maps, memory only: not while paging) shows a
+        superseded message: two messages of one value, or one whose value a later send the queue took
+        at once carries, that later send not listed and not `received` by a consumer. The listing was
+        read inside the delivery pass that moves the new message out of the queue's intermediate list
+        (QueueImpl#doInternalPoll) and then prunes the older one (pruneLastValues), which
+        flushExecutor may return before. Seen on a loaded 2.40.0 ci run: a non-destructive last-value
+        queue listed [m1] after m2 superseded it."""
         if self.last_value_key is None:
             return False
+        values = [str(v) for m in listed if (v := m.get(self.last_value_key)) is not None]
+        if len(values) != len(set(values)):
+            return True
         ids = {str(m.get(ID_PROPERTY)) for m in listed}
         for message in listed:
             value = message.get(self.last_value_key)

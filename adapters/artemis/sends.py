@@ -118,9 +118,9 @@ class ArtemisSends(ArtemisDeclarations):
                 self._took(address, message, at_once=due is None)
             self._settle_address(address)
             return outcome
-        # AddressSize and Paging, then the first queue's MessagesAdded after flushExecutor: one request
-        before, paging_before, first = self._address_look(address)
-        added = None if first is None else int(first["MessagesAdded"])
+        # AddressSize and Paging, then each queue's counts after flushExecutor: one request
+        before, paging_before, counts = self._address_look(address)
+        added = int(counts[0]["MessagesAdded"]) if counts else None
         try:
             self._sender(address).send(amqp, timeout=self.timeout)
         except SendException as exc:
@@ -136,7 +136,7 @@ class ArtemisSends(ArtemisDeclarations):
             # paging takes nothing into memory (PagingStoreImpl#page); its AddressSize may still fall:
             # a ring queue replaces a message held in memory by the paged one (RING-10)
             paging = address.config is not None and address.config.full_policy == "PAGE"
-            paged = paging and after[2] is not None and int(after[2]["MessagesAdded"]) != added
+            paged = paging and bool(after[2]) and int(after[2][0]["MessagesAdded"]) != added
             outcome = "paged" if paged else "dropped"
         if outcome != "dropped":
             self._took(address, message, at_once=due is None)
@@ -144,8 +144,16 @@ class ArtemisSends(ArtemisDeclarations):
             self._dues.append(due)
             if due <= self._clock_ms:  # SCHED-2: due already: it enters the scheduler and fires
                 self._fire(self._clock_ms)
+        # every queue of the address takes an accepted message (no filters): its MessagesAdded rises by
+        # one when the message leaves the queue's intermediate list (QueueImpl#doInternalPoll), in the
+        # delivery pass that flushExecutor may return before; until then neither its counts nor
+        # listMessages show it (seen under load on 2.40.0: a non-destructive last-value queue listed
+        # [m1] after m2, of another value, was sent)
+        arrivals = {name: int(c["MessagesAdded"]) + 1
+                    for name, c in zip(address.queues, counts, strict=True)} if outcome == "accepted" else {}
         # the look after the send stands for its first queue's first settle look (nothing sent since)
-        self._settle_address(address, after[2] if after is not None and due is None else None)
+        self._settle_address(address, after[2][0] if after is not None and after[2] and due is None else None,
+                             arrivals)
         return outcome
 
     def _took(self, address: _Address, message: Message, at_once: bool) -> None:
@@ -169,21 +177,18 @@ class ArtemisSends(ArtemisDeclarations):
         except ValueError as exc:
             raise Unsupported(str(exc)) from None
 
-    def _address_look(self, address: _Address) -> tuple[int | None, bool, dict[str, Any] | None]:
-        """A limited address's AddressSize and Paging (page mode under PAGE, full under DROP), then
-        the counts of its first queue after flushExecutor (MessagesAdded: paged messages count,
-        page-full drops do not), in one request; (None, False, None) for the others: nothing to
-        measure (no counts without a queue)."""
-        if address.config is None:
-            return None, False, None
+    def _address_look(self, address: _Address) -> tuple[int | None, bool, list[dict[str, Any]]]:
+        """A limited address's AddressSize and Paging (page mode under PAGE, full under DROP; None and
+        False for the others: nothing to measure), then the counts of each of its queues after
+        flushExecutor (MessagesAdded: paged messages count, page-full drops do not), in one request."""
         mgmt = self._mgmt()
         looks: list[tuple[str, tuple[str, ...], bool]] = [
-            (mgmt.address_mbean(address.physical), ("AddressSize", "Paging"), False)]
-        if address.queues:
-            looks.append((self._queue_mbean(self.queues[address.queues[0]]), QUEUE_COUNTS, True))
-        answers = mgmt.reads(*looks)
-        first = answers[1] if address.queues else None
-        return int(answers[0]["AddressSize"]), bool(answers[0]["Paging"]), first
+            (self._queue_mbean(self.queues[name]), QUEUE_COUNTS, True) for name in address.queues]
+        if address.config is None:
+            return None, False, mgmt.reads(*looks) if looks else []
+        size, *answers = mgmt.reads((mgmt.address_mbean(address.physical), ("AddressSize", "Paging"), False),
+                                    *looks)
+        return int(size["AddressSize"]), bool(size["Paging"]), answers
 
     def _address_memory(self, address: _Address) -> tuple[int | None, bool]:
         """AddressSize and Paging (page mode under PAGE, full under DROP) of a limited address, in one
@@ -201,8 +206,12 @@ class ArtemisSends(ArtemisDeclarations):
         mgmt = self._mgmt()
         return int(mgmt.read(mgmt.address_mbean(address.physical), "AddressSize")["AddressSize"])
 
-    def _settle_address(self, address: _Address, first: dict[str, Any] | None = None) -> None:
-        """Settle every queue of `address`; `first`: the first queue's counts just read."""
+    def _settle_address(self, address: _Address, first: dict[str, Any] | None = None,
+                        arrivals: dict[str, int] | None = None) -> None:
+        """Settle every queue of `address`; `first`: the first queue's counts just read; `arrivals`: per
+        queue, the MessagesAdded its settle waits for (a message accepted for it)."""
         for i, queue in enumerate(address.queues):
-            self._settle_queue(queue, None if i else first)
+            self._settle_queue(queue, None if i else first, added=(arrivals or {}).get(queue))
+            if queue in (arrivals or {}) and self.queues[queue].last_value:
+                self._await_pruned(self.queues[queue])
 

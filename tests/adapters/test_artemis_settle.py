@@ -42,3 +42,32 @@ def test_a_kill_at_the_limit_one_below_is_learnt_without_a_timeout() -> None:
     assert queue.stuck == -1 and queue.at_rest(-1, 0)
     assert not queue.applied(-3, 0, killed=True)  # two below is not one drop: still in flight
     assert queue.applied(-5, 0, timed_out=True) and queue.stuck == -5  # a wait that ran out records
+
+
+def test_a_send_settles_once_its_message_left_the_intermediate_list() -> None:
+    """The settle after an accepted send waits until MessagesAdded counts the message (it rises when
+    QueueImpl#doInternalPoll moves it out of the intermediate list, in the delivery pass that
+    flushExecutor may return before; until then neither the counts nor listMessages show it)."""
+    from typing import Any
+
+    from mqconform.adapters.artemis import ArtemisAdapter
+    from mqconform.adapters.artemis.records import _Address
+
+    adapter = ArtemisAdapter(settle_timeout=5.0)
+    adapter.queues = {"q": _queue()}
+    adapter.addresses_ = {"q": _Address("q", "mqc-q", queues=["q"])}
+    reads: list[int] = []
+    answers = iter([0, 0, 1, 1])
+
+    def state(_queue: Any) -> dict[str, Any]:
+        reads.append(1)
+        return {"MessageCount": 1, "DeliveringCount": 0, "ScheduledCount": 0,
+                "MessagesAdded": next(answers)}
+
+    adapter._queue_state = state  # type: ignore[method-assign]
+    adapter._pump = lambda seconds: None  # type: ignore[method-assign]
+    adapter._settle_queue("q", added=1)
+    assert len(reads) == 3  # two looks before the pass moved it
+    reads.clear()
+    adapter._settle_queue("q")  # no send to wait for: the first look at rest ends it
+    assert len(reads) == 1

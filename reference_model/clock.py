@@ -77,6 +77,14 @@ class ClockMixin(BrokerCore):
                 queue.pending.add_head(ref, ref.size)
             if queue.non_destructive:
                 self._listed(queue, ref, head=True)
+        if opts.scheduled_placement == "head":
+            from .bugs.artemis_priority_removal import IteratorWalk  # a bug model's walk
+
+            if isinstance(queue.pending.watch, IteratorWalk):
+                # QueueImpl#addHead(List, scheduling) ends with resetAllIterators on every queue: each
+                # consumer's next pass starts a new iterator, at the top level (ConsumerHolder
+                # #resetIterator drops it; PriorityLinkedListIterator starts at levels.length - 1)
+                queue.pending.watch.iterators.clear()
         if queue.non_destructive and opts.scheduled_fire_resets_iterators:  # a bug model
             from .bugs.artemis_scheduled_resets_iterators import reset
 

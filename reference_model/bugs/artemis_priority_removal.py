@@ -46,9 +46,10 @@ whose watch is its :class:`ConsumerIterator`) with the list's shared bookkeeping
 option, ARTEMIS-4985's or artemis_non_destructive_priority_same_level's (the ring eviction's model alone
 keeps a non-destructive consumer in list order: not replayed there); a busy one's iterator stopping at a
 message is where artemis_linked_list_repeat's repeat is set, and a new iterator (a new consumer;
-QueueImpl#resetAllIterators after a scheduled message fires, artemis_scheduled_resets_iterators) starts
-at the top. Not distinguished: a removal by id (removeWithID, which leaves ``highestPriority`` alone) is
-taken as an iterator's.
+QueueImpl#resetAllIterators after a scheduled message fires, on every queue: clock._fire_due;
+artemis_scheduled_resets_iterators for what it does on a non-destructive one) starts at the top. Not
+distinguished: a removal by id (removeWithID, which leaves ``highestPriority`` alone) is taken as an
+iterator's.
 """
 
 from __future__ import annotations

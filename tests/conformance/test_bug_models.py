@@ -207,7 +207,8 @@ def test_a_replay_that_did_not_hold_during_the_areas_is_made_once_more_after_the
     assert never.label(finding) == "FAIL"
     lines = never.second_look([finding])
     assert never.label(finding) == "FAIL" and len(lines) == 1
-    assert lines[0].startswith("  FAIL receive.id: no registered bug model held on replay (artemis-4985: FAIL ")
+    assert lines[0].startswith(
+        "  FAIL receive.id: no registered bug model held on replay (artemis-4985: FAIL ")
 
     shapeless = _finding([{"queue": {"name": "q"}}, {"send": {"to": "q", "id": "m1", "size": 100}}])
     assert never.label(shapeless) == "FAIL" and never.second_look([shapeless]) == []

@@ -239,3 +239,22 @@ def test_an_iterator_that_wraps_hands_out_nothing_in_that_pass() -> None:
     assert model.counters("q").value["delivering_count"] == 1  # and starts no pass (a 2.56.0 ci story)
     model.send("q", Message(id="m14", size=100, priority=9))
     assert model.counters("q").value["delivering_count"] == 2  # the next pass hands out m13
+
+
+def test_a_scheduled_fire_gives_every_consumer_a_new_iterator_at_the_top() -> None:
+    """DELIVERY-3, SCHED-4: QueueImpl#addHead(List, scheduling) ends with resetAllIterators on every
+    queue, and a new PriorityLinkedListIterator starts at the top level. A prune of m1 (4) below m2
+    (9) lowers highestPriority (this module's bug); the fired m6 (4) then goes to the head, and the
+    consumer's next receive is m2, the top, as 2.40.0 answered (a ci run's lastvalue-10, 2026-11-30:
+    the walk kept the consumer's old iterator and expected m6)."""
+    model = bug_model(PRUNE, "artemis")
+    model.open("t")
+    model.declare_queue(QueueConfig(name="q", last_value_key="lvk"))
+    model.open_consumer(ConsumerConfig(name="c", queue="q", window_bytes=0))
+    assert model.advance(1010).is_ok
+    model.send("q", Message(id="m1", size=100, properties={"lvk": "v2"}))
+    model.send("q", Message(id="m2", size=100, priority=9, properties={"lvk": "v2"}))
+    model.send("q", Message(id="m6", size=100, scheduled_at_ms=1020, properties={"lvk": "v0"}))
+    assert model.advance(10).is_ok
+    assert model.pending_ids("q").value == ["m2", "m6"]
+    assert [model.receive("c").value, model.receive("c").value] == ["m2", "m6"]

@@ -152,3 +152,23 @@ def test_areas_of_other_products_are_set_aside_and_named() -> None:
     assert throttle > 0 and aside.total == everything.total - throttle
     assert aside.set_aside == {"throttle": "another product's"} and aside.set_aside_rules == throttle
     assert "set aside: throttle" in str(aside) and "set aside" not in str(everything)
+
+
+def test_a_core_client_without_rings_reaches_its_cumulative_ack_in_the_redelivery_area() -> None:
+    """DELIVERY-11: the cumulative ack is checked by the ring and redelivery machines (ack.cumulative);
+    an adapter that offers it but no ring (HornetQ) reached it nowhere until the redelivery machine drew
+    such a consumer too (a hornetq ci run covered 33 of the 34 rules spec called coverable)."""
+    from mqconform.adapters.hornetq.adapter import CAPABILITIES as HORNETQ
+
+    claimed = profile("hornetq-2.4")
+
+    def factory() -> ReferenceAdapter:
+        adapter = ReferenceAdapter(options=claimed)
+        adapter.capabilities = frozenset(HORNETQ)
+        return adapter
+
+    assert "ring" not in HORNETQ and "cumulative_ack" in HORNETQ
+    hyp = settings(suite_settings.get("ci", max_examples=60), phases=[Phase.generate], database=None)
+    result = run_machine(MACHINES["redelivery"], factory, claimed, hyp, max_reruns=0)
+    assert result.unknown is None and not result.findings
+    assert merge_outcomes([result], claimed.name)["DELIVERY-11"] == "pass"

@@ -156,10 +156,12 @@ class RedeliveryMachine(RestartSteps, RingMachine):
                         len(chosen) == limit and not self._version_gated(LEN_EQ_GATE)):
                     self.backoff = chosen
                     settings["backoff_ms"] = list(chosen)
-        elif settings is not None and timed == TIMED_ODDS - 2 and self.can("cumulative_ack"):
-            # DELIVERY-11 (ack.cumulative, shared with the ring machine): a core consumer whose ack
-            # takes every earlier delivery with it, for an adapter that offers it but no ring
-            # (HornetQ); another value of the timed draw, so that no other adapter's draws change
+        elif (settings is not None and timed == TIMED_ODDS - 2 and self.can("cumulative_ack")
+              and not self.can("ring")):
+            # DELIVERY-11 (ack.cumulative, shared with the ring machine, which draws it where there
+            # are rings): a core consumer whose ack takes every earlier delivery with it, for an
+            # adapter that offers it but no ring (HornetQ); another value of the timed draw, so that
+            # no other adapter's draws change
             settings["cumulative_ack"] = True
         if settings is not None:
             self.declare_consumer("q", **settings)

@@ -63,8 +63,6 @@ class ArtemisObservation(ArtemisSends):
             return self._whole(self._listed(q))
         return self._whole(self._ids(listed))
 
-
-
     def _whole_listing(self, q: _Queue) -> list[str]:
         """listMessages, when it shows the whole list: before 2.32 the positional addAddressSettings
         cannot raise managementBrowsePageSize, so a queue of more than its default 200 messages (a

@@ -64,9 +64,10 @@ def lost(stats: Stats, codes: Codes, routes: list[dict[str, Any]], drain_rows: l
         seen = {row["gk"]: row["n"] for row in _agg(got, ["gk"], {"n": ("", "count_all")}).to_pylist()}
     cons = {r["gk"]: (r["consumed"], r["maybe"]) for r in consumed.to_pylist()}
     carried = _carried(counters)
+    final_rows = final.to_pylist()
     fin = {r["gk"]: (r["c_message"], *(_plus(r[part], carried.get((r["gk"], part), 0)) for part in CARRIED))
-           for r in final.to_pylist()}
-    reset = {r["gk"] for r in final.to_pylist() if r["ek"] in resets and r["index"] > resets[r["ek"]]}
+           for r in final_rows}
+    reset = {r["gk"] for r in final_rows if r["ek"] in resets and r["index"] > resets[r["ek"]]}
     for row in per_g.to_pylist():
         g = row["gk"]
         stats_g = lost_example(row["accepted"], bool(row["filt"]), g in drained, seen.get(g, 0),

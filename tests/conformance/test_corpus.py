@@ -154,3 +154,30 @@ def test_a_release_with_fewer_capabilities_replays_what_it_can_express() -> None
                            reached=frozenset(result.checked) | {"restart.only"})
     assert not replayed.findings and replayed.unknown is None
     assert replayed.checked == result.checked
+
+
+def test_a_release_that_refuses_an_operation_as_unsupported_leaves_its_checks_not_applicable() -> None:
+    """An older release whose management cannot set a setting the examples use (Artemis before 2.32 and
+    maxSizeMessages) answers Unsupported: those examples check nothing there (n/a), the area is not
+    unknown and nothing passes that only they reached."""
+    from mqconform.adapters.contract import Result
+
+    result, recorder = _explore("delivery", examples=40)
+    full = corpus.distil(recorder.examples)
+    queues = [[s["queue"]["name"] for s in e.steps if "queue" in s] for e in full]
+    refused = [corpus.Example((*e.steps, {"consumer": {"name": "refused", "queue": q[0]}}),
+                              (*e.checks, (len(e.steps) + 1, "refused.only", "")), failing=e.failing,
+                              rules=e.rules)
+               for e, q in zip(full, queues) if q and not e.failing][:3]
+    assert refused
+
+    class Older(ReferenceAdapter):
+        def open_consumer(self, config: Any) -> Any:
+            if config.name == "refused":
+                return Result.fail("unsupported: a consumer this release cannot open")
+            return super().open_consumer(config)
+
+    replayed = replay_area("delivery", [*full, *refused], lambda: Older(options=ARTEMIS), ARTEMIS,
+                           reached=frozenset(result.checked) | {"refused.only"})
+    assert replayed.unknown is None and not replayed.findings
+    assert "refused.only" not in replayed.checked and replayed.checked == result.checked

@@ -19,7 +19,9 @@ leave theirs out, and when that leaves out a check the exploration reached, the 
 A release with fewer capabilities than the explored one (an older Artemis without scheduling or page
 limits) replays the examples the model of its own capabilities can express; the others check
 nothing there, so a check that only they reached is not checked on that release (its rules n/a,
-never a pass), as an exploration of that release could not reach it either.
+never a pass), as an exploration of that release could not reach it either. An example the release
+refuses as unsupported (``invalid``: an address setting its management cannot set, say) is one it
+cannot express either: n/a, not unknown, since the release answered.
 """
 
 from __future__ import annotations
@@ -160,9 +162,9 @@ def replay_area(area: str, examples: Sequence[Example], adapter_factory: Callabl
         got = replay_example(example, claimed, probe, f"mqc-replay-{area}-{n}")
         result.examples += 1
         result.steps += got.steps_run
-        if got.verdict == "inexpressible":  # evidences nothing: its checks stay unchecked (n/a)
+        if got.verdict in ("inexpressible", "invalid"):  # evidences nothing: its checks stay n/a
             continue
-        if got.verdict in ("unknown", "invalid"):
+        if got.verdict == "unknown":
             unanswered |= example.reached()
             continue
         result.checked |= example.covered() if not _diverges(example, got) else example.reached()

@@ -102,6 +102,21 @@ def test_a_divergence_speaks_for_the_check_of_what_differs() -> None:
     assert attribute(example, 4, "result") == "pending.order"  # past the last check: the last one
     failing = corpus.Example(({"send": {}},), failing="pending.order", rules=("DELIVERY-3",))
     assert attribute(failing, 1, "result") == "pending.order"
+    # a counterexample whose replay differs in another field than its check compared (a release that
+    # shows one bug earlier): the check the exploration made there on the most alike example
+    drop = {"address": {"name": "a", "full_policy": "DROP", "max_size_messages": 2}}
+    page = {"address": {"name": "a", "full_policy": "PAGE", "max_size_messages": 2}}
+    batch = {"send_batch": {"to": "a", "ids": ["m2", "m3"]}}
+    counted = corpus.Example((drop, {"queue": {"name": "q"}}, batch),
+                             ((3, "counters.message_count", "message_count"),),
+                             failing="counters.message_count", rules=("PAGING-2",))
+    alike = [corpus.Example((page, {"queue": {"name": "q"}}, batch), ((3, "send.page_full", ""),)),
+             corpus.Example((page, {"queue": {"name": "q2"}}, batch), ((3, "send.page_full", ""),)),
+             corpus.Example((drop, {"queue": {"name": "q"}}, {"send": {}}, batch),
+                            ((3, "send.result", ""), (4, "send.dropped", "")))]
+    assert attribute(counted, 3, "result", alike) == "send.dropped"
+    assert attribute(counted, 3, "queue q message_count", alike) == "counters.message_count"
+    assert attribute(counted, 3, "result") == "counters.message_count"  # nothing made it: its own
     # a replay differing where the explored release differed in the same way holds
     held = corpus.Example(example.steps, example.checks, baseline=(3, "result"))
     assert held.covered() == {"send.result", "counters.pending_count"}
@@ -168,7 +183,7 @@ def test_a_release_that_refuses_an_operation_as_unsupported_leaves_its_checks_no
     refused = [corpus.Example((*e.steps, {"consumer": {"name": "refused", "queue": q[0]}}),
                               (*e.checks, (len(e.steps) + 1, "refused.only", "")), failing=e.failing,
                               rules=e.rules)
-               for e, q in zip(full, queues) if q and not e.failing][:3]
+               for e, q in zip(full, queues, strict=True) if q and not e.failing][:3]
     assert refused
 
     class Older(ReferenceAdapter):

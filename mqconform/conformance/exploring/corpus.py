@@ -127,7 +127,9 @@ def counterexamples(findings: Iterable[Any]) -> list[Example]:
             steps = tuple(_plain({step.op: step.args}) for step in finding.steps)
         except (TypeError, ValueError):
             continue
-        out.append(Example(steps, failing=finding.check, rules=tuple(finding.rules)))
+        # its own check, with the field it compared, after its last step
+        out.append(Example(steps, ((len(steps), finding.check, str(getattr(finding, "field", "") or "")),),
+                           failing=finding.check, rules=tuple(finding.rules)))
     return out
 
 

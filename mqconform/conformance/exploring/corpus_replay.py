@@ -8,8 +8,11 @@ the machine's checks did, so an example is first replayed on the explored releas
 that differs at the same step in the same way holds (it can show nothing after that step).
 
 A replay that differs otherwise is a finding of the release: its check is the example's check
-that compared what differs (a counterexample's: its own check; an example's: the check of that
-field, else the first check at or after the step, see :func:`attribute`), its rules that check's,
+that compared what differs (an example's: the check of that field, else the first check at or after
+the step; a counterexample's: its own check, unless the replay differs in another field than its
+check compared, as a release that shows one bug earlier does: then the check the exploration made
+on that operation and field in the most alike example of the corpus, see :func:`attribute`), its
+rules that check's,
 its steps shrunk on that release (minimize.shrink) and judged flaky as the runner judges one
 (runner.finding_of: replayed again when its minimised replay does not fail). One finding per
 check, as a run disables a check after its finding. The checks of the examples whose replays were
@@ -100,12 +103,16 @@ def baseline(examples: Sequence[Example], claimed: ModelOptions, adapter: Adapte
     return kept
 
 
-def attribute(example: Example, step: int, what: str) -> str | None:
+def attribute(example: Example, step: int, what: str, corpus: Sequence[Example] = ()) -> str | None:
     """The check of `example` that a replay differing at `step` in `what` speaks for (see the module
-    docstring); None for an example that made no check."""
-    if example.failing:
-        return example.failing
+    docstring; `corpus`: the area's examples, for a counterexample's); None for an example that made
+    no check."""
     field = "" if what in ("", "result") else what.rsplit(" ", 1)[-1]
+    if example.failing:
+        own = [f for _, name, f in example.checks if name == example.failing]
+        if not own or own[0] == field:
+            return example.failing
+        return _made_alike(example, step, field, corpus) or example.failing
     later = [c for c in example.checks if c[0] >= step]
     if field:
         # a check named for the field (counters.<field>, <field>.order), else one comparing it
@@ -120,6 +127,30 @@ def attribute(example: Example, step: int, what: str) -> str | None:
     if later:
         return later[0][1]
     return example.checks[-1][1] if example.checks else None
+
+
+def _made_alike(example: Example, step: int, field: str, corpus: Sequence[Example]) -> str | None:
+    """The check the exploration made after the same operation as `example`'s `step`, comparing
+    `field`, in the corpus example that shares the longest run of first steps with it (then the
+    check made most often); None when no example made one there."""
+    if not 1 <= step <= len(example.steps):
+        return None
+    op = next(iter(example.steps[step - 1]), None)
+    score: dict[str, tuple[int, int]] = {}
+    for other in corpus:
+        if other.failing:
+            continue
+        shared = 0
+        for mine, theirs in zip(example.steps, other.steps, strict=False):
+            if mine != theirs:
+                break
+            shared += 1
+        for at, name, compared in other.checks:
+            made_on = next(iter(other.steps[at - 1]), None) if 1 <= at <= len(other.steps) else None
+            if compared == field and made_on == op:
+                best, count = score.get(name, (0, 0))
+                score[name] = (max(best, shared), count + 1)
+    return max(sorted(score), key=lambda name: score[name]) if score else None
 
 
 def _diverges(example: Example, got: Replayed) -> bool:
@@ -170,7 +201,7 @@ def replay_area(area: str, examples: Sequence[Example], adapter_factory: Callabl
         result.checked |= example.covered() if not _diverges(example, got) else example.reached()
         if not _diverges(example, got):
             continue
-        check = attribute(example, got.step, got.what)
+        check = attribute(example, got.step, got.what, examples)
         if check is None or any(f.check == check for f in result.findings):
             continue
         field = "" if got.what == "result" else got.what.rsplit(" ", 1)[-1]

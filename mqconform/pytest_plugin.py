@@ -231,12 +231,12 @@ class AreaItem(_Item):
             run.outcome(self.name, rule, state, examples=result.examples,  # type: ignore[arg-type]
                         message=deviation.describe() if deviation is not None else None)
         failing = [f for f in result.findings if verdict.deviation_of(f) is None]
-        lines = [f"DEVIATION {f.check} [{', '.join(f.rules)}]: {d.describe()} ({d.location})"
+        lines = [f"DEVIATION {f.check} [{', '.join(f.rules)}]: {d.describe()} ({d.where})"
                  for f in result.findings if (d := verdict.deviation_of(f)) is not None]
         exit_code = verdict.exit_code(aborted=fault is not None)
         run.finish(exit_code, complete=fault is None, outcomes=verdict.counts(), strict=options.strict,
                    server_version=result.server_version,
-                   deviations={r: d.location for r, d in sorted(verdict.by_rule.items())},
+                   deviations={r: d.where for r, d in sorted(verdict.by_rule.items())},
                    not_run={self.name: result.needs.as_json()} if result.needs else {})
         self.user_properties.append(("examples", str(result.examples)))
         if lines:

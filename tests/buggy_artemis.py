@@ -22,6 +22,19 @@ class WithBug(ReferenceAdapter):
         self.server_version = server_version
 
 
+class WithBugs(ReferenceAdapter):
+    """The artemis model with several registered bug models switched on at once."""
+
+    name = "artemis"
+
+    def __init__(self, *bugs: str, server_version: str = "2.40.0") -> None:
+        options = profile("artemis")
+        for bug in bugs:
+            options = bug_model(bug).enable(options)
+        super().__init__(options=options)
+        self.server_version = server_version
+
+
 class IgnoresPriority(ReferenceAdapter):
     """A made-up bug: the artemis model that ignores message priorities (one level, plain FIFO)."""
 

@@ -182,8 +182,11 @@ def _known_bug(args: argparse.Namespace, path: Path, scenario: Any, adapter: Any
     entry = bugs.explained_by
     if entry is None:
         return outcome
-    print(f"      known bug: {entry.reason}")
-    print(f"      registered: {describe(entry)}")
+    for bug in (entry, entry.together) if entry.together is not None else (entry,):
+        print(f"      known bug: {bug.reason}")
+        print(f"      registered: {describe(attrs.evolve(bug, together=None))}")
+    if entry.together is not None:
+        print("      the two together: neither bug model alone gives what the implementation answered")
     if args.strict:
         print("      --strict: a registered bug still fails")
         return outcome

@@ -335,7 +335,7 @@ def record_outcomes(run_dir: RunDirectory, results: list[MachineResult], areas: 
     run_dir.finish(exit_code, complete=aborted is None, outcomes=counts, strict=judge.strict,
                    not_run={area: why.as_json() for area, why in not_covered.items()},
                    server_version=server_version,
-                   deviations={rule: d.location for rule, d in sorted(known.items())}, aborted=aborted,
+                   deviations={rule: d.where for rule, d in sorted(known.items())}, aborted=aborted,
                    set_aside=dict(set_aside or {}),
                    timing={r.machine: {"wall": round(r.seconds, 3), **r.timing,
                                        **({"parts": r.parts, "part_seconds": round(r.part_seconds, 3)}
@@ -353,8 +353,8 @@ def known_bug_lines(known: Mapping[str, Deviation]) -> list[str]:
     for rule, deviation in sorted(known.items()):
         rules, locations = bugs.setdefault(deviation.describe(), ([], []))
         rules.append(rule)
-        if deviation.location not in locations:
-            locations.append(deviation.location)
+        if deviation.where not in locations:
+            locations.append(deviation.where)
     return [f"  DEVIATION {', '.join(rules)}: {described} [{', '.join(locations)}]"
             for described, (rules, locations) in bugs.items()]
 

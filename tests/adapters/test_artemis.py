@@ -221,6 +221,24 @@ def test_finding_non_destructive_last_value_scheduled_repeats_previous(artemis: 
                                  scenario="artemis-non-destructive-last-value-scheduled-repeats-previous")
 
 
+@pytest.mark.rules("LASTVALUE-3")
+def test_finding_two_scheduled_fires_then_a_prune_repeat(artemis: ArtemisAdapter, namespace: str) -> None:
+    """The matrix's LASTVALUE-3 story on every release (2026-11-30), shrunk to 8 steps: two scheduled
+    fires reset the pull consumer's iterator, m4 prunes the head it was offered without credit, and m1
+    comes twice. Neither bug model alone holds on the broker; both together do."""
+    from mqconform.adapters.contract import model_for
+    from mqconform.conformance.judging.bug_replay import holds_under
+    from tests.conformance.bug_model_support import scenario_steps
+
+    pair = ("artemis-non-destructive-ring-repeats-replaced", "artemis-non-destructive-scheduled-reoffers")
+    name = "artemis-non-destructive-last-value-two-fires-then-prune-repeats"
+    differs = "result: expected [m1, m4, null], actual [m1, m1, m4, null]"
+    _fails_as_its_bug_model_says(artemis, namespace, pair, 8, differs, scenario=name)
+    claimed = model_for(profile("artemis"), frozenset(artemis.capabilities))
+    steps = scenario_steps(SCENARIOS / f"{name}.yaml")
+    assert not any(holds_under(steps, bug, claimed, lambda: artemis) for bug in pair)
+
+
 @pytest.mark.rules("DELIVERY-3", "DELIVERY-12")
 @pytest.mark.parametrize("name", ["artemis-last-value-prune-skips-higher-priority",
                                   "artemis-non-destructive-last-value-prune-skips-higher-priority"])
@@ -269,10 +287,12 @@ def test_finding_last_value_nack_pruned_before_credit(artemis: ArtemisAdapter, n
                                  held=(None, {"last_value_direct_stays_current": True}))
 
 
-def _fails_as_its_bug_model_says(artemis: ArtemisAdapter, namespace: str, bug: str, step: int, differs: str,
+def _fails_as_its_bug_model_says(artemis: ArtemisAdapter, namespace: str, bug: str | tuple[str, ...],
+                                 step: int, differs: str,
                                  held: tuple[dict[str, bool] | None, ...] = (None,),
                                  scenario: str | None = None) -> None:
-    """A regression scenario of `bug` (tests/adapters/scenarios/<scenario, else bug>.yaml) passes on
+    """A regression scenario of `bug` (several: bugs that make one story together; tests/adapters/
+    scenarios/<scenario, else bug>.yaml) passes on
     the model, fails on the broker at `step` with `differs`, and its steps hold on the broker under the
     bug model, with each of the `held` model options besides (a known bug the area explored past)."""
     from mqconform.adapters.contract import model_for
@@ -280,6 +300,7 @@ def _fails_as_its_bug_model_says(artemis: ArtemisAdapter, namespace: str, bug: s
     from tests.conformance.bug_model_support import scenario_steps
 
     path = SCENARIOS / f"{scenario or bug}.yaml"
+    assert isinstance(bug, str) or scenario is not None
     loaded = load(path)
     assert run_scenario(loaded, ReferenceAdapter(options=profile("artemis"))).verdict == "pass"
     outcome = run_scenario(loaded, artemis, namespace=namespace)

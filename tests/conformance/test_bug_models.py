@@ -23,11 +23,16 @@ from mqconform.conformance.judging.verdict import Judge
 from mqconform.reference_model.bugs import BUGS
 from mqconform.reference_model.profiles import profile
 from mqconform.scenario import annotate, from_data, run_scenario
-from tests.buggy_artemis import IgnoresPriority, MiscountsAfterClose, WithBug
+from tests.buggy_artemis import IgnoresPriority, MiscountsAfterClose, WithBug, WithBugs
 from tests.conformance.bug_model_support import scenario_steps
 
 ROOT = Path(__file__).resolve().parents[2]
 PRIORITY = ROOT / "docs/findings/artemis-priority-after-cancel.yaml"
+TWO_BUGS = ROOT / (
+    "tests/adapters/scenarios/artemis-non-destructive-last-value-two-fires-then-"
+    "prune-repeats.yaml")
+REPEATS = "artemis-non-destructive-ring-repeats-replaced"
+REOFFERS = "artemis-non-destructive-scheduled-reoffers"
 SHIPPED = load_registry()
 
 
@@ -212,3 +217,31 @@ def test_a_replay_that_did_not_hold_during_the_areas_is_made_once_more_after_the
 
     shapeless = _finding([{"queue": {"name": "q"}}, {"send": {"to": "q", "id": "m1", "size": 100}}])
     assert never.label(shapeless) == "FAIL" and never.second_look([shapeless]) == []
+
+
+def test_two_registered_bugs_explain_together_what_neither_explains_alone() -> None:
+    """The matrix's LASTVALUE-3 story (two scheduled fires, then a last-value prune of the head offered
+    without credit): the broker gives m1 twice, which needs both bug models. The judge names the pair
+    (the first entry, the other as `together`); a broker with only one of the two bugs does not fail
+    the steps at all, and a pair with a bug that changes nothing there is never replayed as holding."""
+    steps = _steps(TWO_BUGS)
+    both = WithBugs(REPEATS, REOFFERS)
+    assert _fails_claimed(both, steps)
+    assert not _fails_claimed(WithBug(REPEATS), steps) and not _fails_claimed(WithBug(REOFFERS), steps)
+    claimed = profile("artemis")
+    assert not holds_under(steps, REPEATS, claimed, lambda: both)
+    assert not holds_under(steps, REOFFERS, claimed, lambda: both)
+    assert holds_under(steps, (REPEATS, REOFFERS), claimed, lambda: both)
+    assert not holds_under(steps, (REPEATS, REOFFERS, "artemis-4985"), claimed, lambda: both)
+    finding = _finding(steps, "lastvalue.no_key")
+    found = Judge(SHIPPED, "artemis", "2.40.0", "artemis", "artemis",
+                  adapter_factory=lambda: both).deviation(finding)
+    assert found is not None and found.together is not None
+    assert {found.model, found.together.model} == {REPEATS, REOFFERS}
+    assert found.where == f"{found.location} with {found.together.location}"
+    assert Judge(SHIPPED, "artemis", "2.40.0", "artemis", "artemis", adapter_factory=lambda: IgnoresPriority()
+                 ).deviation(finding) is None
+    answer = known_bugs(SHIPPED, TWO_BUGS, steps, "artemis", "2.40.0", "artemis", "artemis",
+                        implementation=both)
+    assert answer.explained_by is not None and answer.explained_by.together is not None
+    assert not answer.alike

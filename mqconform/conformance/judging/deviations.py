@@ -165,6 +165,9 @@ class Deviation:
     model: str | None = None
     #: without a bug model: why the bug has none (too intricate to model exactly, or not yet)
     unmodelled: str = ""
+    #: the other registered bug (an entry with a bug model) that made the finding's story together
+    #: with this one: neither bug model alone holds on replay, both switched on do (Registry.find)
+    together: Deviation | None = attrs.field(default=None, eq=False)
 
     def applies(self, adapter: str, version: str, profile: str, claimed: str) -> bool:
         """Is the entry about `adapter` at server `version`, checked against `profile` (the adapter
@@ -212,8 +215,14 @@ class Deviation:
             return False
         return self.has_shape(trace)
 
+    @property
+    def where(self) -> str:
+        """``<file>:<line>`` of the entry, and of the one it explained a finding together with."""
+        return self.location if self.together is None else f"{self.location} with {self.together.location}"
+
     def describe(self) -> str:
-        return f"{self.reason} ({self.source})"
+        alone = f"{self.reason} ({self.source})"
+        return alone if self.together is None else f"{alone}; together with: {self.together.describe()}"
 
 
 @attrs.frozen
@@ -241,7 +250,11 @@ class Registry:
             if deviation.applies(adapter, version, profile, claimed) and \
                     deviation.explains(finding, profile, trace, replay):
                 return deviation
-        return None
+        if replay is None:
+            return None
+        applying = [d for d in self.deviations if d.applies(adapter, version, profile, claimed)]
+        return together(applying, [step.as_scenario() for step in finding.steps], finding.machine, trace(),
+                        replay, finding.options)
 
     def for_history(self, check: str, adapter: str, version: str, profile: str,
                     claimed: str) -> tuple[Deviation, ...]:
@@ -251,6 +264,25 @@ class Registry:
 
     def for_adapter(self, adapter: str) -> tuple[Deviation, ...]:
         return tuple(d for d in self.deviations if d.adapter == adapter)
+
+
+def together(applying: Sequence[Deviation], steps: Sequence[Mapping[str, Any]], area: str | None,
+             trace: Sequence[TraceStep] | None, replay: Replay | None,
+             options: Mapping[str, Any] | None = None) -> Deviation | None:
+    """Two registered bugs that together explain a counterexample (`steps`, found in `area`; `trace`:
+    the model's replay of it) that neither explains alone: of `applying`, entries with bug models of
+    that area whose shapes the counterexample has, and whose replay with both switched on holds
+    (bug_replay.holds_under: each of them changes what the model expects there). The first such pair
+    in file order, as the first entry with the other as its `together`; None without one."""
+    if replay is None:
+        return None
+    models = [d for d in applying if d.model is not None and not d.history
+              and (d.area is None or area is None or d.area == area) and d.has_shape(trace)]
+    for n, first in enumerate(models):
+        for second in models[n + 1:]:
+            if first.model != second.model and replay(steps, (str(first.model), str(second.model)), options):
+                return attrs.evolve(first, together=second)
+    return None
 
 
 class _Loader:

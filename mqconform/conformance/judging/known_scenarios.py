@@ -24,7 +24,7 @@ import attrs
 
 from .bug_replay import Replay, holds_under
 from .deviation_shapes import scenario_trace
-from .deviations import Deviation, Registry
+from .deviations import Deviation, Registry, together
 
 
 @attrs.frozen
@@ -50,7 +50,7 @@ def replay_on(implementation: Any, profile: str) -> Replay:
 
     claimed = model_for(load_profile(profile), frozenset(implementation.capabilities))
 
-    def replay(steps: Sequence[Mapping[str, Any]], model: str,
+    def replay(steps: Sequence[Mapping[str, Any]], model: str | Sequence[str],
                options: Mapping[str, Any] | None = None) -> bool:
         return holds_under(steps, model, claimed, lambda: implementation, options)
 
@@ -77,10 +77,12 @@ def known_bugs(registry: Registry, path: Path, steps: Sequence[Mapping[str, Any]
             return replay(steps, entry.model, options)
         return is_regression_of(path, entry)
 
-    own = next((d for d in shaped if explains(d)), None)
+    own = next((d for d in shaped if explains(d)), None) or \
+        together(entries, steps, None, trace, replay, options)
     alike: dict[str, Deviation] = {}
+    mine = {own.source, own.together.source if own.together is not None else own.source} if own else set()
     for d in shaped:
-        if d is not own and (own is None or d.source != own.source):
+        if d is not own and d.source not in mine:
             alike.setdefault(d.source, d)
     return ScenarioBugs(own, tuple(alike.values()))
 

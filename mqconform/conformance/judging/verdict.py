@@ -112,7 +112,7 @@ class Judge:
         from mqconform.adapters.contract import model_for
         from mqconform.reference_model.profiles import profile as load_profile
 
-        def replay(steps: Sequence[Mapping[str, Any]], model: str,
+        def replay(steps: Sequence[Mapping[str, Any]], model: str | Sequence[str],
                    options: Mapping[str, Any] | None = None) -> bool:
             """False also when the implementation cannot be reached for the replay: a finding no
             replay decided stays a failure, never a pass."""
@@ -121,7 +121,8 @@ class Judge:
                 why: list[str] = []
                 held = holds_under(steps, model, claimed, factory, options, why)
                 if unheld is not None:
-                    unheld.extend(f"{model}: {line}" for line in why)
+                    named = model if isinstance(model, str) else " with ".join(model)
+                    unheld.extend(f"{named}: {line}" for line in why)
                 return held
             except Exception as exc:  # an adapter that cannot start or answer: not explained
                 print(f"mqconform: the replay under bug model {model} could not run on {self.adapter}: "

@@ -15,6 +15,7 @@ and the area's rules are unknown.
 from __future__ import annotations
 
 import io
+import json
 import shutil
 import socket
 import tarfile
@@ -189,6 +190,9 @@ def run_replay(task: ReplayTask) -> TaskResult:
     try:
         write_corpus(scratch / "corpus" / f"{task.area}.replayed.jsonl",
                      [Example.from_json(e) for e in task.corpus])
+        if result.replays:  # each example's verdict on this release, line n for example n
+            (scratch / "corpus" / f"{task.area}.replays.jsonl").write_text(
+                "".join(json.dumps(r, sort_keys=True, default=str) + "\n" for r in result.replays))
         return TaskResult(task.release.version, task.area, result, fault, server_version, _pack(scratch),
                           socket.gethostname(), time.perf_counter() - started, replayed_from=task.explored)
     finally:

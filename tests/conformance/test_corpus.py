@@ -196,3 +196,6 @@ def test_a_release_that_refuses_an_operation_as_unsupported_leaves_its_checks_no
                            reached=frozenset(result.checked) | {"refused.only"})
     assert replayed.unknown is None and not replayed.findings
     assert "refused.only" not in replayed.checked and replayed.checked == result.checked
+    # each example's verdict is kept, in corpus order (the matrix writes <area>.replays.jsonl)
+    assert [r["example"] for r in replayed.replays] == list(range(1, len(full) + len(refused) + 1))
+    assert [r["verdict"] for r in replayed.replays[len(full):]] == ["invalid"] * len(refused)

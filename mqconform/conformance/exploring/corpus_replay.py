@@ -193,6 +193,8 @@ def replay_area(area: str, examples: Sequence[Example], adapter_factory: Callabl
         got = replay_example(example, claimed, probe, f"mqc-replay-{area}-{n}")
         result.examples += 1
         result.steps += got.steps_run
+        result.replays.append({"example": n, "verdict": got.verdict, "step": got.step, "what": got.what,
+                               "message": got.message[:400], "diverges": _diverges(example, got)})
         if got.verdict in ("inexpressible", "invalid"):  # evidences nothing: its checks stay n/a
             continue
         if got.verdict == "unknown":
@@ -202,6 +204,7 @@ def replay_area(area: str, examples: Sequence[Example], adapter_factory: Callabl
         if not _diverges(example, got):
             continue
         check = attribute(example, got.step, got.what, examples)
+        result.replays[-1]["check"] = check
         if check is None or any(f.check == check for f in result.findings):
             continue
         field = "" if got.what == "result" else got.what.rsplit(" ", 1)[-1]

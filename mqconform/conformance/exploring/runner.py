@@ -146,6 +146,8 @@ class MachineResult:
     #: `timing` adds up over them and `part_seconds` is the sum of their wall times
     parts: int = 1
     part_seconds: float = 0.0
+    #: a replay of a corpus (corpus_replay.replay_area): each example's verdict, in corpus order
+    replays: list[dict[str, Any]] = attrs.field(factory=list)
 
     def rule_outcomes(self, table: dict[str, tuple[str, ...]], failed: set[str] | None = None,
                       deviating: frozenset[str] | set[str] = frozenset()) -> dict[str, str]:

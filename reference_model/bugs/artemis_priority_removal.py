@@ -32,25 +32,27 @@ three, with the level-4 iterator's repeat left by the prune of m1, gives m3, m3,
 
 The model (:class:`IteratorWalk`, under the option ``priority_removal_lowers_highest``): the list's
 ``highestPriority``, ``lastPriority`` and reset count kept as PriorityLinkedListImpl keeps them, and per
-consumer the level its iterator is at and the resets it has seen; a removal other than a ring's poll
-runs removeLastElement's loop, and a reset puts an iterator at ``highestPriority``. Every add resets the
+consumer the level its iterator is at and the resets it has seen; a removal other than a ring's poll runs
+removeLastElement's loop, and a reset puts an iterator at ``highestPriority``. Every add resets the
 iterators here (checkHighest's same-priority shortcut is part of ARTEMIS-4985's, the ring eviction's and
-the non-destructive same-level add's bugs, their own models). A busy consumer's iterator moves to the
+the non-destructive same-level add's bugs, their own models), except on a destructive queue while the loop
+has left ``highestPriority`` below a listed level: there the shortcut is this bug's to show (an add at the
+last add's level resets nothing; a 2.40.0 ci story of 2026-11-30). A busy consumer's iterator moves to the
 first non-empty level at or below its own at each delivery pass (QueueImpl#deliver asks it for its next
 message, L3024, and repeat()s it, L3075); a consumer whose iterator finds nothing at or below its level
 gets nothing in that pass and its iterator goes back to the top (hasNext, L263-L289 of
 PriorityLinkedListImpl, wraps and answers false; QueueImpl#deliver ends the pass once every consumer
-answered nothing, and a later pass, or this one after another consumer took a message, hands out the
-top). A consumer of a non-destructive queue walks what it has not been given (ConsumerState.unseen,
-whose watch is its :class:`ConsumerIterator`) with the list's shared bookkeeping, under this module's
-option, ARTEMIS-4985's or artemis_non_destructive_priority_same_level's (the ring eviction's model alone
-keeps a non-destructive consumer in list order: not replayed there); a busy one's iterator stopping at a
-message is where artemis_linked_list_repeat's repeat is set, and a new iterator (a new consumer;
+answered nothing, and a later pass, or this one after another consumer took a message, hands out the top;
+a pull consumer's receive ends with a drain, whose own pass is that later one). A consumer of a
+non-destructive queue walks what it has not been given (ConsumerState.unseen, whose watch is its
+:class:`ConsumerIterator`) with the list's shared bookkeeping, under this module's option, ARTEMIS-4985's
+or artemis_non_destructive_priority_same_level's (the ring eviction's model alone keeps a non-destructive
+consumer in list order: not replayed there); a busy one's iterator stopping at a message is where
+artemis_linked_list_repeat's repeat is set, and a new iterator (a new consumer;
 QueueImpl#resetAllIterators after a scheduled message fires, on every queue: clock._fire_due;
 artemis_scheduled_resets_iterators for what it does on a non-destructive one) starts at the top. Not
 distinguished: a removal by id (removeWithID, which leaves ``highestPriority`` alone) is taken as an
-iterator's.
-"""
+iterator's."""
 
 from __future__ import annotations
 
@@ -90,10 +92,11 @@ class IteratorWalk:
 
     def __init__(self, pending: PendingList[Ref], levels: int, *, same_level_shortcut: bool = False,
                  removal_loop: bool = False, reset_to_highest: bool = False,
-                 exact_poll: bool = False) -> None:
+                 exact_poll: bool = False, shortcut_under_listed: bool = False) -> None:
         self.pending = pending
         self.top = levels - 1
         self.same_level_shortcut = same_level_shortcut
+        self.shortcut_under_listed = shortcut_under_listed
         self.removal_loop = removal_loop
         self.reset_to_highest = reset_to_highest
         self.exact_poll = exact_poll
@@ -108,8 +111,11 @@ class IteratorWalk:
         return set(self.pending.level_of.values())
 
     def added(self, level: int) -> None:
-        """PriorityLinkedListImpl#checkHighest."""
-        if not self.same_level_shortcut or level != self.last or level > self.highest:
+        """PriorityLinkedListImpl#checkHighest (its same-level shortcut: with `same_level_shortcut`,
+        or, `shortcut_under_listed`, while ``highestPriority`` is below a listed level)."""
+        shortcut = self.same_level_shortcut or (
+            self.shortcut_under_listed and self.highest < max(self._listed(), default=-1))
+        if not shortcut or level != self.last or level > self.highest:
             self.resets += 1
         self.last = level
         self.highest = max(self.highest, level)
@@ -159,14 +165,16 @@ class IteratorWalk:
 
     def walk(self, consumer: object, name: str, over: PendingList[Ref],
              iterators: dict[str, tuple[object, int, int]], *,
-             wraps_when_empty: bool = False) -> Ref | None:
+             wraps_when_empty: bool = False, again: bool = False) -> Ref | None:
         """Move `consumer`'s iterator (its level and seen resets in `iterators`) over the messages of
         `over` it can still be given: to the first non-empty level at or below its own (hasNext),
         and return that level's head. Finding none, the iterator goes back to the top and answers
         nothing in this pass (hasNext wrapped: a consumer with credit gets the top message in a later
-        pass). With nothing in `over`, the iterator is left alone (QueueImpl#deliver asks no iterator
-        of an empty queue), or, `wraps_when_empty`, goes back to the top (hasNext ran down every
-        level)."""
+        pass); `again`, for a pull consumer (no buffering: the adapter's receive is one credit and a
+        drain), that later pass is the drain's own (ServerConsumerImpl#forceDelivery ->
+        promptDelivery, L687-L688 at 2.40.0), in the same receive: the top message. With nothing in
+        `over`, the iterator is left alone (QueueImpl#deliver asks no iterator of an empty queue), or,
+        `wraps_when_empty`, goes back to the top (hasNext ran down every level)."""
         listed = list(over)
         if not listed:
             if wraps_when_empty:
@@ -177,7 +185,13 @@ class IteratorWalk:
         level_of = over.level_of
         if found is None:
             iterators[name] = (consumer, self.top, seen)
-            return None
+            if not (again and getattr(consumer, "no_buffering", False)):
+                return None
+            # a pull's receive ends with a drain, whose ServerConsumerImpl#forceDelivery runs another
+            # pass (promptDelivery): the iterator, wrapped to the top, hands out the top message
+            found = self._found(self.top, over)
+            if found is None:
+                return None
         iterators[name] = (consumer, found, seen)
         return next(r for r in listed if level_of[r.id] == found)
 
@@ -190,7 +204,7 @@ class IteratorWalk:
     def next_for(self, consumer: object, name: str) -> Ref | None:
         """The message `consumer`'s iterator hands out: the head of the first non-empty level at or
         below its own, or, when there is none, nothing (its iterator goes back to the top)."""
-        return self.walk(consumer, name, self.pending, self.iterators)
+        return self.walk(consumer, name, self.pending, self.iterators, again=True)
 
 
 class ConsumerIterator:
@@ -221,4 +235,4 @@ class ConsumerIterator:
 
     def next_for(self, consumer: object, name: str) -> Ref | None:
         """As IteratorWalk.next_for, over what the consumer has not been given."""
-        return self.walk.walk(consumer, name, self.unseen, self.iterators, wraps_when_empty=True)
+        return self.walk.walk(consumer, name, self.unseen, self.iterators, wraps_when_empty=True, again=True)

@@ -258,3 +258,49 @@ def test_a_scheduled_fire_gives_every_consumer_a_new_iterator_at_the_top() -> No
     assert model.advance(10).is_ok
     assert model.pending_ids("q").value == ["m2", "m6"]
     assert [model.receive("c").value, model.receive("c").value] == ["m2", "m6"]
+
+
+def _receipts(steps: list[dict[str, object]], **options: bool) -> list[object]:
+    from mqconform.scenario import annotate
+
+    answers = annotate(steps, profile("artemis").evolve(**options))
+    return [step["expect"].get("result") for step in answers if "receive" in step]
+
+
+def test_a_pull_receive_whose_pass_wraps_gets_the_top_from_its_drain() -> None:
+    """A 2.40.0 ci story (lastvalue-6 of 2026-11-30): m3 given to a pull consumer, whose busy iterator
+    then stopped at m2 (level 0); m4 (level 4, m2's value) prunes m2. The next receive's first pass
+    finds nothing at or below level 0 and wraps; the receive's drain runs another pass
+    (ServerConsumerImpl#forceDelivery), which hands out m4 from the top, as the broker answered. A
+    consumer with a window has no drain: its credit's one pass gives nothing
+    (test_an_iterator_that_wraps_hands_out_nothing_in_that_pass)."""
+    steps: list[dict[str, object]] = [
+        {"queue": {"name": "q", "last_value_key": "lvk", "non_destructive": True}},
+        {"consumer": {"name": "c", "queue": "q", "window_bytes": 0}},
+        {"send": {"to": "q", "id": "m2", "size": 100, "priority": 0, "properties": {"lvk": "v0"}}},
+        {"send": {"to": "q", "id": "m3", "size": 100, "properties": {"lvk": "v1"}}},
+        {"receive": "c"},
+        {"send": {"to": "q", "id": "m4", "size": 100, "properties": {"lvk": "v0"}}},
+        {"receive": "c"}]
+    same_level = BUGS["artemis-non-destructive-priority-same-level-add"].option
+    assert _receipts(steps, **{same_level: True}) == ["m3", "m4"]
+
+
+def test_the_removal_bug_keeps_the_same_level_shortcut_while_highest_is_below_a_listed_level() -> None:
+    """A 2.40.0 ci story (lastvalue-17 of 2026-11-30), a destructive last-value queue: m3 (9) prunes m2
+    (4) and the removal loop leaves highestPriority at 0 under m3; m4..m6 (4) reset the iterators and
+    raise it to 4; a consumer opened then starts at the top, and m7's add at 4, the last add's level
+    and not above 4, resets nothing (checkHighest's shortcut): the receive gives m3, as the broker
+    answered, not m4 (a reset to highestPriority)."""
+    steps: list[dict[str, object]] = [
+        {"queue": {"name": "q", "last_value_key": "lvk"}},
+        {"consumer": {"name": "c", "queue": "q", "window_bytes": 0}},
+        {"send": {"to": "q", "id": "m2", "size": 100, "properties": {"lvk": "v1"}}},
+        {"send": {"to": "q", "id": "m3", "size": 100, "priority": 9, "properties": {"lvk": "v1"}}},
+        {"send_batch": {"to": "q", "ids": ["m4", "m5", "m6"], "size": 100}},
+        {"close": "c"},
+        {"consumer": {"name": "c", "queue": "q", "window_bytes": 0}},
+        {"send": {"to": "q", "id": "m7", "size": 100, "properties": {"lvk": "v0"}}},
+        {"receive": "c"}]
+    removal = BUGS["artemis-priority-removal-lowers-highest"].option
+    assert _receipts(steps, **{removal: True}) == ["m3"]

@@ -199,3 +199,29 @@ def test_a_release_that_refuses_an_operation_as_unsupported_leaves_its_checks_no
     # each example's verdict is kept, in corpus order (the matrix writes <area>.replays.jsonl)
     assert [r["example"] for r in replayed.replays] == list(range(1, len(full) + len(refused) + 1))
     assert [r["verdict"] for r in replayed.replays[len(full):]] == ["invalid"] * len(refused)
+
+
+def test_a_release_checks_only_what_its_replays_compared() -> None:
+    """On the mutant release with a cap of one finding, the counterexamples first in the corpus: the
+    examples that held on the explored release are still replayed (before the counterexamples), and
+    every check counted as checked was compared by some replay: in an example that held there, or in
+    one that differs, before the step that differs or as the check that differs."""
+    result, recorder = _explore("delivery")
+    distilled = corpus.distil(recorder.examples, k=3)
+    mutant = _no_restart(MUTANT.adapter())
+    found = replay_area("delivery", distilled, lambda: mutant, ARTEMIS, reached=frozenset(result.checked))
+    examples = [*corpus.counterexamples(found.findings), *distilled]
+    capped = replay_area("delivery", examples, lambda: _no_restart(MUTANT.adapter()), ARTEMIS,
+                         reached=frozenset(result.checked), max_findings=1)
+    assert len(capped.findings) == 1
+    by_number = dict(enumerate(examples, start=1))
+    assert any(r["verdict"] == "pass" and not by_number[r["example"]].failing for r in capped.replays)
+    evidenced: set[str] = set()
+    for r in capped.replays:
+        example = by_number[r["example"]]
+        if r["verdict"] == "pass":
+            evidenced |= example.reached()
+        elif r["verdict"] == "fail":
+            evidenced |= {name for at, name, _ in example.checks if at < r["step"]}
+            evidenced |= {r["check"]} if r.get("check") else set()
+    assert capped.checked and capped.checked <= evidenced

@@ -12,12 +12,15 @@ that compared what differs (an example's: the check of that field, else the firs
 the step; a counterexample's: its own check, unless the replay differs in another field than its
 check compared, as a release that shows one bug earlier does: then the check the exploration made
 on that operation and field in the most alike example of the corpus, see :func:`attribute`), its
-rules that check's,
-its steps shrunk on that release (minimize.shrink) and judged flaky as the runner judges one
-(runner.finding_of: replayed again when its minimised replay does not fail). One finding per
-check, as a run disables a check after its finding. The checks of the examples whose replays were
-judged are the release's checked checks; examples that got no answer (``unknown``, tried twice)
-leave theirs out, and when that leaves out a check the exploration reached, the area is unknown.
+rules that check's, its steps shrunk on that release (minimize.shrink) and judged flaky as the
+runner judges one (runner.finding_of: replayed again when its minimised replay does not fail). One
+finding per check, as a run disables a check after its finding. The release's checked checks are
+those a replay compared: every check of an example that held, and of one that differs the checks
+made before the step that differs and the check it is attributed to (the later ones were never
+compared there). Examples that held on the explored release are replayed before its
+counterexamples, so that the finding cap leaves their evidence in. Examples that got no answer
+(``unknown``, tried twice) leave theirs out, and when that leaves out a check the exploration
+reached, the area is unknown.
 
 A release with fewer capabilities than the explored one (an older Artemis without scheduling or page
 limits) replays the examples the model of its own capabilities can express; the others check
@@ -186,7 +189,10 @@ def replay_area(area: str, examples: Sequence[Example], adapter_factory: Callabl
         result.unknown = f"the exploration on {explored or 'its release'} left no example to replay"
         return result
     unanswered: set[str] = set()
-    for n, example in enumerate(examples, start=1):
+    # the examples that held on the explored release first, so that a release whose counterexamples
+    # reach the finding cap (max_findings) still has the checks they evidence compared
+    order = sorted(enumerate(examples, start=1), key=lambda item: bool(item[1].failing))
+    for n, example in order:
         if example.failing and any(f.check == example.failing for f in result.findings):
             continue
         t0 = time.perf_counter()
@@ -200,11 +206,17 @@ def replay_area(area: str, examples: Sequence[Example], adapter_factory: Callabl
         if got.verdict == "unknown":
             unanswered |= example.reached()
             continue
-        result.checked |= example.covered() if not _diverges(example, got) else example.reached()
         if not _diverges(example, got):
+            result.checked |= example.covered()
             continue
         check = attribute(example, got.step, got.what, examples)
         result.replays[-1]["check"] = check
+        # what the replay evidenced: the checks made before the step that differs, and the check
+        # that differs there; the example's later checks (a counterexample's own one among them when
+        # another difference came first) were never compared on this release
+        result.checked |= {name for at, name, _ in example.checks if at < got.step}
+        if check is not None:
+            result.checked.add(check)
         if check is None or any(f.check == check for f in result.findings):
             continue
         field = "" if got.what == "result" else got.what.rsplit(" ", 1)[-1]
@@ -221,6 +233,7 @@ def replay_area(area: str, examples: Sequence[Example], adapter_factory: Callabl
         result.findings.append(finding)
         if max_findings is not None and len(result.findings) >= max_findings:
             break
+    result.replays.sort(key=lambda r: int(r["example"]))
     missing = (reached - result.checked) & unanswered
     if missing:
         result.unknown = (f"the replays reaching {', '.join(sorted(missing)[:3])}"

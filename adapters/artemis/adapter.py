@@ -39,7 +39,16 @@ from ..contract import AdapterError, Result
 from .features import CAPABILITIES, MIN_VERSION, Features
 from .management import Jolokia, ManagementError
 from .observation import ArtemisObservation
-from .records import DRAIN_PATIENCE_S, FAR_MS, PULL_WAIT_S, WIDE_CREDIT, _Address, _Consumer, _Receiver
+from .records import (
+    DRAIN_PATIENCE_S,
+    FAR_MS,
+    PULL_WAIT_S,
+    QUEUE_COUNTS,
+    WIDE_CREDIT,
+    _Address,
+    _Consumer,
+    _Receiver,
+)
 from .server import (
     DEFAULT_VERSION,
     PASSWORD,
@@ -359,6 +368,10 @@ class ArtemisAdapter(ArtemisObservation):
             # management's pending can be too high (finding 2: DeliveringCount -1 after a drop at the
             # delivery limit): after PULL_WAIT_S without a message the pull ends with a drain
             patience = time.monotonic() + PULL_WAIT_S
+            # paged messages the queue may not read yet (_Address.pages): two looks, each after
+            # flushExecutor, with nothing moved between them say the credit found nothing
+            paged = self.addresses_[queue.address].pages
+            last = tuple(int(counts[k]) for k in QUEUE_COUNTS)
             while not arrived:
                 if time.monotonic() > patience:
                     link.drain(0)
@@ -367,9 +380,11 @@ class ArtemisAdapter(ArtemisObservation):
                 if not arrived and time.monotonic() > next_look:  # gone meanwhile (expired at dispatch)
                     next_look = time.monotonic() + 0.05
                     counts = self._queue_state(queue)
-                    if queue.pending(counts) <= 0:
+                    look = tuple(int(counts[k]) for k in QUEUE_COUNTS)
+                    if queue.pending(counts) <= 0 or (paged and look == last and not arrived):
                         link.drain(0)
                         break
+                    last = look
         else:
             link.drain(1)
         self._await_drain(state)

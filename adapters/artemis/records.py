@@ -67,6 +67,13 @@ class _Address:
     #: EXPIRY-1: the queue TTL (address setting expiry-delay) of its queues, if any
     expiry_delay: int | None = None
 
+    @property
+    def pages(self) -> bool:
+        """The PAGE policy: its queues' pending counts may hold paged messages (QueueImpl#getMessageCount
+        adds the page subscription's), which the queue may not read yet (its read budget, the address
+        still full)."""
+        return self.config is not None and self.config.full_policy == "PAGE"
+
 
 @attrs.define
 class _Queue:

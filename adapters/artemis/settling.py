@@ -73,6 +73,8 @@ class ArtemisSettling(ArtemisClient):
             counts = None
         consumers = [c for c in self.consumers.values() if c.queue == name]
         deadline = self._settle_deadline(self.settle_timeout)
+        paged = address.pages
+        last: tuple[int, ...] | None = None
         while True:
             if counts is None:  # counts given were read before anything that arrived since: no pump
                 self._pump(0)
@@ -92,6 +94,14 @@ class ArtemisSettling(ArtemisClient):
                 continue
             if at_rest and (pending <= 0 or credit <= 0 or offered):
                 return
+            if at_rest and paged and not queue.non_destructive:
+                # paged messages the queue may not read yet (_Address.pages): two looks after
+                # flushExecutor with nothing moved between them and nothing in flight say the queue
+                # gave what it could
+                look = tuple(int(state[k]) for k in QUEUE_COUNTS)
+                if look == last:
+                    return
+                last = look
             if late:
                 return
             self._pump(0.003)

@@ -71,3 +71,50 @@ def test_a_send_settles_once_its_message_left_the_intermediate_list() -> None:
     reads.clear()
     adapter._settle_queue("q")  # no send to wait for: the first look at rest ends it
     assert len(reads) == 1
+
+
+def test_a_page_address_settles_on_two_unmoved_looks_with_paged_messages_pending() -> None:
+    """A queue of a PAGE address counts paged messages as pending (QueueImpl#getMessageCount adds the
+    page subscription's), which its read budget or a full address may keep from a consumer with
+    credit: two looks after flushExecutor with nothing moved between them end the settle, where it
+    waited out its bound before. A queue of an address without PAGE still waits for the pending ones."""
+    import time
+    from typing import Any
+
+    from mqconform.adapters.artemis import ArtemisAdapter
+    from mqconform.adapters.artemis.records import _Address
+    from mqconform.reference_model.config import AddressConfig
+
+    class _Link:
+        credit = 1
+
+    class _Consumer:
+        queue, pull, link = "q", False, type("L", (), {"link": _Link()})()
+        handler = type("H", (), {"arrived": [], "seen": set()})()
+
+        def holding(self) -> int:
+            return 0
+
+    def settle(policy: str) -> tuple[int, float]:
+        adapter = ArtemisAdapter(settle_timeout=0.5)
+        adapter.queues = {"q": _queue()}
+        adapter.addresses_ = {"q": _Address("q", "mqc-q", config=AddressConfig(name="q", full_policy=policy),
+                                            queues=["q"])}
+        adapter.consumers = {"c": _Consumer()}  # type: ignore[dict-item]
+        reads: list[int] = []
+
+        def state(_queue: Any) -> dict[str, Any]:
+            reads.append(1)
+            return {"MessageCount": 3, "DeliveringCount": 0, "ScheduledCount": 0, "MessagesAdded": 3,
+                    "MessagesAcknowledged": 0, "MessagesKilled": 0, "MessagesExpired": 0}
+
+        adapter._queue_state = state  # type: ignore[method-assign]
+        adapter._pump = lambda seconds: None  # type: ignore[method-assign]
+        started = time.monotonic()
+        adapter._settle_queue("q")
+        return len(reads), time.monotonic() - started
+
+    looks, took = settle("PAGE")
+    assert looks == 2 and took < 0.25
+    looks, took = settle("DROP")
+    assert looks > 2 and took >= 0.5  # pending with credit: waits out the bound

@@ -43,11 +43,11 @@ from .records import (
     DRAIN_PATIENCE_S,
     FAR_MS,
     PULL_WAIT_S,
-    QUEUE_COUNTS,
     WIDE_CREDIT,
     _Address,
     _Consumer,
     _Receiver,
+    counts_look,
 )
 from .server import (
     DEFAULT_VERSION,
@@ -371,7 +371,7 @@ class ArtemisAdapter(ArtemisObservation):
             # paged messages the queue may not read yet (_Address.pages): two looks, each after
             # flushExecutor, with nothing moved between them say the credit found nothing
             paged = self.addresses_[queue.address].pages
-            last = tuple(int(counts[k]) for k in QUEUE_COUNTS)
+            last = counts_look(counts)
             while not arrived:
                 if time.monotonic() > patience:
                     link.drain(0)
@@ -380,8 +380,8 @@ class ArtemisAdapter(ArtemisObservation):
                 if not arrived and time.monotonic() > next_look:  # gone meanwhile (expired at dispatch)
                     next_look = time.monotonic() + 0.05
                     counts = self._queue_state(queue)
-                    look = tuple(int(counts[k]) for k in QUEUE_COUNTS)
-                    if queue.pending(counts) <= 0 or (paged and look == last and not arrived):
+                    look = counts_look(counts)
+                    if queue.pending(counts) <= 0 or (paged and look == last):
                         link.drain(0)
                         break
                     last = look

@@ -24,6 +24,14 @@ WIDE_CREDIT = 1000
 #: the queue MBean's counts the adapter reads (after QueueControl#flushExecutor)
 QUEUE_COUNTS = ("MessageCount", "DeliveringCount", "ScheduledCount", "MessagesAdded", "MessagesAcknowledged",
                 "MessagesKilled", "MessagesExpired")
+
+
+def counts_look(counts: dict[str, Any]) -> tuple[int, ...]:
+    """The queue MBean's QUEUE_COUNTS as one comparable value: two looks equal after flushExecutor
+    say nothing moved between them (_Address.pages)."""
+    return tuple(int(counts[name]) for name in QUEUE_COUNTS)
+
+
 #: how long a pull with a message pending waits for it before it drains (answers None)
 PULL_WAIT_S = 1.0
 #: how long a drain goes unanswered before the pull sends it again (the broker can drop a drain that

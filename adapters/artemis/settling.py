@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..contract import Result
 from .client import ArtemisClient
-from .records import DUE_PROPERTY, QUEUE_COUNTS, _Address, _Queue
+from .records import DUE_PROPERTY, QUEUE_COUNTS, _Address, _Queue, counts_look
 from .server import EXPIRY_SCAN_MS
 
 
@@ -98,7 +98,7 @@ class ArtemisSettling(ArtemisClient):
                 # paged messages the queue may not read yet (_Address.pages): two looks after
                 # flushExecutor with nothing moved between them and nothing in flight say the queue
                 # gave what it could
-                look = tuple(int(state[k]) for k in QUEUE_COUNTS)
+                look = counts_look(state)
                 if look == last:
                     return
                 last = look

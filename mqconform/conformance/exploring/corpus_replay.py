@@ -199,14 +199,15 @@ def replay_area(area: str, examples: Sequence[Example], adapter_factory: Callabl
         got = replay_example(example, claimed, probe, f"mqc-replay-{area}-{n}")
         result.examples += 1
         result.steps += got.steps_run
+        diverges = _diverges(example, got)
         result.replays.append({"example": n, "verdict": got.verdict, "step": got.step, "what": got.what,
-                               "message": got.message[:400], "diverges": _diverges(example, got)})
+                               "message": got.message[:400], "diverges": diverges})
         if got.verdict in ("inexpressible", "invalid"):  # evidences nothing: its checks stay n/a
             continue
         if got.verdict == "unknown":
             unanswered |= example.reached()
             continue
-        if not _diverges(example, got):
+        if not diverges:
             result.checked |= example.covered()
             continue
         check = attribute(example, got.step, got.what, examples)

@@ -246,13 +246,12 @@ class Registry:
                 cache.append(model_trace(finding.steps, profile))
             return cache[0]
 
-        for deviation in self.deviations:
-            if deviation.applies(adapter, version, profile, claimed) and \
-                    deviation.explains(finding, profile, trace, replay):
+        applying = [d for d in self.deviations if d.applies(adapter, version, profile, claimed)]
+        for deviation in applying:
+            if deviation.explains(finding, profile, trace, replay):
                 return deviation
         if replay is None:
             return None
-        applying = [d for d in self.deviations if d.applies(adapter, version, profile, claimed)]
         return together(applying, [step.as_scenario() for step in finding.steps], finding.machine, trace(),
                         replay, finding.options)
 

@@ -185,6 +185,22 @@ FS = ("send", "receive", "ack", "counters", "nack", "set_ring_size", "throttle_s
 #: the consumer operations after which a message it was sent but never received may be delivered again
 #: (REDELIVERY-8, REDELIVERY-30: a consumer or session close, a rollback): the order check's cuts
 RETURNS = ("close", "close_session", "rollback")
+#: a settle the implementation answered ``failed`` (it named a message the consumer does not hold) is a
+#: return event too where the broker answers one by closing the consumer's channel, which gives back every
+#: message the consumer was sent (DELIVERY-22 ``closes_channel``, RabbitMQ's 406 "unknown delivery
+#: tag"): under every profile but those of :func:`keeps_channel_profiles` (an unknown profile may close)
+SETTLES = ("ack", "nack")
+
+
+def keeps_channel_profiles() -> tuple[str, ...]:
+    """The profiles whose answer to a settle of a message the consumer does not hold leaves the
+    consumer's channel open (DELIVERY-22: ``invalid_ack`` other than ``closes_channel``)."""
+    from mqconform.reference_model.profiles import PROFILES
+
+    return tuple(sorted(name for name, options in PROFILES.items()
+                        if options.invalid_ack != "closes_channel"))
+
+
 #: a broker stop or start (a soak's nemesis) or a machine's restart step: a cut for the whole example;
 #: and a pull batch (``fetch``, DELIVERY-38..): the history records its ids as one answer, not as
 #: deliveries, so a message's first receive after one may be a redelivery of a fetched message

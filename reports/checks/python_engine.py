@@ -25,6 +25,7 @@ from mqconform.reports.checks.definitions import (
     NEMESIS,
     RESETS,
     RETURNS,
+    SETTLES,
     TIMEOUT,
     TYPES,
     E,
@@ -35,6 +36,7 @@ from mqconform.reports.checks.definitions import (
     add_figures,
     answer_key,
     json_rows,
+    keeps_channel_profiles,
     routing_table,
     shared_listing,
 )
@@ -376,13 +378,20 @@ def _segments(*keys: Any) -> Any:
 
 def _return_cuts(codes: Codes, c: Any, op: _Ops) -> Any:
     """Per (example, queue): the index of the first event that may return messages a consumer was sent
-    but never received (:data:`RETURNS` on the queue, :data:`NEMESIS` in the example); null where there
-    is none. After it, a message's first receive may be a
+    but never received (:data:`RETURNS` on the queue, a failed settle there under a profile that may
+    close the channel (:data:`SETTLES`), :data:`NEMESIS` in the example); null where there is none.
+    After it, a message's first receive may be a
     redelivery of an invisible dispatch (returned to the head or rescheduled, REDELIVERY-2, SCHED-4)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    ret = c.select(["ek", "q", "index"]).filter(pc.is_in(c["fs"], pa.array([FS.index(f) for f in RETURNS])))
+    closes = pc.invert(pc.fill_null(pc.is_in(c["profile"], pa.array(keeps_channel_profiles())), False)) \
+        if "profile" in c.column_names else pa.scalar(True)
+    failed_settle = pc.and_(pc.and_(pc.is_in(c["fs"], pa.array([FS.index(f) for f in SETTLES])),
+                                    pc.equal(c["rs"], RESULT_CLASSES["failed"])), closes)
+    returns = pc.or_(pc.is_in(c["fs"], pa.array([FS.index(f) for f in RETURNS])),
+                     pc.fill_null(failed_settle, False))
+    ret = c.select(["ek", "q", "index"]).filter(returns)
     per_g = _agg(pa.table({"gk": codes.gk(ret["ek"], ret["q"]), "index": ret["index"]}), ["gk"],
                  {"cut": ("index", "min")})
     return per_g, _first_in_example(c, NEMESIS, "cut")

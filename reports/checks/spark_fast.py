@@ -11,10 +11,8 @@ from typing import Any
 from mqconform.reports.checks.definitions import (
     ACCEPTED,
     DEFERRED,
-    NEMESIS,
     NULLQ,
     REFUSED,
-    RETURNS,
     STATS,
     E,
     Stats,
@@ -25,10 +23,10 @@ from mqconform.reports.checks.spark_frames import (
     add_counters,
     collect,
     deleted_by_id,
-    first_in_example,
     local_frame,
     long_form,
     queue_counters,
+    return_cuts,
     throttle_answers,
 )
 from mqconform.reports.checks.spark_order import FRAMES, out_of_order
@@ -221,7 +219,7 @@ def _fast_per_g(spark: Any, df: Any, routes: list[dict[str, Any]]) -> Any:
         routed = col("didx").isNull() | (col("didx") < F.coalesce(col("sidx"), F.lit(2**62)))
     else:
         routed = F.lit(True)
-    cuts_g, cuts_e = _order_cuts(df)
+    cuts_g, cuts_e = return_cuts(df)
     pm = (pm.join(F.broadcast(cuts_g.select(*E, _code("queue").alias("qc"), "cut")), on=g, how="left")
           .join(F.broadcast(cuts_e), on=E, how="left"))
     eligible = ((col("count") > 0) & (col("nsend") == 1) & (col("kinds").bitwiseAND(K_SEND_SCHED) == 0)
@@ -262,16 +260,6 @@ def _fast_per_r(per_g: Any, per_q: Any) -> Any:
         when(ok_known, col("r")).alias("replaced"), when(ok_known, col("k")).alias("killed"),
         when(ok_known, F.coalesce(col("x"), F.lit(0))).alias("expired"),
         when(ok_known, lost).alias("lost")).withColumn("queue", col("qc").cast("string"))
-
-
-def _order_cuts(df: Any) -> tuple[Any, Any]:
-    """The order check's return events (DELIVERY-4): per (example, queue) the first consumer close or
-    rollback (``cut``), per example the first broker stop or start (``cut2``)."""
-    from pyspark.sql import functions as F
-
-    col = F.col
-    return (df.filter(col("f").isin(*RETURNS)).groupBy(*E, "queue").agg(F.min("index").alias("cut")),
-            first_in_example(df, NEMESIS, "cut2"))
 
 
 def _fast_collect(frames: list[Any], names: dict[int, str]) -> Stats | None:

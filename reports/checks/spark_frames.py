@@ -9,13 +9,17 @@ from typing import Any
 
 from mqconform.reports.checks.definitions import (
     CARRIED,
+    NEMESIS,
     NULLQ,
     RESETS,
+    RETURNS,
+    SETTLES,
     TIMEOUT,
     E,
     R,
     Stats,
     add_figures,
+    keeps_channel_profiles,
 )
 
 
@@ -50,6 +54,20 @@ def first_in_example(df: Any, operations: tuple[str, ...], name: str) -> Any:
     from pyspark.sql import functions as F
 
     return df.filter(F.col("f").isin(*operations)).groupBy(*E).agg(F.min("index").alias(name))
+
+
+def return_cuts(df: Any) -> tuple[Any, Any]:
+    """The order check's return events (DELIVERY-4), as the python engine's ``_return_cuts``: per
+    (example, queue) the first consumer close, rollback or failed settle under a profile that may close
+    the channel (``cut``), per example the first broker stop, start or pull batch (``cut2``)."""
+    from pyspark.sql import functions as F
+
+    col = F.col
+    failed_settle = (col("f").isin(*SETTLES) & (col("type") == "ok") & (col("result") == "failed")
+                     & ~F.coalesce(col("profile").isin(*keeps_channel_profiles()), F.lit(False)))
+    returns = col("f").isin(*RETURNS) | F.coalesce(failed_settle, F.lit(False))
+    return (df.filter(returns).groupBy(*E, "queue").agg(F.min("index").alias("cut")),
+            first_in_example(df, NEMESIS, "cut2"))
 
 
 def carried_drops(counted: Any) -> Any:

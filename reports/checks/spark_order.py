@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 from mqconform.reference_model.config import DEFAULT_PRIORITY
-from mqconform.reports.checks.definitions import ACCEPTED, NEMESIS, RETURNS, E, R
-from mqconform.reports.checks.spark_frames import first_in_example
+from mqconform.reports.checks.definitions import ACCEPTED, E, R
+from mqconform.reports.checks.spark_frames import return_cuts
 
 __all__ = ["FRAMES", "delivery_count_frame", "order_frame", "out_of_order"]
 
@@ -37,8 +37,7 @@ def order_frame(df: Any) -> Any:
               .agg(F.min(F.struct("index", "process")).alias("first"))
               .select(*E, "queue", "msg", col("first.index").alias("first"),
                       col("first.process").alias("process")))
-    per_g = (df.filter(col("f").isin(*RETURNS)).groupBy(*E, "queue").agg(F.min("index").alias("cut")))
-    per_e = first_in_example(df, NEMESIS, "cut2")
+    per_g, per_e = return_cuts(df)
     eligible = (firsts.join(sends, on=[*E, "msg"], how="inner")
                 .filter((col("nsend") == 1) & (col("sched") == 0))
                 .join(per_g, on=[*E, "queue"], how="left").join(per_e, on=E, how="left")

@@ -21,7 +21,10 @@ counters observation no longer counted two messages killed before it; a missing 
 stop, start or restart is now unknown, not lost. And a report may not leave unknown what the run
 passed: the counts a restart zeroed are carried over (reports.checks.definitions.CARRIED), since a
 ci run of the redelivery area left DELIVERY-2 and DELIVERY-15 unknown in its report (a message killed
-at its delivery limit, then a restart).
+at its delivery limit, then a restart). A failed ack or nack under rabbitmq-classic closes the
+consumer's channel and returns its prefetch (DELIVERY-22), a return event for the order check: dev seed
+205341649 once failed DELIVERY-4 in the python report (tests/reports/test_model_ways_out.py keeps that
+example).
 """
 
 from __future__ import annotations

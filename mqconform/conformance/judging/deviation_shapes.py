@@ -194,19 +194,21 @@ def _ring_replaces_returning_paged(trace: Sequence[TraceStep]) -> bool:
     return False
 
 
-def _close_returns_paged_while_paging(trace: Sequence[TraceStep]) -> bool:
-    """The failing step is a browse or a receive, and before it a close returned messages read from a
-    page file (their sends answered ``paged``) to a queue that still had paged messages. Artemis
-    RefsOperation#afterRollback takes the returns out of the delivering count (checkRedelivery ->
-    decDelivering -> deliverAsync) before postRollback puts them back in memory; the paging executor's
-    QueueImpl#needsDepage can read the budget in between and depage one more message, which a browse
-    then lists from memory ahead of held paged messages and a receive gets where the read budget holds
-    no more (a race: some runs only)."""
+def _close_returns_while_paging(trace: Sequence[TraceStep]) -> bool:
+    """The failing step is a browse or a receive, and before it a close returned messages to a queue
+    that still had paged messages. Artemis RefsOperation#afterRollback takes the returns out of the
+    delivering count (checkRedelivery -> decDelivering -> deliverAsync, while the queue pages) before
+    postRollback puts them back in memory; the paging executor's QueueImpl#needsDepage can read the
+    budget in between and depage one more message, which a browse then lists from memory ahead of held
+    paged messages and a receive gets where the read budget holds no more (a race: some runs only).
+    The returns need not have been read from a page file: the read budget counts every delivering
+    message (the 2.40.0 ci run of 2026-11-30: two messages accepted into memory, one paged, a read
+    budget of 2 messages; the close's returns let the third be read)."""
     if not trace or trace[-1].op not in ("browse", "receive", "receive_batch"):
         return False
-    return any(step.op == "close" and back & paged
+    return any(step.op == "close" and back
                and any(q.get("paged_count", 0) > 0 for q in step.queues.values())
-               for _, step, back, paged in _returns(trace))
+               for _, step, back, _paged in _returns(trace))
 
 
 def _non_destructive_ring_evicts_delivered(trace: Sequence[TraceStep]) -> bool:
@@ -456,7 +458,7 @@ SHAPES: Final[Mapping[str, Callable[[Sequence[TraceStep]], bool]]] = {
     "non-destructive-delete": _non_destructive_delete,
     "ring-replaces-returning-paged": _ring_replaces_returning_paged,
     "depaged-message-delivering": _depaged_message_delivering,
-    "close-returns-paged-while-paging": _close_returns_paged_while_paging,
+    "close-returns-while-paging": _close_returns_while_paging,
     "non-destructive-ring-evicts-delivered": _non_destructive_ring_evicts_delivered,
     "non-destructive-ring-repeats-replaced": _non_destructive_ring_repeats_replaced,
     "non-destructive-scheduled-fires": _non_destructive_scheduled_fires,

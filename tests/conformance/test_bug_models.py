@@ -245,3 +245,33 @@ def test_two_registered_bugs_explain_together_what_neither_explains_alone() -> N
                         implementation=both)
     assert answer.explained_by is not None and answer.explained_by.together is not None
     assert not answer.alike
+
+
+def test_a_held_bug_the_implementation_did_not_show_makes_a_flaky_finding() -> None:
+    """An area that explores on against a known bug's model (runner.run_machine's `explain`) expects the
+    bug wherever its model does. Where the implementation does not show it (a trigger the model cannot
+    follow: Artemis re-checks its directDeliver flag at most once a second of real time), the
+    counterexample holds against the model without the bug: the finding is flaky (its rules unknown),
+    not a failure (the 2.40.0 ci run's 18-step ring story under the last-value nack bug). An
+    implementation that differs from the model without the bug too stays a failure."""
+    from mqconform.conformance.exploring.driver import Violation
+    from mqconform.conformance.exploring.minimize import Minimized
+    from mqconform.conformance.exploring.runner import finding_of
+
+    bug = BUGS["artemis-4985"]
+    held = bug.enable(profile("artemis"))
+    steps = [Step(*next(iter(s.items()))) for s in _steps(PRIORITY)]
+    violation = Violation("receive.id", ("DELIVERY-3",), "expected [m2, m3, m4, m5]", field="")
+    shrunk = Minimized(steps, "differs", "result", ["m2", "m3", "m4", "m5"], ["m5", "m2", "m3", "m4"])
+
+    def finding(adapter: Any) -> Finding:
+        return finding_of("delivery", violation, shrunk, 1.0, held, lambda: adapter,
+                          options={bug.option: True})
+
+    plain = ReferenceAdapter(options=profile("artemis"))
+    assert _fails_claimed(WithBug(), _steps(PRIORITY)) and not _fails_claimed(plain, _steps(PRIORITY))
+    shown = finding(plain)
+    assert shown.flaky and "the bug did not show" in shown.message and "artemis-4985" in shown.message
+    assert not finding(IgnoresPriority()).flaky
+    # without the bug held, the same finding is no such case
+    assert not finding_of("delivery", violation, shrunk, 1.0, profile("artemis"), lambda: plain).flaky

@@ -62,21 +62,27 @@ class Minimized:
         return "" if not self.what or self.what == "result" else self.what.rsplit(" ", 1)[-1]
 
 
-def _failure(steps: Sequence[Step], claimed: ModelOptions,
-             adapter_factory: Callable[[], Adapter]) -> tuple[int, str, Any] | None:
-    """(the 1-based step where the implementation first differs from the claimed model, what differs,
-    the failed expectation) for `steps` replayed as a scenario, or None when it holds (or is not a
-    valid run)."""
+def _replay(steps: Sequence[Step], claimed: ModelOptions, adapter_factory: Callable[[], Adapter]) -> Any:
+    """The outcome of `steps` replayed once as a scenario annotated by `claimed`, or None when they are
+    not a valid run (e.g. a consumer never declared) or the profile is one the catalogue does not name."""
     from mqconform.scenario import ModelRejected, annotate, from_data, run_scenario
 
     raw = [{step.op: step.args} for step in steps]
     try:
         annotated = annotate(raw, claimed)
         scenario = from_data({"profile": claimed.name, "steps": annotated}, "counterexample")
-    except (ModelRejected, ValueError):  # not a valid run (e.g. a consumer never declared), or a
-        return None                        # profile the catalogue does not name
-    outcome = run_scenario(scenario, adapter_factory(), namespace="mqc-minimize")
-    if outcome.verdict != "fail" or outcome.step is None:
+    except (ModelRejected, ValueError):
+        return None
+    return run_scenario(scenario, adapter_factory(), namespace="mqc-minimize")
+
+
+def _failure(steps: Sequence[Step], claimed: ModelOptions,
+             adapter_factory: Callable[[], Adapter]) -> tuple[int, str, Any] | None:
+    """(the 1-based step where the implementation first differs from the claimed model, what differs,
+    the failed expectation) for `steps` replayed as a scenario, or None when it holds (or is not a
+    valid run)."""
+    outcome = _replay(steps, claimed, adapter_factory)
+    if outcome is None or outcome.verdict != "fail" or outcome.step is None:
         return None
     return outcome.step, outcome.message, outcome.mismatch
 
@@ -85,6 +91,13 @@ def reproduces(steps: Sequence[Step], claimed: ModelOptions, adapter_factory: Ca
                times: int) -> bool:
     """Whether `steps`, replayed as a scenario up to `times` times, fails at least once."""
     return any(_failure(steps, claimed, adapter_factory) is not None for _ in range(times))
+
+
+def holds(steps: Sequence[Step], claimed: ModelOptions, adapter_factory: Callable[[], Adapter]) -> bool:
+    """Whether `steps`, replayed once as a scenario annotated by `claimed`, pass at every step (not when
+    the model rejects them, nor when the replay has no verdict)."""
+    outcome = _replay(steps, claimed, adapter_factory)
+    return outcome is not None and outcome.verdict == "pass"
 
 
 def minimize(steps: list[Step], claimed: ModelOptions, adapter_factory: Callable[[], Adapter],

@@ -34,7 +34,7 @@ from mqconform.text import first_line
 
 from .base import ConformanceMachine, RunContext
 from .driver import Inconclusive, Step, Violation
-from .minimize import Minimized, reproduces, shrink
+from .minimize import Minimized, holds, reproduces, shrink
 from .shards import WHOLE, Part
 from .timing import TimeLedger
 
@@ -358,9 +358,27 @@ def finding_of(area: str, failed: Violation, shrunk: Minimized, seconds: float, 
     if flaky:
         message = (f"flaky: did not fail again in {FLAKY_REPLAYS} replays of its {len(shrunk.steps)} "
                    f"steps (found after {seconds:.1f} s): {message}")
+    else:
+        bugs = _known_bugs_held(options or {})
+        if bugs and holds(shrunk.steps, claimed.evolve(**dict.fromkeys(bugs.values(), False)),
+                          adapter_factory):
+            flaky = True
+            message = (f"flaky: the area explored on against the model of the known bug(s) "
+                       f"{', '.join(bugs)}, which expects the bug here; replayed against the model "
+                       f"without it, the implementation holds: the bug did not show (its trigger "
+                       f"depends on what the model cannot follow, e.g. the broker's real-time clock): "
+                       f"{message}")
     return Finding(area, failed.check, failed.rules, message, shrunk.steps, seconds, flaky=flaky,
                    field=failed.field, expected=failed.expected, actual=failed.actual, shown=shown,
                    shrink_cut=cut_after is not None, options=dict(options or {}))
+
+
+def _known_bugs_held(options: dict[str, Any]) -> dict[str, str]:
+    """The registered bugs (name -> model option) that `options`, a finding's held options, switch on:
+    the known bugs its area explored on against (run_machine's `explain`)."""
+    from mqconform.reference_model.bugs import BUGS
+
+    return {bug.name: bug.option for bug in BUGS.values() if options.get(bug.option) is True}
 
 
 def _compares_the_last_result(steps: Sequence[Step], failed: Violation, claimed: ModelOptions) -> bool:

@@ -54,12 +54,16 @@ class RunContext:
     smallest_violation: tuple[Any, list[Any]] | None = None
     #: time.perf_counter() of the first violation (shrinking starts there; the runner bounds it)
     first_violation_at: float | None = None
+    #: how many examples had run when the first violation came (that one included; shrinking's not):
+    #: what the exploration spent of the area's budget (the runner explores the rest after it)
+    examples_at_violation: int | None = None
     #: where the area's time goes (mqconform.conformance.exploring.timing), shared by its examples
     ledger: TimeLedger = attrs.field(factory=TimeLedger)
 
     def saw_violation(self, violation: Any, steps: list[Any]) -> None:
         if self.first_violation_at is None:
             self.first_violation_at = time.perf_counter()
+            self.examples_at_violation = self.examples
         if self.smallest_violation is None or len(steps) < len(self.smallest_violation[1]):
             self.smallest_violation = (violation, list(steps))
 

@@ -2,11 +2,12 @@
 
 A machine runs until Hypothesis has explored its budget or a check fails. Then the shrunk
 counterexample is minimised step by step (mqconform.conformance.exploring.minimize) and kept, that check is
-disabled and the machine runs again, so the other checks
-keep exploring (up to MAX_RERUNS). An `info` answer stops the machine: its rules are *unknown*.
-The runner knows nothing of registered known deviations: exploration goes on after every finding,
-and the verdict (mqconform.conformance.judging.verdict) decides afterwards which findings a registered
-deviation explains.
+disabled (or, for a registered bug, the model takes the bug on) and the machine runs again on the
+examples its budget has left, drawn from another seed, so the other checks keep exploring (up to
+MAX_RERUNS): the budget is the area's, not each exploration's. An `info` answer stops the machine:
+its rules are *unknown*. The runner knows nothing of registered known deviations: exploration goes
+on after every finding, and the verdict (mqconform.conformance.judging.verdict) decides afterwards
+which findings a registered deviation explains.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import time
+import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -245,28 +247,30 @@ def run_machine(base: type[ConformanceMachine], adapter_factory: Callable[[], Ad
     history = run.history(base.area, part=part) if run is not None else None
     disabled: set[str] = set(skip_checks)
     examples = area_examples(base, hyp_settings, probe, cap_real_time)
-    if examples != hyp_settings.max_examples or not part.whole:
-        hyp_settings = settings(hyp_settings, max_examples=max(1, part.examples(examples)))
+    budget = max(1, part.examples(examples))  # the part's examples, over all its explorations
     seed_value = part.seed(seed_value, base.area)
-    quiet = exploration_settings(hyp_settings)
     if shrink_seconds is None and getattr(probe, "real_time", False):
         shrink_seconds = REAL_TIME_SHRINK_S
     started = time.perf_counter()
     ledger = TimeLedger()
+    explored = 0  # the examples of the budget spent (each exploration's, up to its violation)
     try:
-        for _ in range(max_reruns + 1):
+        for rerun in range(max_reruns + 1):
             context = RunContext(adapter_factory, claimed, history, frozenset(disabled), ledger=ledger,
                                  namespace_prefix=part.namespace_prefix)
             context.checked = result.checked
             if progress is not None:
                 progress.context = context
             cls = machine_class(base, context)
-            if seed_value is not None:
-                cls = seed(seed_value)(cls)
+            rerun_seed = _rerun_seed(seed_value, base.area, rerun)
+            if rerun_seed is not None:
+                cls = seed(rerun_seed)(cls)
+            quiet = exploration_settings(settings(hyp_settings, max_examples=budget - explored))
             t0 = time.perf_counter()
             found = _explore(cls, context, result, quiet, shrink_seconds, progress)
             if found is None:
                 break
+            explored += context.examples_at_violation or context.examples
             failed, steps = found
             seconds = time.perf_counter() - t0
             cut = (shrink_seconds is not None and context.first_violation_at is not None
@@ -283,6 +287,8 @@ def run_machine(base: type[ConformanceMachine], adapter_factory: Callable[[], Ad
                 disabled.add(failed.check)
             if progress is not None:
                 progress.findings = len(result.findings)
+            if explored >= budget:
+                break
     finally:
         if history is not None:
             result.steps = history.index
@@ -290,6 +296,16 @@ def run_machine(base: type[ConformanceMachine], adapter_factory: Callable[[], Ad
     result.seconds = time.perf_counter() - started
     result.timing = ledger.summary(result.seconds)
     return result
+
+
+def _rerun_seed(part_seed: int | None, area: str, rerun: int) -> int | None:
+    """The Hypothesis seed of an area's `rerun`-th exploration after a finding: the part's own for the
+    first; for each later one another, derived from it (or, on derandomized settings, from the area's
+    name), so a rerun draws the examples the budget has left instead of those that already held."""
+    if rerun == 0:
+        return part_seed
+    base = part_seed if part_seed is not None else zlib.crc32(area.encode())
+    return (base + 104729 * rerun) % 2**32
 
 
 def exploration_settings(hyp_settings: settings) -> settings:

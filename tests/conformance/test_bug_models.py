@@ -15,7 +15,7 @@ import pytest
 from mqconform.adapters.reference import ReferenceAdapter
 from mqconform.cli import main
 from mqconform.conformance.exploring.driver import Step
-from mqconform.conformance.exploring.runner import Finding
+from mqconform.conformance.exploring.runner import Finding, MachineResult, merge_outcomes
 from mqconform.conformance.judging.bug_replay import holds_under
 from mqconform.conformance.judging.deviations import Deviation, load_registry
 from mqconform.conformance.judging.known_scenarios import known_bugs
@@ -247,13 +247,14 @@ def test_two_registered_bugs_explain_together_what_neither_explains_alone() -> N
     assert not answer.alike
 
 
-def test_a_held_bug_the_implementation_did_not_show_makes_a_flaky_finding() -> None:
+def test_a_held_bug_the_implementation_did_not_show_is_no_verdict() -> None:
     """An area that explores on against a known bug's model (runner.run_machine's `explain`) expects the
     bug wherever its model does. Where the implementation does not show it (a trigger the model cannot
     follow: Artemis re-checks its directDeliver flag at most once a second of real time), the
-    counterexample holds against the model without the bug: the finding is flaky (its rules unknown),
-    not a failure (the 2.40.0 ci run's 18-step ring story under the last-value nack bug). An
-    implementation that differs from the model without the bug too stays a failure."""
+    counterexample holds against the model without the bug on every replay: the finding is *not shown*
+    (no verdict on its rules), not a failure (the 2.40.0 ci run's 18-step ring story under the
+    last-value nack bug); held on some replays only, it is flaky. An implementation that differs from
+    the model without the bug too stays a failure."""
     from mqconform.conformance.exploring.driver import Violation
     from mqconform.conformance.exploring.minimize import Minimized
     from mqconform.conformance.exploring.runner import finding_of
@@ -271,7 +272,21 @@ def test_a_held_bug_the_implementation_did_not_show_makes_a_flaky_finding() -> N
     plain = ReferenceAdapter(options=profile("artemis"))
     assert _fails_claimed(WithBug(), _steps(PRIORITY)) and not _fails_claimed(plain, _steps(PRIORITY))
     shown = finding(plain)
-    assert shown.flaky and "the bug did not show" in shown.message and "artemis-4985" in shown.message
-    assert not finding(IgnoresPriority()).flaky
+    assert shown.unshown and not shown.flaky
+    assert shown.message.startswith("not shown:") and "artemis-4985" in shown.message
+    # no verdict at all: its rules keep what the other findings give them, and the line says so
+    result = MachineResult("delivery")
+    result.findings.append(shown)
+    assert "fail" not in merge_outcomes([result]).values()
+    judge = Judge(SHIPPED, "artemis", "2.40.0", "artemis", "artemis")
+    assert judge.label(shown) == "NOT SHOWN" and judge.second_look([shown]) == []
+    other = finding(IgnoresPriority())
+    assert not other.unshown and not other.flaky
+    # held one time of two: flaky (the broker answered both ways)
+    answers = iter([plain, WithBug(), plain, WithBug()])
+    racy = finding_of("delivery", violation, shrunk, 1.0, held, lambda: next(answers),
+                      options={bug.option: True})
+    assert racy.flaky and not racy.unshown and racy.message.startswith("flaky:")
     # without the bug held, the same finding is no such case
-    assert not finding_of("delivery", violation, shrunk, 1.0, profile("artemis"), lambda: plain).flaky
+    alone = finding_of("delivery", violation, shrunk, 1.0, profile("artemis"), lambda: plain)
+    assert not alone.flaky and not alone.unshown

@@ -118,10 +118,11 @@ class Recorder:
 
 
 def counterexamples(findings: Iterable[Any]) -> list[Example]:
-    """The exploration's findings as examples (flaky ones left out: they did not fail again)."""
+    """The exploration's findings as examples (flaky ones left out: they did not fail again; those not
+    shown too: the implementation followed the specification there)."""
     out = []
     for finding in findings:
-        if finding.flaky:
+        if finding.flaky or getattr(finding, "unshown", False):
             continue
         try:
             steps = tuple(_plain({step.op: step.args}) for step in finding.steps)

@@ -44,6 +44,9 @@ MAX_RERUNS = 8
 #: how often a counterexample whose check compared one value is replayed before it is reported; one
 #: that never fails again is *flaky* (its rules unknown, with the counterexample), never pass or fail
 FLAKY_REPLAYS = 3
+#: how often a counterexample found against a held known bug's model is replayed against the model
+#: without it: held every time, the finding is *not shown* (no verdict); held some times, flaky
+UNSHOWN_REPLAYS = 2
 #: seconds Hypothesis may shrink one failure on a real-time adapter (each shrink step sleeps on the
 #: broker's clock, so an unbounded shrink has no bound on the run's length); `--shrink-seconds` sets it
 REAL_TIME_SHRINK_S = 90.0
@@ -65,6 +68,10 @@ class Finding:
     program_path: str | None = None
     #: the counterexample did not fail again when replayed (FLAKY_REPLAYS times): no verdict
     flaky: bool = False
+    #: the area explored on against a held known bug's model, which expects the bug here, and the
+    #: implementation did what the model without it expects on every replay (UNSHOWN_REPLAYS): the
+    #: bug did not show; no verdict on any rule (the broker followed the specification there)
+    unshown: bool = False
     #: what the failing check compared, when it compared one value (see driver.Violation)
     field: str = ""
     expected: Any = None
@@ -374,17 +381,20 @@ def finding_of(area: str, failed: Violation, shrunk: Minimized, seconds: float, 
     if flaky:
         message = (f"flaky: did not fail again in {FLAKY_REPLAYS} replays of its {len(shrunk.steps)} "
                    f"steps (found after {seconds:.1f} s): {message}")
-    else:
-        bugs = _known_bugs_held(options or {})
-        if bugs and holds(shrunk.steps, claimed.evolve(**dict.fromkeys(bugs.values(), False)),
-                          adapter_factory):
-            flaky = True
-            message = (f"flaky: the area explored on against the model of the known bug(s) "
-                       f"{', '.join(bugs)}, which expects the bug here; replayed against the model "
-                       f"without it, the implementation holds: the bug did not show (its trigger "
-                       f"depends on what the model cannot follow, e.g. the broker's real-time clock): "
-                       f"{message}")
+    unshown = False
+    bugs = _known_bugs_held(options or {})
+    if bugs and not flaky:
+        plain = claimed.evolve(**dict.fromkeys(bugs.values(), False))
+        held = sum(holds(shrunk.steps, plain, adapter_factory) for _ in range(UNSHOWN_REPLAYS))
+        if held:
+            unshown, flaky = held == UNSHOWN_REPLAYS, held < UNSHOWN_REPLAYS
+            message = (f"{'not shown' if unshown else 'flaky'}: the area explored on against the model "
+                       f"of the known bug(s) {', '.join(bugs)}, which expects the bug here; replayed "
+                       f"against the model without it, the implementation held {held} of "
+                       f"{UNSHOWN_REPLAYS} times: the bug did not show (its trigger depends on what the "
+                       f"model cannot follow, e.g. the broker's real-time clock): {message}")
     return Finding(area, failed.check, failed.rules, message, shrunk.steps, seconds, flaky=flaky,
+                   unshown=unshown,
                    field=failed.field, expected=failed.expected, actual=failed.actual, shown=shown,
                    shrink_cut=cut_after is not None, options=dict(options or {}))
 
@@ -513,6 +523,8 @@ def merge_outcomes(results: Iterable[MachineResult], profile: str | None = None,
         deviating: set[str] = set()
         for finding in res.findings:
             explained = excused is not None and excused(finding)
+            if finding.unshown and not explained:
+                continue  # the implementation followed the specification there: no verdict at all
             if finding.flaky and not explained:
                 continue  # no verdict: the verdict marks its rules unknown (verdict.judge)
             named = [r for r in finding.rules if applies is None or r in applies] or finding.rules

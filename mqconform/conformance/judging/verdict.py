@@ -24,6 +24,11 @@ from .deviations import DEFAULT_PATH, Deviation, Registry, load_registry
 VERDICT_STATES = ("pass", "fail", "deviation")
 
 
+def _unexplained_label(finding: Finding) -> str:
+    """The line label of a finding no registered deviation explains."""
+    return "NOT SHOWN" if finding.unshown else "FLAKY" if finding.flaky else "FAIL"
+
+
 def load_deviations(extra: Iterable[Path | str] | None = None) -> Registry:
     """The shipped registry plus `extra` files (DeviationError with file:line)."""
     return load_registry([DEFAULT_PATH, *(Path(p) for p in extra or ())])
@@ -54,7 +59,7 @@ class Judge:
 
     def label(self, finding: Finding) -> str:
         """``DEVIATION``, ``FLAKY`` or ``FAIL``, for the finding's line (as Verdict.label)."""
-        return "DEVIATION" if self.deviation(finding) is not None else "FLAKY" if finding.flaky else "FAIL"
+        return "DEVIATION" if self.deviation(finding) is not None else _unexplained_label(finding)
 
     def deviation(self, finding: Finding) -> Deviation | None:
         """The registered deviation that explains `finding`, else None (always None when strict)."""
@@ -80,8 +85,8 @@ class Judge:
         lines: list[str] = []
         for finding in findings:
             kept = self._unheld.pop(id(finding), None)
-            if kept is None or kept[0] is not finding:
-                continue
+            if kept is None or kept[0] is not finding or finding.unshown:
+                continue  # not shown: the implementation followed the specification, nothing to explain
             del self._decided[id(finding)]
             found = self.deviation(finding)
             where = getattr(finding, "scenario_path", None) or finding.check
@@ -204,7 +209,7 @@ class Verdict:
 
     def label(self, finding: Finding) -> str:
         """``DEVIATION``, ``FLAKY`` or ``FAIL``, for the finding's line."""
-        return "DEVIATION" if id(finding) in self.explained else "FLAKY" if finding.flaky else "FAIL"
+        return "DEVIATION" if id(finding) in self.explained else _unexplained_label(finding)
 
     def counts(self) -> dict[str, int]:
         states = ("pass", "fail", "deviation", "unknown", "not_applicable")

@@ -525,26 +525,21 @@ def test_the_page_over_read_shape_needs_a_close_that_returns_while_paging() -> N
     assert trace is not None and not shape(trace)
     trace = model_trace(steps[:10], "artemis")  # ends at the consumer, not a browse
     assert trace is not None and not shape(trace)
-    # the ci run's receive: a 31-step example where the receive after the close got the over-read m5
-    steps = _steps("tests/adapters/scenarios/artemis-close-return-overreads-page-receive.yaml", 31)
-    trace = model_trace(steps, "artemis")
-    assert trace is not None and shape(trace)
-    finding = _finding("receive.id", steps, ("PAGING-10", "PAGING-7"), "", None, "m5", area="paging")
-    found = SHIPPED.find(finding, "artemis", "2.40.0", "artemis", "artemis")
-    assert found is not None and found.shape == "close-returns-while-paging"
-    trace = model_trace(steps[:28], "artemis")  # before that close: the close at step 26 returned nothing
-    assert trace is not None and not shape(trace)
-    # the ci run of 2026-11-30: the close returns m1 and m2, accepted into memory, never paged; the
-    # budget counts delivering messages whatever their origin, so the receive's m3 is the same race
-    steps = _steps("tests/adapters/scenarios/artemis-close-return-overreads-page-unpaged-returns.yaml", 9)
-    trace = model_trace(steps, "artemis")
-    assert trace is not None and shape(trace)
-    finding = _finding("receive.id", steps, ("PAGING-10", "PAGING-7"), "", None, "m3", area="paging")
-    found = SHIPPED.find(finding, "artemis", "2.40.0", "artemis", "artemis")
-    assert found is not None and found.shape == "close-returns-while-paging"
-    closed_nothing = [*steps[:5], steps[8]]  # no close: the receive's m3 is no race of this shape
-    trace = model_trace(closed_nothing, "artemis")
-    assert trace is not None and not shape(trace)
+    # (a scenario, its steps, the over-read message a receive got, the same story where no close returns):
+    # the ci run of 2026-11-28, 31 steps, the receive after the close got m5 (before that close: the
+    # close at step 26 returned nothing); the ci run of 2026-11-30, where the close returns m1 and m2,
+    # accepted into memory, never paged (the budget counts delivering messages whatever their origin)
+    receives = (("artemis-close-return-overreads-page-receive", 31, "m5", lambda s: s[:28]),
+                ("artemis-close-return-overreads-page-unpaged-returns", 9, "m3", lambda s: [*s[:5], s[8]]))
+    for name, count, over_read, without_return in receives:
+        steps = _steps(f"tests/adapters/scenarios/{name}.yaml", count)
+        trace = model_trace(steps, "artemis")
+        assert trace is not None and shape(trace), name
+        finding = _finding("receive.id", steps, ("PAGING-10", "PAGING-7"), "", None, over_read, area="paging")
+        found = SHIPPED.find(finding, "artemis", "2.40.0", "artemis", "artemis")
+        assert found is not None and found.shape == "close-returns-while-paging", name
+        trace = model_trace(without_return(steps), "artemis")
+        assert trace is not None and not shape(trace), name
 
 
 

@@ -57,6 +57,12 @@ class RunContext:
     #: how many examples had run when the first violation came (that one included; shrinking's not):
     #: what the exploration spent of the area's budget (the runner explores the rest after it)
     examples_at_violation: int | None = None
+    #: (a violation, the steps that showed it) -> does a registered known bug explain it as it stands?
+    #: Then Hypothesis does not shrink it (a known bug's story need not be the smallest: the runner's
+    #: own step-by-step minimisation still cuts it); None: every failure is shrunk
+    known_bug: Callable[[Any, list[Any]], bool] | None = None
+    #: known_bug explained the first violation as found: Hypothesis did not shrink it
+    known_as_found: bool = False
     #: where the area's time goes (mqconform.conformance.exploring.timing), shared by its examples
     ledger: TimeLedger = attrs.field(factory=TimeLedger)
 
@@ -64,8 +70,20 @@ class RunContext:
         if self.first_violation_at is None:
             self.first_violation_at = time.perf_counter()
             self.examples_at_violation = self.examples
+            if self.known_bug is not None and self.known_bug(violation, list(steps)):
+                self.known_as_found = True
+                _end_shrinking_at_once()
         if self.smallest_violation is None or len(steps) < len(self.smallest_violation[1]):
             self.smallest_violation = (violation, list(steps))
+
+
+def _end_shrinking_at_once() -> None:
+    """Hypothesis' shrinking of the failure found now ends at its first step: its time bound
+    (hypothesis.internal.conjecture.engine.MAX_SHRINKING_SECONDS, documented as monkeypatchable and
+    read when shrinking starts) is 0; runner.shrink_budget puts the bound back after the exploration."""
+    from hypothesis.internal.conjecture import engine
+
+    engine.MAX_SHRINKING_SECONDS = 0
 
 
 class ConformanceMachine(RuleBasedStateMachine):

@@ -266,6 +266,8 @@ def run_machine(base: type[ConformanceMachine], adapter_factory: Callable[[], Ad
             context = RunContext(adapter_factory, claimed, history, frozenset(disabled), ledger=ledger,
                                  namespace_prefix=part.namespace_prefix)
             context.checked = result.checked
+            if explain is not None:
+                context.known_bug = _known_bug(base.area, explain, held_to)
             if progress is not None:
                 progress.context = context
             cls = machine_class(base, context)
@@ -285,7 +287,8 @@ def run_machine(base: type[ConformanceMachine], adapter_factory: Callable[[], Ad
             with ledger.timed("shrink"):
                 shrunk = shrink(steps, claimed, adapter_factory)
                 finding = finding_of(base.area, failed, shrunk, seconds, claimed, adapter_factory,
-                                     cut_after=shrink_seconds if cut else None, options=held_to)
+                                     cut_after=shrink_seconds if cut else None, options=held_to,
+                                     known_as_found=context.known_as_found)
                 result.findings.append(finding)
             bug = explain(finding) if explain is not None else None
             if bug is not None and not getattr(claimed, bug.option):
@@ -303,6 +306,19 @@ def run_machine(base: type[ConformanceMachine], adapter_factory: Callable[[], Ad
     result.seconds = time.perf_counter() - started
     result.timing = ledger.summary(result.seconds)
     return result
+
+
+def _known_bug(area: str, explain: Callable[[Finding], BugModel | None],
+               held_to: dict[str, Any]) -> Callable[[Violation, list[Step]], bool]:
+    """Does a registered bug (`explain`: the judge's bug model of a finding) explain a violation with
+    the steps that showed it, unshrunk (RunContext.known_bug)?"""
+    def known(violation: Violation, steps: list[Step]) -> bool:
+        finding = Finding(area, violation.check, violation.rules, violation.message, steps, 0.0,
+                          field=violation.field, expected=violation.expected, actual=violation.actual,
+                          options=dict(held_to))
+        return explain(finding) is not None
+
+    return known
 
 
 def _rerun_seed(part_seed: int | None, area: str, rerun: int) -> int | None:
@@ -364,12 +380,13 @@ def _explore(cls: type[ConformanceMachine], context: RunContext, result: Machine
 
 def finding_of(area: str, failed: Violation, shrunk: Minimized, seconds: float, claimed: ModelOptions,
                adapter_factory: Callable[[], Adapter], *, cut_after: float | None = None,
-               options: dict[str, Any] | None = None) -> Finding:
+               options: dict[str, Any] | None = None, known_as_found: bool = False) -> Finding:
     """The finding of a violation from its steps as minimised on the adapter (minimize.shrink): what
     the minimised replay shows, and FLAKY when the violation compared one value (a field, or an
     operation's result) and no replay fails again (FLAKY_REPLAYS in all). `cut_after`: shrinking
     stopped at that many seconds. `options`: the model options the adapter was held to in place of
-    its profile's (adapters.contract.model_for)."""
+    its profile's (adapters.contract.model_for). `known_as_found`: a registered bug explained the
+    violation before Hypothesis shrank it (RunContext.known_bug), so it did not."""
     shown = (shrunk.field, shrunk.expected, shrunk.actual) if shrunk.what is not None else None
     flaky = (shrunk.what is None
              and (bool(failed.field) or _compares_the_last_result(shrunk.steps, failed, claimed))
@@ -378,6 +395,8 @@ def finding_of(area: str, failed: Violation, shrunk: Minimized, seconds: float, 
     if cut_after is not None:
         message = (f"shrinking cut after {cut_after:g} s (the smallest counterexample found "
                    f"until then): {message}")
+    if known_as_found:
+        message = f"a registered bug explained it as found (minimised step by step only): {message}"
     if flaky:
         message = (f"flaky: did not fail again in {FLAKY_REPLAYS} replays of its {len(shrunk.steps)} "
                    f"steps (found after {seconds:.1f} s): {message}")
@@ -425,16 +444,18 @@ def _compares_the_last_result(steps: Sequence[Step], failed: Violation, claimed:
 
 @contextlib.contextmanager
 def shrink_budget(seconds: float | None) -> Iterator[None]:
-    """Bound Hypothesis' shrinking of one failure to `seconds` (None: its own default). Hypothesis
+    """Bound Hypothesis' shrinking of one failure to `seconds` (None: its own default, or 0 once a
+    registered bug explains the failure: RunContext.known_bug). Hypothesis
     keeps the bound in a module constant it documents as monkeypatchable
     (hypothesis.internal.conjecture.engine.MAX_SHRINKING_SECONDS, read when shrinking starts)."""
     from hypothesis.internal.conjecture import engine
 
-    if seconds is None or not hasattr(engine, "MAX_SHRINKING_SECONDS"):
+    if not hasattr(engine, "MAX_SHRINKING_SECONDS"):
         yield
         return
-    before = engine.MAX_SHRINKING_SECONDS
-    engine.MAX_SHRINKING_SECONDS = seconds  # type: ignore[assignment]
+    before = engine.MAX_SHRINKING_SECONDS  # put back also when a known bug ended shrinking at once
+    if seconds is not None:
+        engine.MAX_SHRINKING_SECONDS = seconds  # type: ignore[assignment]
     try:
         yield
     finally:

@@ -118,9 +118,10 @@ class RunPlan:
                 run: RunDirectory | None, *, database: Any = None,
                 progress: AreaProgress | None = None,
                 explain: Callable[[Finding], BugModel | None] | None = None,
-                part: Part = WHOLE) -> MachineResult:
+                part: Part = WHOLE, known: Callable[[Finding], bool] | None = None) -> MachineResult:
         """Explore one area (see :func:`mqconform.conformance.exploring.runner.run_machine`; `explain`: a
-        known bug's model to explore on against; `part`: one of the area's explorations at once).
+        known bug's model to explore on against; `part`: one of the area's explorations at once;
+        `known`: does a registered deviation explain a finding, not to be shrunk by Hypothesis then).
         A real-clock adapter runs its share of the examples unless the user set them
         (`max_examples`)."""
         from .exploring.registry import MACHINES
@@ -129,4 +130,4 @@ class RunPlan:
         return run_machine(MACHINES[area], adapter_factory, claimed, hyp, run, max_reruns=self.max_reruns,
                            seed_value=self.seed, cap_real_time=self.max_examples is None,
                            shrink_seconds=self.shrink_seconds, progress=progress, explain=explain,
-                           part=part)
+                           part=part, known=known)

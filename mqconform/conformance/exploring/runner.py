@@ -225,7 +225,7 @@ def run_machine(base: type[ConformanceMachine], adapter_factory: Callable[[], Ad
                 cap_real_time: bool = True, shrink_seconds: float | None = None,
                 progress: AreaProgress | None = None, skip_checks: Iterable[str] = (),
                 explain: Callable[[Finding], BugModel | None] | None = None,
-                part: Part = WHOLE) -> MachineResult:
+                part: Part = WHOLE, known: Callable[[Finding], bool] | None = None) -> MachineResult:
     """Explore one machine against the adapter; see the module docstring. With `seed_value`,
     Hypothesis draws its examples from that seed (`hypothesis.seed`): the same seed, settings and
     adapter explore the same examples; it overrides `derandomize`. With `cap_real_time` (a run
@@ -239,6 +239,8 @@ def run_machine(base: type[ConformanceMachine], adapter_factory: Callable[[], Ad
     judge, mqconform.conformance.judging.verdict.Judge.bug_model), else None. The area then explores on
     against the model with that bug, its check still made, so the known bug is one finding and what
     lies behind it is still found; a finding no bug model explains disables its check as usual.
+    `known`: does a registered deviation explain a finding (default: `explain` gives a bug model)? A
+    violation it explains as found is not shrunk by Hypothesis (RunContext.known_bug).
     `part`: one of several explorations of the area at once (mqconform.conformance.exploring.shards):
     it explores its share of the examples from its own seed, names and history file."""
     stable_imports()
@@ -266,8 +268,8 @@ def run_machine(base: type[ConformanceMachine], adapter_factory: Callable[[], Ad
             context = RunContext(adapter_factory, claimed, history, frozenset(disabled), ledger=ledger,
                                  namespace_prefix=part.namespace_prefix)
             context.checked = result.checked
-            if explain is not None:
-                context.known_bug = _known_bug(base.area, explain, held_to)
+            if known is not None or explain is not None:
+                context.known_bug = _known_bug(base.area, known or _gives_a_model(explain), held_to)
             if progress is not None:
                 progress.context = context
             cls = machine_class(base, context)
@@ -308,17 +310,21 @@ def run_machine(base: type[ConformanceMachine], adapter_factory: Callable[[], Ad
     return result
 
 
-def _known_bug(area: str, explain: Callable[[Finding], BugModel | None],
+def _gives_a_model(explain: Callable[[Finding], BugModel | None] | None) -> Callable[[Finding], bool]:
+    return lambda finding: explain is not None and explain(finding) is not None
+
+
+def _known_bug(area: str, known: Callable[[Finding], bool],
                held_to: dict[str, Any]) -> Callable[[Violation, list[Step]], bool]:
-    """Does a registered bug (`explain`: the judge's bug model of a finding) explain a violation with
-    the steps that showed it, unshrunk (RunContext.known_bug)?"""
-    def known(violation: Violation, steps: list[Step]) -> bool:
+    """Does a registered deviation (`known`, the judge's) explain a violation with the steps that
+    showed it, unshrunk (RunContext.known_bug)?"""
+    def known_bug(violation: Violation, steps: list[Step]) -> bool:
         finding = Finding(area, violation.check, violation.rules, violation.message, steps, 0.0,
                           field=violation.field, expected=violation.expected, actual=violation.actual,
                           options=dict(held_to))
-        return explain(finding) is not None
+        return known(finding)
 
-    return known
+    return known_bug
 
 
 def _rerun_seed(part_seed: int | None, area: str, rerun: int) -> int | None:

@@ -61,6 +61,10 @@ from .server import (
 from .sizing import Sizing
 
 URL_ENV = "MQCONFORM_ARTEMIS_URL"
+#: a connection unused this long (s) is looked at before it is used again: the broker may have closed it
+#: (its connection TTL), and proton notices only when it reads, 50 ms at most (an example's next open
+#: comes at once and is not looked at)
+IDLE_CHECK_S = 5.0
 HTTP_URL_ENV = "MQCONFORM_ARTEMIS_HTTP_URL"
 
 
@@ -124,18 +128,27 @@ class ArtemisAdapter(ArtemisObservation):
         self.server_version = ""
         #: the broker's message estimate (.sizing), measured once per connection
         self.sizing: Sizing | None = None
+        #: time.monotonic() of the last close(): a connection idle for long may be one the broker dropped
+        self._closed_at = 0.0
         self._reset()
 
     # ------------------------------------------------------------------ lifecycle
     def open(self, namespace: str) -> None:
         """Connect (starting the adapter's own broker first when no URL is given); AdapterError when
         the broker cannot be used."""
+        idle = time.monotonic() - self._closed_at
         self.close()
         restarted = self.broker is not None and self.broker.pid != self._broker_pid
+        if self.conn is not None and not restarted and idle > IDLE_CHECK_S:
+            try:  # take in what the broker sent while the connection sat idle: a close after its TTL
+                self._pump(0.05)
+            except Exception:
+                restarted = True
         if self.conn is not None and (restarted or self.conn.disconnected):
             # the shared broker was restarted under this adapter (another adapter's restart), or the
             # broker dropped the connection (a framing error after a restart, seen on a loaded
-            # machine): the connection is dead, connect again
+            # machine; an idle connection past the broker's connection TTL, as a bug model's replay
+            # adapter waits between replays): the connection is dead, connect again
             with contextlib.suppress(Exception):
                 self.conn.close()
             self.conn = None
@@ -213,6 +226,7 @@ class ArtemisAdapter(ArtemisObservation):
                 self.block_conn.close()
             self.block_conn = None
         self.sender_links = {}
+        self._closed_at = time.monotonic()
         self._reset()
         self.addresses_ = {}
 

@@ -9,12 +9,14 @@ set of cases the adapter refuses a step of."""
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from mqconform.adapters.artemis import ArtemisAdapter
+from mqconform.adapters.artemis import adapter as adapter_module
 from mqconform.adapters.artemis.server import fetch, shared_broker
 from mqconform.adapters.artemis.sizing import UNIT
 from mqconform.adapters.contract import AdapterError
@@ -70,6 +72,26 @@ def test_fetch_is_cached_and_the_broker_reports_its_version(artemis: ArtemisAdap
     artemis.close()
     assert artemis.server_version == "2.40.0"
     assert artemis.profile == "artemis" and "counter:replaced" not in artemis.capabilities
+
+
+def test_a_connection_the_broker_dropped_while_idle_is_made_again(
+        artemis: ArtemisAdapter, namespace: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A connection the broker closed while the adapter sat idle (its connection TTL, as between a
+    bug model's replays) is noticed at the next open, not at its first operation: the 2.40.0 ci runs
+    of 2026-11-30 lost a replay to "connection aborted" at its first consumer."""
+    artemis.open(namespace)
+    artemis.close()
+    jolokia = artemis.jolokia
+    assert jolokia is not None
+    assert jolokia.exec(jolokia.broker, "closeConnectionsForAddress(java.lang.String)", "127.0.0.1")
+    time.sleep(0.5)
+    monkeypatch.setattr(adapter_module, "IDLE_CHECK_S", 0.2)  # the half second counts as idle
+    artemis.open(namespace + "-again")
+    try:
+        assert artemis.declare_queue(QueueConfig("q")).is_ok
+        assert artemis.open_consumer(ConsumerConfig("c", "q")).is_ok
+    finally:
+        artemis.close()
 
 
 def test_unreachable_broker_is_one_line() -> None:

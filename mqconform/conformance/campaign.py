@@ -101,7 +101,7 @@ def run_task(task: CampaignTask) -> TaskResult:
                 token = RECORDER.set(recorder)
                 try:
                     result = plan.explore(task.area, lambda: adapter, claimed, run,
-                                          database=database(scratch))
+                                          database=database(scratch), known=_known(plan, adapter, claimed))
                 finally:
                     RECORDER.reset(token)
                 if recorder is not None:
@@ -121,6 +121,19 @@ def run_task(task: CampaignTask) -> TaskResult:
                           else frozenset())
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _known(plan: RunPlan, adapter: Any, claimed: Any) -> Any:
+    """Does the plan's registry explain a violation on this release as it is found (its bug models
+    replayed on `adapter`)? None without a registry (RunPlan.deviations)."""
+    if plan.deviations is None:
+        return None
+    from .judging.verdict import Judge
+
+    judge = Judge(plan.deviations, str(getattr(adapter, "name", "") or plan.adapter),
+                  str(getattr(adapter, "server_version", "")), claimed.name,
+                  str(getattr(adapter, "profile", "") or claimed.name), adapter_factory=lambda: adapter)
+    return judge.explains
 
 
 def _distilled(task: CampaignTask, recorder: Recorder, result: MachineResult, adapter: Any, claimed: Any,

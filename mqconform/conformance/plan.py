@@ -62,6 +62,10 @@ class RunPlan:
     shrink_seconds: float | None = None
     #: explorations of each area at once, in worker processes (mqconform.conformance.exploring.shards)
     shards: int = 1
+    #: the known-deviation registry (judging.deviations.Registry) a version campaign's task judges a
+    #: violation by as it is found: one a registered bug explains on that release is not shrunk by
+    #: Hypothesis (campaign.run_task). None: every failure is shrunk (`mqconform run` asks its judge)
+    deviations: Any = None
 
     @classmethod
     def build(cls, adapter: str, adapter_options: Mapping[str, Any] | None = None, *,

@@ -272,26 +272,17 @@ def run_machine(base: type[ConformanceMachine], adapter_factory: Callable[[], Ad
                 context.known_bug = _known_bug(base.area, known or _gives_a_model(explain), held_to)
             if progress is not None:
                 progress.context = context
-            cls = machine_class(base, context)
-            rerun_seed = _rerun_seed(seed_value, base.area, rerun)
-            if rerun_seed is not None:
-                cls = seed(rerun_seed)(cls)
             quiet = exploration_settings(settings(hyp_settings, max_examples=budget - explored))
             t0 = time.perf_counter()
-            found = _explore(cls, context, result, quiet, shrink_seconds, progress)
+            found = _explore(_seeded(base, context, seed_value, rerun), context, result, quiet,
+                             shrink_seconds, progress)
             if found is None:
                 break
             explored += context.examples_at_violation or context.examples
             failed, steps = found
-            seconds = time.perf_counter() - t0
-            cut = (shrink_seconds is not None and context.first_violation_at is not None
-                   and time.perf_counter() - context.first_violation_at >= shrink_seconds)
-            with ledger.timed("shrink"):
-                shrunk = shrink(steps, claimed, adapter_factory)
-                finding = finding_of(base.area, failed, shrunk, seconds, claimed, adapter_factory,
-                                     cut_after=shrink_seconds if cut else None, options=held_to,
-                                     known_as_found=context.known_as_found)
-                result.findings.append(finding)
+            finding = _shrunk_finding(base.area, failed, steps, time.perf_counter() - t0, claimed,
+                                      adapter_factory, context, shrink_seconds, held_to)
+            result.findings.append(finding)
             bug = explain(finding) if explain is not None else None
             if bug is not None and not getattr(claimed, bug.option):
                 claimed, held_to = bug.enable(claimed), {**held_to, bug.option: True}
@@ -308,6 +299,28 @@ def run_machine(base: type[ConformanceMachine], adapter_factory: Callable[[], Ad
     result.seconds = time.perf_counter() - started
     result.timing = ledger.summary(result.seconds)
     return result
+
+
+def _seeded(base: type[ConformanceMachine], context: RunContext, part_seed: int | None,
+            rerun: int) -> type[ConformanceMachine]:
+    """The machine class of one exploration, drawing from the rerun's seed (:func:`_rerun_seed`)."""
+    cls = machine_class(base, context)
+    rerun_seed = _rerun_seed(part_seed, base.area, rerun)
+    return seed(rerun_seed)(cls) if rerun_seed is not None else cls
+
+
+def _shrunk_finding(area: str, failed: Violation, steps: list[Step], seconds: float, claimed: ModelOptions,
+                    adapter_factory: Callable[[], Adapter], context: RunContext,
+                    shrink_seconds: float | None, held_to: dict[str, Any]) -> Finding:
+    """The finding of an exploration's violation: its steps minimised (minimize.shrink, timed as
+    shrinking), cut when Hypothesis' shrinking ran out of `shrink_seconds`."""
+    cut = (shrink_seconds is not None and context.first_violation_at is not None
+           and time.perf_counter() - context.first_violation_at >= shrink_seconds)
+    with context.ledger.timed("shrink"):
+        shrunk = shrink(steps, claimed, adapter_factory)
+        return finding_of(area, failed, shrunk, seconds, claimed, adapter_factory,
+                          cut_after=shrink_seconds if cut else None, options=held_to,
+                          known_as_found=context.known_as_found)
 
 
 def _gives_a_model(explain: Callable[[Finding], BugModel | None] | None) -> Callable[[Finding], bool]:

@@ -36,11 +36,15 @@ def test_a_failure_a_registered_bug_explains_as_found_is_not_shrunk_by_hypothesi
 
     monkeypatch.setattr(runner, "_explore", spy)
     before = engine.MAX_SHRINKING_SECONDS
+    # one adapter for the exploration and the judge's replays, as a run with one worker has: the
+    # replay runs once the failing example closed it
+    adapter = DropsAtLimitNegative()
     judge = Judge(load_deviations(), "artemis", "2.40.0", "artemis", "artemis",
-                  adapter_factory=DropsAtLimitNegative)
+                  adapter_factory=lambda: adapter)
     hyp = suite_settings.get("ci", database=None, max_examples=100)
-    result = runner.run_machine(MACHINES["redelivery"], DropsAtLimitNegative, ARTEMIS, hyp,
+    result = runner.run_machine(MACHINES["redelivery"], lambda: adapter, ARTEMIS, hyp,
                                 seed_value=1, explain=judge.bug_model)
+    assert result.unknown is None
     known = [f for f in result.findings if "explained it as found" in f.message]
     assert known and all(judge.deviation(f) is not None for f in known)
     # the failing example's replay, and at most the one that ends shrinking: no search for a smaller

@@ -63,6 +63,8 @@ class RunContext:
     known_bug: Callable[[Any, list[Any]], bool] | None = None
     #: known_bug explained the first violation as found: Hypothesis did not shrink it
     known_as_found: bool = False
+    #: the first violation and its steps, judged once its example closed (judge_as_found)
+    _to_judge: tuple[Any, list[Any]] | None = None
     #: where the area's time goes (mqconform.conformance.exploring.timing), shared by its examples
     ledger: TimeLedger = attrs.field(factory=TimeLedger)
 
@@ -70,11 +72,19 @@ class RunContext:
         if self.first_violation_at is None:
             self.first_violation_at = time.perf_counter()
             self.examples_at_violation = self.examples
-            if self.known_bug is not None and self.known_bug(violation, list(steps)):
-                self.known_as_found = True
-                _end_shrinking_at_once()
+            if self.known_bug is not None:
+                self._to_judge = (violation, list(steps))
         if self.smallest_violation is None or len(steps) < len(self.smallest_violation[1]):
             self.smallest_violation = (violation, list(steps))
+
+    def judge_as_found(self) -> None:
+        """After the example of the first violation closed its adapter (a bug model's replay may run
+        on the same one): does a registered bug explain it as found? Then Hypothesis' shrinking of it
+        ends at once (:attr:`known_bug`)."""
+        pending, self._to_judge = self._to_judge, None
+        if pending is not None and self.known_bug is not None and self.known_bug(*pending):
+            self.known_as_found = True
+            _end_shrinking_at_once()
 
 
 def _end_shrinking_at_once() -> None:
@@ -139,6 +149,7 @@ class ConformanceMachine(RuleBasedStateMachine):
     def teardown(self) -> None:
         with self.context.ledger.timed("setup"):
             self.adapter.close()
+        self.context.judge_as_found()
 
     def identity_holds(self, queue: str) -> bool:
         """Does DELIVERY-1's counter identity hold for `queue`? (not on the queues of DELIVERY-12)"""

@@ -124,8 +124,8 @@ def run_task(task: CampaignTask) -> TaskResult:
 
 
 def _known(plan: RunPlan, adapter: Any, claimed: Any) -> Any:
-    """Does the plan's registry explain a violation on this release as it is found (its bug models
-    replayed on `adapter`)? None without a registry (RunPlan.deviations)."""
+    """Does a bug model of the plan's registry explain a violation on this release as it is found
+    (replayed on `adapter`)? None without a registry (RunPlan.deviations)."""
     if plan.deviations is None:
         return None
     from .judging.verdict import Judge
@@ -133,7 +133,9 @@ def _known(plan: RunPlan, adapter: Any, claimed: Any) -> Any:
     judge = Judge(plan.deviations, str(getattr(adapter, "name", "") or plan.adapter),
                   str(getattr(adapter, "server_version", "")), claimed.name,
                   str(getattr(adapter, "profile", "") or claimed.name), adapter_factory=lambda: adapter)
-    return judge.explains
+    # a bug model's entries only: a shape's entry taken as found cut the paging area's exploration of
+    # page limits on 2.40.0 (PAGING-13..16 and -30 not reached; docs/measurements.md)
+    return lambda finding: judge.bug_model(finding) is not None
 
 
 def _distilled(task: CampaignTask, recorder: Recorder, result: MachineResult, adapter: Any, claimed: Any,

@@ -97,8 +97,7 @@ def run_area_job(job: AreaJob) -> tuple[MachineResult, str | None]:
             adapter=str(getattr(adapter, "name", "") or job.judge.adapter),
             server_version=str(getattr(adapter, "server_version", "") or job.judge.server_version))
         result = plan.explore(job.area, lambda: adapter, claimed, run, database=db,
-                              explain=None if judge is None else judge.bug_model, part=job.part,
-                              known=None if judge is None else judge.explains)
+                              explain=None if judge is None else judge.bug_model, part=job.part)
         result.adapter_name = str(getattr(adapter, "name", "") or plan.adapter)
         result.server_version = str(getattr(adapter, "server_version", "") or "")
         result.latency = round_trips(adapter)
@@ -140,14 +139,13 @@ def run_areas(plan: RunPlan, adapter: Any, claimed: Any, run_dir: RunDirectory |
         yield from _parallel(plan, adapter, claimed, run_dir, max(workers, plan.shards), watch, judge)
         return
     explain = judge.bug_model if judge is not None else None
-    known = judge.explains if judge is not None else None
     db = database(run_dir.path) if run_dir is not None else None
     for area in plan.areas:
         progress = AreaProgress(area)
         try:
             with watch(progress.describe):
                 result = plan.explore(area, lambda: adapter, claimed, run_dir, database=db, progress=progress,
-                                      explain=explain, known=known)
+                                      explain=explain)
             result.latency = round_trips(adapter)
             yield area, result, None
         except (Exception, BaseExceptionGroup) as exc:  # a fault: never a traceback, never a pass

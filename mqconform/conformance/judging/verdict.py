@@ -76,10 +76,6 @@ class Judge:
             self._unheld[id(finding)] = (finding, unheld)
         return found
 
-    def explains(self, finding: Finding) -> bool:
-        """Does a registered deviation explain `finding` (:meth:`deviation`)?"""
-        return self.deviation(finding) is not None
-
     def second_look(self, findings: Iterable[Finding]) -> list[str]:
         """Decide once more each of `findings` that a bug model's replay left unexplained, now that the
         areas are over (the first replay ran beside the other areas' brokers, and a replay's timing

@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import time
-import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -37,7 +36,7 @@ from mqconform.text import first_line
 from .base import ConformanceMachine, RunContext
 from .driver import Inconclusive, Step, Violation
 from .minimize import Minimized, holds, reproduces, shrink
-from .shards import WHOLE, Part
+from .shards import WHOLE, Part, derived_seed
 from .timing import TimeLedger
 
 MAX_RERUNS = 8
@@ -344,10 +343,7 @@ def _rerun_seed(part_seed: int | None, area: str, rerun: int) -> int | None:
     """The Hypothesis seed of an area's `rerun`-th exploration after a finding: the part's own for the
     first; for each later one another, derived from it (or, on derandomized settings, from the area's
     name), so a rerun draws the examples the budget has left instead of those that already held."""
-    if rerun == 0:
-        return part_seed
-    base = part_seed if part_seed is not None else zlib.crc32(area.encode())
-    return (base + 104729 * rerun) % 2**32
+    return part_seed if rerun == 0 else derived_seed(part_seed, area, 104729 * rerun)
 
 
 def exploration_settings(hyp_settings: settings) -> settings:

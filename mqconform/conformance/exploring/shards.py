@@ -46,10 +46,7 @@ class Part:
     def seed(self, seed: int | None, area: str) -> int | None:
         """The part's Hypothesis seed: the run's for part 0; for the others one derived from the
         run's (or, on derandomized settings, from the area's name), so each part draws its own."""
-        if self.index == 0:
-            return seed
-        base = seed if seed is not None else zlib.crc32(area.encode())
-        return (base + 7919 * self.index) % 2**32
+        return seed if self.index == 0 else derived_seed(seed, area, 7919 * self.index)
 
     @property
     def namespace_prefix(self) -> str:
@@ -74,3 +71,10 @@ def parts_for(count: int, examples: int) -> list[Part]:
 
 #: the one exploration of an area (no parts)
 WHOLE: Final = Part()
+
+
+def derived_seed(seed: int | None, area: str, step: int) -> int:
+    """A Hypothesis seed `step` away from `seed` (on derandomized settings, from the area's name): a
+    part's (Part.seed) and a rerun's (runner._rerun_seed) own draw."""
+    base = seed if seed is not None else zlib.crc32(area.encode())
+    return (base + step) % 2**32

@@ -148,19 +148,47 @@ class ClockLead:
     scenario, the most of what was measured (its adapter's ``clock_lead_ms``, when it has one), and
     the margin a timer comparison allows (``limit_ms``; None: not measured, never past). A failing
     comparison after the clock ran past its margin is not judged: the driver discards the example,
-    the scenario runner says ``unknown``."""
+    the scenario runner says ``unknown``. Nor is one on an implementation with a real clock (an
+    adapter with ``clock_lead_ms``) after timers started at different logical instants came due at
+    the same one on the model (``tie_ms``, the model's ``timer_tie_ms``): their order on a real clock
+    is decided by how long the operations between took, whatever the margin."""
 
     limit_ms: float | None = None
     ms: float = 0.0
+    #: the implementation has a real clock (its adapter measures its lead)
+    real_clock: bool = False
+    tie_ms: int | None = None
 
     def measure(self, adapter: object) -> None:
         lead = getattr(adapter, "clock_lead_ms", None)
-        if self.limit_ms is not None and lead is not None:
+        if lead is None:
+            return
+        self.real_clock = True
+        if self.limit_ms is not None:
             self.ms = max(self.ms, lead())
+
+    def note_tie(self, model: object) -> None:
+        """Read the model's first tie of timers (a ReferenceAdapter's broker ``timer_tie_ms``)."""
+        broker = getattr(getattr(model, "world", None), "broker", None)
+        if self.tie_ms is None:
+            self.tie_ms = getattr(broker, "timer_tie_ms", None)
 
     @property
     def ran_past(self) -> bool:
         return self.limit_ms is not None and self.ms > self.limit_ms
+
+    @property
+    def undecided(self) -> bool:
+        """A failing timer comparison now says nothing about the implementation's rules."""
+        return self.ran_past or (self.real_clock and self.tie_ms is not None)
+
+    def why(self) -> str:
+        """Why a comparison is not judged (when ``undecided``)."""
+        if self.ran_past:
+            return (f"the implementation's clock ran {self.ms:.0f} ms ahead of the model's "
+                    f"(margin {self.limit_ms:g})")
+        return (f"timers started at different logical instants came due together at {self.tie_ms} ms: "
+                f"on a real clock the operations' own time decides which is first")
 
 
 class AdapterError(Exception):

@@ -59,8 +59,11 @@ class BrokerCore:
         #: addresses an operation changed and the next settle must look at (see _settle)
         self._dirty: dict[str, AddressState] = {}
         #: REDELIVERY-27/28: ack-wait and nack-delay timers (see :mod:`.ack_wait`)
-        self._timers: list[tuple[int, int, str, object, str]] = []
+        self._timers: list[tuple[int, int, str, object, str, int]] = []
         self._timer_seq = 0
+        #: the first logical instant at which timers started at different logical instants came due
+        #: together (REDELIVERY-27, see :mod:`.ack_wait`); None while there was none
+        self.timer_tie_ms: int | None = None
 
     # ------------------------------------------------------------------ lookups
     def _need(self, feature: str, what: str) -> None:

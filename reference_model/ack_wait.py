@@ -10,9 +10,19 @@ n-th delivery instead, and +WPI restarts that wait.
 REDELIVERY-28: ``nack(delay_ms=d)`` (``-NAK {"delay": ns}``) keeps the message out of the
 redelivery queue for ``d`` ms; it stays counted as delivering (JetStream num_ack_pending) until then.
 
-The timers are one heap of (due, sequence, kind, owner, id) entries checked lazily: an entry whose
-message has moved on since is dropped when it comes up. Timers due at the same time as scheduled
+The timers are one heap of (due, sequence, kind, owner, id, started) entries checked lazily: an entry
+whose message has moved on since is dropped when it comes up. Timers due at the same time as scheduled
 messages fire first (:meth:`Broker._settle_everything`).
+
+Timers due at the same logical instant fire in the order they were started. That order is exact for
+timers started at the same logical instant: a broker's clock starts them in the order of the
+operations. Timers started at different logical instants with different waits (a BackOff's 500 ms
+from 200, its 300 ms from 400) that come due together are a tie only on the logical clock: on a
+broker's real clock each started after the operations since the last advance took their own time, so
+which is due first is decided by those operations, not by a rule (nats-server ``checkPending``
+queues what expired by stream sequence only within one check). The model keeps its order and
+records the first such instant in ``timer_tie_ms``; a comparison on a real clock after it is not
+judged (:class:`mqconform.adapters.contract.ClockLead`).
 """
 
 from __future__ import annotations
@@ -37,7 +47,7 @@ class AckWaitMixin(ClockMixin):
 
     def _push_timer(self, due: int, kind: str, owner: object, msg_id: str) -> None:
         self._timer_seq += 1
-        heapq.heappush(self._timers, (due, self._timer_seq, kind, owner, msg_id))
+        heapq.heappush(self._timers, (due, self._timer_seq, kind, owner, msg_id, self.now_ms))
 
     def _start_ack_wait(self, consumer: ConsumerState, msg_id: str) -> None:
         """REDELIVERY-27: the wait starts when the consumer receives the message (REDELIVERY-32: with
@@ -52,8 +62,8 @@ class AckWaitMixin(ClockMixin):
         queue.nak_waiting[ref.id] = due
         self._push_timer(due, "nak_delay", queue, ref.id)
 
-    def _live(self, entry: tuple[int, int, str, object, str]) -> bool:
-        due, _, kind, owner, msg_id = entry
+    def _live(self, entry: tuple[int, int, str, object, str, int]) -> bool:
+        due, _, kind, owner, msg_id, _ = entry
         if kind == "ack_wait":
             assert isinstance(owner, ConsumerState)
             live = (self.consumers.get(owner.name) is owner and msg_id in owner.received
@@ -78,10 +88,14 @@ class AckWaitMixin(ClockMixin):
         """Fire every live timer due now: the message joins the redelivery queue (nack placement)."""
         timers = self._timers
         opts = self.options
+        started: dict[int, int] = {}  # due -> when the first timer fired at it started
         while timers and timers[0][0] <= self.now_ms:
             entry = heapq.heappop(timers)
             if not self._live(entry):
                 continue
+            due, start = entry[0], entry[5]
+            if started.setdefault(due, start) != start and self.timer_tie_ms is None:
+                self.timer_tie_ms = due
             owner, msg_id = entry[3], entry[4]
             if isinstance(owner, ConsumerState):
                 queue = self._queue(owner.config.queue)

@@ -197,12 +197,13 @@ class _Run:
     def fail(self, step: ScenarioStep, message: str) -> Outcome:
         """A mismatch is a failure, unless the implementation's real clock ran further ahead of the
         scenario's than its margin (a loaded machine, slow round trips): a timer the broker started
-        late or fired early may then decide it, so it is not judged (``unknown``, run it again)."""
+        late or fired early may then decide it, so it is not judged (``unknown``, run it again). Nor
+        is it after the model running beside it had timers started at different logical instants
+        come due together (ClockLead.tie_ms; an implementation that is a model itself tells its own)."""
         lead = self.clock_lead
-        if lead.ran_past:
-            return self.stop("unknown", step, f"{message}; not judged: the implementation's clock ran "
-                                              f"{lead.ms:.0f} ms ahead of the scenario's "
-                                              f"(clock_lead_limit_ms {lead.limit_ms:g})")
+        lead.note_tie(self.model if self.model is not None else self.adapter)
+        if lead.undecided:
+            return self.stop("unknown", step, f"{message}; not judged: {lead.why()}")
         return self.stop("fail", step, message)
 
     def refused(self, step: ScenarioStep, error: str) -> Outcome | None:

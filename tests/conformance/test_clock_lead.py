@@ -132,3 +132,77 @@ def test_a_malformed_clock_lead_limit_is_one_line_naming_the_file() -> None:
 
     with pytest.raises(ScenarioError, match=r"timed.yaml:3: clock_lead_limit_ms must be a positive"):
         parse(_TIMED_SCENARIO.format(limit="clock_lead_limit_ms: -5"), "timed.yaml")
+
+
+class TieOrder(ReferenceAdapter):
+    """The model, except that after two timers started apart came due together it hands out m2
+    first, as a broker's real clock may (the operations before m1's timer took longer)."""
+
+    def receive(self, consumer: str) -> Result:
+        given = super().receive(consumer)
+        if self.world.broker.timer_tie_ms is not None and given.value == "m1":
+            return Result.ok("m2")
+        return given
+
+
+class RealClockOrder(TieOrder):
+    """TieOrder with a real clock that never runs ahead."""
+
+    def clock_lead_ms(self) -> float:
+        return 0.0
+
+
+def _backoff_tie(adapter: TieOrder, limit: float | None) -> Driver:
+    driver = Driver(adapter, JETSTREAM, None,
+                    {"receive.backoff": ("REDELIVERY-32",)}, ledger=TimeLedger())
+    driver.both("queue", {"name": "q", "max_delivery_attempts": 4})
+    driver.both("consumer", {"name": "c", "queue": "q", "window_bytes": 0, "ack_wait_ms": 300,
+                             "backoff_ms": [300, 500, 300]})
+    driver.clock_lead.limit_ms = limit
+    for msg_id in ("m1", "m2"):
+        driver.both("send", {"to": "q", "id": msg_id})
+    driver.both("receive", "c", compare="receive.backoff")
+    driver.both("nack", {"consumer": "c", "id": "m1"}, compare="receive.backoff")
+    driver.both("receive", "c", compare="receive.backoff")  # m1 again: BackOff[1], due at 500
+    driver.both("advance", 200)
+    driver.both("receive", "c", compare="receive.backoff")  # m2: BackOff[0] from 200, due at 500
+    driver.both("advance", 300)
+    driver.both("receive", "c", compare="receive.backoff")  # a tie on the logical clock only
+    return driver
+
+
+@pytest.mark.parametrize("limit", [60.0, None])
+def test_a_failure_after_timers_came_due_together_is_discarded_on_a_real_clock(limit: float | None) -> None:
+    with pytest.raises(UnsatisfiedAssumption):
+        _backoff_tie(RealClockOrder(options=JETSTREAM), limit)
+
+
+def test_a_failure_after_a_tie_stands_without_a_real_clock() -> None:
+    with pytest.raises(Violation, match="expected 'm1'"):
+        _backoff_tie(TieOrder(options=JETSTREAM), limit=60.0)
+
+
+def test_a_scenario_mismatch_after_a_tie_is_not_judged() -> None:
+    from mqconform.scenario.loader import parse
+    from mqconform.scenario.runner import run_scenario
+
+    text = """
+profile: jetstream
+steps:
+- queue: {name: q, max_delivery_attempts: 4}
+- consumer: {name: c, queue: q, window_bytes: 0, ack_wait_ms: 300, backoff_ms: [300, 500, 300]}
+- send: {to: q, id: m1}
+- send: {to: q, id: m2}
+- receive: c
+- nack: {consumer: c, id: m1}
+- receive: c
+- advance: 200
+- receive: c
+- advance: 300
+- receive: c
+  expect: {result: m1}
+"""
+    outcome = run_scenario(parse(text, "tie.yaml"), RealClockOrder(options=JETSTREAM))
+    assert (outcome.verdict, outcome.step) == ("unknown", 11)
+    assert run_scenario(parse(text, "tie.yaml"), TieOrder(options=JETSTREAM)).verdict == "fail"
+    assert "came due together at 500 ms" in outcome.message

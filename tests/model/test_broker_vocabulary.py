@@ -539,6 +539,27 @@ def test_backoff_offsets_a_delayed_nak() -> None:
     assert b.next_due_ms() == 50 + 50 + 300 - 100
 
 
+@pytest.mark.rules("REDELIVERY-27", "REDELIVERY-32")
+def test_timers_started_apart_that_come_due_together_are_a_tie_on_the_logical_clock_only() -> None:
+    b = _limited(4, backoff_ms=[300, 500, 300])
+    assert b.receive("c") == "m1" and b.nack("c", "m1") == "ok" and b.receive("c") == "m1"  # due 500
+    b.advance(200)
+    assert b.receive("c") == "m2"  # BackOff[0] from 200: due 500 as well
+    b.advance(299)
+    assert b.timer_tie_ms is None
+    b.advance(1)
+    assert b.timer_tie_ms == 500 and b.unacked_ids("c") == []
+    assert b.receive("c") == "m1"  # the model's order: the timer started first
+
+
+@pytest.mark.rules("REDELIVERY-27")
+def test_timers_started_together_that_come_due_together_are_no_tie() -> None:
+    b = _limited(4, ack_wait_ms=300)
+    assert b.receive("c") == "m1" and b.receive("c") == "m2"
+    b.advance(300)
+    assert b.unacked_ids("c") == [] and b.timer_tie_ms is None
+
+
 @pytest.mark.rules("REDELIVERY-32")
 def test_backoff_declarations() -> None:
     with pytest.raises(ModelMisuse, match="delivery limit"):

@@ -137,8 +137,10 @@ class Driver:
         """Throw the example away (Hypothesis ``reject``: neither a pass nor a counterexample) when
         the broker's real clock ran further ahead of the model's than the machine's margin: a timer
         the broker started late or fired early then decides the comparison, not the broker's rules
-        (a loaded machine, a slow round trip). Counted in the area's ledger."""
-        if self.clock_lead.ran_past:
+        (a loaded machine, a slow round trip). Likewise after timers started at different logical
+        instants came due together on the model (ClockLead.tie_ms). Counted in the area's ledger."""
+        self.clock_lead.note_tie(self.model)
+        if self.clock_lead.undecided:
             self.ledger.discarded += 1
             raise UnsatisfiedAssumption  # what hypothesis.reject() raises inside a test
 

@@ -259,7 +259,8 @@ class DeliveryMixin(BrokerCore):
             consumer.buffer_bytes -= ref.size
             consumer.consumed(ref.size)
         elif (consumer.no_buffering and not consumer.config.browser
-              and self.now_ms >= queue.paused_until):  # DELIVERY-34: a paused consumer pulls nothing
+              and (self.now_ms >= queue.paused_until  # DELIVERY-34: a paused consumer pulls nothing
+                   or self.options.paused_pull_waits_for_resume)):  # a bug model (bugs.nats_server_7457)
             self._take_exhausted(queue)  # REDELIVERY-21: before the ack-pending cap (getNextMsg)
             if consumer.under_unacked_limit(self._parked(queue)):
                 ref = self._first_match(queue, consumer)

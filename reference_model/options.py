@@ -364,6 +364,12 @@ class ModelOptions:
     #: (reference_model.bugs.nats_server_7795). An overflow pull request naming both min_pending and
     #: min_ack_pending is served only when both hold. False: when either does (ADR-42).
     overflow_needs_every_threshold: bool = False
+    #: DELIVERY-34, a broker bug and never a profile's choice: nats-server 2.11.0 to 2.11.10 and 2.12.0
+    #: to 2.12.1 (reference_model.bugs.nats_server_7457). A no_wait pull request without an expiry
+    #: that finds messages the paused consumer may not deliver yet is queued, not answered, and is
+    #: served when the pause ends: a receive while paused gets the message the consumer would get at
+    #: once unpaused. False: it gets nothing.
+    paused_pull_waits_for_resume: bool = False
     #: DELIVERY-27, a broker bug and never a profile's choice: nats-server before 2.14.1
     #: (reference_model.bugs.nats_server_8102). A message kept past max_deliver that a delete, an
     #: expiry or an eviction removes keeps its o.rdc entry (consumer.go decStreamPending), so

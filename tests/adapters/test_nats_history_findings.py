@@ -31,6 +31,7 @@ FINDINGS = {
     # the same fix, seen through a delete (the model's delete reached no kept message before it)
     "nats-delete-past-max-deliver.yaml": ("2.14.0", 10, "2.14.1"),
     "nats-stale-pin-pull-reports-no-redelivered.yaml": ("2.14.5", 8, "2.14.6"),
+    "nats-paused-pull-waits-for-resume.yaml": ("2.12.1", 5, "2.12.2"),
 }
 
 
@@ -49,8 +50,8 @@ def test_the_model_holds_the_fixed_behaviour(name: str) -> None:
     assert run_scenario(load(HERE / name), ReferenceAdapter("jetstream")).verdict == "pass"
 
 
-@pytest.mark.rules("DELIVERY-27", "DELIVERY-31", "DELIVERY-43", "DELIVERY-47", "EXPIRY-1", "RING-27",
-                   "RING-34")
+@pytest.mark.rules("DELIVERY-27", "DELIVERY-31", "DELIVERY-34", "DELIVERY-43", "DELIVERY-47", "EXPIRY-1",
+                   "RING-27", "RING-34")
 @pytest.mark.parametrize("name", sorted(FINDINGS))
 def test_the_last_buggy_release_fails_where_the_fixed_one_holds(name: str, namespace: str) -> None:
     failing, step, fixed = FINDINGS[name]

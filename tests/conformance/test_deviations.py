@@ -95,6 +95,7 @@ FAILING_STEP = {
     "tests/adapters/scenarios/nats-first-subject-limit-trims.yaml": 3,
     "tests/adapters/scenarios/nats-overflow-either-threshold-serves.yaml": 8,
     "tests/adapters/scenarios/nats-delete-past-max-deliver.yaml": 10,
+    "tests/adapters/scenarios/nats-paused-pull-waits-for-resume.yaml": 5,
 }
 
 #: the shipped scenarios -> the steps before the one that gives the bug its shape (the nack at the
@@ -133,6 +134,7 @@ BEFORE_SHAPE = {
     "tests/adapters/scenarios/nats-first-subject-limit-trims.yaml": 2,
     "tests/adapters/scenarios/nats-overflow-either-threshold-serves.yaml": 7,
     "tests/adapters/scenarios/nats-delete-past-max-deliver.yaml": 9,
+    "tests/adapters/scenarios/nats-paused-pull-waits-for-resume.yaml": 4,
 }
 
 #: the shipped registry, loaded once for the tests that only read it

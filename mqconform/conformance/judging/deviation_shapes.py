@@ -441,6 +441,23 @@ def _removed_past_max_deliver(trace: Sequence[TraceStep]) -> bool:
     return False
 
 
+def _paused_pull(trace: Sequence[TraceStep]) -> bool:
+    """At or before the failing step, a receive of a consumer whose queue a pause step paused until a
+    logical time after the receive's (the clock is the sum of the advances before it)."""
+    now, paused, queue_of = 0, {}, {}
+    for step in trace:
+        args = step.args
+        if step.op == "advance" and isinstance(args, int):
+            now += args
+        elif step.op == "consumer" and isinstance(args, Mapping):
+            queue_of[str(args.get("name"))] = str(args.get("queue"))
+        elif step.op == "pause" and isinstance(args, Mapping):
+            paused[str(args.get("queue"))] = int(args.get("until_ms") or 0)
+        elif step.op == "receive" and now < paused.get(queue_of.get(str(args), ""), 0):
+            return True
+    return False
+
+
 #: shape name -> a predicate over the model's trace of a counterexample (its docstring says what it
 #: accepts); a new bug that none describes needs a new one here, a few lines
 SHAPES: Final[Mapping[str, Callable[[Sequence[TraceStep]], bool]]] = {
@@ -469,6 +486,7 @@ SHAPES: Final[Mapping[str, Callable[[Sequence[TraceStep]], bool]]] = {
     "first-subject-limit-set": _first_subject_limit_set,
     "overflow-both-thresholds": _overflow_both_thresholds,
     "removed-past-max-deliver": _removed_past_max_deliver,
+    "paused-pull-served": _paused_pull,
 }
 
 

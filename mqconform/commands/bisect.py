@@ -5,8 +5,11 @@ Each probe replays FILE on one release's own server (as ``mqconform scenario --v
 default (``--repeat``): a release whose replays disagree is *flaky* and is reported, never bisected on.
 The two ends are probed first; where they differ, a binary search finds the boundary; where they agree,
 the middle release is probed too, and a differing middle is bisected on both sides (a window that fails
-only in between). A release that cannot be had (not served, not downloadable) is named and ends the
-search. Known bugs excuse nothing here: a failure is a failure.
+only in between). Where the oldest release cannot express the scenario (NOT_APPLICABLE: a feature the
+line gained later), the first release that can is found by binary search, the answer names the
+releases before it as not applicable, and the search goes on from it. A release that cannot be had
+(not served, not downloadable) is named and ends the search. Known bugs excuse nothing here: a failure
+is a failure.
 
 Exit codes: 0 the search ended with an answer, 1 a probe was flaky or gave no verdict (N/A, UNKNOWN),
 2 bad usage or an invalid file, 3 a release could not be had or its server not reached.
@@ -50,10 +53,14 @@ class _Probe:
         self.seen: dict[str, str] = {}
         self.replays = 0
 
-    def verdict(self, release: Any) -> str:
-        """``fail`` or ``pass`` on `release` (_Stop when flaky, without a verdict or not to be had)."""
-        if release.version in self.seen:
-            return self.seen[release.version]
+    def verdict(self, release: Any, applicable_only: bool = True) -> str:
+        """``fail`` or ``pass`` on `release` (_Stop when flaky, without a verdict or not to be had);
+        ``not_applicable`` too when not `applicable_only`."""
+        if release.version in self.seen and self.seen[release.version] in ("pass", "fail", "not_applicable"):
+            seen = self.seen[release.version]
+            if seen == "not_applicable" and applicable_only:
+                raise _Stop(f"{release.version}: no verdict (NOT_APPLICABLE); not bisected on", 1)
+            return seen
         path = self._server(release)
         verdicts = []
         for _ in range(max(1, self.args.repeat)):
@@ -67,9 +74,9 @@ class _Probe:
         if len(set(verdicts)) > 1:
             said = ", ".join(v.upper() for v in verdicts)
             raise _Stop(f"{release.version} is flaky: {said} in {len(verdicts)} replays; not bisected on", 1)
-        if verdicts[0] not in ("pass", "fail"):
-            raise _Stop(f"{release.version}: no verdict ({verdicts[0].upper()}); not bisected on", 1)
         self.seen[release.version] = verdict = str(verdicts[0])
+        if verdict not in ("pass", "fail") and (applicable_only or verdict != "not_applicable"):
+            raise _Stop(f"{release.version}: no verdict ({verdict.upper()}); not bisected on", 1)
         return verdict
 
     def _server(self, release: Any) -> Path:
@@ -112,6 +119,25 @@ def _first_change(probe: _Probe, releases: list[Any], lo: int, hi: int) -> int:
 
 def bisect(probe: _Probe, releases: list[Any]) -> str:
     """The answer line (see the module docstring)."""
+    if probe.verdict(releases[0], applicable_only=False) != "not_applicable":
+        return _bisect(probe, releases)
+    if len(releases) == 1 or probe.verdict(releases[-1], applicable_only=False) == "not_applicable":
+        ends = " nor on ".join(dict.fromkeys((releases[0].version, releases[-1].version)))
+        raise _Stop(f"no verdict: not applicable on {ends}; not bisected on", 1)
+    lo, hi = 0, len(releases) - 1  # lo not applicable, hi applicable: the line gained it once between
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if probe.verdict(releases[mid], applicable_only=False) == "not_applicable":
+            lo = mid
+        else:
+            hi = mid
+    gained = releases[hi].version
+    return (f"not applicable on {releases[0].version} .. {releases[lo].version}; from {gained}: "
+            f"{_bisect(probe, releases[hi:])}")
+
+
+def _bisect(probe: _Probe, releases: list[Any]) -> str:
+    """The answer line over releases that can all express the scenario."""
     names = [r.version for r in releases]
     first, last = probe.verdict(releases[0]), probe.verdict(releases[-1])
     if len(releases) == 1:
@@ -126,7 +152,7 @@ def bisect(probe: _Probe, releases: list[Any]) -> str:
     mid = len(releases) // 2
     if mid in (0, len(releases) - 1) or probe.verdict(releases[mid]) == first:
         verb = "fails" if first == "fail" else "holds"
-        probed = sorted(probe.seen, key=names.index)
+        probed = sorted((v for v in probe.seen if v in names), key=names.index)
         return (f"{verb} on every release probed ({', '.join(probed)} of {len(names)}): no boundary between "
                 f"{names[0]} and {names[-1]}")
     start = _first_change(probe, releases, 0, mid)

@@ -39,11 +39,13 @@ class FakeProbe(command._Probe):
         return Outcome(next(self.table[str(path)]), "fake")  # type: ignore[arg-type]
 
 
+VERDICT = {"F": "fail", "P": "pass", "N": "not_applicable"}
+
+
 def _search(pattern: str) -> tuple[str, list[str]]:
-    """Bisect a line whose release i gives pattern[i] (F fail, P pass)."""
+    """Bisect a line whose release i gives pattern[i] (F fail, P pass, N not applicable)."""
     releases = [Release(f"1.{i}") for i in range(len(pattern))]
-    probe = FakeProbe({r.version: ["fail" if c == "F" else "pass"] * 2 for r, c in zip(releases, pattern,
-                                                                                          strict=True)})
+    probe = FakeProbe({r.version: [VERDICT[c]] * 2 for r, c in zip(releases, pattern, strict=True)})
     return command.bisect(probe, releases), probe.asked
 
 
@@ -54,6 +56,10 @@ def _search(pattern: str) -> tuple[str, list[str]]:
     ("FFFF", "fails on every release probed (1.0, 1.2, 1.3 of 4): no boundary between 1.0 and 1.3"),
     ("PPPFFFFFPPP", "fails from 1.3 through 1.7; holds before 1.3 and again from 1.8"),
     ("F", "fails on 1.0, the only release tried"),
+    ("NNNNNFFFFPP", "not applicable on 1.0 .. 1.4; from 1.5: fails on 1.5 .. 1.8; first release that holds: "
+                    "1.9 (holds through 1.10)"),
+    ("NPPP", "not applicable on 1.0 .. 1.0; from 1.1: holds on every release probed (1.1, 1.2, 1.3 of 3): "
+             "no boundary between 1.1 and 1.3"),
 ])
 def test_the_search_answers_every_shape(pattern: str, answer: str) -> None:
     found, asked = _search(pattern)
@@ -70,6 +76,15 @@ def test_a_flaky_or_verdictless_release_stops_the_search() -> None:
     blind = FakeProbe({"1.0": ["unknown", "unknown"], "1.1": ["pass"] * 2, "1.2": ["pass"] * 2})
     with pytest.raises(command._Stop, match="no verdict"):
         command.bisect(blind, releases)
+    never = FakeProbe({v.version: ["not_applicable"] * 2 for v in releases})
+    with pytest.raises(command._Stop, match=r"not applicable on 1\.0 nor on 1\.2"):
+        command.bisect(never, releases)
+    # not applicable after an applicable release is no capability the line gained: no verdict
+    gap = FakeProbe({"1.0": ["pass"] * 2, "1.1": ["not_applicable"] * 2, "1.2": ["pass"] * 2})
+    assert command.bisect(gap, [Release("1.0"), Release("1.2")]).startswith("holds")
+    with pytest.raises(command._Stop, match="no verdict"):
+        command.bisect(FakeProbe({"1.0": ["fail"] * 2, "1.1": ["not_applicable"] * 2, "1.2": ["pass"] * 2}),
+                       releases)
 
 
 @pytest.mark.parametrize(("argv", "code", "words"), [

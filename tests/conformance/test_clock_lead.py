@@ -206,3 +206,22 @@ steps:
     assert (outcome.verdict, outcome.step) == ("unknown", 11)
     assert run_scenario(parse(text, "tie.yaml"), TieOrder(options=JETSTREAM)).verdict == "fail"
     assert "came due together at 500 ms" in outcome.message
+
+
+def test_a_timed_finding_s_scenario_keeps_its_margin() -> None:
+    """The counterexample of a comparison made under a margin replays under it: on a loaded machine
+    `mqconform scenario` then says UNKNOWN where the clock ran past it, never a false FAIL."""
+    from mqconform.conformance.exploring.driver import Step
+    from mqconform.conformance.exploring.runner import Finding, scenario_text
+    from mqconform.scenario.loader import parse
+
+    with pytest.raises(Violation) as raised:
+        _failing_receive(lead=30.0, limit=60.0)
+    assert raised.value.clock_lead_limit_ms == 60.0
+    steps = [Step("queue", {"name": "q"}), Step("consumer", {"name": "c", "queue": "q"}),
+             Step("receive", "c")]
+    timed = Finding("redelivery", "receive.ack_wait", ("REDELIVERY-27",), "m", steps, 1.0,
+                    clock_lead_limit_ms=raised.value.clock_lead_limit_ms)
+    assert parse(scenario_text(timed, "jetstream"), "timed.yaml").clock_lead_limit_ms == 60.0
+    untimed = Finding("redelivery", "receive.ack_wait", ("REDELIVERY-27",), "m", steps, 1.0)
+    assert parse(scenario_text(untimed, "jetstream"), "plain.yaml").clock_lead_limit_ms is None

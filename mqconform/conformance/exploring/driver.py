@@ -35,7 +35,7 @@ class Violation(AssertionError):
     """The implementation did something the claimed profile forbids (a conformance failure)."""
 
     def __init__(self, check: str, rules: tuple[str, ...], message: str, *, field: str = "",
-                 expected: Any = None, actual: Any = None) -> None:
+                 expected: Any = None, actual: Any = None, clock_lead_limit_ms: float | None = None) -> None:
         super().__init__(f"[{check}] {', '.join(rules)}: {message}")
         self.check = check
         self.rules = rules
@@ -46,6 +46,9 @@ class Violation(AssertionError):
         self.field = field
         self.expected = expected
         self.actual = actual
+        #: the margin the machine gave timer comparisons on a real clock (ClockLead.limit_ms), if any:
+        #: the counterexample's scenario keeps it (clock_lead_limit_ms)
+        self.clock_lead_limit_ms = clock_lead_limit_ms
 
 
 @attrs.define
@@ -124,7 +127,8 @@ class Driver:
         if not ok:
             self._discard_if_clock_ran_ahead()
             violation = Violation(name, self.rules.get(name, ()), message(), field=field,
-                                  expected=expected, actual=actual)
+                                  expected=expected, actual=actual,
+                                  clock_lead_limit_ms=self.clock_lead.limit_ms)
             if self.keep_going is not None and self.keep_going(violation, self.steps):
                 self.disabled = self.disabled | {name}
                 return

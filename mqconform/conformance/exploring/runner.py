@@ -82,6 +82,9 @@ class Finding:
     shrink_cut: bool = False
     #: model options the adapter was held to in place of its profile's (adapters.contract.model_for)
     options: dict[str, Any] = attrs.field(factory=dict)
+    #: the timer margin on a real clock the machine compared under (ClockLead.limit_ms), if any: the
+    #: counterexample's scenario sets it, so a replay on a loaded machine says UNKNOWN, not FAIL
+    clock_lead_limit_ms: float | None = None
 
 
 @attrs.frozen
@@ -433,7 +436,8 @@ def finding_of(area: str, failed: Violation, shrunk: Minimized, seconds: float, 
     return Finding(area, failed.check, failed.rules, message, shrunk.steps, seconds, flaky=flaky,
                    unshown=unshown,
                    field=failed.field, expected=failed.expected, actual=failed.actual, shown=shown,
-                   shrink_cut=cut_after is not None, options=dict(options or {}))
+                   shrink_cut=cut_after is not None, options=dict(options or {}),
+                   clock_lead_limit_ms=failed.clock_lead_limit_ms)
 
 
 def _known_bugs_held(options: dict[str, Any]) -> dict[str, str]:
@@ -499,7 +503,9 @@ def scenario_text(finding: Finding, profile: str) -> str:
         steps = annotate(raw, claimed.evolve(**finding.options) if finding.options else claimed)
     except ModelRejected:
         steps = raw  # cannot happen for steps the machine ran on the same model; keep the raw form
-    options = {"options": dict(finding.options)} if finding.options else {}
+    options: dict[str, Any] = {"options": dict(finding.options)} if finding.options else {}
+    if finding.clock_lead_limit_ms is not None:
+        options["clock_lead_limit_ms"] = finding.clock_lead_limit_ms
     return yaml.safe_dump({"profile": profile, **options, "steps": steps}, sort_keys=False,
                           default_flow_style=None, width=110)
 

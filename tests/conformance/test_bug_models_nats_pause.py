@@ -53,3 +53,7 @@ def test_the_shape_needs_a_receive_before_the_pause_ends() -> None:
     assert SHAPE(scenario_trace(steps, "jetstream") or [])
     later = [*steps[:-1], {"advance": 700}, {"receive": "c"}]
     assert not SHAPE(scenario_trace(later, "jetstream") or [])
+    batch = [*steps[:-1], {"receive_batch": {"consumer": "c", "count": 2}}]
+    assert SHAPE(scenario_trace(batch, "jetstream") or [])  # the matrix's story: m1.. at the end
+    assert annotate(batch, CLAIMED)[-1]["expect"]["result"] == [None]
+    assert annotate(batch, WITH_BUG)[-1]["expect"]["result"] == ["m1", None]

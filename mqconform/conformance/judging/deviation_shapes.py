@@ -442,8 +442,9 @@ def _removed_past_max_deliver(trace: Sequence[TraceStep]) -> bool:
 
 
 def _paused_pull(trace: Sequence[TraceStep]) -> bool:
-    """At or before the failing step, a receive of a consumer whose queue a pause step paused until a
-    logical time after the receive's (the clock is the sum of the advances before it)."""
+    """At or before the failing step, a receive (or a receive_batch) of a consumer whose queue a pause
+    step paused until a logical time after the receive's (the clock is the sum of the advances before
+    it)."""
     now, paused, queue_of = 0, {}, {}
     for step in trace:
         args = step.args
@@ -453,8 +454,10 @@ def _paused_pull(trace: Sequence[TraceStep]) -> bool:
             queue_of[str(args.get("name"))] = str(args.get("queue"))
         elif step.op == "pause" and isinstance(args, Mapping):
             paused[str(args.get("queue"))] = int(args.get("until_ms") or 0)
-        elif step.op == "receive" and now < paused.get(queue_of.get(str(args), ""), 0):
-            return True
+        elif step.op in ("receive", "receive_batch"):
+            consumer = args.get("consumer") if isinstance(args, Mapping) else args
+            if now < paused.get(queue_of.get(str(consumer), ""), 0):
+                return True
     return False
 
 

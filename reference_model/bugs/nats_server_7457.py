@@ -20,8 +20,8 @@ The model: a receive of a pull consumer while its queue is paused takes what the
 take with the pause over (the request was served when it ended). What else the server did up to the
 pause's end (an ack wait running out meanwhile) is not modelled: the registry explains a finding
 only when the whole counterexample holds against this model. A pause ending after the adapter's
-request timeout gives no answer at all (unknown, never a verdict). A fetch is not changed (the
-adapter bounds a fetch that the server may queue with an expiry).
+request timeout gives no answer at all (unknown, never a verdict). A fetch (a pull for a batch) is
+not changed: the same request would wait there too, but no finding has shown it yet.
 """
 
 from __future__ import annotations

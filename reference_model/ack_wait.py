@@ -14,7 +14,8 @@ The timers are one heap of (due, sequence, kind, owner, id, started) entries che
 whose message has moved on since is dropped when it comes up. Timers due at the same time as scheduled
 messages fire first (:meth:`Broker._settle_everything`).
 
-Timers due at the same logical instant fire in the order they were started. That order is exact for
+Timers due at the same logical instant fire in the order they were started, a restart (+WPI) being a
+new start: the timer it replaces is dead even when it would end at the same time. That order is exact for
 timers started at the same logical instant: a broker's clock starts them in the order of the
 operations. Timers started at different logical instants with different waits (a BackOff's 500 ms
 from 200, its 300 ms from 400) that come due together are a tie only on the logical clock: on a
@@ -53,8 +54,8 @@ class AckWaitMixin(ClockMixin):
         """REDELIVERY-27: the wait starts when the consumer receives the message (REDELIVERY-32: with
         a BackOff, the wait of its delivery count)."""
         due = self.now_ms + consumer.ack_wait_for(consumer.received[msg_id].delivery_count)
-        consumer.deadlines[msg_id] = due
         self._push_timer(due, "ack_wait", consumer, msg_id)
+        consumer.deadlines[msg_id] = self._timer_seq
 
     def _nak_later(self, queue: QueueState, ref: Ref, delay_ms: int) -> None:
         """REDELIVERY-28: a delivering `ref`, held by no consumer, returns in `delay_ms`."""
@@ -63,12 +64,12 @@ class AckWaitMixin(ClockMixin):
         self._push_timer(due, "nak_delay", queue, ref.id)
 
     def _live(self, entry: tuple[int, int, str, object, str, int]) -> bool:
-        due, _, kind, owner, msg_id, _ = entry
+        due, seq, kind, owner, msg_id, _ = entry
         if kind == "ack_wait":
             assert isinstance(owner, ConsumerState)
             live = (self.consumers.get(owner.name) is owner and msg_id in owner.received
-                    and owner.deadlines.get(msg_id) == due)
-            if not live and owner.deadlines.get(msg_id) == due:
+                    and owner.deadlines.get(msg_id) == seq)
+            if not live and owner.deadlines.get(msg_id) == seq:
                 del owner.deadlines[msg_id]
             return live
         assert isinstance(owner, QueueState)

@@ -75,7 +75,8 @@ class ConsumerState:
     evicted: set[str] = attrs.field(factory=set)
     #: DELIVERY-22 by_sequence: ids this consumer was ever given (it holds a reply subject for each).
     tokens: set[str] = attrs.field(factory=set)
-    #: REDELIVERY-27: received id -> the time its ack wait ends (consumers with ack_wait_ms).
+    #: REDELIVERY-27: received id -> the sequence of its live ack-wait timer (consumers with
+    #: ack_wait_ms): a restart (+WPI) replaces it, even when the wait then ends at the same time.
     deadlines: dict[str, int] = attrs.field(factory=dict)
     #: DELIVERY-12: on a non-destructive queue, the listed messages this consumer's iterator has not
     #: passed yet (each consumer walks the whole list; delivered messages stay listed).

@@ -553,6 +553,18 @@ def test_timers_started_apart_that_come_due_together_are_a_tie_on_the_logical_cl
 
 
 @pytest.mark.rules("REDELIVERY-27")
+def test_a_restart_to_the_same_end_is_a_new_start() -> None:
+    """+WPI restarts a wait even when it then ends when it would have: the restarts' order decides
+    (nats-server trackPending/processAckProgress set the timestamp anew), not the first receives'."""
+    b = _limited(4, ack_wait_ms=300)
+    assert b.receive("c") == "m1" and b.receive("c") == "m2"
+    assert b.in_progress("c", "m2") == "ok" and b.in_progress("c", "m1") == "ok"
+    b.advance(300)
+    assert b.timer_tie_ms is None
+    assert b.receive("c") == "m2" and b.receive("c") == "m1"
+
+
+@pytest.mark.rules("REDELIVERY-27")
 def test_timers_started_together_that_come_due_together_are_no_tie() -> None:
     b = _limited(4, ack_wait_ms=300)
     assert b.receive("c") == "m1" and b.receive("c") == "m2"

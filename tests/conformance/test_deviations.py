@@ -12,7 +12,7 @@ import pytest
 
 from mqconform.conformance.exploring.driver import Step
 from mqconform.conformance.exploring.runner import Finding
-from mqconform.conformance.judging.deviation_shapes import OBSERVED, model_trace
+from mqconform.conformance.judging.deviation_shapes import OBSERVED, SHAPES, model_trace
 from mqconform.conformance.judging.deviations import (
     DEFAULT_PATH,
     Deviation,
@@ -265,7 +265,6 @@ def test_an_expiry_by_a_messages_own_ttl_is_not_the_max_age_shape() -> None:
     """In the 2.11 scenario the first advance expires m1 by its own TTL (ttl_ms 1000): not a max_age
     expiry; the second expires m2 by the queue's TTL after that: the 2.11 shape, and not 2.10's only
     by the release range."""
-    from mqconform.conformance.judging.deviation_shapes import SHAPES
 
     steps = _steps("tests/adapters/scenarios/nats-2.11-max-age-late-after-ttl.yaml", 5)
     first, both = model_trace(steps[:4], "jetstream"), model_trace(steps, "jetstream")
@@ -274,6 +273,20 @@ def test_an_expiry_by_a_messages_own_ttl_is_not_the_max_age_shape() -> None:
     assert SHAPES["max-age-expiry-due"](both) and SHAPES["max-age-expiry-after-ttl-expiry"](both)
     plain = model_trace(_steps("tests/adapters/scenarios/nats-2.10-max-age-late.yaml", 4), "jetstream")
     assert plain is not None and not SHAPES["max-age-expiry-after-ttl-expiry"](plain)
+
+
+def test_a_message_whose_own_ttl_outlasts_max_age_expires_by_max_age() -> None:
+    """A Nats-TTL longer than the stream's max_age does not keep a message: max_age expires it, so the
+    shapes count it with the messages max_age expires (a 2.11.5 ci run's 9-step expiry story)."""
+    steps = [{"queue": {"name": "q", "message_ttl_ms": 2000}}, {"consumer": {"name": "c", "queue": "q",
+             "window_bytes": 0}}, {"advance": 500}, {"send": {"to": "q", "id": "m2", "ttl_ms": 1000}},
+             {"send": {"to": "q", "id": "m3", "ttl_ms": 4000}}, {"advance": 1500}, {"advance": 1500}]
+    trace = model_trace([Step(*next(iter(s.items()))) for s in steps], "jetstream")
+    assert trace is not None
+    assert SHAPES["max-age-expiry-due"](trace) and SHAPES["max-age-expiry-after-ttl-expiry"](trace)
+    shorter = [*steps[:4], {"send": {"to": "q", "id": "m3", "ttl_ms": 1500}}, *steps[5:]]
+    trace = model_trace([Step(*next(iter(s.items()))) for s in shorter], "jetstream")
+    assert trace is not None and not SHAPES["max-age-expiry-due"](trace)  # its own TTL expired it
 
 
 def test_an_entry_matches_adapter_version_profile_check_field_relation_and_shape(tmp_path: Path) -> None:

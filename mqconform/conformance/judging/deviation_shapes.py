@@ -76,6 +76,25 @@ def _sent_with_ttl(trace: Sequence[TraceStep]) -> set[str]:
     return ids
 
 
+def _ended_by_own_ttl(trace: Sequence[TraceStep]) -> set[str]:
+    """The ids of messages sent with a TTL of their own that ends no later than their queue's message
+    TTL (JetStream ``max_age``, the queue's ``message_ttl_ms``), so their own TTL expires them. One
+    whose own TTL is longer is expired by max_age all the same."""
+    max_age: dict[str, int | None] = {}
+    ids: set[str] = set()
+    for step in trace:
+        args = step.args
+        if not isinstance(args, Mapping):
+            continue
+        if step.op == "queue":
+            max_age[str(args.get("name"))] = args.get("message_ttl_ms")
+        elif step.op in ("send", "send_batch") and args.get("ttl_ms") is not None:
+            limit = max_age.get(str(args.get("to")))
+            if limit is None or int(args["ttl_ms"]) <= int(limit):
+                ids.update(_ids(step))
+    return ids
+
+
 def _expired_at(before: TraceStep | None, step: TraceStep) -> set[str]:
     """The ids an advance took out of the queues' stored messages (ready, or held by a consumer: JetStream
     expires a delivered message too) while their ``expired`` count rose."""
@@ -95,23 +114,23 @@ def _last_advance(trace: Sequence[TraceStep]) -> int | None:
 
 
 def _max_age_expiry_due(trace: Sequence[TraceStep]) -> bool:
-    """The last advance at or before the failing step is one at which the model expired a message
-    sent without a TTL of its own, so by the queue's message TTL (JetStream ``max_age``): the failing
-    step observes the queue before the implementation's next expiry check."""
+    """The last advance at or before the failing step is one at which the model expired a message by
+    the queue's message TTL (JetStream ``max_age``): one sent without a TTL of its own, or with a
+    longer one: the failing step observes the queue before the implementation's next expiry check."""
     index = _last_advance(trace)
     if index is None:
         return False
-    return bool(_expired_at(trace[index - 1] if index else None, trace[index]) - _sent_with_ttl(trace))
+    return bool(_expired_at(trace[index - 1] if index else None, trace[index]) - _ended_by_own_ttl(trace))
 
 
 def _max_age_expiry_after_ttl_expiry(trace: Sequence[TraceStep]) -> bool:
-    """As ``max-age-expiry-due``, and an earlier advance expired a message sent with a TTL of its own
-    (``ttl_ms``, JetStream's Nats-TTL)."""
+    """As ``max-age-expiry-due``, and an earlier advance expired a message by a TTL of its own
+    (``ttl_ms``, JetStream's Nats-TTL, ending before max_age)."""
     index = _last_advance(trace)
     if index is None or not _max_age_expiry_due(trace):
         return False
-    with_ttl = _sent_with_ttl(trace)
-    return any(step.op == "advance" and _expired_at(before, step) & with_ttl
+    own = _ended_by_own_ttl(trace)
+    return any(step.op == "advance" and _expired_at(before, step) & own
                for before, step in list(_pairs(trace))[:index])
 
 
@@ -122,7 +141,7 @@ def _max_age_expiry_after_ttl_send(trace: Sequence[TraceStep]) -> bool:
     if index is None:
         return False
     with_ttl = _sent_with_ttl(trace)
-    due = _expired_at(trace[index - 1] if index else None, trace[index]) - with_ttl
+    due = _expired_at(trace[index - 1] if index else None, trace[index]) - _ended_by_own_ttl(trace)
     sends = [(i, set(_ids(step))) for i, step in enumerate(trace[:index])
              if step.op in ("send", "send_batch")]
     first = next((i for i, ids in sends if ids & due), None)

@@ -37,6 +37,9 @@ PULL_WAIT_S = 1.0
 #: how long a drain goes unanswered before the pull sends it again (the broker can drop a drain that
 #: comes while the link's previous one is being answered: ArtemisAdapter._pull)
 DRAIN_PATIENCE_S = 0.5
+#: how often an empty drain answer on a non-destructive queue is asked again, each after a flush (a
+#: previous drain's answer can take the credit: ArtemisAdapter._pull)
+EMPTY_DRAIN_RETRIES = 3
 #: the longest pending list read back (address setting managementBrowsePageSize)
 BROWSE_LIMIT = 100_000
 

@@ -95,11 +95,20 @@ def test_an_empty_answer_on_a_non_destructive_queue_is_asked_again_after_a_flush
     assert link.drains == 2 and management.flushes == 1
 
 
-def test_the_second_empty_answer_stands() -> None:
-    adapter, state, link, _ = _scripted(["empty", "empty", "message"])
+def test_the_last_empty_answer_stands() -> None:
+    tries = 1 + artemis_adapter.EMPTY_DRAIN_RETRIES
+    adapter, state, link, management = _scripted(["empty"] * tries + ["message"])
     adapter._pull(state)
     assert not state.handler.arrived  # nothing: the pull answers None
-    assert link.drains == 2 and link.credit == 0
+    assert link.drains == tries and link.credit == 0 and management.flushes == tries - 1
+
+
+def test_an_empty_answer_twice_in_a_row_is_asked_again() -> None:
+    """A 2-core CI run under the whole suite once saw the race twice in a row (m263 of 300 missed)."""
+    adapter, state, link, _ = _scripted(["empty", "empty", "message"])
+    adapter._pull(state)
+    assert len(state.handler.arrived) == 1  # the message the third drain brings
+    assert link.drains == 3
 
 
 def test_a_dropped_drain_is_sent_again(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -24,7 +24,10 @@ HERE = Path(__file__).parent / "scenarios"
 #: registered by its bug model has one entry for every check ("": the model's replay decides)
 FINDINGS = {
     "nats-2.10-max-age-late.yaml": ("2.10.25", 4, {"expiry.counts", "counters.message_count",
-                                                   "counters.expired"}, "2.11.0"),
+                                                   "counters.expired", "consumer_state.counts",
+                                                   "stream_state.stream", "receive.id",
+                                                   "consumer_state.delivered", "consumer_state.ack_floor"},
+                                    "2.11.0"),
     "nats-restart-keeps-redelivered-at-max-deliver.yaml":
         ("2.10.25", 11, {""}, "2.14.1"),
     "nats-2.11-max-age-late-after-ttl.yaml": ("2.11.3", 5, {"expiry.counts", "counters.message_count",

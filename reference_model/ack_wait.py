@@ -55,7 +55,7 @@ class AckWaitMixin(ClockMixin):
         a BackOff, the wait of its delivery count)."""
         due = self.now_ms + consumer.ack_wait_for(consumer.received[msg_id].delivery_count)
         self._push_timer(due, "ack_wait", consumer, msg_id)
-        consumer.deadlines[msg_id] = self._timer_seq
+        consumer.ack_timers[msg_id] = self._timer_seq
 
     def _nak_later(self, queue: QueueState, ref: Ref, delay_ms: int) -> None:
         """REDELIVERY-28: a delivering `ref`, held by no consumer, returns in `delay_ms`."""
@@ -68,9 +68,9 @@ class AckWaitMixin(ClockMixin):
         if kind == "ack_wait":
             assert isinstance(owner, ConsumerState)
             live = (self.consumers.get(owner.name) is owner and msg_id in owner.received
-                    and owner.deadlines.get(msg_id) == seq)
-            if not live and owner.deadlines.get(msg_id) == seq:
-                del owner.deadlines[msg_id]
+                    and owner.ack_timers.get(msg_id) == seq)
+            if not live and owner.ack_timers.get(msg_id) == seq:
+                del owner.ack_timers[msg_id]
             return live
         assert isinstance(owner, QueueState)
         return owner.nak_waiting.get(msg_id) == due
@@ -101,7 +101,7 @@ class AckWaitMixin(ClockMixin):
             if isinstance(owner, ConsumerState):
                 queue = self._queue(owner.config.queue)
                 ref = owner.received.pop(msg_id)
-                del owner.deadlines[msg_id]
+                del owner.ack_timers[msg_id]
                 self._event("ack_wait", queue.name, msg_id, owner.name)
             else:
                 assert isinstance(owner, QueueState)

@@ -77,7 +77,7 @@ class ConsumerState:
     tokens: set[str] = attrs.field(factory=set)
     #: REDELIVERY-27: received id -> the sequence of its live ack-wait timer (consumers with
     #: ack_wait_ms): a restart (+WPI) replaces it, even when the wait then ends at the same time.
-    deadlines: dict[str, int] = attrs.field(factory=dict)
+    ack_timers: dict[str, int] = attrs.field(factory=dict)
     #: DELIVERY-12: on a non-destructive queue, the listed messages this consumer's iterator has not
     #: passed yet (each consumer walks the whole list; delivered messages stay listed).
     unseen: PendingList[Ref] | None = None

@@ -55,12 +55,16 @@ class _Probe:
 
     def verdict(self, release: Any, applicable_only: bool = True) -> str:
         """``fail`` or ``pass`` on `release` (_Stop when flaky, without a verdict or not to be had);
-        ``not_applicable`` too when not `applicable_only`."""
-        if release.version in self.seen and self.seen[release.version] in ("pass", "fail", "not_applicable"):
-            seen = self.seen[release.version]
-            if seen == "not_applicable" and applicable_only:
-                raise _Stop(f"{release.version}: no verdict (NOT_APPLICABLE); not bisected on", 1)
-            return seen
+        ``not_applicable`` too when not `applicable_only`. Each release is replayed once."""
+        if release.version not in self.seen:
+            self.seen[release.version] = self._replayed(release)
+        verdict = self.seen[release.version]
+        if verdict in ("pass", "fail") or (verdict == "not_applicable" and not applicable_only):
+            return verdict
+        raise _Stop(f"{release.version}: no verdict ({verdict.upper()}); not bisected on", 1)
+
+    def _replayed(self, release: Any) -> str:
+        """The verdict `args.repeat` replays on `release` agree on (_Stop when they disagree)."""
         path = self._server(release)
         verdicts = []
         for _ in range(max(1, self.args.repeat)):
@@ -74,10 +78,7 @@ class _Probe:
         if len(set(verdicts)) > 1:
             said = ", ".join(v.upper() for v in verdicts)
             raise _Stop(f"{release.version} is flaky: {said} in {len(verdicts)} replays; not bisected on", 1)
-        self.seen[release.version] = verdict = str(verdicts[0])
-        if verdict not in ("pass", "fail") and (applicable_only or verdict != "not_applicable"):
-            raise _Stop(f"{release.version}: no verdict ({verdict.upper()}); not bisected on", 1)
-        return verdict
+        return str(verdicts[0])
 
     def _server(self, release: Any) -> Path:
         """The release's server, fetched into the cache (_Stop when it cannot be had)."""

@@ -32,7 +32,7 @@ from mqconform.releases import Release
 from .exploring.corpus import Example, Recorder, counterexamples, distil
 from .exploring.corpus import write as write_corpus
 from .exploring.corpus_replay import baseline, replay_area
-from .exploring.runner import RECORDER, MachineResult
+from .exploring.runner import RECORDER, MachineResult, gives_a_model
 from .plan import RunPlan
 
 
@@ -135,7 +135,7 @@ def _known(plan: RunPlan, adapter: Any, claimed: Any) -> Any:
                   str(getattr(adapter, "profile", "") or claimed.name), adapter_factory=lambda: adapter)
     # a bug model's entries only: a shape's entry taken as found cut the paging area's exploration of
     # page limits on 2.40.0 (PAGING-13..16 and -30 not reached; docs/measurements.md)
-    return lambda finding: judge.bug_model(finding) is not None
+    return gives_a_model(judge.bug_model)
 
 
 def _distilled(task: CampaignTask, recorder: Recorder, result: MachineResult, adapter: Any, claimed: Any,

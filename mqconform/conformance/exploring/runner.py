@@ -271,7 +271,7 @@ def run_machine(base: type[ConformanceMachine], adapter_factory: Callable[[], Ad
                                  namespace_prefix=part.namespace_prefix)
             context.checked = result.checked
             if known is not None or explain is not None:
-                context.known_bug = _known_bug(base.area, known or _gives_a_model(explain), held_to)
+                context.known_bug = _known_bug(base.area, known or gives_a_model(explain), held_to)
             if progress is not None:
                 progress.context = context
             quiet = exploration_settings(settings(hyp_settings, max_examples=budget - explored))
@@ -325,7 +325,8 @@ def _shrunk_finding(area: str, failed: Violation, steps: list[Step], seconds: fl
                           known_as_found=context.known_as_found)
 
 
-def _gives_a_model(explain: Callable[[Finding], BugModel | None] | None) -> Callable[[Finding], bool]:
+def gives_a_model(explain: Callable[[Finding], BugModel | None] | None) -> Callable[[Finding], bool]:
+    """Does `explain` (a judge's bug_model) give a registered bug's model for a finding?"""
     return lambda finding: explain is not None and explain(finding) is not None
 
 

@@ -245,6 +245,7 @@ def merge_parts(area: str, parts: list[MachineResult]) -> MachineResult:
     for part in parts:
         merged.findings.extend(part.findings)
         merged.checked |= part.checked
+        merged.restarts.extend(part.restarts)
         merged.examples += part.examples
         merged.steps += part.steps
         merged.seconds = max(merged.seconds, part.seconds)
@@ -290,6 +291,9 @@ def area_lines(area: str, result: MachineResult, seconds: float, judge: Judge, c
         lines.append(f"      {judge.label(finding)} {finding.check} [{rules}] "
                      f"{len(finding.steps)} steps: {finding.message[:160]}")
         lines.append(f"           replay: {replay(finding)}")
+    if result.restarts:
+        lines.append(f"      restarted {len(result.restarts)} time(s) from another seed (the examples "
+                     f"until then held): {result.restarts[0][:160]}")
     if result.unknown:
         lines.append(f"      UNKNOWN: {result.unknown[:200]}")
     return lines

@@ -110,3 +110,57 @@ def test_outcomes_follow_the_claimed_profile_but_never_hide_a_failure() -> None:
     merged = merge_outcomes([mixed], "rabbitmq-quorum")
     assert merged["DELIVERY-16"] == "fail"
     assert merged["REDELIVERY-22"] == "not_applicable"
+
+
+def _generation_flaky_for(monkeypatch: Any, times: int) -> list[int]:
+    """Hypothesis stops the first `times` explorations, after one example each, as a real broker's
+    timing makes it do: an example's choices generated another run than before. Returns the
+    explorations' example budgets."""
+    from hypothesis.errors import FlakyStrategyDefinition
+
+    from mqconform.conformance.exploring import runner
+
+    budgets: list[int] = []
+    real = runner.run_state_machine_as_test
+
+    def run_state_machine_as_test(cls: Any, settings: Any) -> None:
+        budgets.append(settings.max_examples)
+        if len(budgets) <= times:
+            real(cls, settings=suite_settings.get("ci", database=None, max_examples=1))
+            raise FlakyStrategyDefinition("Inconsistent data generation! Data generation behaved "
+                                          "differently between test cases.")
+        real(cls, settings=settings)
+
+    monkeypatch.setattr(runner, "run_state_machine_as_test", run_state_machine_as_test)
+    return budgets
+
+
+def test_an_exploration_stopped_for_inconsistent_generation_explores_the_rest_from_another_seed(
+        monkeypatch: Any) -> None:
+    """The examples until Hypothesis stopped held: the area explores its budget's rest and has a
+    verdict, and says it was restarted."""
+    from mqconform.conformance.exploring.runner import GENERATION_RESTARTS
+
+    budgets = _generation_flaky_for(monkeypatch, GENERATION_RESTARTS)
+    result = run_machine(MACHINES["delivery"], lambda: ReferenceAdapter("artemis"), ARTEMIS,
+                         suite_settings.get("ci", database=None, max_examples=30))
+    assert result.unknown is None and result.findings == []
+    assert budgets == [30, 29, 28]  # each restart takes the examples left
+    assert len(result.restarts) == GENERATION_RESTARTS and "Inconsistent" in result.restarts[0]
+    assert merge_outcomes([result])["DELIVERY-2"] == "pass"
+
+
+def test_an_exploration_that_stays_inconsistent_is_unknown(monkeypatch: Any) -> None:
+    from mqconform.conformance.exploring.runner import GENERATION_RESTARTS
+
+    budgets = _generation_flaky_for(monkeypatch, GENERATION_RESTARTS + 1)
+    result = _run(lambda: ReferenceAdapter("artemis"))
+    assert result.unknown is not None and "non-deterministically" in result.unknown
+    # max_reruns=0 allows no restart at all; with the default, the last of the restarts stays unknown
+    assert len(budgets) == 1
+    budgets.clear()
+    result = run_machine(MACHINES["delivery"], lambda: ReferenceAdapter("artemis"), ARTEMIS,
+                         suite_settings.get("ci", database=None, max_examples=30))
+    assert result.unknown is not None and "Inconsistent" in result.unknown
+    assert len(budgets) == GENERATION_RESTARTS + 1 and len(result.restarts) == GENERATION_RESTARTS
+    assert "pass" not in merge_outcomes([result]).values()

@@ -67,6 +67,9 @@ class RunContext:
     _to_judge: tuple[Any, list[Any]] | None = None
     #: where the area's time goes (mqconform.conformance.exploring.timing), shared by its examples
     ledger: TimeLedger = attrs.field(factory=TimeLedger)
+    #: Hypothesis stopped the exploration, no violation seen, because an example's choices generated
+    #: another run than before (a real broker's timing decided a discard or a step's answer)
+    generation_flaky: bool = False
 
     def saw_violation(self, violation: Any, steps: list[Any]) -> None:
         if self.first_violation_at is None:

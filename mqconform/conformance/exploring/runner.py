@@ -40,6 +40,10 @@ from .shards import WHOLE, Part, derived_seed
 from .timing import TimeLedger
 
 MAX_RERUNS = 8
+#: how often an exploration that Hypothesis stopped for inconsistent data generation, with no violation
+#: seen, is started again from another seed on the examples its budget has left (each restart takes
+#: one of MAX_RERUNS); after that the area is *unknown*
+GENERATION_RESTARTS = 2
 #: how often a counterexample whose check compared one value is replayed before it is reported; one
 #: that never fails again is *flaky* (its rules unknown, with the counterexample), never pass or fail
 FLAKY_REPLAYS = 3
@@ -159,6 +163,8 @@ class MachineResult:
     part_seconds: float = 0.0
     #: a replay of a corpus (corpus_replay.replay_area): each example's verdict, in corpus order
     replays: list[dict[str, Any]] = attrs.field(factory=list)
+    #: why each exploration Hypothesis stopped without a violation was started again (GENERATION_RESTARTS)
+    restarts: list[str] = attrs.field(factory=list)
 
     def rule_outcomes(self, table: dict[str, tuple[str, ...]], failed: set[str] | None = None,
                       deviating: frozenset[str] | set[str] = frozenset()) -> dict[str, str]:
@@ -265,6 +271,7 @@ def run_machine(base: type[ConformanceMachine], adapter_factory: Callable[[], Ad
     started = time.perf_counter()
     ledger = TimeLedger()
     explored = 0  # the examples of the budget spent (each exploration's, up to its violation)
+    restarts = 0
     try:
         for rerun in range(max_reruns + 1):
             context = RunContext(adapter_factory, claimed, history, frozenset(disabled), ledger=ledger,
@@ -278,6 +285,14 @@ def run_machine(base: type[ConformanceMachine], adapter_factory: Callable[[], Ad
             t0 = time.perf_counter()
             found = _explore(_seeded(base, context, seed_value, rerun), context, result, quiet,
                              shrink_seconds, progress)
+            if (found is None and context.generation_flaky and restarts < GENERATION_RESTARTS
+                    and rerun < max_reruns):
+                # the examples until then held: explore the rest from another seed
+                restarts, explored = restarts + 1, explored + context.examples
+                result.restarts.append(result.unknown or "")
+                result.unknown = None
+                if explored < budget:
+                    continue
             if found is None:
                 break
             explored += context.examples_at_violation or context.examples
@@ -385,6 +400,7 @@ def _explore(cls: type[ConformanceMachine], context: RunContext, result: Machine
         # feeds the model's state) or did not fail again: the smallest failure seen is real
         found = context.smallest_violation
         if found is None:
+            context.generation_flaky = True
             result.unknown = f"the implementation behaved non-deterministically: {first_line(exc)}"
     except Exception as exc:  # an adapter bug is never a conformance failure, nor a pass
         result.unknown = f"the adapter raised {type(exc).__name__}: {first_line(exc)}"

@@ -15,7 +15,7 @@ import attrs
 from mqconform.adapters.reference import ReferenceAdapter
 from mqconform.conformance.exploring import corpus
 from mqconform.conformance.exploring import settings as suite_settings
-from mqconform.conformance.exploring.corpus_replay import attribute, baseline, replay_area
+from mqconform.conformance.exploring.corpus_replay import attribute, baseline, finding_rules, replay_area
 from mqconform.conformance.exploring.registry import MACHINES
 from mqconform.conformance.exploring.runner import RECORDER, MachineResult, run_machine
 from mqconform.conformance.judging.rules import rules_for
@@ -117,6 +117,12 @@ def test_a_divergence_speaks_for_the_check_of_what_differs() -> None:
     assert attribute(counted, 3, "result", alike) == "send.dropped"
     assert attribute(counted, 3, "queue q message_count", alike) == "counters.message_count"
     assert attribute(counted, 3, "result") == "counters.message_count"  # nothing made it: its own
+    # and its finding names the rules of the check it is attributed to (a registry entry of that
+    # check names those), its own rules only through its own check
+    table = {"send.dropped": ("PAGING-5",), "counters.message_count": ("PAGING-2", "PAGING-10")}
+    assert finding_rules(counted, "send.dropped", table) == ("PAGING-5",)
+    assert finding_rules(counted, "counters.message_count", table) == ("PAGING-2",)
+    assert finding_rules(example, "counters.message_count", table) == ("PAGING-2", "PAGING-10")
     # a replay differing where the explored release differed in the same way holds
     held = corpus.Example(example.steps, example.checks, baseline=(3, "result"))
     assert held.covered() == {"send.result", "counters.pending_count"}

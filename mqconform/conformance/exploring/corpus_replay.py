@@ -33,7 +33,7 @@ cannot express either: n/a, not unknown, since the release answered.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -166,6 +166,13 @@ def _diverges(example: Example, got: Replayed) -> bool:
     return got.step < step or (got.step == step and got.what != what)
 
 
+def finding_rules(example: Example, check: str, table: Mapping[str, tuple[str, ...]]) -> tuple[str, ...]:
+    """The rules a replay's finding under `check` names: the counterexample's own when the replay
+    differs through the check its exploration failed, else the area's rules of `check` (a difference
+    attributed to another check speaks for that check's rules, as its registry entries do)."""
+    return example.rules if example.failing and check == example.failing else table.get(check, ())
+
+
 def replay_area(area: str, examples: Sequence[Example], adapter_factory: Callable[[], Adapter],
                 claimed: ModelOptions, *, reached: frozenset[str] = frozenset(), explored: str = "",
                 max_findings: int | None = None) -> MachineResult:
@@ -221,7 +228,7 @@ def replay_area(area: str, examples: Sequence[Example], adapter_factory: Callabl
         if check is None or any(f.check == check for f in result.findings):
             continue
         field = "" if got.what == "result" else got.what.rsplit(" ", 1)[-1]
-        rules = example.rules if example.failing else table.get(check, ())
+        rules = finding_rules(example, check, table)
         steps = [Step(op, args) for step in example.steps for op, args in step.items()]
         violation = Violation(check, tuple(rules), f"step {got.step}: {got.message}", field=field,
                               expected=got.expected, actual=got.actual)

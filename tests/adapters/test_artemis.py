@@ -220,6 +220,17 @@ def test_last_value_queue_as_since_2_24(artemis: ArtemisAdapter, namespace: str)
     assert outcome.verdict == "pass", outcome.verdict_line()
 
 
+@pytest.mark.rules("EXPIRY-2")
+def test_a_ttl_above_the_signed_int_range_is_days_away(artemis: ArtemisAdapter, namespace: str) -> None:
+    """A header ttl of 2147484000 ms (above 2^31 - 1) keeps the message about 24.9 days: the default
+    release reads it unsigned (ARTEMIS-4820, fixed in 2.36.0; 2.18.0-2.35.0 expire it at once, the
+    registered entry of the scenario, bisected there)."""
+    scenario = load(SCENARIOS / "artemis-large-ttl-expires-at-once.yaml")
+    assert run_scenario(scenario, ReferenceAdapter(options=profile("artemis"))).verdict == "pass"
+    outcome = run_scenario(scenario, artemis, namespace=namespace)
+    assert outcome.verdict == "pass", outcome.verdict_line()
+
+
 @pytest.mark.rules("LASTVALUE-8")
 def test_finding_non_destructive_last_value_repeats_current(artemis: ArtemisAdapter, namespace: str) -> None:
     """Found by the lastvalue area on 2.40.0 (not registered): a pull consumer of a non-destructive

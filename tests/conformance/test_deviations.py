@@ -96,6 +96,7 @@ FAILING_STEP = {
     "tests/adapters/scenarios/nats-overflow-either-threshold-serves.yaml": 8,
     "tests/adapters/scenarios/nats-delete-past-max-deliver.yaml": 10,
     "tests/adapters/scenarios/nats-paused-pull-waits-for-resume.yaml": 5,
+    "tests/adapters/scenarios/artemis-large-ttl-expires-at-once.yaml": 3,
 }
 
 #: the shipped scenarios -> the steps before the one that gives the bug its shape (the nack at the
@@ -135,6 +136,7 @@ BEFORE_SHAPE = {
     "tests/adapters/scenarios/nats-overflow-either-threshold-serves.yaml": 7,
     "tests/adapters/scenarios/nats-delete-past-max-deliver.yaml": 9,
     "tests/adapters/scenarios/nats-paused-pull-waits-for-resume.yaml": 4,
+    "tests/adapters/scenarios/artemis-large-ttl-expires-at-once.yaml": 2,
 }
 
 #: the shipped registry, loaded once for the tests that only read it

@@ -113,6 +113,25 @@ def _last_advance(trace: Sequence[TraceStep]) -> int | None:
     return next((i for i in range(len(trace) - 1, -1, -1) if trace[i].op == "advance"), None)
 
 
+#: the first TTL a signed 32-bit read turns negative (2**31 ms)
+SIGNED_INT_TTL_MS: Final = 2**31
+
+
+def _ttl_beyond_signed_int(trace: Sequence[TraceStep]) -> bool:
+    """At or before the failing step, a message sent with a TTL of its own of 2**31 ms or more (above a
+    signed 32-bit int: a broker that reads it so gets a negative TTL), which the model still stores
+    at the failing step (ready or held): the implementation expired it at once, not days later."""
+    if not trace:
+        return False
+    large: set[str] = set()
+    for step in trace:
+        if step.op in ("send", "send_batch") and isinstance(step.args, Mapping) \
+                and int(step.args.get("ttl_ms") or 0) >= SIGNED_INT_TTL_MS:
+            large.update(_ids(step))
+    last = trace[-1]
+    return any(large & _stored(last, queue) for queue in last.queues)
+
+
 def _max_age_expiry_due(trace: Sequence[TraceStep]) -> bool:
     """The last advance at or before the failing step is one at which the model expired a message by
     the queue's message TTL (JetStream ``max_age``): one sent without a TTL of its own, or with a
@@ -509,6 +528,7 @@ SHAPES: Final[Mapping[str, Callable[[Sequence[TraceStep]], bool]]] = {
     "overflow-both-thresholds": _overflow_both_thresholds,
     "removed-past-max-deliver": _removed_past_max_deliver,
     "paused-pull-served": _paused_pull,
+    "ttl-beyond-signed-int": _ttl_beyond_signed_int,
 }
 
 

@@ -33,9 +33,13 @@ from ..queue_machine import QUEUE_CHECKS, WHICH, QueueMachine
 ADVANCE_MS = 1500
 #: the queue TTL: over after two advances, not after one
 QUEUE_TTL_MS = 2000
-#: per-message TTLs: over after one advance, or after three (whole seconds: a JetStream Nats-TTL is
-#: whole seconds, at least one)
-MESSAGE_TTLS = (1000, 4000)
+#: a per-message TTL above 2**31 - 1 ms (about 24.9 days: never over in an example): the AMQP header's
+#: ttl is an unsigned 32-bit count of milliseconds, so a broker must not read it as a signed int
+#: (EXPIRY-2); whole seconds, as a Nats-TTL must be
+LARGE_TTL_MS = 2_147_484_000
+#: per-message TTLs: over after one advance, or after three, or never in an example (whole seconds: a
+#: JetStream Nats-TTL is whole seconds, at least one)
+MESSAGE_TTLS = (1000, 4000, LARGE_TTL_MS)
 #: batches stay short here: on a broker every send takes real time while the logical clock stands
 #: still, and 25 sends with their confirms and observations ate the 500 ms margin (a campaign measured it)
 SHORT_BATCH = st.sampled_from([3, 8])

@@ -33,7 +33,7 @@ cannot express either: n/a, not unknown, since the release answered.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -106,10 +106,13 @@ def baseline(examples: Sequence[Example], claimed: ModelOptions, adapter: Adapte
     return kept
 
 
-def attribute(example: Example, step: int, what: str, corpus: Sequence[Example] = ()) -> str | None:
+def attribute(example: Example, step: int, what: str, corpus: Sequence[Example] = (),
+              declared: Collection[str] = ()) -> str | None:
     """The check of `example` that a replay differing at `step` in `what` speaks for (see the module
     docstring; `corpus`: the area's examples, for a counterexample's); None for an example that made
-    no check."""
+    no check. `declared`: the area's checks; a field no check of the example names or compared speaks
+    for the area's ``counters.<field>`` (the per-step counter comparison, which the example's check log
+    does not list), never for the check made at that step on something else (a send's result)."""
     field = "" if what in ("", "result") else what.rsplit(" ", 1)[-1]
     if example.failing:
         own = [f for _, name, f in example.checks if name == example.failing]
@@ -123,6 +126,8 @@ def attribute(example: Example, step: int, what: str, corpus: Sequence[Example] 
         named = named or [c for c in example.checks if c[2] == field]
         if named:
             return min(named, key=lambda c: (c[0] < step, abs(c[0] - step)))[1]
+        if f"counters.{field}" in declared:
+            return f"counters.{field}"
     else:
         at = [c for c in later if c[0] == step and not c[2]]
         if at:
@@ -217,7 +222,7 @@ def replay_area(area: str, examples: Sequence[Example], adapter_factory: Callabl
         if not diverges:
             result.checked |= example.covered()
             continue
-        check = attribute(example, got.step, got.what, examples)
+        check = attribute(example, got.step, got.what, examples, declared=table)
         result.replays[-1]["check"] = check
         # what the replay evidenced: the checks made before the step that differs, and the check
         # that differs there; the example's later checks (a counterexample's own one among them when

@@ -147,6 +147,8 @@ class BrokerCore:
         def _subscribe(self, queue: QueueState, consumer: ConsumerState) -> None: ...  # consumer_prio
         def _unsubscribe(self, queue: QueueState, consumer: ConsumerState) -> None: ...  # consumer_prio
         def _dispatch_order(self, queue: QueueState) -> list[int]: ...  # consumer_priority
+        @staticmethod
+        def _served(queue: QueueState, consumer: ConsumerState) -> None: ...  # consumer_priority
         def _return_all(self, consumer: ConsumerState, delay: bool) -> None: ...  # redelivery
         def _return(self, queue: QueueState, ref: Ref, *, undo: bool, delay: bool,
                     placement: ReturnPlacement, ring_check: bool,

@@ -4,8 +4,9 @@ next message.
 Implements DELIVERY-25 (a consumer's `priority`: consumers of higher priority are offered messages
 first while they have room, the profile's consumer_rotation (DELIVERY-24) ordering consumers of equal
 priority) and DELIVERY-26 (a queue declared `single_active_consumer`: only its active consumer is
-offered messages; when it goes, the profile's `single_active_next` picks the next one, and under
-`priority_takeover` a new consumer of higher priority takes over at once).
+offered messages; when it goes, the profile's `single_active_next` picks the next one, under
+`priority_takeover` a new consumer of higher priority takes over at once, and under `dispatch` the
+active one is whichever consumer a dispatch serves while none is active).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ class ConsumerOrderMixin(BrokerCore):
         queue.consumers.append(consumer)
         if self.options.cursor_restarts_on_add and self.options.consumer_rotation == "cursor":
             queue.next_consumer = 0  # DELIVERY-24: Artemis QueueConsumersImpl#add, a fresh iterator
-        if queue.config.single_active_consumer and queue.active is None:
+        if queue.config.single_active_consumer and queue.active is None and not self._at_dispatch():
             queue.active = consumer  # DELIVERY-26: the first consumer is the active one
         elif queue.config.single_active_consumer and self._takes_over(queue.active, consumer):
             queue.active = consumer
@@ -61,19 +62,36 @@ class ConsumerOrderMixin(BrokerCore):
         "priority_takeover", ActiveMQ Queue#removeSubscription: the first of the highest priority in
         its consumer list, sorted by priority and otherwise in subscription order, since
         Queue#doActualDispatch never rotates the exclusive consumer it served, DELIVERY-24)."""
-        if not queue.consumers:
-            return None
+        if not queue.consumers or self._at_dispatch():
+            return None  # "dispatch": the next dispatch picks it (_served)
         if self.options.single_active_next in ("priority", "priority_takeover"):
             return min(queue.consumers, key=lambda c: (-c.config.priority, c.registered))
         return min(queue.consumers, key=lambda c: c.registered)
 
     def _dispatch_order(self, queue: QueueState) -> list[int]:
         """Indexes of the consumers to offer the next message to, in order: DELIVERY-26 only the
-        active consumer; DELIVERY-25 higher priority first, the rotation's order among equals."""
+        active consumer, or with none active yet ("dispatch") the consumer list's order, whatever the
+        rotation (QueueConsumersImpl#add and #remove give the dispatch loop a new iterator from the
+        first consumer); DELIVERY-25 higher priority first, the rotation's order among equals."""
         consumers = queue.consumers
         if queue.active is not None:
             return [consumers.index(queue.active)]
         n = len(consumers)
+        if queue.config.single_active_consumer:  # "dispatch": none active yet, the consumer list's order
+            return sorted(range(n), key=lambda i: (-consumers[i].config.priority, consumers[i].registered))
         start = queue.next_consumer if self.options.consumer_rotation == "cursor" else 0
         order = [(start + k) % n for k in range(n)]
         return sorted(order, key=lambda i: -consumers[i].config.priority)  # stable: rotation kept
+
+    def _at_dispatch(self) -> bool:
+        """DELIVERY-26 single_active_next "dispatch" (Artemis exclusive queues): no consumer is made
+        active at a subscription or a close; the next dispatch makes one (:meth:`_served`)."""
+        return self.options.single_active_next == "dispatch"
+
+    @staticmethod
+    def _served(queue: QueueState, consumer: ConsumerState) -> None:
+        """DELIVERY-26 "dispatch": the consumer a dispatch serves while a single_active_consumer queue
+        has no active one becomes it (QueueImpl#handleMessageGroup sets exclusiveConsumer), the first
+        with room in :meth:`_dispatch_order`; it stays active until it goes."""
+        if queue.config.single_active_consumer and queue.active is None:
+            queue.active = consumer

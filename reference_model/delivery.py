@@ -182,7 +182,7 @@ class DeliveryMixin(BrokerCore):
         leaves = rotation in ("active_queue", "service_queue")
         if leaves:
             self._rejoin_rotation(queue)
-        ordered = queue.prioritised or queue.active is not None
+        ordered = queue.prioritised or queue.config.single_active_consumer
         while listed and consumers:
             # EXPIRY-4: each delivery may expose a head past its time, which leaves before the next
             # delivery (rabbit_amqqueue_process fetch -> drop_expired_msgs; rabbit_fifo checkout_one)
@@ -213,6 +213,7 @@ class DeliveryMixin(BrokerCore):
                         continue
                     self._take(queue, consumer, ref)
                 self._push(queue, consumer, ref)
+                self._served(queue, consumer)  # DELIVERY-26 "dispatch": it becomes the active one
                 if rotation == "cursor":
                     queue.next_consumer = (index + 1) % n
                 else:  # DELIVERY-24: the consumer served goes to the end of the list

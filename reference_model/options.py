@@ -104,8 +104,11 @@ class ModelOptions:
     #: active one goes: "registration" (the earliest registered: rabbit_fifo's waiting list) or
     #: "priority" (the highest priority, the earliest registered among equals: RabbitMQ classic);
     #: "priority_takeover" (ActiveMQ Classic exclusive consumers: as "priority", and a new consumer of
-    #: higher priority, or 127, takes over at once).
-    single_active_next: Literal["registration", "priority", "priority_takeover"] = "registration"
+    #: higher priority, or 127, takes over at once); "dispatch" (Artemis exclusive queues: no consumer
+    #: is active until a message is dispatched, then the first consumer with room in the consumer list,
+    #: the highest priority and the earliest registered among equals, takes it and stays active until it
+    #: goes: QueueImpl#deliver, #handleMessageGroup, QueueConsumersImpl over a PriorityCollection).
+    single_active_next: Literal["registration", "priority", "priority_takeover", "dispatch"] = "registration"
     #: DELIVERY-26: when the active consumer of a single_active_consumer queue closes, is the next one
     #: activated and served *before* what the closed one held returns? False (Artemis, RabbitMQ
     #: classic: the returns come first, at the head); True (RabbitMQ quorum: a client's close is

@@ -87,9 +87,10 @@ def test_a_channel_error_hands_the_active_turn_over() -> None:
 
 @pytest.mark.rules("DELIVERY-25", "DELIVERY-26")
 def test_profiles_without_the_features_refuse_them() -> None:
-    artemis = Broker(profile("artemis"))
+    hornetq = Broker(profile("hornetq"))
     with pytest.raises(Unsupported):
-        artemis.declare_queue(QueueConfig("q", single_active_consumer=True))
+        hornetq.declare_queue(QueueConfig("q", single_active_consumer=True))
+    artemis = Broker(profile("artemis"))
     artemis.declare_queue(QueueConfig("q"))
     with pytest.raises(Unsupported):
         artemis.open_consumer(ConsumerConfig("c", "q", priority=1))
@@ -112,3 +113,70 @@ def test_priorities_with_a_cursor_rotation() -> None:
     for m in ("m1", "m2", "m3"):
         b.send("q", Message(m))
     assert [b.receive(c) for c in ("h1", "h2", "h1", "low")] == ["m1", "m2", "m3", None]
+
+
+@pytest.mark.rules("DELIVERY-26")
+def test_artemis_returns_before_the_handover() -> None:
+    """The Artemis regression scenario (observed on 2.40.0 and 2.56.0) holds on the artemis profile; a
+    handover before the returns (RabbitMQ quorum's single_active_handover_first) fails it at the
+    close, step 8."""
+    scenario = load(OBSERVED / "artemis-exclusive-queue-handover.yaml")
+    claimed = profile("artemis")
+    assert run_scenario(scenario, ReferenceAdapter(options=claimed)).verdict == "pass"
+    handover_first = claimed.evolve(single_active_handover_first=True)
+    first = run_scenario(scenario, ReferenceAdapter(options=handover_first))
+    assert (first.verdict, first.step) == ("fail", 8)
+
+
+def _exclusive(next_rule: str) -> Broker:
+    """An artemis broker with consumer priorities (not offered by its profile yet, DELIVERY-25) and
+    the given single_active_next, its queue q single_active_consumer."""
+    options = profile("artemis")
+    features = options.features | {"consumer_priority"}
+    b = Broker(options.evolve(features=features, single_active_next=next_rule))
+    b.declare_queue(QueueConfig("q", single_active_consumer=True))
+    return b
+
+
+@pytest.mark.rules("DELIVERY-26")
+def test_at_dispatch_the_first_of_the_consumer_list_becomes_active() -> None:
+    """single_active_next "dispatch" (Artemis): nobody is active until a message is dispatched; then
+    the highest priority consumer present (not the first to subscribe, as under "priority") takes it
+    and keeps its turn against a later consumer of higher priority; when it closes, what it held goes
+    to the highest priority consumer left, the earliest registered among equals."""
+    got: dict[str, list[str | None]] = {}
+    for rule in ("dispatch", "priority"):
+        b = _exclusive(rule)
+        for name, prio in (("low", 0), ("high", 5)):
+            b.open_consumer(ConsumerConfig(name, "q", priority=prio, **PREFETCH))  # type: ignore[arg-type]
+        b.send("q", Message("m1"))
+        got[rule] = [b.receive("low"), b.receive("high")]
+    assert got == {"dispatch": [None, "m1"], "priority": ["m1", None]}
+    b = _exclusive("dispatch")
+    b.open_consumer(ConsumerConfig("a", "q", **PREFETCH))  # type: ignore[arg-type]
+    b.send("q", Message("m1"))
+    for name, prio in (("b", 0), ("top", 9), ("c", 9)):
+        b.open_consumer(ConsumerConfig(name, "q", priority=prio, **PREFETCH))  # type: ignore[arg-type]
+    b.send("q", Message("m2"))
+    assert [b.receive(c) for c in ("top", "a", "a")] == [None, "m1", "m2"]
+    b.close("a")
+    assert [b.receive(c) for c in ("b", "c", "top", "top")] == [None, None, "m1", "m2"]
+
+
+@pytest.mark.rules("DELIVERY-26")
+def test_at_dispatch_a_close_with_nothing_to_return_leaves_nobody_active() -> None:
+    """"dispatch": the active consumer closes holding nothing and nothing is pending, so no dispatch
+    picks the next: a consumer of higher priority that subscribes before the next message gets it;
+    under "priority" the close made the waiting consumer of priority 5 active already."""
+    got: dict[str, list[str | None]] = {}
+    for rule in ("dispatch", "priority"):
+        b = _exclusive(rule)
+        b.open_consumer(ConsumerConfig("a", "q", **PREFETCH))  # type: ignore[arg-type]
+        b.send("q", Message("m1"))
+        assert b.receive("a") == "m1" and b.ack("a", "m1") == "ok"
+        b.open_consumer(ConsumerConfig("mid", "q", priority=5, **PREFETCH))  # type: ignore[arg-type]
+        b.close("a")
+        b.open_consumer(ConsumerConfig("top", "q", priority=9, **PREFETCH))  # type: ignore[arg-type]
+        b.send("q", Message("m2"))
+        got[rule] = [b.receive("mid"), b.receive("top")]
+    assert got == {"dispatch": [None, "m2"], "priority": ["m2", None]}

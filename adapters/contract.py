@@ -60,6 +60,10 @@ EXTRA_CAPABILITIES = frozenset(
      # several consumers of one queue, each with its own window and max_unacked (DELIVERY-5); without
      # it the extra consumers of a queue share the first one's settings and none has max_unacked
      "independent_consumers",
+     # DELIVERY-26: the consumers of a single_active_consumer queue each have their own window and
+     # max_unacked even without independent_consumers (only the active one is served, so what keeps
+     # them from being independent on another queue, e.g. a nack's return racing its credit, cannot meet)
+     "independent_single_active",
      # DELIVERY-22: an ack/nack of a message the consumer does not hold reaches the broker, and the
      # adapter reports the broker's answer (and its consequences) as the claimed profile models them
      "invalid_ack",

@@ -261,6 +261,8 @@ class ArtemisAdapter(ArtemisObservation):
                 with contextlib.suppress(Exception):  # the broker is gone: nothing to close cleanly
                     conn.close()
         self.conn, self.block_conn, self.sender_links, self.consumers = None, None, {}, {}
+        for queue in self.queues.values():
+            queue.active = None  # DELIVERY-26: no exclusive consumer survives a restart
         try:
             broker.start()
             self._broker_pid = broker.pid
@@ -283,6 +285,8 @@ class ArtemisAdapter(ArtemisObservation):
         if config.cumulative_ack:
             raise Unsupported("cumulative acks (AMQP settles one delivery at a time)")
         mode, credit = self._consumer_mode(config)
+        if queue.exclusive and mode == "pull":  # as the model: no pull consumer on such a queue
+            raise Unsupported("a pull consumer on a single_active_consumer (exclusive) queue")
         handler = _Receiver()
         link = self.conn.create_receiver(f"{queue.physical_address}::{queue.physical}", credit=0,
                                          handler=handler,
@@ -329,6 +333,9 @@ class ArtemisAdapter(ArtemisObservation):
     @operation
     def close_consumer(self, consumer: str) -> None:
         state = self._forget_consumer(consumer)
+        queue = self.queues[state.queue]
+        if queue.active == state.name:  # DELIVERY-26: the next dispatch picks the next exclusive one
+            queue.active = None
         state.link.close()
         # what the link held returns on the broker's own time (ProtonServerSenderContext#close runs
         # later): in flight until the count is back at the difference taken as at rest

@@ -214,6 +214,8 @@ class ArtemisDeclarations(ArtemisSettling):
             raise Refused("ring_size must be -1 or >= 0")
         if config.redelivery_delay_ms:
             raise Unsupported(self._why("redelivery_delay"))
+        if config.single_active_consumer and "single_active_consumer" not in self.capabilities:
+            raise Unsupported(self._why("single_active_consumer"))
         address = self._ensure_address(config.address_name, shared=config.address is not None)
         if address.routing == "ANYCAST" and address.queues:
             raise Unsupported("a second queue on another queue's own (anycast) address")
@@ -232,12 +234,14 @@ class ArtemisDeclarations(ArtemisSettling):
             body.update({"last-value": True, "last-value-key": config.last_value_key})
         if config.non_destructive:
             body["non-destructive"] = True
+        if config.single_active_consumer:  # DELIVERY-26: an exclusive queue (QueueConfiguration EXCLUSIVE)
+            body["exclusive"] = True
         mgmt = self._mgmt()
         mgmt.exec(mgmt.broker, "createQueue(java.lang.String,boolean)", json.dumps(body), False)
         address.queues.append(config.name)
         self.queues[config.name] = _Queue(config.name, physical, address.name, address.physical,
                                           address.routing.lower(), config.non_destructive,
-                                          config.last_value_key)
+                                          config.last_value_key, exclusive=config.single_active_consumer)
 
     def _queue_settings(self, config: QueueConfig) -> dict[str, Any]:
         """REDELIVERY-*: the address settings a queue declaration stands for."""

@@ -14,6 +14,11 @@ MIN_VERSION = "2.18.0"
 JSON_SETTINGS_SINCE = "2.32.0"
 #: QueueControl#deliverScheduledMessage(id), ARTEMIS-3872 (commit 63966dcc56, first in 2.25.0)
 DELIVER_SCHEDULED_SINCE = "2.25.0"
+#: DELIVERY-26 on an exclusive queue: a closing consumer's deliveries return before its exclusive turn
+#: is released, ServerConsumerImpl#close cancelling before removeItself (ARTEMIS-4410, commit
+#: b11945e0c7, 2.31.0) and QueueImpl#removeConsumer releasing after the operation context completes
+#: (ARTEMIS-4480, commit 91fd12ad1f, 2.32.0)
+SINGLE_ACTIVE_SINCE = "2.32.0"
 
 CAPABILITIES = frozenset({
     "queues", "ring", "set_ring_size", "priorities", "nack", "dead_letter", "delivery_count",
@@ -43,6 +48,10 @@ CAPABILITIES = frozenset({
     # SCHED-1..6, 9..11: annotation x-opt-delivery-time; due messages are fired at their logical due
     # time through management (see _fire), in the broker's scheduler order and head placement
     "scheduling",
+    # DELIVERY-26 exclusive queues (QueueConfiguration exclusive): only the consumer the first dispatch
+    # served is given messages; the others wait (not pull consumers). Their consumers are independent:
+    # a returned message can go to the exclusive consumer only, so the nack race above does not meet
+    "single_active_consumer", "independent_single_active",
 })
 #: address-full policies offered
 POLICIES = ("PAGE", "DROP", "FAIL", "BLOCK")
@@ -57,15 +66,18 @@ class Features:
     58 arguments (POSITIONAL_SETTINGS), which has no maxSizeMessages, maxReadPageBytes,
     maxReadPageMessages, prefetchPage*, pageLimit* or pageFullMessagePolicy.
     ``deliver_scheduled``: QueueControl#deliverScheduledMessage (2.25.0+, ARTEMIS-3872), how the
-    adapter fires a scheduled message at its logical due time."""
+    adapter fires a scheduled message at its logical due time. ``single_active``: exclusive queues
+    whose closing consumer's deliveries return before the next exclusive one is chosen (2.32.0+)."""
 
     json_settings: bool
     deliver_scheduled: bool
+    single_active: bool
 
     @classmethod
     def of(cls, version: str) -> Features:
         return cls(json_settings=at_least(version, JSON_SETTINGS_SINCE),
-                   deliver_scheduled=at_least(version, DELIVER_SCHEDULED_SINCE))
+                   deliver_scheduled=at_least(version, DELIVER_SCHEDULED_SINCE),
+                   single_active=at_least(version, SINGLE_ACTIVE_SINCE))
 
     def missing(self) -> dict[str, str]:
         """The capabilities this release cannot have, each with why."""
@@ -81,6 +93,11 @@ class Features:
         if not self.deliver_scheduled:
             why["scheduling"] = ("scheduling before 2.25 (no QueueControl#deliverScheduledMessage, "
                                  "ARTEMIS-3872: the adapter cannot fire a message at its logical due time)")
+        if not self.single_active:
+            why["single_active_consumer"] = why["independent_single_active"] = (
+                "exclusive queues before 2.32 (a closing consumer's exclusive turn was released before, "
+                "or racing with, the return of what it held, ARTEMIS-4410 and ARTEMIS-4480: the next "
+                "consumer could be served from the queue first)")
         return why
 
 

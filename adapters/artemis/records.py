@@ -97,6 +97,10 @@ class _Queue:
     non_destructive: bool = False
     #: a last-value queue's key property (LASTVALUE-*), None on any other queue
     last_value_key: str | None = None
+    #: DELIVERY-26: an exclusive queue, and the consumer the broker made its exclusive one as far as
+    #: the adapter saw (the one a delivery arrived on; None until then and after it closed)
+    exclusive: bool = False
+    active: str | None = None
     #: DeliveringCount less what the links hold when a settle last ran out its bound (a broker whose
     #: count stays off, e.g. after a nack at the delivery limit): later settles take that difference
     #: as at rest too instead of waiting out their bound after every operation

@@ -82,7 +82,7 @@ class ArtemisSettling(ArtemisClient):
             counts = None
             held = sum(c.holding() + len(c.handler.arrived) for c in consumers)
             pending = queue.pending(state)
-            credit = sum(c.link.link.credit for c in consumers)
+            credit = self._dispatch_credit(queue, consumers)
             late = time.monotonic() > deadline
             rest = queue.applied if returning else queue.at_rest
             at_rest = rest(state["DeliveringCount"], held, late) \
@@ -105,6 +105,22 @@ class ArtemisSettling(ArtemisClient):
             if late:
                 return
             self._pump(0.003)
+
+    @staticmethod
+    def _dispatch_credit(queue: _Queue, consumers: list[Any]) -> int:
+        """The credit a pending message can be dispatched on: every link's of the queue; on an
+        exclusive queue (DELIVERY-26) only the exclusive consumer's once the broker chose it, which
+        the adapter learns from the link a delivery arrived on (QueueImpl#handleMessageGroup makes the
+        consumer a dispatch serves while none is exclusive the exclusive one, and only it is served
+        until it closes): the others wait with credit while messages are pending, at rest."""
+        if queue.exclusive:
+            served = [c for c in consumers if c.holding() or c.handler.arrived]
+            if served:
+                queue.active = served[0].name
+            chosen = [c for c in consumers if c.name == queue.active]
+            if chosen:
+                return int(chosen[0].link.link.credit)
+        return sum(int(c.link.link.credit) for c in consumers)
 
     def _confirm_credit(self, queue: _Queue) -> None:
         """One AMQP round trip on the connection (a sender link attached and closed): the broker

@@ -113,18 +113,22 @@ def test_an_unserved_or_too_old_release_is_one_line() -> None:
 
 def test_capabilities_follow_the_release() -> None:
     """Before 2.32 settings go through the positional addAddressSettings (no read budget, no page
-    limits): PAGE and page limits are not claimed; before 2.25 no deliverScheduledMessage: no scheduling."""
+    limits): PAGE and page limits are not claimed; before 2.25 no deliverScheduledMessage: no scheduling;
+    before 2.32 a closing exclusive consumer's turn is not released after its returns: no single active
+    consumer (DELIVERY-26)."""
     from mqconform.adapters.artemis.declarations import POSITIONAL_OPERATION
     from mqconform.adapters.artemis.features import CAPABILITIES
 
     assert POSITIONAL_OPERATION.count(",") == 57
     missing = {v: CAPABILITIES - ArtemisAdapter(version=v).capabilities
                for v in ("2.18.0", "2.21.0", "2.26.0", "2.31.2", "2.32.0", "2.40.0")}
-    assert missing["2.18.0"] == missing["2.21.0"] == {"paging", "page_limits", "scheduling"}
-    assert missing["2.26.0"] == missing["2.31.2"] == {"paging", "page_limits"}
+    exclusive = {"single_active_consumer", "independent_single_active"}
+    assert missing["2.18.0"] == missing["2.21.0"] == {"paging", "page_limits", "scheduling"} | exclusive
+    assert missing["2.26.0"] == missing["2.31.2"] == {"paging", "page_limits"} | exclusive
     assert missing["2.32.0"] == missing["2.40.0"] == set()
     old = ArtemisAdapter(version="2.21.0")
     assert "ARTEMIS-3872" in old._why("scheduling") and "2.32" in old._why("paging")
+    assert "ARTEMIS-4480" in old._why("single_active_consumer")
 
 
 def test_same_names_do_not_meet(artemis: ArtemisAdapter, namespace: str) -> None:

@@ -118,3 +118,28 @@ def test_a_page_address_settles_on_two_unmoved_looks_with_paged_messages_pending
     assert looks == 2 and took < 0.25
     looks, took = settle("DROP")
     assert looks > 2 and took >= 0.5  # pending with credit: waits out the bound
+
+
+def test_an_exclusive_queue_counts_only_its_exclusive_consumers_credit() -> None:
+    """DELIVERY-26: messages pending while the waiting consumers of an exclusive queue keep their credit
+    is at rest once a delivery showed which consumer the broker made exclusive (only its credit
+    counts); before that, and after it closed, every link's credit counts (the broker will dispatch)."""
+    from types import SimpleNamespace
+    from typing import Any
+
+    from mqconform.adapters.artemis.settling import ArtemisSettling
+
+    def consumer(name: str, credit: int, arrived: int) -> Any:
+        return SimpleNamespace(name=name, link=SimpleNamespace(link=SimpleNamespace(credit=credit)),
+                               handler=SimpleNamespace(arrived=[object()] * arrived), holding=lambda: 0)
+
+    queue = _Queue("q", "mqc-q", "q", "mqc-q", exclusive=True)
+    waiting = [consumer("c1", 2, 0), consumer("c2", 2, 0)]
+    assert ArtemisSettling._dispatch_credit(queue, waiting) == 4 and queue.active is None
+    served = [consumer("c1", 0, 2), consumer("c2", 2, 0)]
+    assert ArtemisSettling._dispatch_credit(queue, served) == 0 and queue.active == "c1"
+    acked = [consumer("c1", 2, 0), consumer("c2", 2, 0)]
+    assert ArtemisSettling._dispatch_credit(queue, acked) == 2  # c1 stays the exclusive one
+    assert ArtemisSettling._dispatch_credit(queue, acked[1:]) == 2  # c1 closed: every link's
+    shared = _Queue("s", "mqc-s", "s", "mqc-s")
+    assert ArtemisSettling._dispatch_credit(shared, served) == 2 and shared.active is None

@@ -359,7 +359,9 @@ class QueueMachine(QueueDrain):
         queue = queues[which % len(queues)]
         taken = self.consumers_on(queue)
         settings = consumer_settings(self.caps, mode)
-        if taken and not self.can("independent_consumers"):
+        independent = self.can("independent_consumers") or (
+            queue in self.single_active and self.can("independent_single_active"))  # DELIVERY-26
+        if taken and not independent:
             # e.g. JetStream: the consumers of a queue share one durable, whose max_ack_pending caps
             # them together; the model can say that only of consumers without a max_unacked
             settings = {k: v for k, v in self.consumer_args[taken[0]].items() if k not in ("name", "queue")}

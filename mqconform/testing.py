@@ -21,7 +21,8 @@ from typing import Any
 import attrs
 
 from mqconform.adapters.contract import Adapter
-from mqconform.conformance.exploring.runner import Finding, MachineResult, scenario_text
+from mqconform.conformance.exploring.counterexamples import scenario_text
+from mqconform.conformance.exploring.runner import Finding, MachineResult
 from mqconform.conformance.plan import RunPlan
 from mqconform.conformance.run import Run
 

@@ -20,7 +20,8 @@ from mqconform.history import RunDirectory
 from mqconform.reference_model.options import ModelOptions
 
 from .execution import AreaJob, Watch, _unwatched, record_outcomes, run_area_job, run_areas, shutdown
-from .exploring.runner import MachineResult, write_counterexample
+from .exploring.counterexamples import write_counterexample
+from .exploring.runner import MachineResult
 from .judging.deviations import Registry
 from .judging.verdict import Judge, Verdict
 from .plan import RunPlan

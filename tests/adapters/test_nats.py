@@ -334,8 +334,9 @@ def test_suite_finds_discard_old_evicting_an_unacked_message_under_artemis(
     from hypothesis import settings
 
     from mqconform.conformance.exploring import settings as suite_settings
+    from mqconform.conformance.exploring.counterexamples import write_counterexample
     from mqconform.conformance.exploring.machines.ring import RingMachine
-    from mqconform.conformance.exploring.runner import run_machine, write_counterexample
+    from mqconform.conformance.exploring.runner import run_machine
     from mqconform.history import RunDirectory
     from mqconform.reference_model.profiles import profile
 

@@ -278,8 +278,9 @@ def test_suite_finds_trimmed_entries_left_in_the_pel_under_artemis(namespace: st
     from hypothesis import settings
 
     from mqconform.conformance.exploring import settings as suite_settings
+    from mqconform.conformance.exploring.counterexamples import write_counterexample
     from mqconform.conformance.exploring.machines.ring import RingMachine
-    from mqconform.conformance.exploring.runner import run_machine, write_counterexample
+    from mqconform.conformance.exploring.runner import run_machine
     from mqconform.history import RunDirectory
     from mqconform.reference_model.profiles import profile
 

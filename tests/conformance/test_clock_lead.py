@@ -211,8 +211,9 @@ steps:
 def test_a_timed_finding_s_scenario_keeps_its_margin() -> None:
     """The counterexample of a comparison made under a margin replays under it: on a loaded machine
     `mqconform scenario` then says UNKNOWN where the clock ran past it, never a false FAIL."""
+    from mqconform.conformance.exploring.counterexamples import scenario_text
     from mqconform.conformance.exploring.driver import Step
-    from mqconform.conformance.exploring.runner import Finding, scenario_text
+    from mqconform.conformance.exploring.runner import Finding
     from mqconform.scenario.loader import parse
 
     with pytest.raises(Violation) as raised:

@@ -11,10 +11,11 @@ import yaml
 from mqconform.adapters.reference import ReferenceAdapter
 from mqconform.cli import main
 from mqconform.conformance.exploring import settings as suite_settings
+from mqconform.conformance.exploring.counterexamples import write_counterexample
 from mqconform.conformance.exploring.driver import Violation
 from mqconform.conformance.exploring.registry import MACHINES
 from mqconform.conformance.exploring.replay import replay
-from mqconform.conformance.exploring.runner import Finding, run_machine, write_counterexample
+from mqconform.conformance.exploring.runner import Finding, run_machine
 from mqconform.history import RunDirectory
 from mqconform.reference_model.profiles import ARTEMIS
 from mqconform.selftest.mutants import MUTANTS

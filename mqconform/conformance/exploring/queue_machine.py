@@ -3,9 +3,8 @@
 Every queue machine opens 1-3 consumers per queue (the first in its set-up, more through `open_consumer`,
 each in a mode of :func:`.consumers.consumer_settings`), exercised one by one. `ack_invalid` sends the acks
 DELIVERY-8 says fail; batch steps (up to 25 messages) reach long queues within a short counterexample;
-ack_batch purges now and then (RING-29), ack nacks with a far delay (REDELIVERY-28). Each check and its
-rules: QUEUE_CHECKS. Each delivery's count is recorded as a ``delivery_count`` observation ``{"id",
-"count"}`` (the report's monotonicity check reads it)."""
+ack_batch purges now and then (RING-29), ack nacks with a far delay (REDELIVERY-28). Checks: QUEUE_CHECKS.
+Each delivery's count is a ``delivery_count`` observation ``{"id", "count"}`` (monotonic: a report check)."""
 
 from __future__ import annotations
 
@@ -27,12 +26,11 @@ BATCH = st.sampled_from([3, 8, 17, 25])
 MAX_CONSUMERS = 3
 #: the invalid acknowledgements ack_invalid generates (DELIVERY-8)
 INVALID_ACKS = ("second_ack", "never_delivered", "wrong_consumer", "after_close", "nack_acked")
-#: RING-29: the `which` of ack_batch that purges the queue instead (capability purge)
-PURGE_WHICH = 7
+#: RING-29: the `which` of ack_batch that purges the queue instead (capability purge); DELIVERY-31..33:
+#: the `index` of ack that deletes a message by id instead (capability delete)
+PURGE_WHICH, DELETE_INDEX = 7, 6
 #: REDELIVERY-28: the `index` of ack that nacks instead, with a delay beyond any example's time
 NACK_LATER_INDEX, NAK_DELAY_BEYOND_MS = 7, 3_600_000
-#: DELIVERY-31..33: the `index` of ack that deletes a message by id instead (capability delete)
-DELETE_INDEX = 6
 #: SCHED-13: the `size_index` of send that sends with a delivery time (logical ms) instead
 SCHEDULED_SEND_INDEX, UNSUPPORTED_DELIVERY_TIME_MS = 7, 60_000
 

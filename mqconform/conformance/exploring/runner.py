@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-import yaml
 from hypothesis import Verbosity, seed, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
 from hypothesis.errors import Flaky
@@ -234,23 +233,19 @@ def run_machine(base: type[ConformanceMachine], adapter_factory: Callable[[], Ad
                 progress: AreaProgress | None = None, skip_checks: Iterable[str] = (),
                 explain: Callable[[Finding], BugModel | None] | None = None,
                 part: Part = WHOLE, known: Callable[[Finding], bool] | None = None) -> MachineResult:
-    """Explore one machine against the adapter; see the module docstring. With `seed_value`,
-    Hypothesis draws its examples from that seed (`hypothesis.seed`): the same seed, settings and
-    adapter explore the same examples; it overrides `derandomize`. With `cap_real_time` (a run
-    whose example count the user did not set), a machine with REAL_TIME_SHARE > 1 runs that share of
-    the examples against an adapter whose ``real_time`` attribute is true (its advance sleeps).
-    Shrinking a failure stops after `shrink_seconds` (default: REAL_TIME_SHRINK_S on a real-time
-    adapter, whose every shrink step sleeps on the broker's clock; Hypothesis' own 300 s otherwise);
-    the finding then says it was cut and carries the smallest counterexample found until then.
-    `skip_checks`: checks not made at all (a test aiming at one difference among several).
-    `explain`: the bug model of the registered known bug that explains a finding (the verdict's
-    judge, mqconform.conformance.judging.verdict.Judge.bug_model), else None. The area then explores on
-    against the model with that bug, its check still made, so the known bug is one finding and what
-    lies behind it is still found; a finding no bug model explains disables its check as usual.
-    `known`: does a registered deviation explain a finding (default: `explain` gives a bug model)? A
-    violation it explains as found is not shrunk by Hypothesis (RunContext.known_bug).
-    `part`: one of several explorations of the area at once (mqconform.conformance.exploring.shards):
-    it explores its share of the examples from its own seed, names and history file."""
+    """Explore one machine against the adapter; see the module docstring. `seed_value`: Hypothesis
+    draws from that seed (the same seed, settings and adapter explore the same examples; it overrides
+    `derandomize`). `cap_real_time` (the user did not set the count): a machine with REAL_TIME_SHARE
+    > 1 runs that share of the examples against an adapter whose ``real_time`` is true (advance sleeps).
+    Shrinking stops after `shrink_seconds` (default REAL_TIME_SHRINK_S on a real-time adapter, whose
+    shrink steps sleep; else Hypothesis' 300 s): the finding says so, with the smallest found by then.
+    `skip_checks`: checks not made at all (a test aiming at one difference among several). `explain`:
+    the registered bug's model that explains a finding (Judge.bug_model), else None; the area then
+    explores on against that model, its check still made (one finding per known bug, what lies behind
+    it still found); a finding no bug model explains disables its check. `known`: does a registered
+    deviation explain a finding (default: `explain` gives a model)? Then it is not shrunk by
+    Hypothesis (RunContext.known_bug). `part`: one of several explorations of the area at once
+    (mqconform.conformance.exploring.shards), its share of the examples from its own seed and names."""
     stable_imports()
     result = MachineResult(base.area)
     probe = adapter_factory()
@@ -271,7 +266,6 @@ def run_machine(base: type[ConformanceMachine], adapter_factory: Callable[[], Ad
     started = time.perf_counter()
     ledger = TimeLedger()
     explored = 0  # the examples of the budget spent (each exploration's, up to its violation)
-    restarts = 0
     try:
         for rerun in range(max_reruns + 1):
             context = RunContext(adapter_factory, claimed, history, frozenset(disabled), ledger=ledger,
@@ -285,12 +279,8 @@ def run_machine(base: type[ConformanceMachine], adapter_factory: Callable[[], Ad
             t0 = time.perf_counter()
             found = _explore(_seeded(base, context, seed_value, rerun), context, result, quiet,
                              shrink_seconds, progress)
-            if (found is None and context.generation_flaky and restarts < GENERATION_RESTARTS
-                    and rerun < max_reruns):
-                # the examples until then held: explore the rest from another seed
-                restarts, explored = restarts + 1, explored + context.examples
-                result.restarts.append(result.unknown or "")
-                result.unknown = None
+            if found is None and _restarted(context, result, rerun < max_reruns):
+                explored += context.examples  # they held: the rest from another seed
                 if explored < budget:
                     continue
             if found is None:
@@ -316,6 +306,17 @@ def run_machine(base: type[ConformanceMachine], adapter_factory: Callable[[], Ad
     result.seconds = time.perf_counter() - started
     result.timing = ledger.summary(result.seconds)
     return result
+
+
+def _restarted(context: RunContext, result: MachineResult, rerun_left: bool) -> bool:
+    """Does an exploration that Hypothesis stopped for inconsistent data generation, no violation
+    seen, start again (GENERATION_RESTARTS, each one of the reruns)? Then the area is not unknown for
+    it, and `result.restarts` says why it restarted."""
+    if not (context.generation_flaky and rerun_left and len(result.restarts) < GENERATION_RESTARTS):
+        return False
+    result.restarts.append(result.unknown or "")
+    result.unknown = None
+    return True
 
 
 def _seeded(base: type[ConformanceMachine], context: RunContext, part_seed: int | None,
@@ -506,56 +507,6 @@ def _close_quietly(context: RunContext) -> None:
     if machine is not None:
         with contextlib.suppress(Exception):  # best effort cleanup after an aborted example
             machine.adapter.close()
-
-
-def scenario_text(finding: Finding, profile: str) -> str:
-    """The finding as a self-checking scenario file: each step expects what the claimed profile's
-    model says (its result, and the counters and pending order of every queue after it)."""
-    from mqconform.reference_model.profiles import profile as load_profile
-    from mqconform.scenario import ModelRejected, annotate
-
-    raw = [s.as_scenario() for s in finding.steps]
-    claimed = load_profile(profile)
-    try:
-        steps = annotate(raw, claimed.evolve(**finding.options) if finding.options else claimed)
-    except ModelRejected:
-        steps = raw  # cannot happen for steps the machine ran on the same model; keep the raw form
-    options: dict[str, Any] = {"options": dict(finding.options)} if finding.options else {}
-    if finding.clock_lead_limit_ms is not None:
-        options["clock_lead_limit_ms"] = finding.clock_lead_limit_ms
-    return yaml.safe_dump({"profile": profile, **options, "steps": steps}, sort_keys=False,
-                          default_flow_style=None, width=110)
-
-
-def write_counterexample(run: RunDirectory, finding: Finding, adapter_name: str,
-                         adapter_options: dict[str, Any], profile: str, index: int) -> None:
-    """Write the finding as a self-checking scenario file and as a plain pytest test.
-
-    Each scenario step expects what the claimed profile's model says (its result, and the counters
-    and pending order of every queue after it), so `mqconform scenario FILE --adapter X` exits 1 at
-    the step where the implementation diverges.
-    """
-    stem = f"{finding.machine}-{index}-{finding.check.replace('.', '_')}"
-    raw = [s.as_scenario() for s in finding.steps]
-    header = (f"# Counterexample: {finding.check} ({', '.join(finding.rules)})\n"
-              f"# {' '.join(finding.message.split())}\n"
-              f"# Replay: mqconform scenario {stem}.yaml --adapter {adapter_name}\n")
-    scenario_path = run.path / "counterexamples" / f"{stem}.yaml"
-    scenario_path.parent.mkdir(parents=True, exist_ok=True)
-    scenario_path.write_text(header + scenario_text(finding, profile))
-    program = (
-        f'"""Counterexample found by mqconform against {adapter_name}: {finding.check} '
-        f'({", ".join(finding.rules)}).\n\n{finding.message}\n"""\n\n'
-        "from mqconform.conformance.exploring.replay import replay\n\n"
-        f"STEPS = {raw!r}\n\n\n"
-        "def test_counterexample() -> None:\n"
-        f"    replay(adapter={adapter_name!r}, adapter_options={adapter_options!r}, "
-        f"profile={profile!r}, steps=STEPS)\n"
-    )
-    program_path = run.path / "counterexamples" / f"test_{stem.replace('-', '_')}.py"
-    program_path.write_text(program)
-    finding.scenario_path = str(scenario_path.relative_to(run.path))
-    finding.program_path = str(program_path.relative_to(run.path))
 
 
 def database(run_path: Path, part: Part = WHOLE) -> DirectoryBasedExampleDatabase:

@@ -145,6 +145,15 @@ class _Queue:
         if at_once and value is not None:
             self.latest[str(value)] = msg_id
 
+    def fired(self, message: dict[str, Any]) -> None:
+        """A scheduled message of this last-value queue fired now (`message`: its listScheduledMessages
+        map): LastValueQueue#addHead(ref, scheduling=true) makes it its value's current message and the
+        delivery pass prunes a later send of that value, so it is the value's latest from now on (of
+        several fired together, the last placed)."""
+        value = message.get(self.last_value_key) if self.last_value_key is not None else None
+        if value is not None:
+            self.latest[str(value)] = str(message.get(ID_PROPERTY))
+
     def superseded_shown(self, listed: list[dict[str, Any]], received: set[str]) -> bool:
         """LASTVALUE-1: whether `listed` (listMessages' maps, memory only: not while paging) shows a
         superseded message: two messages of one value, or one whose value a later send the queue took

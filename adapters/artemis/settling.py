@@ -187,6 +187,7 @@ class ArtemisSettling(ArtemisClient):
             try:
                 for message in reversed(due):
                     mgmt.exec(mbean, "deliverScheduledMessage(long)", int(message["messageID"]))
+                    q.fired(message)  # a last-value queue's current message from now on
             finally:
                 if pause:
                     mgmt.exec(mbean, "resume()")

@@ -46,6 +46,22 @@ def test_a_successor_received_scheduled_or_deleted_does_not_count() -> None:
     assert not queue.superseded_shown(_listed("m3"), received=set())
 
 
+def test_a_fired_message_is_its_values_latest() -> None:
+    """LastValueQueue#addHead(ref, scheduling=true) makes a fired message its value's current one and
+    the delivery pass prunes a later send of that value: the listing [m1] after m1 fired over m2 shows
+    nothing superseded. Before ArtemisSettling._fire said so, every listing waited out its 1 s bound
+    from then on, and a consumer's credit reached the broker only after it: the open 2.40.0 story
+    (tests/adapters/scenarios/artemis-last-value-fired-is-current.yaml, cut from it) got nothing."""
+    queue = _lvq()
+    queue.took("m1", {"lvk": "v1"}, at_once=False)  # scheduled
+    queue.took("m2", {"lvk": "v1"}, at_once=True)  # taken at once: v1's latest
+    assert queue.superseded_shown(_listed("m1"), received=set())
+    queue.fired({ID_PROPERTY: "m1", "lvk": "v1"})
+    assert not queue.superseded_shown(_listed("m1"), received=set())
+    queue.fired({ID_PROPERTY: "m9"})  # keyless: nothing changes
+    assert queue.latest == {"v1": "m1"}
+
+
 def test_keyless_messages_and_other_queues_are_never_superseded() -> None:
     queue = _lvq()
     queue.took("m1", {}, at_once=True)

@@ -141,8 +141,13 @@ class _Queue:
     def took(self, msg_id: str, properties: dict[str, Any], at_once: bool) -> None:
         """Record a send to this last-value queue; `at_once`: accepted or paged, not scheduled."""
         self.sent[msg_id] = len(self.sent)
+        if at_once:
+            self._now_latest(msg_id, properties)
+
+    def _now_latest(self, msg_id: str, properties: dict[str, Any]) -> None:
+        """`msg_id` is its value's latest message (when it carries the queue's last-value key)."""
         value = properties.get(self.last_value_key) if self.last_value_key is not None else None
-        if at_once and value is not None:
+        if value is not None:
             self.latest[str(value)] = msg_id
 
     def fired(self, message: dict[str, Any]) -> None:
@@ -150,9 +155,7 @@ class _Queue:
         map): LastValueQueue#addHead(ref, scheduling=true) makes it its value's current message and the
         delivery pass prunes a later send of that value, so it is the value's latest from now on (of
         several fired together, the last placed)."""
-        value = message.get(self.last_value_key) if self.last_value_key is not None else None
-        if value is not None:
-            self.latest[str(value)] = str(message.get(ID_PROPERTY))
+        self._now_latest(str(message.get(ID_PROPERTY)), message)
 
     def superseded_shown(self, listed: list[dict[str, Any]], received: set[str]) -> bool:
         """LASTVALUE-1: whether `listed` (listMessages' maps, memory only: not while paging) shows a

@@ -218,10 +218,7 @@ def test_last_value_queue_as_since_2_24(artemis: ArtemisAdapter, namespace: str)
     delivering message kept, a stale returned one replaced (not acknowledged), messageCount without
     delivering, and the non-destructive last-value queue that keeps delivered values and never
     delivers directly; the model and the broker agree on every step."""
-    scenario = load(SCENARIOS / "artemis-last-value-since-2.24.yaml")
-    assert run_scenario(scenario, ReferenceAdapter(options=profile("artemis"))).verdict == "pass"
-    outcome = run_scenario(scenario, artemis, namespace=namespace)
-    assert outcome.verdict == "pass", outcome.verdict_line()
+    _holds_on_the_model_and_the_broker(artemis, namespace, "artemis-last-value-since-2.24")
 
 
 @pytest.mark.rules("EXPIRY-2")
@@ -229,10 +226,7 @@ def test_a_ttl_above_the_signed_int_range_is_days_away(artemis: ArtemisAdapter, 
     """A header ttl of 2147484000 ms (above 2^31 - 1) keeps the message about 24.9 days: the default
     release reads it unsigned (ARTEMIS-4820, fixed in 2.36.0; 2.18.0-2.35.0 expire it at once, the
     registered entry of the scenario, bisected there)."""
-    scenario = load(SCENARIOS / "artemis-large-ttl-expires-at-once.yaml")
-    assert run_scenario(scenario, ReferenceAdapter(options=profile("artemis"))).verdict == "pass"
-    outcome = run_scenario(scenario, artemis, namespace=namespace)
-    assert outcome.verdict == "pass", outcome.verdict_line()
+    _holds_on_the_model_and_the_broker(artemis, namespace, "artemis-large-ttl-expires-at-once")
 
 
 @pytest.mark.rules("LASTVALUE-1", "SCHED-4")
@@ -240,10 +234,7 @@ def test_a_fired_last_value_message_is_current(artemis: ArtemisAdapter, namespac
     """A scheduled message that fires over a later send of its key is its value's current message:
     the model and the broker agree on every step (before _Queue.fired each listing after the fire
     waited out its bound, and the last receive raced the consumer's credit: 2 of 11 replays failed)."""
-    scenario = load(SCENARIOS / "artemis-last-value-fired-is-current.yaml")
-    assert run_scenario(scenario, ReferenceAdapter(options=profile("artemis"))).verdict == "pass"
-    outcome = run_scenario(scenario, artemis, namespace=namespace)
-    assert outcome.verdict == "pass", outcome.verdict_line()
+    _holds_on_the_model_and_the_broker(artemis, namespace, "artemis-last-value-fired-is-current")
 
 
 @pytest.mark.rules("LASTVALUE-8")
@@ -333,6 +324,14 @@ def test_finding_last_value_nack_pruned_before_credit(artemis: ArtemisAdapter, n
     _fails_as_its_bug_model_says(artemis, namespace, "artemis-last-value-nack-pruned-before-credit", 5,
                                  "queue q delivering_count: expected 1, actual 0",
                                  held=(None, {"last_value_direct_stays_current": True}))
+
+
+def _holds_on_the_model_and_the_broker(artemis: ArtemisAdapter, namespace: str, name: str) -> None:
+    """The scenario tests/adapters/scenarios/<name>.yaml passes on the model and on the broker."""
+    scenario = load(SCENARIOS / f"{name}.yaml")
+    assert run_scenario(scenario, ReferenceAdapter(options=profile("artemis"))).verdict == "pass"
+    outcome = run_scenario(scenario, artemis, namespace=namespace)
+    assert outcome.verdict == "pass", outcome.verdict_line()
 
 
 def _fails_as_its_bug_model_says(artemis: ArtemisAdapter, namespace: str, bug: str | tuple[str, ...],
@@ -499,10 +498,8 @@ def test_a_new_consumer_restarts_the_rotation(artemis: ArtemisAdapter, namespace
 def test_a_paged_send_is_paged_when_a_ring_frees_memory(artemis: ArtemisAdapter, namespace: str) -> None:
     """A send into an address in page mode is `paged`, even when the ring queue's replacement makes the
     address smaller (AddressSize falls instead of staying)."""
-    scenario = load(SCENARIOS / "artemis-paged-send-ring-replaces.yaml")
-    assert run_scenario(scenario, ReferenceAdapter(options=profile("artemis"))).verdict == "pass"
-    outcome = run_scenario(scenario, artemis, namespace=namespace)  # counters are not observable in page mode
-    assert outcome.verdict == "pass", outcome.verdict_line()
+    # counters are not observable in page mode
+    _holds_on_the_model_and_the_broker(artemis, namespace, "artemis-paged-send-ring-replaces")
 
 
 @pytest.mark.rules("DELIVERY-12")

@@ -106,6 +106,12 @@ def baseline(examples: Sequence[Example], claimed: ModelOptions, adapter: Adapte
     return kept
 
 
+def compared_field(what: str) -> str:
+    """The field a replay's difference `what` names (``queue q message_count`` -> ``message_count``);
+    "" for an operation's result."""
+    return "" if what in ("", "result") else what.rsplit(" ", 1)[-1]
+
+
 def attribute(example: Example, step: int, what: str, corpus: Sequence[Example] = (),
               declared: Collection[str] = ()) -> str | None:
     """The check of `example` that a replay differing at `step` in `what` speaks for (see the module
@@ -113,7 +119,7 @@ def attribute(example: Example, step: int, what: str, corpus: Sequence[Example] 
     no check. `declared`: the area's checks; a field no check of the example names or compared speaks
     for the area's ``counters.<field>`` (the per-step counter comparison, which the example's check log
     does not list), never for the check made at that step on something else (a send's result)."""
-    field = "" if what in ("", "result") else what.rsplit(" ", 1)[-1]
+    field = compared_field(what)
     if example.failing:
         own = [f for _, name, f in example.checks if name == example.failing]
         if not own or own[0] == field:
@@ -232,7 +238,7 @@ def replay_area(area: str, examples: Sequence[Example], adapter_factory: Callabl
             result.checked.add(check)
         if check is None or any(f.check == check for f in result.findings):
             continue
-        field = "" if got.what == "result" else got.what.rsplit(" ", 1)[-1]
+        field = compared_field(got.what)
         rules = finding_rules(example, check, table)
         steps = [Step(op, args) for step in example.steps for op, args in step.items()]
         violation = Violation(check, tuple(rules), f"step {got.step}: {got.message}", field=field,

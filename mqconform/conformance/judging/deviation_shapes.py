@@ -66,12 +66,13 @@ def _nack_at_delivery_limit(trace: Sequence[TraceStep]) -> bool:
                and _rose(before, step, "killed") for before, step in _pairs(trace))
 
 
-def _sent_with_ttl(trace: Sequence[TraceStep]) -> set[str]:
-    """The ids of messages sent with their own TTL (``ttl_ms``: JetStream's Nats-TTL)."""
+def _sent_with_ttl(trace: Sequence[TraceStep], at_least: int = 0) -> set[str]:
+    """The ids of messages sent with their own TTL (``ttl_ms``: JetStream's Nats-TTL), of `at_least`
+    ms."""
     ids: set[str] = set()
     for step in trace:
         if step.op in ("send", "send_batch") and isinstance(step.args, Mapping) \
-                and step.args.get("ttl_ms") is not None:
+                and step.args.get("ttl_ms") is not None and int(step.args["ttl_ms"]) >= at_least:
             ids.update(_ids(step))
     return ids
 
@@ -123,11 +124,7 @@ def _ttl_beyond_signed_int(trace: Sequence[TraceStep]) -> bool:
     at the failing step (ready or held): the implementation expired it at once, not days later."""
     if not trace:
         return False
-    large: set[str] = set()
-    for step in trace:
-        if step.op in ("send", "send_batch") and isinstance(step.args, Mapping) \
-                and int(step.args.get("ttl_ms") or 0) >= SIGNED_INT_TTL_MS:
-            large.update(_ids(step))
+    large = _sent_with_ttl(trace, SIGNED_INT_TTL_MS)
     last = trace[-1]
     return any(large & _stored(last, queue) for queue in last.queues)
 

@@ -152,7 +152,7 @@ class ConsumerConfig:
     #: value); None: ack_wait_ms for every delivery.
     backoff_ms: tuple[int, ...] | None = attrs.field(default=None, converter=_int_tuple)
     #: DELIVERY-25: consumers of higher priority are offered messages first (RabbitMQ x-priority,
-    #: ActiveMQ Classic activemq.priority); 0 is the default.
+    #: ActiveMQ Classic activemq.priority, Artemis the AMQP attach property priority); 0 is the default.
     priority: int = 0
 
 

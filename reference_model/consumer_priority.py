@@ -3,10 +3,11 @@ next message.
 
 Implements DELIVERY-25 (a consumer's `priority`: consumers of higher priority are offered messages
 first while they have room, the profile's consumer_rotation (DELIVERY-24) ordering consumers of equal
-priority) and DELIVERY-26 (a queue declared `single_active_consumer`: only its active consumer is
-offered messages; when it goes, the profile's `single_active_next` picks the next one, under
-`priority_takeover` a new consumer of higher priority takes over at once, and under `dispatch` the
-active one is whichever consumer a dispatch serves while none is active).
+priority, under cursor_per_priority with a cursor per priority level) and DELIVERY-26 (a queue
+declared `single_active_consumer`: only its active consumer is offered messages; when it goes, the
+profile's `single_active_next` picks the next one, under `priority_takeover` a new consumer of higher
+priority takes over at once, and under `dispatch` the active one is whichever consumer a dispatch
+serves while none is active).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ class ConsumerOrderMixin(BrokerCore):
         queue.consumers.append(consumer)
         if self.options.cursor_restarts_on_add and self.options.consumer_rotation == "cursor":
             queue.next_consumer = 0  # DELIVERY-24: Artemis QueueConsumersImpl#add, a fresh iterator
+            queue.level_served.clear()  # DELIVERY-25: every level's iterator is new
         if queue.config.single_active_consumer and queue.active is None and not self._at_dispatch():
             queue.active = consumer  # DELIVERY-26: the first consumer is the active one
         elif queue.config.single_active_consumer and self._takes_over(queue.active, consumer):
@@ -52,6 +54,7 @@ class ConsumerOrderMixin(BrokerCore):
         """Take a consumer out of the rotation; DELIVERY-26: an active consumer hands over."""
         queue.consumers.remove(consumer)
         queue.next_consumer = 0
+        queue.level_served.clear()
         if queue.active is consumer:
             queue.active = self._next_active(queue)
 
@@ -79,9 +82,29 @@ class ConsumerOrderMixin(BrokerCore):
         n = len(consumers)
         if queue.config.single_active_consumer:  # "dispatch": none active yet, the consumer list's order
             return sorted(range(n), key=lambda i: (-consumers[i].config.priority, consumers[i].registered))
+        if self.options.cursor_per_priority and self.options.consumer_rotation == "cursor":
+            return self._level_order(queue)
         start = queue.next_consumer if self.options.consumer_rotation == "cursor" else 0
         order = [(start + k) % n for k in range(n)]
         return sorted(order, key=lambda i: -consumers[i].config.priority)  # stable: rotation kept
+
+    @staticmethod
+    def _level_order(queue: QueueState) -> list[int]:
+        """DELIVERY-25 cursor_per_priority (Artemis): the levels highest first, each from just past
+        its consumer served last, in registration order (PriorityCollection's levels, each an
+        ArrayResettableIterator over a CopyOnWriteArraySet; MultiResettableIterator)."""
+        consumers = queue.consumers
+        levels: dict[int, list[int]] = {}
+        for i in sorted(range(len(consumers)), key=lambda i: consumers[i].registered):
+            levels.setdefault(consumers[i].config.priority, []).append(i)
+        order: list[int] = []
+        for priority in sorted(levels, reverse=True):
+            level = levels[priority]
+            last = queue.level_served.get(priority)
+            start = 0 if last is None else next(
+                (k for k, i in enumerate(level) if consumers[i].registered > last), 0)
+            order += level[start:] + level[:start]
+        return order
 
     def _at_dispatch(self) -> bool:
         """DELIVERY-26 single_active_next "dispatch" (Artemis exclusive queues): no consumer is made

@@ -216,6 +216,8 @@ class DeliveryMixin(BrokerCore):
                 self._served(queue, consumer)  # DELIVERY-26 "dispatch": it becomes the active one
                 if rotation == "cursor":
                     queue.next_consumer = (index + 1) % n
+                    if ordered:  # DELIVERY-25 cursor_per_priority: the level's own cursor
+                        queue.level_served[consumer.config.priority] = consumer.registered
                 else:  # DELIVERY-24: the consumer served goes to the end of the list
                     consumers.append(consumers.pop(index))
                     if rotation == "service_queue" and not consumer.has_room():

@@ -100,6 +100,13 @@ class ModelOptions:
     #: (QueueImpl#deliver calls consumers.reset() first); observed on Artemis 2.40.0. False
     #: keeps the cursor where it was (the model before that observation; HornetQ unverified).
     cursor_restarts_on_add: bool = False
+    #: DELIVERY-25 under "cursor": does each consumer priority level keep a cursor of its own? True
+    #: (Artemis): QueueConsumersImpl keeps its consumers in a PriorityCollection, one
+    #: ArrayResettableIterator per level walked highest first (MultiResettableIterator), each level's
+    #: cursor just past the consumer last served at that level, so serving a consumer of another level
+    #: leaves it where it was. False: one cursor over all consumers, just past the consumer served
+    #: last whatever its level, the levels taken in turn from it.
+    cursor_per_priority: bool = False
     #: DELIVERY-26: which waiting consumer of a single_active_consumer queue becomes active when the
     #: active one goes: "registration" (the earliest registered: rabbit_fifo's waiting list) or
     #: "priority" (the highest priority, the earliest registered among equals: RabbitMQ classic);

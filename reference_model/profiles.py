@@ -44,9 +44,11 @@ _TTL = frozenset({"message_ttl", "per_message_ttl"})
 #: The seeds' semantics: ActiveMQ Artemis 2.44 (artemis-semantics.md C, R, P, D, S rules); message
 #: expiry (EXPIRY-1..7) with expiry-delay, expiry-address and the expiry scanner (the defaults).
 ARTEMIS = ModelOptions(features=FEATURES | EXPIRY_FEATURES
-                       | {"delete", RESTART_FEATURE, "single_active_consumer"},
+                       | {"delete", RESTART_FEATURE, "single_active_consumer", "consumer_priority"},
                        # DELIVERY-24: a new consumer restarts the rotation (QueueConsumersImpl#add)
                        cursor_restarts_on_add=True,
+                       # DELIVERY-25: a cursor per consumer priority level (PriorityCollection)
+                       cursor_per_priority=True,
                        # DELIVERY-26: an exclusive queue's active consumer is the one its first
                        # dispatch serves (QueueImpl#handleMessageGroup), again after it closes
                        single_active_next="dispatch",

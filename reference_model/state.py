@@ -232,6 +232,9 @@ class QueueState:
         self.next_consumer = 0
         #: DELIVERY-25: some consumer has a priority (dispatch consults _dispatch_order)
         self.prioritised = False
+        #: DELIVERY-25 cursor_per_priority: per priority level, the `registered` number of the
+        #: consumer of that level served last (none: the level starts at its first consumer)
+        self.level_served: dict[int, int] = {}
         #: DELIVERY-26: the active consumer of a single_active_consumer queue
         self.active: ConsumerState | None = None
         self.delivering = 0

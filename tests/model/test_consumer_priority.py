@@ -32,7 +32,8 @@ def _stripped(path: Path) -> Scenario:
 
 @pytest.mark.rules("DELIVERY-25")
 @pytest.mark.parametrize("path", [EXAMPLE, OBSERVED / "rabbitmq-consumer-priority-round-robin.yaml",
-                                  OBSERVED / "activemq-consumer-priority.yaml"], ids=lambda p: p.stem)
+                                  OBSERVED / "activemq-consumer-priority.yaml",
+                                  OBSERVED / "artemis-consumer-priority-levels.yaml"], ids=lambda p: p.stem)
 def test_priority_scenarios_need_the_priorities(path: Path) -> None:
     scenario = load(path)
     options = scenario.model_options()
@@ -90,11 +91,10 @@ def test_profiles_without_the_features_refuse_them() -> None:
     hornetq = Broker(profile("hornetq"))
     with pytest.raises(Unsupported):
         hornetq.declare_queue(QueueConfig("q", single_active_consumer=True))
-    artemis = Broker(profile("artemis"))
-    artemis.declare_queue(QueueConfig("q"))
+    hornetq.declare_queue(QueueConfig("q"))
     with pytest.raises(Unsupported):
-        artemis.open_consumer(ConsumerConfig("c", "q", priority=1))
-    assert "c" not in artemis.consumers
+        hornetq.open_consumer(ConsumerConfig("c", "q", priority=1))
+    assert "c" not in hornetq.consumers
     rabbit = Broker(profile("rabbitmq-classic"))
     rabbit.declare_queue(QueueConfig("q", single_active_consumer=True))
     with pytest.raises(Unsupported):
@@ -103,10 +103,9 @@ def test_profiles_without_the_features_refuse_them() -> None:
 
 @pytest.mark.rules("DELIVERY-25", "DELIVERY-24")
 def test_priorities_with_a_cursor_rotation() -> None:
-    """Not a profile's choice (Artemis's consumer priorities are not offered yet): with the cursor
-    rotation, consumers of equal priority are offered messages from the cursor on."""
-    options = profile("artemis").evolve(features=profile("artemis").features | {"consumer_priority"})
-    b = Broker(options)
+    """The artemis profile: with the cursor rotation, consumers of equal priority are offered messages
+    from the cursor on."""
+    b = Broker(profile("artemis"))
     b.declare_queue(QueueConfig("q"))
     for name, prio in (("low", 0), ("h1", 3), ("h2", 3)):
         b.open_consumer(ConsumerConfig(name, "q", priority=prio, **PREFETCH))  # type: ignore[arg-type]
@@ -129,11 +128,9 @@ def test_artemis_returns_before_the_handover() -> None:
 
 
 def _exclusive(next_rule: str) -> Broker:
-    """An artemis broker with consumer priorities (not offered by its profile yet, DELIVERY-25) and
-    the given single_active_next, its queue q single_active_consumer."""
-    options = profile("artemis")
-    features = options.features | {"consumer_priority"}
-    b = Broker(options.evolve(features=features, single_active_next=next_rule))
+    """An artemis broker (consumer priorities, DELIVERY-25) with the given single_active_next, its
+    queue q single_active_consumer."""
+    b = Broker(profile("artemis").evolve(single_active_next=next_rule))
     b.declare_queue(QueueConfig("q", single_active_consumer=True))
     return b
 
@@ -180,3 +177,33 @@ def test_at_dispatch_a_close_with_nothing_to_return_leaves_nobody_active() -> No
         b.send("q", Message("m2"))
         got[rule] = [b.receive("mid"), b.receive("top")]
     assert got == {"dispatch": [None, "m2"], "priority": ["m2", None]}
+
+
+def _drain(b: Broker, consumer: str) -> list[str]:
+    """What the consumer receives until it receives nothing."""
+    got: list[str] = []
+    while (m := b.receive(consumer)) is not None:
+        got.append(m)
+    return got
+
+
+@pytest.mark.rules("DELIVERY-25", "DELIVERY-24")
+def test_each_priority_level_keeps_its_own_cursor() -> None:
+    """cursor_per_priority (Artemis PriorityCollection): a, h (priority 5, room for one), b; m1 goes to
+    h, m2 and m3 to the priority 0 level while h is full; h acks and takes m4; m5 goes on at that level
+    from just past the consumer it served last. One cursor over all consumers (the option off) is
+    just past h each time h is served, so b takes m2 and m5."""
+    got: dict[bool, dict[str, list[str]]] = {}
+    for per_level in (True, False):
+        b = Broker(profile("artemis").evolve(cursor_per_priority=per_level))
+        b.declare_queue(QueueConfig("q"))
+        for name, prio, room in (("a", 0, 5), ("h", 5, 1), ("b", 0, 5)):
+            b.open_consumer(ConsumerConfig(name, "q", priority=prio, window_bytes=-1, max_unacked=room))
+        for m in ("m1", "m2", "m3"):
+            b.send("q", Message(m))
+        assert b.receive("h") == "m1" and b.ack("h", "m1") == "ok"
+        for m in ("m4", "m5"):
+            b.send("q", Message(m))
+        got[per_level] = {c: _drain(b, c) for c in ("h", "a", "b")}
+    assert got == {True: {"h": ["m4"], "a": ["m2", "m5"], "b": ["m3"]},
+                   False: {"h": ["m4"], "a": ["m3"], "b": ["m2", "m5"]}}

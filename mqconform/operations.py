@@ -287,7 +287,7 @@ OPERATIONS: Final[Mapping[str, Operation]] = {op.name: op for op in (
         "ack_wait_ms": _f("int?"),
         # REDELIVERY-32..35: JetStream consumer BackOff (ms per delivery)
         "backoff_ms": _f("list?"),
-        # DELIVERY-25: RabbitMQ x-priority, ActiveMQ activemq.priority
+        # DELIVERY-25: RabbitMQ x-priority, ActiveMQ activemq.priority, Artemis AMQP attach "priority"
         "priority": _f("int", 0)},
         declares="consumer", references=(("queue", "queue"),), run=_open_consumer),
     Operation("send", {

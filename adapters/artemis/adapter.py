@@ -47,6 +47,7 @@ from .records import (
     WIDE_CREDIT,
     _Address,
     _Consumer,
+    _Priority,
     _Receiver,
     counts_look,
 )
@@ -287,10 +288,13 @@ class ArtemisAdapter(ArtemisObservation):
         mode, credit = self._consumer_mode(config)
         if queue.exclusive and mode == "pull":  # as the model: no pull consumer on such a queue
             raise Unsupported("a pull consumer on a single_active_consumer (exclusive) queue")
+        if not -2**31 <= config.priority < 2**31:
+            raise Unsupported("a consumer priority outside a signed 32-bit int")
         handler = _Receiver()
         link = self.conn.create_receiver(f"{queue.physical_address}::{queue.physical}", credit=0,
                                          handler=handler,
-                                         name=f"{self.prefix}-{config.name}-{time.monotonic_ns()}")
+                                         name=f"{self.prefix}-{config.name}-{time.monotonic_ns()}",
+                                         options=_Priority(config.priority) if config.priority else None)
         consumer = _Consumer(config.name, queue.name, link, handler, mode == "pull", credit, mode)
         self.consumers[config.name] = consumer
         self._top_up(consumer)

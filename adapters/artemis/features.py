@@ -52,6 +52,10 @@ CAPABILITIES = frozenset({
     # served is given messages; the others wait (not pull consumers). Their consumers are independent:
     # a returned message can go to the exclusive consumer only, so the nack race above does not meet
     "single_active_consumer", "independent_single_active",
+    # DELIVERY-25 consumer priorities: the receiver's attach property `priority` (every served release:
+    # AMQPSessionCallback#createSender reads it from 2.18.0 on); QueueConsumersImpl keeps a cursor per
+    # priority level (the profile's cursor_per_priority)
+    "consumer_priority",
 })
 #: address-full policies offered
 POLICIES = ("PAGE", "DROP", "FAIL", "BLOCK")

@@ -7,8 +7,9 @@ import collections
 from typing import Any
 
 import attrs
-from proton import Delivery
+from proton import Delivery, int32, symbol
 from proton.handlers import MessagingHandler
+from proton.reactor import ReceiverOption
 
 from mqconform.reference_model.config import AddressConfig
 
@@ -42,6 +43,18 @@ DRAIN_PATIENCE_S = 0.5
 EMPTY_DRAIN_RETRIES = 3
 #: the longest pending list read back (address setting managementBrowsePageSize)
 BROWSE_LIMIT = 100_000
+
+
+class _Priority(ReceiverOption):  # type: ignore[misc]
+    """DELIVERY-25: a consumer's priority as the receiver's attach property ``priority`` (an int), which
+    the broker reads into the ServerConsumer it creates (AmqpSupport#getReceiverPriority,
+    AMQPSessionCallback#createSender; the same key from 2.18.0)."""
+
+    def __init__(self, priority: int) -> None:
+        self.priority = priority
+
+    def apply(self, link: Any) -> None:
+        link.properties = {symbol("priority"): int32(self.priority)}
 
 
 class _Receiver(MessagingHandler):  # type: ignore[misc]

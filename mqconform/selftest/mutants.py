@@ -318,6 +318,9 @@ QUEUE_MUTANTS: tuple[Mutant, ...] = (
            "(counted acknowledged) instead of returning them", _broker(_CloseDropsPrefetched)),
     Mutant("dispatch-first-consumer", "delivery", "dispatch always picks the first consumer with room "
            "(no round robin)", _broker(_FirstConsumer)),
+    Mutant("exclusive-first-subscriber", "delivery", "an exclusive queue's first subscriber is its active "
+           "consumer at once (DELIVERY-26: Artemis makes the one a dispatch serves active)",
+           _options(single_active_next="registration")),
     Mutant("double-ack-counts", "delivery", "a second ack of the same message is accepted and counted "
            "again", _broker(_DoubleAckCounts)),
     # DELIVERY-8 without the capability invalid_ack: the delivery machine still sends a second ack

@@ -21,6 +21,12 @@ CONSUMER_MODES: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = (
 MODE_INDEX = st.integers(min_value=0, max_value=len(CONSUMER_MODES) - 1)
 
 
+def mode_rounds(rounds: int) -> st.SearchStrategy[int]:
+    """A mode index that goes `rounds` times around every mode, so that :func:`mode_round` gives each
+    of its choices even where an adapter allows all the modes (the reference adapter)."""
+    return st.integers(min_value=0, max_value=rounds * len(CONSUMER_MODES) - 1)
+
+
 def consumer_settings(caps: frozenset[str], index: int) -> dict[str, Any] | None:
     """The index-th consumer mode the capabilities allow (wrapping), or None if none is allowed."""
     allowed = [settings for needs, settings in CONSUMER_MODES if all(n in caps for n in needs)]

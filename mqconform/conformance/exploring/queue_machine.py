@@ -18,6 +18,7 @@ from mqconform.reference_model.redelivery import PULL_TAG_ORDER_LIMIT
 
 from .base import COUNTER_CHECKS
 from .checks import Checks, check
+from .consumers import mode_rounds
 from .queue_drain import DRAIN_CHECKS, QueueDrain
 from .stream_state import STREAM_STATE_CHECKS, compare_stream_state
 
@@ -58,12 +59,6 @@ QUEUE_CHECKS = Checks(
     check("delivery.one_place", "DELIVERY-15"),  # received and check_one_place (DELIVERY-15)
     check("pending.one_place", "DELIVERY-15", needs=("pending_order",)), DRAIN_CHECKS,
     check("send.no_schedule", "SCHED-13", "DELIVERY-2", needs=("scheduling",)))  # send_with_delivery_time
-#: receive_check where the machine has CONSUMER_ORDER (DELIVERY-25/26)
-CONSUMER_ORDER_CHECKS = Checks(
-    check("receive.priority", "DELIVERY-25", "DELIVERY-24", "DELIVERY-3", "DELIVERY-4", "DELIVERY-5",
-          needs=("consumer_priority",)),
-    check("receive.single_active", "DELIVERY-26", "DELIVERY-3", "DELIVERY-4", "DELIVERY-5",
-          needs=("single_active_consumer",)))
 #: delete, drawn within `ack` where the machine has DRAWS_DELETE (DELIVERY-31..33)
 DELETE_CHECKS = Checks(check("delete.result", "DELIVERY-31", "DELIVERY-32", "DELIVERY-33", needs=("delete",)))
 
@@ -344,9 +339,13 @@ class QueueMachine(QueueDrain):
             self.acked_by.append((consumer, msg_id))
 
     # ------------------------------------------------------------------ several consumers
-    @precondition(lambda self: self.ready and self.consumer_args
-                  and len(self.consumer_args) < MAX_CONSUMERS * len(self.QUEUES))
-    @rule(which=WHICH, mode=st.integers(min_value=0, max_value=7))
+    def can_open_consumer(self) -> bool:
+        """Another consumer fits: the machine has one to copy and fewer than three per queue."""
+        return bool(self.ready and self.consumer_args
+                    and len(self.consumer_args) < MAX_CONSUMERS * len(self.QUEUES))
+
+    @precondition(can_open_consumer)
+    @rule(which=WHICH, mode=mode_rounds(1))
     def open_consumer(self, which: int, mode: int) -> None:
         """Another consumer on a queue that has one (up to three), in a mode of its own; with
         CONSUMER_ORDER and the capability, a consumer priority 0-2 (DELIVERY-25, from the mode's

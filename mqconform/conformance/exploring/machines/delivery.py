@@ -4,9 +4,17 @@ from __future__ import annotations
 
 from hypothesis.stateful import initialize, precondition, rule
 
-from ..consumers import MODE_INDEX, consumer_settings, mode_round, pulls
-from ..queue_machine import CONSUMER_ORDER_CHECKS, DELETE_CHECKS, QUEUE_CHECKS, QueueMachine
+from ..checks import Checks, check
+from ..consumers import consumer_settings, mode_round, mode_rounds, pulls
+from ..queue_machine import DELETE_CHECKS, QUEUE_CHECKS, WHICH, QueueMachine
 from ..restart import RESTART_CHECKS, RestartSteps
+
+#: receive_check where the machine has CONSUMER_ORDER (DELIVERY-25/26)
+CONSUMER_ORDER_CHECKS = Checks(
+    check("receive.priority", "DELIVERY-25", "DELIVERY-24", "DELIVERY-3", "DELIVERY-4", "DELIVERY-5",
+          needs=("consumer_priority",)),
+    check("receive.single_active", "DELIVERY-26", "DELIVERY-3", "DELIVERY-4", "DELIVERY-5",
+          needs=("single_active_consumer",)))
 
 
 class DeliveryMachine(RestartSteps, QueueMachine):
@@ -21,7 +29,7 @@ class DeliveryMachine(RestartSteps, QueueMachine):
     REFUSED_ACKS = True
     DRAWS_DELETE = True
 
-    @initialize(mode=MODE_INDEX)
+    @initialize(mode=mode_rounds(2))
     def setup(self, mode: int) -> None:
         """The queue, single active consumer (DELIVERY-26) where offered and the mode's round is odd
         (:func:`..consumers.mode_round`), and its first consumer (a pushing one on such a queue)."""
@@ -36,6 +44,13 @@ class DeliveryMachine(RestartSteps, QueueMachine):
         if settings is not None:
             self.declare_consumer("q", **settings)
         self.ready = True
+
+    @precondition(QueueMachine.can_open_consumer)
+    @rule(which=WHICH, mode=mode_rounds(3))
+    def open_consumer(self, which: int, mode: int) -> None:
+        """The queue machine's step, its mode drawn three times around the modes so that the mode's
+        round gives a consumer priority 0-2 (DELIVERY-25) even where every mode is allowed."""
+        QueueMachine.open_consumer(self, which, mode)
 
     @precondition(lambda self: self.ready and self.can("browse"))
     @rule()

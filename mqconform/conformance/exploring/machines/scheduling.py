@@ -28,8 +28,8 @@ SCHEDULING_CHECKS = Checks(check("advance.accepted", "SCHED-4"),
                            check("advance.ring_due", "SCHED-14", "SCHED-8", "RING-10", needs=("ring",)),
                            # deliver_now: its answer and the counts right after it
                            check("deliver_scheduled.result", "SCHED-16", needs=("deliver_scheduled",)))
-#: SCHED-16: the `index` of deliver_now that names the last message sent (pending, held, gone or
-#: scheduled) instead of one the scheduler holds
+#: SCHED-16: the `index` of deliver_now that names the last message sent that the scheduler does not
+#: hold (pending, held or gone) instead of one it holds
 LAST_SENT_INDEX = 7
 
 
@@ -84,13 +84,17 @@ class SchedulingMachine(QueueMachine):
     def deliver_now(self, index: int) -> None:
         """SCHED-16: deliver one scheduled message now, whatever its due time (Artemis
         QueueControl#deliverScheduledMessage): one the model's scheduler holds (by `index`, in
-        scheduler order) or, at LAST_SENT_INDEX, the last message sent, which may also be pending,
-        held or gone (the answer is then false and nothing changes). The answer and the counts right
+        scheduler order) or, at LAST_SENT_INDEX, the last message sent that it does not hold (pending,
+        held or gone: the answer is then false and nothing changes). The answer and the counts right
         after are compared; where the message went, by the invariants (pending order) and what later
         receives give."""
         queue = self._broker().queues["q"]
         scheduled = [ref.id for ref in queue.scheduler.items()]
-        target = f"m{self.counter}" if index == LAST_SENT_INDEX else scheduled[index % len(scheduled)]
+        if index == LAST_SENT_INDEX:  # the last message sent that is not scheduled (else the last one)
+            others = [f"m{n}" for n in range(self.counter, 0, -1) if f"m{n}" not in scheduled]
+            target = others[0] if others else f"m{self.counter}"
+        else:
+            target = scheduled[index % len(scheduled)]
         check = "deliver_scheduled.result"
         self.d.both_values("deliver_scheduled", {"queue": "q", "id": target}, compare=check)
         self.compare_counter(check, "q", "message_count", "scheduled_count", "pending_count", "added",

@@ -92,6 +92,10 @@ class ReferenceAdapter:
         """DELIVERY-31..33 (capability delete): delete one message by id; whether one was deleted."""
         return self._do(lambda: self.world.broker.delete_message(queue, msg_id))
 
+    def deliver_scheduled(self, queue: str, msg_id: str) -> Result:
+        """SCHED-16 (capability deliver_scheduled): deliver one scheduled message now; whether one was."""
+        return self._do(lambda: self.world.broker.deliver_scheduled(queue, msg_id))
+
     def in_progress(self, consumer: str, msg_id: str) -> Result:
         """REDELIVERY-27 (capability ack_wait): restart the ack wait of a held message."""
         return self._do(lambda: self.world.broker.in_progress(consumer, msg_id))

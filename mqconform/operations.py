@@ -329,6 +329,10 @@ OPERATIONS: Final[Mapping[str, Operation]] = {op.name: op for op in (
     # DELIVERY-31..33: delete one message by id (the result is whether one was deleted)
     Operation("delete", {"queue": _req("str"), "id": _req("id")}, references=(("queue", "queue"),),
               needs=("delete",), run=lambda a, x: a.delete_message(x["queue"], x["id"])),  # type: ignore[attr-defined]
+    # SCHED-16: deliver one scheduled message now (the result is whether a scheduled one was moved)
+    Operation("deliver_scheduled", {"queue": _req("str"), "id": _req("id")}, references=(("queue", "queue"),),
+              needs=("deliver_scheduled",), compared=True,
+              run=lambda a, x: a.deliver_scheduled(x["queue"], x["id"])),  # type: ignore[attr-defined]
     # RESTART-1..4, the implementation restarts (SIGTERM or SIGKILL) on its own store
     Operation("restart", scalar=("graceful", "kill"), needs=("restart",), call=True, model=model.restart,
               run=lambda a, x: a.call("restart", mode=str(x))),

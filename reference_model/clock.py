@@ -2,12 +2,14 @@
 
 Implements SCHED-2 (a message with a scheduled time > 0 enters the scheduler, also when depaged,
 SCHED-7), SCHED-4 (due messages go to the head in scheduler order), SCHED-6, SCHED-8..11 and RING-10
-(a full ring replaces a due message). The per-queue heap itself (SCHED-3, SCHED-5) is
-:mod:`.scheduler`; this module is the broker's use of it.
+(a full ring replaces a due message) and SCHED-16 (one scheduled message delivered now, through
+management). The per-queue heap itself (SCHED-3, SCHED-5) is :mod:`.scheduler`; this module is the
+broker's use of it.
 """
 
 from __future__ import annotations
 
+import heapq
 from typing import TYPE_CHECKING
 
 from ._core import BrokerCore
@@ -58,6 +60,31 @@ class ClockMixin(BrokerCore):
         due = queue.scheduler.pop_due(self.now_ms)
         if not due:
             return False
+        self._fire(queue, due)
+        return True
+
+    def deliver_scheduled(self, queue_name: str, msg_id: str) -> bool:
+        """SCHED-16: deliver one scheduled message now, whatever its due time (Artemis
+        QueueControl#deliverScheduledMessage(id), 2.25.0+): it leaves the scheduler and goes to the head
+        as a due one does (QueueImpl#addHead(List, scheduling=true): a full ring replaces it, a last-value
+        queue takes it as its value's current message); MessagesAdded is unchanged (counted when it was
+        scheduled). An id the scheduler does not hold (pending, delivering, gone, never sent) changes
+        nothing. The answer is whether a scheduled message was delivered (the broker's call is void: an
+        adapter answers from its listing)."""
+        self._need("deliver_scheduled", "deliver_scheduled")
+        queue = self._queue(queue_name)
+        ref = queue.refs.get(msg_id)
+        if ref is None or ref.place != "scheduled":
+            return False
+        # ScheduledDeliveryHandlerImpl#cancel(predicate): a scan of the scheduled set, O(n) as the broker's
+        queue.scheduler.heap = [e for e in queue.scheduler.heap if e[3] is not ref]
+        heapq.heapify(queue.scheduler.heap)
+        self._fire(queue, [ref])
+        self._settle(queue)
+        return True
+
+    def _fire(self, queue: QueueState, due: list[Ref]) -> None:
+        """Place `due` (scheduler order) as a firing does: at the head, the last first (SCHED-4)."""
         opts = self.options
         for ref in reversed(due):
             if opts.scheduled_placement == "tail":
@@ -89,4 +116,3 @@ class ClockMixin(BrokerCore):
             from .bugs.artemis_scheduled_resets_iterators import reset
 
             reset(queue, self._iterator_over)
-        return True

@@ -44,7 +44,9 @@ _TTL = frozenset({"message_ttl", "per_message_ttl"})
 #: The seeds' semantics: ActiveMQ Artemis 2.44 (artemis-semantics.md C, R, P, D, S rules); message
 #: expiry (EXPIRY-1..7) with expiry-delay, expiry-address and the expiry scanner (the defaults).
 ARTEMIS = ModelOptions(features=FEATURES | EXPIRY_FEATURES
-                       | {"delete", RESTART_FEATURE, "single_active_consumer", "consumer_priority"},
+                       | {"delete", RESTART_FEATURE, "single_active_consumer", "consumer_priority",
+                          # SCHED-16: QueueControl#deliverScheduledMessage(id) (ARTEMIS-3872, 2.25.0)
+                          "deliver_scheduled"},
                        # DELIVERY-24: a new consumer restarts the rotation (QueueConsumersImpl#add)
                        cursor_restarts_on_add=True,
                        # DELIVERY-25: a cursor per consumer priority level (PriorityCollection)

@@ -46,8 +46,9 @@ CAPABILITIES = frozenset({
     # (.sizing), address-full policies PAGE, DROP and FAIL, AddressControl Paging
     "paging", "drop_policy", "fail_policy", "block_policy", "paging_flag", "page_limits",
     # SCHED-1..6, 9..11: annotation x-opt-delivery-time; due messages are fired at their logical due
-    # time through management (see _fire), in the broker's scheduler order and head placement
-    "scheduling",
+    # time through management (see _fire), in the broker's scheduler order and head placement;
+    # SCHED-16 one of them delivered now on request, the same QueueControl#deliverScheduledMessage(id)
+    "scheduling", "deliver_scheduled",
     # DELIVERY-26 exclusive queues (QueueConfiguration exclusive): only the consumer the first dispatch
     # served is given messages; the others wait (not pull consumers). Their consumers are independent:
     # a returned message can go to the exclusive consumer only, so the nack race above does not meet
@@ -70,8 +71,9 @@ class Features:
     58 arguments (POSITIONAL_SETTINGS), which has no maxSizeMessages, maxReadPageBytes,
     maxReadPageMessages, prefetchPage*, pageLimit* or pageFullMessagePolicy.
     ``deliver_scheduled``: QueueControl#deliverScheduledMessage (2.25.0+, ARTEMIS-3872), how the
-    adapter fires a scheduled message at its logical due time. ``single_active``: exclusive queues
-    whose closing consumer's deliveries return before the next exclusive one is chosen (2.32.0+)."""
+    adapter fires a scheduled message at its logical due time, and SCHED-16's operation.
+    ``single_active``: exclusive queues whose closing consumer's deliveries return before the next
+    exclusive one is chosen (2.32.0+)."""
 
     json_settings: bool
     deliver_scheduled: bool
@@ -97,6 +99,8 @@ class Features:
         if not self.deliver_scheduled:
             why["scheduling"] = ("scheduling before 2.25 (no QueueControl#deliverScheduledMessage, "
                                  "ARTEMIS-3872: the adapter cannot fire a message at its logical due time)")
+            why["deliver_scheduled"] = ("deliver_scheduled before 2.25 (QueueControl#deliverScheduledMessage "
+                                        "came with ARTEMIS-3872, commit 63966dcc56)")
         if not self.single_active:
             why["single_active_consumer"] = why["independent_single_active"] = (
                 "exclusive queues before 2.32 (a closing consumer's exclusive turn was released before, "

@@ -1,5 +1,6 @@
 """The artemis adapter's observations: counters, pending order and browsing through management, the
-paging flag, a message's delivery count and redelivered flag; delete by id and a new ring size."""
+paging flag, a message's delivery count and redelivered flag; delete by id, delivering a scheduled message
+now, and a new ring size."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 from .._base import (
     NotObservable,
     Refused,
+    Unsupported,
     operation,
 )
 from .records import ID_PROPERTY, QUEUE_COUNTS, _Queue
@@ -163,17 +165,47 @@ class ArtemisObservation(ArtemisSends):
     def _broker_id(self, q: _Queue, msg_id: str) -> int | None:
         """The broker's message id of logical `msg_id` stored in queue `q` (pending, scheduled or
         delivering), or None."""
+        found = self._stored(q, msg_id)
+        return None if found is None else int(found[0]["messageID"])
+
+    def _stored(self, q: _Queue, msg_id: str) -> tuple[dict[str, Any], bool] | None:
+        """Logical `msg_id` as queue `q` lists it (pending, scheduled or delivering: its management
+        map) and whether it is scheduled, or None."""
         mgmt = self._mgmt()
         mbean = self._queue_mbean(q)
         listed, scheduled, delivering = mgmt.bulk([
             {"type": "exec", "mbean": mbean, "operation": op, "arguments": args}
             for op, args in (("listMessages(java.lang.String)", [""]), ("listScheduledMessages()", []),
                              ("listDeliveringMessages()", []))])
-        everything = [*listed, *scheduled, *(m for ms in delivering.values() for m in ms)]
-        for message in everything:
+        for message in scheduled:
             if str(message.get(ID_PROPERTY)) == msg_id:
-                return int(message["messageID"])
+                return message, True
+        for message in [*listed, *(m for ms in delivering.values() for m in ms)]:
+            if str(message.get(ID_PROPERTY)) == msg_id:
+                return message, False
         return None
+
+    @operation
+    def deliver_scheduled(self, queue: str, msg_id: str) -> bool:
+        """SCHED-16: QueueControl#deliverScheduledMessage(id) (2.25.0+, ARTEMIS-3872): the broker moves the
+        message to the head if its scheduler holds it (QueueImpl#deliverScheduledMessage, addHead(list,
+        scheduling=true)) and does nothing otherwise; the operation is void, so the answer is whether
+        listScheduledMessages held it. A pending or delivering message is asked for too (the broker must
+        leave it alone); an id the queue does not list reaches no broker id and is not asked for."""
+        if "deliver_scheduled" not in self.capabilities:
+            raise Unsupported(self._why("deliver_scheduled"))
+        q = self._queue(queue)
+        found = self._stored(q, msg_id)
+        if found is None:
+            return False
+        message, scheduled = found
+        self._mgmt().exec(self._queue_mbean(q), "deliverScheduledMessage(long)", int(message["messageID"]))
+        if scheduled:
+            q.fired(message)  # a last-value queue's current message from now on
+            self._settle_fired(queue, q)
+        else:
+            self._settle_queue(queue)
+        return scheduled
 
     @operation(name="delete")
     def delete_message(self, queue: str, msg_id: str) -> bool:

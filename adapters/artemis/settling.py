@@ -191,17 +191,22 @@ class ArtemisSettling(ArtemisClient):
             finally:
                 if pause:
                     mgmt.exec(mbean, "resume()")
-            if q.non_destructive:
-                # QueueImpl#addHead(List, scheduling) resets every consumer's iterator (2.40.0
-                # QueueImpl.java L884, a broker bug: reference_model/bugs/artemis_scheduled_resets_iterators):
-                # each consumer is offered every listed message again, so what arrived before no longer
-                # tells that a consumer with credit was offered them all (_offered_all)
-                for consumer in self.consumers.values():
-                    if consumer.queue == name:
-                        consumer.handler.seen.clear()
-            self._settle_queue(name)
-            if q.last_value:
-                self._await_pruned(q)
+            self._settle_fired(name, q)
+
+    def _settle_fired(self, name: str, q: _Queue) -> None:
+        """The settle after scheduled messages of queue `name` were moved to its head (a firing, or
+        SCHED-16's deliver_scheduled)."""
+        if q.non_destructive:
+            # QueueImpl#addHead(List, scheduling) resets every consumer's iterator (2.40.0
+            # QueueImpl.java L884, a broker bug: reference_model/bugs/artemis_scheduled_resets_iterators):
+            # each consumer is offered every listed message again, so what arrived before no longer
+            # tells that a consumer with credit was offered them all (_offered_all)
+            for consumer in self.consumers.values():
+                if consumer.queue == name:
+                    consumer.handler.seen.clear()
+        self._settle_queue(name)
+        if q.last_value:
+            self._await_pruned(q)
 
     def _received(self, queue: str) -> set[str]:
         """Every id that arrived on a link of a consumer of `queue` (a last-value queue's latest

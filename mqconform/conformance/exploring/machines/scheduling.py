@@ -6,6 +6,8 @@ advances the clock to 1 ms before it, to it and to 1 ms after it, comparing what
 shows with the model after each: a message that fires 1 ms early or 1 ms late fails.
 On a ring queue the counts after every advance are compared under `advance.ring_due` (SCHED-14: a
 due message meets a full ring and is replaced at once, counts above the ring size are legal before).
+Where the adapter offers `deliver_scheduled`, `deliver_now` moves one scheduled message to the head
+before its time (SCHED-16, Artemis management).
 """
 
 from __future__ import annotations
@@ -23,7 +25,12 @@ REDELIVERY_DELAYS_MS = (0, 0, 15, 30)
 
 #: advance (probe_due), and ring_due: a ring queue's counts after an advance
 SCHEDULING_CHECKS = Checks(check("advance.accepted", "SCHED-4"),
-                           check("advance.ring_due", "SCHED-14", "SCHED-8", "RING-10", needs=("ring",)))
+                           check("advance.ring_due", "SCHED-14", "SCHED-8", "RING-10", needs=("ring",)),
+                           # deliver_now: its answer and the counts right after it
+                           check("deliver_scheduled.result", "SCHED-16", needs=("deliver_scheduled",)))
+#: SCHED-16: the `index` of deliver_now that names the last message sent that the scheduler does not
+#: hold (pending, held or gone) instead of one it holds
+LAST_SENT_INDEX = 7
 
 
 class SchedulingMachine(QueueMachine):
@@ -71,6 +78,27 @@ class SchedulingMachine(QueueMachine):
         if self.ring_queue:
             self.compare_counter("advance.ring_due", "q", "message_count", "scheduled_count", "pending_count",
                                  "replaced")
+
+    @precondition(lambda self: self.ready and self.can("deliver_scheduled") and self._next_due() is not None)
+    @rule(index=WHICH)
+    def deliver_now(self, index: int) -> None:
+        """SCHED-16: deliver one scheduled message now, whatever its due time (Artemis
+        QueueControl#deliverScheduledMessage): one the model's scheduler holds (by `index`, in
+        scheduler order) or, at LAST_SENT_INDEX, the last message sent that it does not hold (pending,
+        held or gone: the answer is then false and nothing changes). The answer and the counts right
+        after are compared; where the message went, by the invariants (pending order) and what later
+        receives give."""
+        queue = self._broker().queues["q"]
+        scheduled = [ref.id for ref in queue.scheduler.items()]
+        if index == LAST_SENT_INDEX:  # the last message sent that is not scheduled (else the last one)
+            others = [f"m{n}" for n in range(self.counter, 0, -1) if f"m{n}" not in scheduled]
+            target = others[0] if others else f"m{self.counter}"
+        else:
+            target = scheduled[index % len(scheduled)]
+        check = "deliver_scheduled.result"
+        self.d.both_values("deliver_scheduled", {"queue": "q", "id": target}, compare=check)
+        self.compare_counter(check, "q", "message_count", "scheduled_count", "pending_count", "added",
+                             "replaced")
 
     @precondition(lambda self: self.ready and self.can("nack") and self.any_unacked())
     @rule(which=WHICH, index=WHICH)

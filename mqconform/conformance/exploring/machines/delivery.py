@@ -1,4 +1,8 @@
-"""Delivery: order by priority then FIFO, windows, counters, nothing unsent or acked delivered."""
+"""Delivery: order by priority then FIFO, windows, counters, nothing unsent or acked delivered.
+
+Where the adapter offers `move`, a second queue `moved` is declared and `move` moves one message of q
+to it by id (DELIVERY-48, Artemis management); the other adapters explore exactly as before.
+"""
 
 from __future__ import annotations
 
@@ -15,12 +19,18 @@ CONSUMER_ORDER_CHECKS = Checks(
           needs=("consumer_priority",)),
     check("receive.single_active", "DELIVERY-26", "DELIVERY-3", "DELIVERY-4", "DELIVERY-5",
           needs=("single_active_consumer",)))
+#: DELIVERY-48: a move's answer, the counts of both queues right after it and the target's pending order
+MOVE_CHECKS = Checks(check("move.result", "DELIVERY-48", "DELIVERY-3", needs=("move",)))
+#: the queue a move sends its message to (its own address; no consumer ever takes from it)
+MOVE_TARGET = "moved"
+#: the `index` of `move` that names the last message sent (see DeliveryMachine.move)
+MOVE_LAST_SENT_INDEX = 7
 
 
 class DeliveryMachine(RestartSteps, QueueMachine):
     area = "delivery"
     CHECKS = (QUEUE_CHECKS.citing({"receive.id": ("DELIVERY-3", "DELIVERY-4", "DELIVERY-5", "DELIVERY-24")})
-              | CONSUMER_ORDER_CHECKS | DELETE_CHECKS | RESTART_CHECKS)
+              | CONSUMER_ORDER_CHECKS | DELETE_CHECKS | MOVE_CHECKS | RESTART_CHECKS)
     SIZES = (100, 700, 5000)
     USE_PRIORITIES = True
     REQUIRES = ("queues",)
@@ -43,6 +53,8 @@ class DeliveryMachine(RestartSteps, QueueMachine):
             self.d.both("queue", {"name": "q"})
         if settings is not None:
             self.declare_consumer("q", **settings)
+        if self.can("move"):  # DELIVERY-48: the target of `move`, a queue of its own address
+            self.d.both("queue", {"name": MOVE_TARGET})
         self.ready = True
 
     @precondition(QueueMachine.can_open_consumer)
@@ -56,3 +68,30 @@ class DeliveryMachine(RestartSteps, QueueMachine):
     @rule()
     def browse(self) -> None:
         self.d.both("browse", "q", compare="browse.ids")
+
+    @precondition(lambda self: self.ready and self.can("move") and self.counter > 0)
+    @rule(index=WHICH)
+    def move(self, index: int) -> None:
+        """DELIVERY-48: move one message of q to MOVE_TARGET by id: with `index` 1 or 3 one a consumer
+        holds, with 7 (or nothing pending) the last one sent (often held or gone), else one the model
+        lists pending (by index, in pending order); a held or gone one answers false and changes
+        nothing. The answer, the counts of both queues right after and the target's pending order are
+        compared; the final drain accounts for a moved message as a deleted one (it left q acknowledged)."""
+        pending = self._broker().pending_ids("q")
+        held = sorted(m for c in self.open_consumers for m in self._held(c))
+        if index in (1, 3) and held:
+            target = held[index % len(held)]
+        elif index == MOVE_LAST_SENT_INDEX or not pending:
+            target = f"m{self.counter}"
+        else:
+            target = pending[index % len(pending)]
+        check = "move.result"
+        _, answer = self.d.both_values("move", {"queue": "q", "id": target, "to": MOVE_TARGET}, compare=check)
+        if answer is True:
+            self.deleted.add(("q", target))
+        self.compare_counter(check, "q", "message_count", "pending_count", "acknowledged")
+        self.compare_counter(check, MOVE_TARGET, "message_count", "pending_count", "added")
+        if self.can("pending_order"):
+            observed = self.d.observe_if_observable("pending_ids", MOVE_TARGET)
+            if observed is not None:
+                self.d.expect_equal(check, *observed, f"pending of {MOVE_TARGET}: ")

@@ -96,6 +96,10 @@ class ReferenceAdapter:
         """SCHED-16 (capability deliver_scheduled): deliver one scheduled message now; whether one was."""
         return self._do(lambda: self.world.broker.deliver_scheduled(queue, msg_id))
 
+    def move_message(self, queue: str, msg_id: str, to: str) -> Result:
+        """DELIVERY-48 (capability move): move one pending message by id to queue `to`; whether one was."""
+        return self._do(lambda: self.world.broker.move_message(queue, msg_id, to))
+
     def in_progress(self, consumer: str, msg_id: str) -> Result:
         """REDELIVERY-27 (capability ack_wait): restart the ack wait of a held message."""
         return self._do(lambda: self.world.broker.in_progress(consumer, msg_id))

@@ -333,6 +333,10 @@ OPERATIONS: Final[Mapping[str, Operation]] = {op.name: op for op in (
     Operation("deliver_scheduled", {"queue": _req("str"), "id": _req("id")}, references=(("queue", "queue"),),
               needs=("deliver_scheduled",), compared=True,
               run=lambda a, x: a.deliver_scheduled(x["queue"], x["id"])),  # type: ignore[attr-defined]
+    # DELIVERY-48: move one message by id to another queue (the result is whether one was moved)
+    Operation("move", {"queue": _req("str"), "id": _req("id"), "to": _req("str")},
+              references=(("queue", "queue"), ("to", "queue")), needs=("move",), compared=True,
+              run=lambda a, x: a.move_message(x["queue"], x["id"], x["to"])),  # type: ignore[attr-defined]
     # RESTART-1..4, the implementation restarts (SIGTERM or SIGKILL) on its own store
     Operation("restart", scalar=("graceful", "kill"), needs=("restart",), call=True, model=model.restart,
               run=lambda a, x: a.call("restart", mode=str(x))),

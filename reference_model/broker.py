@@ -5,10 +5,10 @@ One :class:`Broker` holds the whole state and a logical clock in milliseconds th
 independent of history; expected outcomes are return values, misuse raises ModelMisuse.
 Implements DELIVERY-* (with DELIVERY-11 cumulative acks and DELIVERY-12 non-destructive queues),
 RING-1..16 (RING-15 last-value queues, RING-16 retroactive addresses), REDELIVERY-1..10, SCHED-1..8,
-DELIVERY-31..33 (:mod:`.delete`), DELIVERY-34 (:mod:`.consumer_pause`), RETENTION-1..11
-(:mod:`.retention`), DELIVERY-38..40 (:mod:`.pull_batch`), DELIVERY-41..44 (:mod:`.priority_groups`),
-EXPIRY-1..7 (:mod:`.expiry`) and PAGING-1..16 (PAGING-13..16 page limits) of spec/ with the options of
-:class:`~.options.ModelOptions` where the sources disagree.
+DELIVERY-31..33 (:mod:`.delete`), DELIVERY-48 (:mod:`.move`), DELIVERY-34 (:mod:`.consumer_pause`),
+RETENTION-1..11 (:mod:`.retention`), DELIVERY-38..40 (:mod:`.pull_batch`), DELIVERY-41..44
+(:mod:`.priority_groups`), EXPIRY-1..7 (:mod:`.expiry`) and PAGING-1..16 (PAGING-13..16 page limits) of
+spec/ with the options of :class:`~.options.ModelOptions` where the sources disagree.
 
 The areas live in one module each, composed here: the shared state and helpers in :mod:`._core`,
 consumers and acks in :mod:`.delivery`, returns and dead letters in :mod:`.redelivery`, the ring bound
@@ -31,6 +31,7 @@ from .delivery import DeliveryMixin
 from .errors import ModelMisuse, Unsupported
 from .expiry import ExpiryMixin
 from .invalid_ack import InvalidAckMixin
+from .move import MoveMixin
 from .paging import PagingMixin
 from .priority_groups import PriorityGroupsMixin
 from .pull_batch import PullBatchMixin
@@ -64,7 +65,7 @@ class QueueCounters:
 
 class Broker(AckWaitMixin, ConsumerOrderMixin, DeliveryMixin, RedeliveryMixin, RingMixin, ExpiryMixin,
              PagingMixin, InvalidAckMixin, PurgeMixin, DeleteMixin, RestartMixin, StreamStateMixin,
-             ConsumerPauseMixin, RetentionMixin, PullBatchMixin, PriorityGroupsMixin):
+             ConsumerPauseMixin, RetentionMixin, PullBatchMixin, PriorityGroupsMixin, MoveMixin):
     """The reference broker for one profile (see :mod:`.profiles`)."""
 
     # ------------------------------------------------------------------ declarations

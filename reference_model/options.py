@@ -37,8 +37,9 @@ BROKER_FEATURES = frozenset({"max_length_bytes", "nack_reject", "nack_multiple",
                              # REDELIVERY-32..35 consumer BackOff (JetStream)
                              "backoff",
                              # RING-29 purge; DELIVERY-31..33 delete of one message by id; SCHED-16
-                             # deliver one scheduled message now (Artemis management, 2.25.0+)
-                             "purge", "delete", "deliver_scheduled",
+                             # deliver one scheduled message now (Artemis management, 2.25.0+);
+                             # DELIVERY-48 move of one message by id to another queue (management)
+                             "purge", "delete", "deliver_scheduled", "move",
                              # EXPIRY-1 queue TTL, EXPIRY-2 per-message TTL, EXPIRY-6 expiry address
                              "message_ttl", "per_message_ttl", "expiry_address",
                              # DELIVERY-25 consumer priority, DELIVERY-26 single active consumer

@@ -46,7 +46,9 @@ _TTL = frozenset({"message_ttl", "per_message_ttl"})
 ARTEMIS = ModelOptions(features=FEATURES | EXPIRY_FEATURES
                        | {"delete", RESTART_FEATURE, "single_active_consumer", "consumer_priority",
                           # SCHED-16: QueueControl#deliverScheduledMessage(id) (ARTEMIS-3872, 2.25.0)
-                          "deliver_scheduled"},
+                          "deliver_scheduled",
+                          # DELIVERY-48: QueueControl#moveMessage(id, otherQueueName)
+                          "move"},
                        # DELIVERY-24: a new consumer restarts the rotation (QueueConsumersImpl#add)
                        cursor_restarts_on_add=True,
                        # DELIVERY-25: a cursor per consumer priority level (PriorityCollection)

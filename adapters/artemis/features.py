@@ -36,8 +36,9 @@ CAPABILITIES = frozenset({
     # expiry-delay (a message without its own expiration), AMQP header ttl, expiry-address
     "advance_time", "message_ttl", "per_message_ttl", "expiry_address",
     # RING-15 last-value queues (QueueConfiguration last-value-key), DELIVERY-12 non-destructive
-    # queues, DELIVERY-31..33 delete by id (QueueControl#removeMessage)
-    "last_value", "non_destructive", "delete",
+    # queues, DELIVERY-31..33 delete by id (QueueControl#removeMessage), DELIVERY-48 move by id
+    # (QueueControl#moveMessage(long, String), every served release)
+    "last_value", "non_destructive", "delete", "move",
     # PAGING-12 / browse.ids: management listMessages walks QueueImpl#browserIterator, the iterator a
     # browsing consumer walks (pending in delivery order, then the page cursor); DELIVERY-23 the
     # redelivered flag an AMQP client sees (header delivery-count > 0, i.e. broker count > 1)

@@ -224,6 +224,27 @@ class ArtemisObservation(ArtemisSends):
         self._settle_queue(queue)
         return deleted
 
+    @operation(name="move")
+    def move_message(self, queue: str, msg_id: str, to: str) -> bool:
+        """DELIVERY-48: QueueControl#moveMessage(id, otherQueueName) (QueueImpl#moveReference: before
+        2.53.0 the pending list only, from 2.53.0 the scheduled and paged messages too; a delivering one
+        is not found): the original acknowledged (NORMAL), a copy with a new broker id and the same
+        properties routed to the target queue's binding only. A message the queue lists is asked for
+        (delivering ones too: the broker must answer false); an id it does not list reaches no broker
+        id and answers False. The target's MessagesAdded is awaited (QueueImpl#doInternalPoll)."""
+        q, target = self._queue(queue), self._queue(to)
+        broker_id = self._broker_id(q, msg_id)
+        if broker_id is None:
+            return False
+        added = int(self._queue_state(target)["MessagesAdded"])
+        moved = bool(self._mgmt().exec(self._queue_mbean(q), "moveMessage(long,java.lang.String)",
+                                       broker_id, target.physical))
+        if moved:
+            q.forget(msg_id)
+        self._settle_queue(queue)
+        self._settle_queue(to, added=added + 1 if moved else None)
+        return moved
+
     @operation
     def set_ring_size(self, queue: str, size: int) -> None:
         q = self._queue(queue)

@@ -1,7 +1,13 @@
-"""Delivery: order by priority then FIFO, windows, counters, nothing unsent or acked delivered."""
+"""Delivery: order by priority then FIFO, windows, counters, nothing unsent or acked delivered.
+
+Where the adapter offers `move`, a second queue `moved` is declared and `send` draws a move of one
+message of q to it by id (DELIVERY-48, Artemis management); the other adapters explore exactly as
+before.
+"""
 
 from __future__ import annotations
 
+from hypothesis import strategies as st
 from hypothesis.stateful import initialize, precondition, rule
 
 from ..checks import Checks, check
@@ -15,12 +21,19 @@ CONSUMER_ORDER_CHECKS = Checks(
           needs=("consumer_priority",)),
     check("receive.single_active", "DELIVERY-26", "DELIVERY-3", "DELIVERY-4", "DELIVERY-5",
           needs=("single_active_consumer",)))
+#: DELIVERY-48: a move's answer, the counts of both queues right after it and the target's pending order
+MOVE_CHECKS = Checks(check("move.result", "DELIVERY-48", "DELIVERY-3", needs=("move",)))
+#: the queue a move sends its message to (its own address; no consumer ever takes from it)
+MOVE_TARGET = "moved"
+#: the `size_index` of `send` that moves a message instead (DeliveryMachine.send); the ack rule is
+#: drawn too rarely here (a handful of times a run) to carry it
+MOVE_INDEX = 6
 
 
 class DeliveryMachine(RestartSteps, QueueMachine):
     area = "delivery"
     CHECKS = (QUEUE_CHECKS.citing({"receive.id": ("DELIVERY-3", "DELIVERY-4", "DELIVERY-5", "DELIVERY-24")})
-              | CONSUMER_ORDER_CHECKS | DELETE_CHECKS | RESTART_CHECKS)
+              | CONSUMER_ORDER_CHECKS | DELETE_CHECKS | MOVE_CHECKS | RESTART_CHECKS)
     SIZES = (100, 700, 5000)
     USE_PRIORITIES = True
     REQUIRES = ("queues",)
@@ -43,6 +56,8 @@ class DeliveryMachine(RestartSteps, QueueMachine):
             self.d.both("queue", {"name": "q"})
         if settings is not None:
             self.declare_consumer("q", **settings)
+        if self.can("move"):  # DELIVERY-48: the target of `move`, a queue of its own address
+            self.d.both("queue", {"name": MOVE_TARGET})
         self.ready = True
 
     @precondition(QueueMachine.can_open_consumer)
@@ -56,3 +71,39 @@ class DeliveryMachine(RestartSteps, QueueMachine):
     @rule()
     def browse(self) -> None:
         self.d.both("browse", "q", compare="browse.ids")
+
+    @precondition(lambda self: self.ready)
+    @rule(size_index=WHICH, priority=st.sampled_from([4, 4, 0, 9, 5]))
+    def send(self, size_index: int, priority: int) -> None:
+        """The queue machine's step, with DELIVERY-48's move drawn within it (no new rule, so the
+        adapters without move explore exactly as before): at MOVE_INDEX, once a message was sent,
+        where the adapter offers move; `priority` then picks the message (see :meth:`move`)."""
+        if size_index == MOVE_INDEX and self.counter and self.can("move"):
+            self.move(priority)
+            return
+        QueueMachine.send(self, size_index, priority)
+
+    def move(self, pick: int) -> None:
+        """DELIVERY-48: move one message of q to MOVE_TARGET by id: with `pick` 9 one a consumer holds,
+        with 5 (or nothing pending) the last one sent (often held or gone), with 4 the first one the
+        model lists pending, with 0 the last one; a held or gone one answers false and changes
+        nothing. The answer, the counts of both queues right after and the target's pending order are
+        compared; the final drain accounts for a moved message as a deleted one (it left q acknowledged)."""
+        pending = self._broker().pending_ids("q")
+        held = sorted(m for c in self.open_consumers for m in self._held(c))
+        if pick == 9 and held:
+            target = held[0]
+        elif pick == 5 or not pending:
+            target = f"m{self.counter}"
+        else:
+            target = pending[0 if pick == 4 else -1]
+        check = "move.result"
+        _, answer = self.d.both_values("move", {"queue": "q", "id": target, "to": MOVE_TARGET}, compare=check)
+        if answer is True:
+            self.deleted.add(("q", target))
+        self.compare_counter(check, "q", "message_count", "pending_count", "acknowledged")
+        self.compare_counter(check, MOVE_TARGET, "message_count", "pending_count", "added")
+        if self.can("pending_order"):
+            observed = self.d.observe_if_observable("pending_ids", MOVE_TARGET)
+            if observed is not None:
+                self.d.expect_equal(check, *observed, f"pending of {MOVE_TARGET}: ")

@@ -126,3 +126,16 @@ def test_close_session_is_a_call_and_not_applicable_without_sessions() -> None:
 
 def test_readme_links_the_contract_reference() -> None:
     assert "docs/contract.md" in README
+
+
+def test_the_scenario_language_lists_every_step_operation() -> None:
+    """docs/scenarios.md names every operation a scenario step may have (SCENARIO_OPS)."""
+    import re
+
+    from mqconform.operations import SCENARIO_OPS
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "scenarios.md").read_text(encoding="utf-8")
+    found = re.search(r"step has one operation \((.*?)\)", text, re.S)
+    assert found is not None
+    listed = {name.strip() for name in found.group(1).split(",")}
+    assert set(SCENARIO_OPS) <= listed, sorted(set(SCENARIO_OPS) - listed)

@@ -1,4 +1,6 @@
-"""Shared fixtures of the broker adapter tests (generic: no broker is named here).
+"""Shared fixtures of the broker adapter tests (generic, but for `artemis`: the Artemis feature tests'
+adapter on each of artemis_releases.RELEASES, which a module with an `artemis` fixture of its own
+overrides).
 
 `namespace` gives every test its own name prefix (test name + xdist worker + random token), so
 tests running in parallel (`pytest -n auto`) against one shared broker never see each other's
@@ -19,6 +21,7 @@ import pytest
 
 from mqconform.adapters.contract import Adapter, AdapterError
 from mqconform.reference_model.config import ConsumerConfig, Message, QueueConfig
+from tests.adapters.artemis_releases import RELEASES as ARTEMIS_RELEASES
 
 
 @pytest.fixture
@@ -75,5 +78,15 @@ def embedded() -> Iterator[Any]:
     from mqconform.adapters.nats import NatsAdapter
 
     adapter = NatsAdapter()
+    yield adapter
+    adapter.shutdown()
+
+
+@pytest.fixture(scope="module", params=ARTEMIS_RELEASES)
+def artemis(request: pytest.FixtureRequest) -> Iterator[Any]:
+    """The artemis adapter on its own broker of each release (artemis_releases.RELEASES), in turn."""
+    from mqconform.adapters.artemis import ArtemisAdapter
+
+    adapter = ArtemisAdapter(version=request.param)
     yield adapter
     adapter.shutdown()

@@ -25,6 +25,7 @@ from mqconform.reference_model.config import AddressConfig, ConsumerConfig, Mess
 from mqconform.reference_model.profiles import profile
 from mqconform.scenario.loader import Scenario, load, parse
 from mqconform.scenario.runner import Outcome, run_scenario
+from tests.adapters.artemis_releases import holds_on_the_model_and_the_broker
 from tests.adapters.conftest import assert_same_names_do_not_meet, assert_unreachable
 
 pytestmark = pytest.mark.broker("artemis")
@@ -113,7 +114,8 @@ def test_an_unserved_or_too_old_release_is_one_line() -> None:
 
 def test_capabilities_follow_the_release() -> None:
     """Before 2.32 settings go through the positional addAddressSettings (no read budget, no page
-    limits): PAGE and page limits are not claimed; before 2.25 no deliverScheduledMessage: no scheduling;
+    limits): PAGE and page limits are not claimed; before 2.25 no deliverScheduledMessage: no scheduling
+    and no deliver_scheduled (SCHED-16);
     before 2.32 a closing exclusive consumer's turn is not released after its returns: no single active
     consumer (DELIVERY-26)."""
     from mqconform.adapters.artemis.declarations import POSITIONAL_OPERATION
@@ -123,7 +125,8 @@ def test_capabilities_follow_the_release() -> None:
     missing = {v: CAPABILITIES - ArtemisAdapter(version=v).capabilities
                for v in ("2.18.0", "2.21.0", "2.26.0", "2.31.2", "2.32.0", "2.40.0")}
     exclusive = {"single_active_consumer", "independent_single_active"}
-    assert missing["2.18.0"] == missing["2.21.0"] == {"paging", "page_limits", "scheduling"} | exclusive
+    before_3872 = {"scheduling", "deliver_scheduled"}  # QueueControl#deliverScheduledMessage (2.25.0)
+    assert missing["2.18.0"] == missing["2.21.0"] == {"paging", "page_limits"} | before_3872 | exclusive
     assert missing["2.26.0"] == missing["2.31.2"] == {"paging", "page_limits"} | exclusive
     assert missing["2.32.0"] == missing["2.40.0"] == set()
     old = ArtemisAdapter(version="2.21.0")
@@ -218,7 +221,7 @@ def test_last_value_queue_as_since_2_24(artemis: ArtemisAdapter, namespace: str)
     delivering message kept, a stale returned one replaced (not acknowledged), messageCount without
     delivering, and the non-destructive last-value queue that keeps delivered values and never
     delivers directly; the model and the broker agree on every step."""
-    _holds_on_the_model_and_the_broker(artemis, namespace, "artemis-last-value-since-2.24")
+    holds_on_the_model_and_the_broker(artemis, namespace, "artemis-last-value-since-2.24")
 
 
 @pytest.mark.rules("EXPIRY-2")
@@ -226,7 +229,7 @@ def test_a_ttl_above_the_signed_int_range_is_days_away(artemis: ArtemisAdapter, 
     """A header ttl of 2147484000 ms (above 2^31 - 1) keeps the message about 24.9 days: the default
     release reads it unsigned (ARTEMIS-4820, fixed in 2.36.0; 2.18.0-2.35.0 expire it at once, the
     registered entry of the scenario, bisected there)."""
-    _holds_on_the_model_and_the_broker(artemis, namespace, "artemis-large-ttl-expires-at-once")
+    holds_on_the_model_and_the_broker(artemis, namespace, "artemis-large-ttl-expires-at-once")
 
 
 @pytest.mark.rules("LASTVALUE-1", "SCHED-4")
@@ -234,7 +237,7 @@ def test_a_fired_last_value_message_is_current(artemis: ArtemisAdapter, namespac
     """A scheduled message that fires over a later send of its key is its value's current message:
     the model and the broker agree on every step (before _Queue.fired each listing after the fire
     waited out its bound, and the last receive raced the consumer's credit: 2 of 11 replays failed)."""
-    _holds_on_the_model_and_the_broker(artemis, namespace, "artemis-last-value-fired-is-current")
+    holds_on_the_model_and_the_broker(artemis, namespace, "artemis-last-value-fired-is-current")
 
 
 @pytest.mark.rules("LASTVALUE-8")
@@ -324,14 +327,6 @@ def test_finding_last_value_nack_pruned_before_credit(artemis: ArtemisAdapter, n
     _fails_as_its_bug_model_says(artemis, namespace, "artemis-last-value-nack-pruned-before-credit", 5,
                                  "queue q delivering_count: expected 1, actual 0",
                                  held=(None, {"last_value_direct_stays_current": True}))
-
-
-def _holds_on_the_model_and_the_broker(artemis: ArtemisAdapter, namespace: str, name: str) -> None:
-    """The scenario tests/adapters/scenarios/<name>.yaml passes on the model and on the broker."""
-    scenario = load(SCENARIOS / f"{name}.yaml")
-    assert run_scenario(scenario, ReferenceAdapter(options=profile("artemis"))).verdict == "pass"
-    outcome = run_scenario(scenario, artemis, namespace=namespace)
-    assert outcome.verdict == "pass", outcome.verdict_line()
 
 
 def _fails_as_its_bug_model_says(artemis: ArtemisAdapter, namespace: str, bug: str | tuple[str, ...],
@@ -499,7 +494,7 @@ def test_a_paged_send_is_paged_when_a_ring_frees_memory(artemis: ArtemisAdapter,
     """A send into an address in page mode is `paged`, even when the ring queue's replacement makes the
     address smaller (AddressSize falls instead of staying)."""
     # counters are not observable in page mode
-    _holds_on_the_model_and_the_broker(artemis, namespace, "artemis-paged-send-ring-replaces")
+    holds_on_the_model_and_the_broker(artemis, namespace, "artemis-paged-send-ring-replaces")
 
 
 @pytest.mark.rules("DELIVERY-12")

@@ -5,9 +5,6 @@ java the fixture fails)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 
 from mqconform.adapters.artemis import ArtemisAdapter
@@ -15,17 +12,12 @@ from mqconform.adapters.reference import ReferenceAdapter
 from mqconform.reference_model.profiles import profile
 from mqconform.scenario.loader import load, parse
 from mqconform.scenario.runner import run_scenario
+from tests.adapters.artemis_releases import SCENARIOS, holds_on_the_model_and_the_broker
 
 pytestmark = pytest.mark.broker("artemis")
 
-SCENARIO = Path(__file__).parent / "scenarios" / "artemis-consumer-priority-levels.yaml"
+SCENARIO = SCENARIOS / "artemis-consumer-priority-levels.yaml"
 
-
-@pytest.fixture(scope="module", params=["2.40.0", "2.56.0"])
-def artemis(request: pytest.FixtureRequest) -> Iterator[ArtemisAdapter]:
-    adapter = ArtemisAdapter(version=request.param)
-    yield adapter
-    adapter.shutdown()
 
 
 @pytest.mark.rules("DELIVERY-25", "DELIVERY-24")
@@ -33,13 +25,10 @@ def test_a_cursor_per_priority_level(artemis: ArtemisAdapter, namespace: str) ->
     """The scenario holds on the artemis profile and on the broker; one cursor over all consumers
     (cursor_per_priority=False) fails it at m3, the first message a priority-0 consumer takes, and
     without the priorities it fails at once (m1 goes to L1, the first consumer)."""
+    holds_on_the_model_and_the_broker(artemis, namespace, "artemis-consumer-priority-levels", strict=True)
     scenario = load(SCENARIO)
     claimed = profile("artemis")
-    assert run_scenario(scenario, ReferenceAdapter(options=claimed)).verdict == "pass"
     one_cursor = run_scenario(scenario, ReferenceAdapter(options=claimed.evolve(cursor_per_priority=False)))
     assert (one_cursor.verdict, one_cursor.step) == ("fail", 9)
     stripped = parse(SCENARIO.read_text().replace(", priority: 5", ""), SCENARIO.name)
     assert (run_scenario(stripped, ReferenceAdapter(options=claimed)).step) == 7
-    outcome = run_scenario(scenario, artemis, strict=True, namespace=namespace)
-    assert outcome.verdict == "pass", outcome.verdict_line()
-    assert artemis.server_version == artemis.version

@@ -4,35 +4,22 @@ after the other (no skips: without mvn or java the fixture fails)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 
 from mqconform.adapters.artemis import ArtemisAdapter
 from mqconform.reference_model.config import ConsumerConfig, Message, QueueConfig
-from mqconform.scenario.loader import load
-from mqconform.scenario.runner import run_scenario
+from tests.adapters.artemis_releases import holds_on_the_model_and_the_broker
 
 pytestmark = pytest.mark.broker("artemis")
 
-SCENARIO = Path(__file__).parent / "scenarios" / "artemis-exclusive-queue-handover.yaml"
 
-
-@pytest.fixture(scope="module", params=["2.40.0", "2.56.0"])
-def artemis(request: pytest.FixtureRequest) -> Iterator[ArtemisAdapter]:
-    adapter = ArtemisAdapter(version=request.param)
-    yield adapter
-    adapter.shutdown()
 
 
 @pytest.mark.rules("DELIVERY-26")
 def test_the_closed_exclusive_consumers_messages_go_to_the_next(artemis: ArtemisAdapter,
                                                                 namespace: str) -> None:
     """The scenario (its model side: tests/model/test_consumer_priority.py) holds on the broker."""
-    outcome = run_scenario(load(SCENARIO), artemis, strict=True, namespace=namespace)
-    assert outcome.verdict == "pass", outcome.verdict_line()
-    assert artemis.server_version == artemis.version
+    holds_on_the_model_and_the_broker(artemis, namespace, "artemis-exclusive-queue-handover", strict=True)
 
 
 @pytest.mark.rules("DELIVERY-26")

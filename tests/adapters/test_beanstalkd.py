@@ -297,7 +297,9 @@ def test_small_conformance_run_under_the_claimed_profile(shared: BeanstalkdAdapt
 @pytest.mark.rules("REDELIVERY-2", "REDELIVERY-35")
 def test_artemis_profile_finds_that_a_close_keeps_the_reserve_count(shared: BeanstalkdAdapter) -> None:
     """Under artemis a consumer close undoes the delivery count; beanstalkd's reserves never goes down."""
-    hyp = settings(FIND, max_examples=60, stateful_step_count=20)
+    # derandomized: the examples follow the machine's source, so its edits move the first example that
+    # closes a consumer holding a reserved job (60 found it until the delivery machine's mode draws changed)
+    hyp = settings(FIND, max_examples=200, stateful_step_count=20)
     result = run_machine(DeliveryMachine, lambda: shared, profile("artemis"), hyp, max_reruns=0)
     assert result.findings, "the suite did not tell beanstalkd's reserves from Artemis' delivery count"
     finding = result.findings[0]

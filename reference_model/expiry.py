@@ -5,8 +5,8 @@ enters the queue), EXPIRY-3 (the two together: the profile's ``ttl_combination``
 messages past their time leave: the profile's ``expiry_scope``, at the exact time on the clock), EXPIRY-5
 and EXPIRY-6 (where an expired message goes: ``expired_to``; a dead-lettered copy carries no TTL of its
 own), EXPIRY-7 (the expired counter; a returned message keeps its original expiry time) and EXPIRY-8
-(a message's duplicate id, feature ``duplicate_id``: a send whose id the address has routed is accepted
-and routed nowhere; an expiry copy keeps the id and is routed to the expiry address whatever its cache
+(a message's duplicate id, feature ``duplicate_id``: a send whose id the address has routed is dropped,
+routed nowhere; an expiry copy keeps the id and is routed to the expiry address whatever its cache
 holds, adding the id when it is new there).
 """
 

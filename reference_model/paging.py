@@ -29,7 +29,7 @@ class PagingMixin(BrokerCore):
             self._need("scheduling", "scheduled_at_ms")
         self._check_ttl(message.ttl_ms, "per_message_ttl", "ttl_ms")  # EXPIRY-2
         if message.duplicate_id is not None and self._duplicate(address, message):
-            return "accepted"  # EXPIRY-8: a duplicate is accepted and routed nowhere
+            return "dropped"  # EXPIRY-8: a duplicate is discarded (the broker's Accepted, routed nowhere)
         if address.config.retention is not None:
             self._stream_send(address)  # RETENTION-1: a stream address (reference_model/retention.py)
         result = self._route(address, message)

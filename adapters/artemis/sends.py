@@ -136,9 +136,9 @@ class ArtemisSends(ArtemisDeclarations):
             raise Refused(f"artemis: send refused: {exc}") from None
         outcome = "accepted"
         if cached is not None and self._duplicate_ids(address) == cached:
-            # EXPIRY-8: the address's cache held the id: the broker accepted the send and routed nothing
+            # EXPIRY-8: the address's cache held the id: the broker answered Accepted and routed nothing
             self._settle_address(address)
-            return outcome
+            return "dropped"
         after = self._address_look(address) if before is not None and address.queues else None
         if after is not None and (paging_before or after[0] == before):
             # PAGING-3, 6, 7, 14: not held in memory: written to a page file (PAGE: the queues count

@@ -74,8 +74,6 @@ def test_tests_name_only_known_rules() -> None:
 NO_CHECK_YET = {
     "RING-26": "RabbitMQ dead-letters a dropped head asynchronously: a dead-letter queue's count read "
                "right after the send is flaky on a quorum queue (the adapter would have to wait for it)",
-    "EXPIRY-8": "the expiry machine does not draw duplicate ids yet (open work): the model tests and the "
-                "scenario artemis-expiry-duplicate-id evidence it on 2.40.0 and 2.56.0",
 }
 
 

@@ -28,9 +28,6 @@ NOT_DRAWN = {
     # what a browser sees (PAGING-12) is checked through the browse operation (capability browse).
     # No capability offers browser consumers (the Artemis adapter refuses them).
     ("ConsumerConfig", "browser"),
-    # EXPIRY-8 (capability duplicate_id, Artemis 2.19.1+): covered by the model tests and the scenario
-    # artemis-expiry-duplicate-id only; the expiry machine does not draw it yet (open work)
-    ("Message", "duplicate_id"),
 }
 
 

@@ -175,6 +175,7 @@ class BrokerCore:
         def _enqueue_new(self, queue: QueueState, ref: Ref) -> None: ...  # clock
         def _stamp_expiry(self, queue: QueueState, ref: Ref) -> None: ...  # expiry
         def _check_ttl(self, value: int | None, feature: str, what: str) -> None: ...  # expiry
+        def _duplicate(self, address: AddressState, message: Message) -> bool: ...  # expiry
         def _expire_due(self, queue: QueueState) -> bool: ...  # expiry
         def _dead_letter_copy(self, queue: QueueState, message: Message,
                               reason: str) -> None: ...  # redelivery

@@ -172,3 +172,5 @@ class Message:
     #: RING-31: the subject the message is published on below its address (feature
     #: max_per_subject; None: the address itself).
     subject: str | None = None
+    #: EXPIRY-8: the duplicate-detection id (Artemis ``_AMQ_DUPL_ID``, feature duplicate_id); None: none.
+    duplicate_id: str | None = None

@@ -4,7 +4,10 @@ Implements EXPIRY-1 (a queue's message TTL), EXPIRY-2 (a message's own TTL, coun
 enters the queue), EXPIRY-3 (the two together: the profile's ``ttl_combination``), EXPIRY-4 (which
 messages past their time leave: the profile's ``expiry_scope``, at the exact time on the clock), EXPIRY-5
 and EXPIRY-6 (where an expired message goes: ``expired_to``; a dead-lettered copy carries no TTL of its
-own) and EXPIRY-7 (the expired counter; a returned message keeps its original expiry time).
+own), EXPIRY-7 (the expired counter; a returned message keeps its original expiry time) and EXPIRY-8
+(a message's duplicate id, feature ``duplicate_id``: a send whose id the address has routed is dropped,
+routed nowhere; an expiry copy keeps the id and is routed to the expiry address whatever its cache
+holds, adding the id when it is new there).
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import attrs
 from .clock import ClockMixin
 from .config import Message
 from .errors import ModelMisuse
-from .state import QueueState, Ref
+from .state import AddressState, QueueState, Ref
 
 _ORDER = count()
 
@@ -119,10 +122,29 @@ class ExpiryMixin(ClockMixin):
         elif target == "expiry_address":
             self._copy_to(queue.config.expiry_address, ref.msg)
 
+    def _duplicate(self, address: AddressState, message: Message) -> bool:
+        """EXPIRY-8: is a send of `message` (with a duplicate id) to `address` a duplicate? When it
+        is not, its id enters the address's cache (PostOfficeImpl#checkNotBridgeDuplicateID with
+        rejectDuplicates: the cache is the address's, kept across a restart: persist-id-cache)."""
+        self._need("duplicate_id", "duplicate_id")
+        if address.config.full_policy != "PAGE" or address.config.retention is not None:
+            raise ModelMisuse("a duplicate id on an address whose policy is not PAGE, or a stream "
+                              "address, is not modelled")
+        assert message.duplicate_id is not None
+        if message.duplicate_id in address.duplicate_ids:
+            self._event("duplicate", address.name, message.id, message.duplicate_id)
+            return True
+        address.duplicate_ids.add(message.duplicate_id)
+        return False
+
     def _copy_to(self, address_name: str | None, message: Message) -> None:
-        """EXPIRY-6: route a copy (no TTL, no schedule of its own) to an existing address."""
+        """EXPIRY-6: route a copy (no TTL, no schedule of its own) to an existing address. EXPIRY-8: the
+        copy keeps its duplicate id and is routed even when the address has routed that id already
+        (QueueImpl#expire moves it with rejectDuplicates false, ARTEMIS-3529); a new id is cached."""
         if address_name is not None and address_name in self.addresses:
             self._event("expiry_address", address_name, message.id)
+            if message.duplicate_id is not None:
+                self.addresses[address_name].duplicate_ids.add(message.duplicate_id)
             self._route(self.addresses[address_name],
                         attrs.evolve(message, scheduled_at_ms=None, ttl_ms=None))
 

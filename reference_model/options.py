@@ -42,6 +42,8 @@ BROKER_FEATURES = frozenset({"max_length_bytes", "nack_reject", "nack_multiple",
                              "purge", "delete", "deliver_scheduled", "move",
                              # EXPIRY-1 queue TTL, EXPIRY-2 per-message TTL, EXPIRY-6 expiry address
                              "message_ttl", "per_message_ttl", "expiry_address",
+                             # EXPIRY-8 a message's duplicate id (Artemis _AMQ_DUPL_ID)
+                             "duplicate_id",
                              # DELIVERY-25 consumer priority, DELIVERY-26 single active consumer
                              "consumer_priority", "single_active_consumer",
                              # DELIVERY-34 consumer pause (JetStream pause_until)

@@ -394,6 +394,8 @@ class AddressState:
         #: RING-16: the last n messages routed to the address (its internal retroactive ring queue).
         count = config.retroactive_message_count
         self.retro: deque[Message] | None = deque(maxlen=count) if count > 0 else None
+        #: EXPIRY-8: the duplicate ids the address has routed (its duplicate-id cache)
+        self.duplicate_ids: set[str] = set()
         #: RETENTION-1: the messages a Limits stream address accepted (see reference_model/retention.py)
         self.stream_accepted = 0
 

@@ -19,6 +19,10 @@ DELIVER_SCHEDULED_SINCE = "2.25.0"
 #: b11945e0c7, 2.31.0) and QueueImpl#removeConsumer releasing after the operation context completes
 #: (ARTEMIS-4480, commit 91fd12ad1f, 2.32.0)
 SINGLE_ACTIVE_SINCE = "2.32.0"
+#: EXPIRY-8: an expiry copy is routed with rejectDuplicates false, ARTEMIS-3529 (commit 1d84800d5a in
+#: 2.20.0, da9c8d6830 in 2.19.1); before, the expiry scanner's copy with an id the expiry address had
+#: cached marked the scan's transaction rollback-only (QueueImpl#expire(Transaction, MessageReference))
+DUPLICATE_ID_SINCE = "2.19.1"
 
 CAPABILITIES = frozenset({
     "queues", "ring", "set_ring_size", "priorities", "nack", "dead_letter", "delivery_count",
@@ -58,6 +62,8 @@ CAPABILITIES = frozenset({
     # AMQPSessionCallback#createSender reads it from 2.18.0 on); QueueConsumersImpl keeps a cursor per
     # priority level (the profile's cursor_per_priority)
     "consumer_priority",
+    # EXPIRY-8 a send's duplicate id: the application property _AMQ_DUPL_ID (2.19.1+, Features)
+    "duplicate_id",
 })
 #: address-full policies offered
 POLICIES = ("PAGE", "DROP", "FAIL", "BLOCK")
@@ -74,17 +80,20 @@ class Features:
     ``deliver_scheduled``: QueueControl#deliverScheduledMessage (2.25.0+, ARTEMIS-3872), how the
     adapter fires a scheduled message at its logical due time, and SCHED-16's operation.
     ``single_active``: exclusive queues whose closing consumer's deliveries return before the next
-    exclusive one is chosen (2.32.0+)."""
+    exclusive one is chosen (2.32.0+).
+    ``duplicate_id``: an expiry copy is never rejected as a duplicate (2.19.1+, ARTEMIS-3529)."""
 
     json_settings: bool
     deliver_scheduled: bool
     single_active: bool
+    duplicate_id: bool = True
 
     @classmethod
     def of(cls, version: str) -> Features:
         return cls(json_settings=at_least(version, JSON_SETTINGS_SINCE),
                    deliver_scheduled=at_least(version, DELIVER_SCHEDULED_SINCE),
-                   single_active=at_least(version, SINGLE_ACTIVE_SINCE))
+                   single_active=at_least(version, SINGLE_ACTIVE_SINCE),
+                   duplicate_id=at_least(version, DUPLICATE_ID_SINCE))
 
     def missing(self) -> dict[str, str]:
         """The capabilities this release cannot have, each with why."""
@@ -107,6 +116,10 @@ class Features:
                 "exclusive queues before 2.32 (a closing consumer's exclusive turn was released before, "
                 "or racing with, the return of what it held, ARTEMIS-4410 and ARTEMIS-4480: the next "
                 "consumer could be served from the queue first)")
+        if not self.duplicate_id:
+            why["duplicate_id"] = ("duplicate ids before 2.19.1 (the expiry scanner routed an expiry copy "
+                                   "with rejectDuplicates true, so a copy whose id the expiry address had "
+                                   "cached rolled back the scan: ARTEMIS-3529, not modelled)")
         return why
 
 

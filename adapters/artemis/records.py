@@ -16,6 +16,9 @@ from mqconform.reference_model.config import AddressConfig
 ID_PROPERTY = "mqcid"
 #: SCHED-*: the logical due time of a scheduled message (application property)
 DUE_PROPERTY = "mqcdue"
+#: EXPIRY-8: the application property Artemis reads a message's duplicate-detection id from
+#: (Message#HDR_DUPLICATE_DETECTION_ID)
+DUPLICATE_ID_PROPERTY = "_AMQ_DUPL_ID"
 #: SCHED-*: a scheduled message's broker delivery time is this far ahead of open() plus its logical
 #: due time, so the broker's own timer never fires it during an example (the adapter does)
 FAR_MS = 86_400_000

@@ -19,7 +19,7 @@ from .._base import (
     operation,
 )
 from .declarations import ArtemisDeclarations
-from .records import DUE_PROPERTY, ID_PROPERTY, QUEUE_COUNTS, _Address
+from .records import DUE_PROPERTY, DUPLICATE_ID_PROPERTY, ID_PROPERTY, QUEUE_COUNTS, _Address
 from .sizing import GRAIN, threshold
 
 
@@ -109,6 +109,12 @@ class ArtemisSends(ArtemisDeclarations):
             fields["annotations"] = {symbol("x-opt-delivery-time"): self._far_origin + due}
         if message.ttl_ms is not None:
             fields["ttl"] = message.ttl_ms / 1000  # proton: seconds; the header carries ms
+        cached = None
+        if message.duplicate_id is not None:  # EXPIRY-8: the application property _AMQ_DUPL_ID
+            if "duplicate_id" not in self.capabilities or self._blocks(address):
+                raise Unsupported(self._why("duplicate_id"))
+            fields["properties"][DUPLICATE_ID_PROPERTY] = message.duplicate_id
+            cached = self._duplicate_ids(address)
         amqp = AmqpMessage(body=self._body(address, message.size, fields), **fields)
         # EXPIRY-3 (ttl_combination message_first): the message's own TTL, else expiry-delay
         self._note_ttl(message.ttl_ms if message.ttl_ms is not None else address.expiry_delay)
@@ -129,6 +135,10 @@ class ArtemisSends(ArtemisDeclarations):
                 return "failed"  # PAGING-3, 14: FAIL (or page-full FAIL) refuses the send
             raise Refused(f"artemis: send refused: {exc}") from None
         outcome = "accepted"
+        if cached is not None and self._duplicate_ids(address) == cached:
+            # EXPIRY-8: the address's cache held the id: the broker answered Accepted and routed nothing
+            self._settle_address(address)
+            return "dropped"
         after = self._address_look(address) if before is not None and address.queues else None
         if after is not None and (paging_before or after[0] == before):
             # PAGING-3, 6, 7, 14: not held in memory: written to a page file (PAGE: the queues count
@@ -155,6 +165,13 @@ class ArtemisSends(ArtemisDeclarations):
         self._settle_address(address, after[2][0] if after is not None and after[2] and due is None else None,
                              arrivals)
         return outcome
+
+    def _duplicate_ids(self, address: _Address) -> int:
+        """EXPIRY-8: AddressControl CurrentDuplicateIdCacheSize: it grows by one when a send's duplicate
+        id is new to the address (PostOfficeImpl#checkNotBridgeDuplicateID caches it), not for a duplicate."""
+        mgmt = self._mgmt()
+        mbean = mgmt.address_mbean(address.physical)
+        return int(mgmt.read(mbean, "CurrentDuplicateIdCacheSize")["CurrentDuplicateIdCacheSize"])
 
     def _took(self, address: _Address, message: Message, at_once: bool) -> None:
         """Record a send the broker took on the address's last-value queues (_Queue.took)."""

@@ -11,6 +11,12 @@ in between, so held, returned and requeued messages meet their expiry too. Where
 expiry address (EXPIRY-6: dlq's counts under `expiry.to_address`); with a queue TTL it has none, and
 an expired message is dropped.
 
+Where the adapter has `duplicate_id` (EXPIRY-8), sends with a TTL carry a duplicate id derived, not
+drawn (other adapters' draws stay the same): a short TTL's is x0, x1, ... in turn, every second long
+TTL's repeats the last one (a duplicate on q: dropped, `send.duplicate`), the others' is their message
+id; with an expiry address the set-up sends d0 of id x0 to dlx, so the first short-TTL message's copy
+meets an id dlx has routed and must still arrive there (dlq's counts under `expiry.to_address`).
+
 Against an adapter whose clock is real (``real_time``: it sleeps each advance) the examples are paced,
 as the redelivery machine's timed examples are: the set-up ends with an advance that lets the broker's
 clock meet the model's, an advance comes after at most STEPS_PER_ADVANCE other steps, an example
@@ -61,7 +67,8 @@ EXPIRY_CHECKS = Checks(
     check("expiry.counts", "EXPIRY-1", "EXPIRY-2", "EXPIRY-3", "EXPIRY-4", "EXPIRY-5",
           needs=("counter:message_count",)),
     EXPIRED_COUNTER,
-    check("expiry.to_address", "EXPIRY-6", needs=("expiry_address", "counter:message_count")))
+    check("expiry.to_address", "EXPIRY-6", needs=("expiry_address", "counter:message_count")),
+    check("send.duplicate", "EXPIRY-8", needs=("duplicate_id",)))
 
 
 class ExpiryMachine(QueueMachine):
@@ -95,6 +102,11 @@ class ExpiryMachine(QueueMachine):
         self.advances = self.since_advance = 0
         self.paced = bool(getattr(self.adapter, "real_time", False))
         self.max_advances = MAX_ADVANCES if self.paced else 10**9
+        self.duplicates = self.can("duplicate_id")  # EXPIRY-8
+        self.short_ids = self.long_sends = 0
+        self.last_duplicate: str | None = None
+        if self.duplicates and self.expiry_address:
+            self.d.both("send", {"to": "dlx", "id": "d0", "duplicate_id": "x0"}, compare="send.duplicate")
         if self.paced:
             self.d.both("advance", SETUP_ADVANCE_MS)
         self.ready = True
@@ -127,9 +139,26 @@ class ExpiryMachine(QueueMachine):
     def send_with_ttl(self, ttl: int) -> None:
         msg_id = self.next_id()
         self.sent.add(msg_id)
-        _, answer = self.d.both_values("send", {"to": self.ADDRESS, "id": msg_id, "ttl_ms": ttl},
-                                       compare="send.result")
+        args: dict[str, Any] = {"to": self.ADDRESS, "id": msg_id, "ttl_ms": ttl}
+        if self.duplicates:
+            args["duplicate_id"] = self._duplicate_id(ttl, msg_id)
+        _, answer = self.d.both_values("send", args,
+                                       compare="send.duplicate" if self.duplicates else "send.result")
         self.note_send(msg_id, answer)
+
+    def _duplicate_id(self, ttl: int, msg_id: str) -> str:
+        """EXPIRY-8: the duplicate id of a send with `ttl` (see the module's docstring)."""
+        if ttl == MESSAGE_TTLS[0]:
+            dup = f"x{self.short_ids}"
+            self.short_ids += 1
+        elif ttl == MESSAGE_TTLS[1] and self.long_sends % 2 and self.last_duplicate is not None:
+            dup = self.last_duplicate
+        else:
+            dup = msg_id
+        if ttl == MESSAGE_TTLS[1]:
+            self.long_sends += 1
+        self.last_duplicate = dup
+        return dup
 
     @precondition(lambda self: self._ready and self.advances < self.max_advances)
     @rule(times=st.integers(min_value=1, max_value=2))

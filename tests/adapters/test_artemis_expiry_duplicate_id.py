@@ -5,37 +5,19 @@ and 2.56.0 one after the other (no skips: without mvn or java the fixture fails)
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 
 from mqconform.adapters.artemis import ArtemisAdapter
-from mqconform.adapters.reference import ReferenceAdapter
-from mqconform.reference_model.profiles import profile
-from mqconform.scenario.loader import load
-from mqconform.scenario.runner import run_scenario
+from tests.adapters.artemis_releases import holds_on_the_model_and_the_broker
 
 pytestmark = pytest.mark.broker("artemis")
 
-SCENARIO = Path(__file__).parent / "scenarios" / "artemis-expiry-duplicate-id.yaml"
-
-
-@pytest.fixture(scope="module", params=["2.40.0", "2.56.0"])
-def artemis(request: pytest.FixtureRequest) -> Iterator[ArtemisAdapter]:
-    adapter = ArtemisAdapter(version=request.param)
-    yield adapter
-    adapter.shutdown()
 
 
 @pytest.mark.rules("EXPIRY-8")
 def test_an_expired_duplicate_id_reaches_the_expiry_address(artemis: ArtemisAdapter, namespace: str) -> None:
     """The scenario passes on the model and on the broker."""
-    scenario = load(SCENARIO)
-    assert run_scenario(scenario, ReferenceAdapter(options=profile("artemis"))).verdict == "pass"
-    outcome = run_scenario(scenario, artemis, namespace=namespace)
-    assert outcome.verdict == "pass", outcome.verdict_line()
-    assert artemis.server_version == artemis.version
+    holds_on_the_model_and_the_broker(artemis, namespace, "artemis-expiry-duplicate-id")
 
 
 @pytest.mark.rules("EXPIRY-8")

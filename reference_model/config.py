@@ -158,8 +158,8 @@ class ConsumerConfig:
 
 @attrs.frozen
 class Message:
-    """One message as sent: id, size in bytes, priority 0-9 (DELIVERY-3), optional schedule (SCHED-1)
-    and TTL (EXPIRY-2)."""
+    """One message as sent: id, size in bytes, priority 0-9 (DELIVERY-3), optional schedule (SCHED-1),
+    TTL (EXPIRY-2) and group (DELIVERY-49)."""
 
     id: str
     size: int = 100
@@ -172,3 +172,6 @@ class Message:
     #: RING-31: the subject the message is published on below its address (feature
     #: max_per_subject; None: the address itself).
     subject: str | None = None
+    #: DELIVERY-49: the message group (Artemis JMSXGroupID, over AMQP properties group-id; feature
+    #: message_groups; None: no group).
+    group: str | None = None

@@ -28,6 +28,8 @@ class PagingMixin(BrokerCore):
         if message.scheduled_at_ms is not None and message.scheduled_at_ms > 0:
             self._need("scheduling", "scheduled_at_ms")
         self._check_ttl(message.ttl_ms, "per_message_ttl", "ttl_ms")  # EXPIRY-2
+        if message.group is not None:
+            self._check_group_send(address.queue_states)  # DELIVERY-49
         if address.config.retention is not None:
             self._stream_send(address)  # RETENTION-1: a stream address (reference_model/retention.py)
         result = self._route(address, message)

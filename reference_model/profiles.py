@@ -48,7 +48,9 @@ ARTEMIS = ModelOptions(features=FEATURES | EXPIRY_FEATURES
                           # SCHED-16: QueueControl#deliverScheduledMessage(id) (ARTEMIS-3872, 2.25.0)
                           "deliver_scheduled",
                           # DELIVERY-48: QueueControl#moveMessage(id, otherQueueName)
-                          "move"},
+                          "move",
+                          # DELIVERY-49: message groups (QueueImpl#groups)
+                          "message_groups"},
                        # DELIVERY-24: a new consumer restarts the rotation (QueueConsumersImpl#add)
                        cursor_restarts_on_add=True,
                        # DELIVERY-25: a cursor per consumer priority level (PriorityCollection)

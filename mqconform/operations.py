@@ -94,7 +94,7 @@ OVERFLOW_POLICIES: Final = ("drop-head", "reject-publish", "reject-publish-dlx",
 def _message(args: Mapping[str, Any]) -> Message:
     return Message(id=args["id"], size=args.get("size", 100), priority=args.get("priority", DEFAULT_PRIORITY),
                    scheduled_at_ms=args.get("scheduled_at_ms"), properties=args.get("properties") or {},
-                   ttl_ms=args.get("ttl_ms"), subject=args.get("subject"))
+                   ttl_ms=args.get("ttl_ms"), subject=args.get("subject"), group=args.get("group"))
 
 
 def _missing(adapter: Adapter, needed: Iterable[str]) -> Result | None:
@@ -109,6 +109,8 @@ def _send_needs(args: dict[str, Any]) -> list[str]:
     needs = ["per_message_ttl"] if args.get("ttl_ms") is not None else []
     if args.get("subject") is not None:
         needs.append("max_per_subject")  # RING-31
+    if args.get("group") is not None:
+        needs.append("message_groups")  # DELIVERY-49
     return needs + (["scheduling"] if args.get("scheduled_at_ms") else [])
 
 
@@ -296,7 +298,9 @@ OPERATIONS: Final[Mapping[str, Operation]] = {op.name: op for op in (
         # EXPIRY-2: the message's own TTL (RabbitMQ expiration, JetStream Nats-TTL)
         "ttl_ms": _f("int?"),
         # RING-31: the subject below the address (JetStream per-subject limits)
-        "subject": _f("str?")},
+        "subject": _f("str?"),
+        # DELIVERY-49: the message group (Artemis JMSXGroupID, AMQP properties group-id)
+        "group": _f("str?")},
         references=(("to", "address"),), run=_send, compared=True),
     Operation("receive", scalar="str", references=_CONSUMER, run=lambda a, x: a.receive(x), compared=True),
     Operation("ack", {"consumer": _req("str"), "id": _req("id"), "tx": _f("bool", False)},

@@ -109,6 +109,8 @@ class ArtemisSends(ArtemisDeclarations):
             fields["annotations"] = {symbol("x-opt-delivery-time"): self._far_origin + due}
         if message.ttl_ms is not None:
             fields["ttl"] = message.ttl_ms / 1000  # proton: seconds; the header carries ms
+        if message.group is not None:
+            fields["group_id"] = message.group  # DELIVERY-49: AMQPMessage#getGroupID, properties group-id
         amqp = AmqpMessage(body=self._body(address, message.size, fields), **fields)
         # EXPIRY-3 (ttl_combination message_first): the message's own TTL, else expiry-delay
         self._note_ttl(message.ttl_ms if message.ttl_ms is not None else address.expiry_delay)

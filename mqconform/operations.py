@@ -95,7 +95,7 @@ def _message(args: Mapping[str, Any]) -> Message:
     return Message(id=args["id"], size=args.get("size", 100), priority=args.get("priority", DEFAULT_PRIORITY),
                    scheduled_at_ms=args.get("scheduled_at_ms"), properties=args.get("properties") or {},
                    ttl_ms=args.get("ttl_ms"), subject=args.get("subject"),
-                   duplicate_id=args.get("duplicate_id"))
+                   duplicate_id=args.get("duplicate_id"), group=args.get("group"))
 
 
 def _missing(adapter: Adapter, needed: Iterable[str]) -> Result | None:
@@ -112,6 +112,8 @@ def _send_needs(args: dict[str, Any]) -> list[str]:
         needs.append("max_per_subject")  # RING-31
     if args.get("duplicate_id") is not None:
         needs.append("duplicate_id")  # EXPIRY-8
+    if args.get("group") is not None:
+        needs.append("message_groups")  # DELIVERY-49
     return needs + (["scheduling"] if args.get("scheduled_at_ms") else [])
 
 
@@ -301,7 +303,9 @@ OPERATIONS: Final[Mapping[str, Operation]] = {op.name: op for op in (
         # RING-31: the subject below the address (JetStream per-subject limits)
         "subject": _f("str?"),
         # EXPIRY-8: the duplicate-detection id (Artemis _AMQ_DUPL_ID)
-        "duplicate_id": _f("str?")},
+        "duplicate_id": _f("str?"),
+        # DELIVERY-49: the message group (Artemis JMSXGroupID, AMQP properties group-id)
+        "group": _f("str?")},
         references=(("to", "address"),), run=_send, compared=True),
     Operation("receive", scalar="str", references=_CONSUMER, run=lambda a, x: a.receive(x), compared=True),
     Operation("ack", {"consumer": _req("str"), "id": _req("id"), "tx": _f("bool", False)},

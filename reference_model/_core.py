@@ -140,6 +140,8 @@ class BrokerCore:
         def _parked(self, queue: QueueState) -> int: ...  # restart
         def _first_consumer(self, queue: QueueState) -> None: ...  # stream_state
         def _stream_send(self, address: AddressState) -> None: ...  # retention
+        def _check_group_send(self, queues: list[QueueState]) -> None: ...  # message_groups
+        def _push(self, queue: QueueState, consumer: ConsumerState, ref: Ref) -> None: ...  # delivery
         def _purged_past(self, queue: QueueState) -> None: ...  # stream_state
         def _left_ack_pending(self, queue: QueueState, ref: Ref) -> None: ...  # stream_state
         def close(self, consumer_name: str) -> None: ...  # delivery

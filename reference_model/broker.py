@@ -31,6 +31,7 @@ from .delivery import DeliveryMixin
 from .errors import ModelMisuse, Unsupported
 from .expiry import ExpiryMixin
 from .invalid_ack import InvalidAckMixin
+from .message_groups import MessageGroupsMixin
 from .move import MoveMixin
 from .paging import PagingMixin
 from .priority_groups import PriorityGroupsMixin
@@ -65,7 +66,8 @@ class QueueCounters:
 
 class Broker(AckWaitMixin, ConsumerOrderMixin, DeliveryMixin, RedeliveryMixin, RingMixin, ExpiryMixin,
              PagingMixin, InvalidAckMixin, PurgeMixin, DeleteMixin, RestartMixin, StreamStateMixin,
-             ConsumerPauseMixin, RetentionMixin, PullBatchMixin, PriorityGroupsMixin, MoveMixin):
+             ConsumerPauseMixin, RetentionMixin, PullBatchMixin, PriorityGroupsMixin, MoveMixin,
+             MessageGroupsMixin):
     """The reference broker for one profile (see :mod:`.profiles`)."""
 
     # ------------------------------------------------------------------ declarations

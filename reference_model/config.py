@@ -158,8 +158,8 @@ class ConsumerConfig:
 
 @attrs.frozen
 class Message:
-    """One message as sent: id, size in bytes, priority 0-9 (DELIVERY-3), optional schedule (SCHED-1)
-    and TTL (EXPIRY-2)."""
+    """One message as sent: id, size in bytes, priority 0-9 (DELIVERY-3), optional schedule (SCHED-1),
+    TTL (EXPIRY-2) and group (DELIVERY-49)."""
 
     id: str
     size: int = 100
@@ -174,3 +174,6 @@ class Message:
     subject: str | None = None
     #: EXPIRY-8: the duplicate-detection id (Artemis ``_AMQ_DUPL_ID``, feature duplicate_id); None: none.
     duplicate_id: str | None = None
+    #: DELIVERY-49: the message group (Artemis JMSXGroupID, over AMQP properties group-id; feature
+    #: message_groups; None: no group).
+    group: str | None = None

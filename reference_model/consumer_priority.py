@@ -12,6 +12,8 @@ serves while none is active).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ._core import BrokerCore
 from .errors import Unsupported
 from .state import ConsumerState, QueueState
@@ -19,6 +21,9 @@ from .state import ConsumerState, QueueState
 
 class ConsumerOrderMixin(BrokerCore):
     """Subscription bookkeeping for DELIVERY-25/26 and the dispatch order it gives `_deliver`."""
+
+    if TYPE_CHECKING:
+        def _release_groups(self, queue: QueueState, consumer: ConsumerState) -> None: ...  # message_groups
 
     def _check_consumer(self, queue: QueueState, consumer: ConsumerState) -> None:
         """The profile has what the consumer asks for (before it exists)."""
@@ -55,6 +60,7 @@ class ConsumerOrderMixin(BrokerCore):
         queue.consumers.remove(consumer)
         queue.next_consumer = 0
         queue.level_served.clear()
+        self._release_groups(queue, consumer)  # DELIVERY-49
         if queue.active is consumer:
             queue.active = self._next_active(queue)
 

@@ -27,6 +27,10 @@ class DeliveryMixin(BrokerCore):
     if TYPE_CHECKING:
         def _pin_admits(self, queue: QueueState, consumer: ConsumerState,
                         ref: Ref | None) -> bool: ...  # priority_groups
+        # DELIVERY-49 (message_groups)
+        def _grouped_head(self, queue: QueueState) -> bool | None: ...
+        def _group_taken(self, queue: QueueState, consumer: ConsumerState, ref: Ref) -> None: ...
+        def _group_admits(self, queue: QueueState, consumer: ConsumerState, ref: Ref | None) -> bool: ...
 
     def open_consumer(self, config: ConsumerConfig) -> None:
         """Open a consumer; dispatch to it happens at once (DELIVERY window rules)."""
@@ -125,6 +129,8 @@ class DeliveryMixin(BrokerCore):
         else:
             ref.redelivered = ref.delivery_count > 1
         ref.delivered_before = True
+        if ref.msg.group is not None:
+            self._group_taken(queue, consumer, ref)  # DELIVERY-49
         if not queue.non_destructive:
             ref.place = "delivering"
         elif self.options.ring_eviction_keeps_delivered_pending:  # a bug model (reference_model.bugs)
@@ -188,6 +194,13 @@ class DeliveryMixin(BrokerCore):
             # delivery (rabbit_amqqueue_process fetch -> drop_expired_msgs; rabbit_fifo checkout_one)
             if queue.expiring and self._expire_due(queue) and not listed:
                 break
+            if queue.groups:  # DELIVERY-49: a head whose group has a consumer goes to it, or waits
+                grouped = self._grouped_head(queue)
+                if grouped is not None:
+                    if not grouped:
+                        return moved
+                    moved = True
+                    continue
             n = len(consumers)
             order = self._dispatch_order(queue) if ordered else None  # DELIVERY-25/26
             for offset in range(n if order is None else len(order)):
@@ -269,6 +282,8 @@ class DeliveryMixin(BrokerCore):
                 ref = self._first_match(queue, consumer)
             if queue.priority_policy == "pinned_client" and not self._pin_admits(queue, consumer, ref):
                 ref = None  # DELIVERY-45..47
+            if queue.groups and not self._group_admits(queue, consumer, ref):
+                ref = None  # DELIVERY-49
             if ref is not None:
                 self._take(queue, consumer, ref)
                 self._dispatch(queue, consumer, ref)

@@ -40,6 +40,8 @@ BROKER_FEATURES = frozenset({"max_length_bytes", "nack_reject", "nack_multiple",
                              # deliver one scheduled message now (Artemis management, 2.25.0+);
                              # DELIVERY-48 move of one message by id to another queue (management)
                              "purge", "delete", "deliver_scheduled", "move",
+                             # DELIVERY-49 message groups (Artemis JMSXGroupID, AMQP group-id)
+                             "message_groups",
                              # EXPIRY-1 queue TTL, EXPIRY-2 per-message TTL, EXPIRY-6 expiry address
                              "message_ttl", "per_message_ttl", "expiry_address",
                              # EXPIRY-8 a message's duplicate id (Artemis _AMQ_DUPL_ID)

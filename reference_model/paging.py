@@ -28,6 +28,8 @@ class PagingMixin(BrokerCore):
         if message.scheduled_at_ms is not None and message.scheduled_at_ms > 0:
             self._need("scheduling", "scheduled_at_ms")
         self._check_ttl(message.ttl_ms, "per_message_ttl", "ttl_ms")  # EXPIRY-2
+        if message.group is not None:
+            self._check_group_send(address.queue_states)  # DELIVERY-49
         if message.duplicate_id is not None and self._duplicate(address, message):
             return "dropped"  # EXPIRY-8: a duplicate is discarded (the broker's Accepted, routed nowhere)
         if address.config.retention is not None:

@@ -50,7 +50,9 @@ ARTEMIS = ModelOptions(features=FEATURES | EXPIRY_FEATURES
                           # DELIVERY-48: QueueControl#moveMessage(id, otherQueueName)
                           "move",
                           # EXPIRY-8: _AMQ_DUPL_ID; an expiry copy is never rejected (ARTEMIS-3529)
-                          "duplicate_id"},
+                          "duplicate_id",
+                          # DELIVERY-49: message groups (QueueImpl#groups)
+                          "message_groups"},
                        # DELIVERY-24: a new consumer restarts the rotation (QueueConsumersImpl#add)
                        cursor_restarts_on_add=True,
                        # DELIVERY-25: a cursor per consumer priority level (PriorityCollection)

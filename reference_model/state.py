@@ -237,6 +237,8 @@ class QueueState:
         self.level_served: dict[int, int] = {}
         #: DELIVERY-26: the active consumer of a single_active_consumer queue
         self.active: ConsumerState | None = None
+        #: DELIVERY-49: each message group's consumer (QueueImpl#groups)
+        self.groups: dict[str, ConsumerState] = {}
         self.delivering = 0
         self.delivering_bytes = 0
         #: refs left delivering by a closed consumer that does not return them (Redis PEL).

@@ -41,8 +41,9 @@ CAPABILITIES = frozenset({
     "advance_time", "message_ttl", "per_message_ttl", "expiry_address",
     # RING-15 last-value queues (QueueConfiguration last-value-key), DELIVERY-12 non-destructive
     # queues, DELIVERY-31..33 delete by id (QueueControl#removeMessage), DELIVERY-48 move by id
-    # (QueueControl#moveMessage(long, String), every served release)
-    "last_value", "non_destructive", "delete", "move",
+    # (QueueControl#moveMessage(long, String), every served release), DELIVERY-49 message groups
+    # (the AMQP properties group-id, AMQPMessage#getGroupID, every served release)
+    "last_value", "non_destructive", "delete", "move", "message_groups",
     # PAGING-12 / browse.ids: management listMessages walks QueueImpl#browserIterator, the iterator a
     # browsing consumer walks (pending in delivery order, then the page cursor); DELIVERY-23 the
     # redelivered flag an AMQP client sees (header delivery-count > 0, i.e. broker count > 1)

@@ -109,6 +109,8 @@ class ArtemisSends(ArtemisDeclarations):
             fields["annotations"] = {symbol("x-opt-delivery-time"): self._far_origin + due}
         if message.ttl_ms is not None:
             fields["ttl"] = message.ttl_ms / 1000  # proton: seconds; the header carries ms
+        if message.group is not None:
+            fields["group_id"] = message.group  # DELIVERY-49: AMQPMessage#getGroupID, properties group-id
         cached = None
         if message.duplicate_id is not None:  # EXPIRY-8: the application property _AMQ_DUPL_ID
             if "duplicate_id" not in self.capabilities or self._blocks(address):

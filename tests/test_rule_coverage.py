@@ -74,9 +74,6 @@ def test_tests_name_only_known_rules() -> None:
 NO_CHECK_YET = {
     "RING-26": "RabbitMQ dead-letters a dropped head asynchronously: a dead-letter queue's count read "
                "right after the send is flaky on a quorum queue (the adapter would have to wait for it)",
-    "DELIVERY-49": "message groups: no machine draws a group yet (the delivery machine's send would, where "
-                   "the adapter offers message_groups); the model tests and the Artemis regression scenario "
-                   "artemis-message-groups check it",
 }
 
 

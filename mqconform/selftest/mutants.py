@@ -318,8 +318,6 @@ QUEUE_MUTANTS: tuple[Mutant, ...] = (
            "(counted acknowledged) instead of returning them", _broker(_CloseDropsPrefetched)),
     Mutant("dispatch-first-consumer", "delivery", "dispatch always picks the first consumer with room "
            "(no round robin)", _broker(_FirstConsumer)),
-    Mutant("priority-one-cursor", "delivery", "consumers of every priority level share one rotation "
-           "cursor (DELIVERY-25: Artemis keeps one per level)", _options(cursor_per_priority=False)),
     Mutant("exclusive-first-subscriber", "delivery", "an exclusive queue's first subscriber is its active "
            "consumer at once (DELIVERY-26: Artemis makes the one a dispatch serves active)",
            _options(single_active_next="registration")),

@@ -28,10 +28,6 @@ NOT_DRAWN = {
     # what a browser sees (PAGING-12) is checked through the browse operation (capability browse).
     # No capability offers browser consumers (the Artemis adapter refuses them).
     ("ConsumerConfig", "browser"),
-    # DELIVERY-49 message groups (feature message_groups, Artemis only): checked by the regression
-    # scenario tests/adapters/scenarios/artemis-message-groups.yaml; the delivery machine's send does not
-    # draw a group yet (tests/test_rule_coverage.py NO_CHECK_YET)
-    ("Message", "group"),
 }
 
 

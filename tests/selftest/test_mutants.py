@@ -12,11 +12,10 @@ from mqconform.selftest.mutants import MUTANTS
 MAX_STEPS = 12
 #: the steps of an example: most mutants show within 15, and shorter examples are cheaper to find and to
 #: shrink (the ci profile's 30 tripled this file's time); these need the ci profile's 30 steps to show
-#: within its examples (a second ack of one message, a scan after a longer wait, three consumers of two
-#: priority levels served in turn)
+#: within its examples (a second ack of one message, a scan after a longer wait)
 STEPS = 15
 CI_STEPS = frozenset({"double-ack-counts", "double-ack-without-invalid-ack", "wrong-consumer-ack",
-                      "admission-early-scan", "priority-one-cursor"})
+                      "admission-early-scan"})
 #: the examples a mutant's test may explore (a caught mutant stops at its first failure, so only an
 #: uncaught one explores them all: report_multiple_bugs is off): three times the `ci` settings' 200.
 #: Hypothesis derives a derandomized run's seed from the state machine class's source, so any edit

@@ -172,9 +172,9 @@ class QueueMachine(QueueDrain):
             args["priority"] = priority
         if scheduled_at is not None:
             args["scheduled_at_ms"] = scheduled_at
-        subject = getattr(self, "send_subject", None)  # RING-31: a queue with per-subject limits
-        if subject is not None:
-            args["subject"] = subject
+        for key in ("subject", "group"):  # RING-31: per-subject limits; DELIVERY-49: message groups
+            if (value := getattr(self, f"send_{key}", None)) is not None:
+                args[key] = value
         properties = self.message_properties()
         if properties:
             args["properties"] = properties

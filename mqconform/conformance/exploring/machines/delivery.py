@@ -20,7 +20,9 @@ CONSUMER_ORDER_CHECKS = Checks(
     check("receive.priority", "DELIVERY-25", "DELIVERY-24", "DELIVERY-3", "DELIVERY-4", "DELIVERY-5",
           needs=("consumer_priority",)),
     check("receive.single_active", "DELIVERY-26", "DELIVERY-3", "DELIVERY-4", "DELIVERY-5",
-          needs=("single_active_consumer",)))
+          needs=("single_active_consumer",)),
+    check("receive.group", "DELIVERY-49", "DELIVERY-25", "DELIVERY-24", "DELIVERY-3", "DELIVERY-4",
+          "DELIVERY-5", needs=("message_groups",)))
 #: DELIVERY-48: a move's answer, the counts of both queues right after it and the target's pending order
 MOVE_CHECKS = Checks(check("move.result", "DELIVERY-48", "DELIVERY-3", needs=("move",)))
 #: the queue a move sends its message to (its own address; no consumer ever takes from it)
@@ -66,6 +68,24 @@ class DeliveryMachine(RestartSteps, QueueMachine):
         """The queue machine's step, its mode drawn three times around the modes so that the mode's
         round gives a consumer priority 0-2 (DELIVERY-25) even where every mode is allowed."""
         QueueMachine.open_consumer(self, which, mode)
+
+    @property
+    def send_group(self) -> str | None:
+        """DELIVERY-49 where the adapter offers message_groups, derived from the message's number and
+        not drawn (the other adapters explore as before): two of every three messages to q carry
+        group g0 or g1, none on an exclusive queue (QueueImpl#extractGroupID)."""
+        if not self._groups_on_q() or self.counter % 3 == 0:
+            return None
+        return f"g{self.counter % 2}"
+
+    def _groups_on_q(self) -> bool:
+        return self.can("message_groups") and "q" not in self.single_active
+
+    def receive_check(self, consumer: str) -> str:
+        """DELIVERY-49's check where q has grouped messages, else the queue machine's."""
+        if self._groups_on_q() and self.consumer_args[consumer]["queue"] == "q":
+            return "receive.group"
+        return QueueMachine.receive_check(self, consumer)
 
     @precondition(lambda self: self.ready and self.can("browse"))
     @rule()

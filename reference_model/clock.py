@@ -9,7 +9,6 @@ broker's use of it.
 
 from __future__ import annotations
 
-import heapq
 from typing import TYPE_CHECKING
 
 from ._core import BrokerCore
@@ -76,9 +75,7 @@ class ClockMixin(BrokerCore):
         ref = queue.refs.get(msg_id)
         if ref is None or ref.place != "scheduled":
             return False
-        # ScheduledDeliveryHandlerImpl#cancel(predicate): a scan of the scheduled set, O(n) as the broker's
-        queue.scheduler.heap = [e for e in queue.scheduler.heap if e[3] is not ref]
-        heapq.heapify(queue.scheduler.heap)
+        queue.scheduler.remove(ref)  # ScheduledDeliveryHandlerImpl#cancel(predicate)
         self._fire(queue, [ref])
         self._settle(queue)
         return True

@@ -17,8 +17,6 @@ does not have). The answer is whether a message was deleted.
 
 from __future__ import annotations
 
-import heapq
-
 from ._core import BrokerCore
 from .state import Ref
 
@@ -38,8 +36,7 @@ class DeleteMixin(BrokerCore):
             if queue.special:
                 self._unlisted(queue, ref)
         elif ref.place == "scheduled":
-            queue.scheduler.heap = [e for e in queue.scheduler.heap if e[3] is not ref]
-            heapq.heapify(queue.scheduler.heap)  # O(n), as Artemis' own scan of its scheduled list
+            queue.scheduler.remove(ref)
         elif ref.place == "paged":
             queue.paged.remove(ref)
         elif ref.place == "exhausted":  # REDELIVERY-21: kept past max_deliver, still stored

@@ -40,5 +40,12 @@ class Scheduler(Generic[T]):
             due.append(heapq.heappop(self.heap)[3])
         return due
 
+    def remove(self, item: T) -> None:
+        """Take `item` out wherever it is due (a delete by id, SCHED-16's deliver now): O(n), as
+        Artemis' own scan of its scheduled set (ScheduledDeliveryHandlerImpl#removeReferenceWithID,
+        #cancel)."""
+        self.heap = [entry for entry in self.heap if entry[3] is not item]
+        heapq.heapify(self.heap)
+
     def items(self) -> list[T]:
         return [entry[3] for entry in sorted(self.heap, key=lambda e: e[:3])]

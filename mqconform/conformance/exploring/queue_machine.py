@@ -18,7 +18,7 @@ from mqconform.reference_model.redelivery import PULL_TAG_ORDER_LIMIT
 
 from .base import COUNTER_CHECKS
 from .checks import Checks, check
-from .consumers import mode_rounds
+from .consumers import MODE_INDEX
 from .queue_drain import DRAIN_CHECKS, QueueDrain
 from .stream_state import STREAM_STATE_CHECKS, compare_stream_state
 
@@ -345,7 +345,7 @@ class QueueMachine(QueueDrain):
                     and len(self.consumer_args) < MAX_CONSUMERS * len(self.QUEUES))
 
     @precondition(can_open_consumer)
-    @rule(which=WHICH, mode=mode_rounds(1))
+    @rule(which=WHICH, mode=MODE_INDEX)
     def open_consumer(self, which: int, mode: int) -> None:
         """Another consumer on a queue that has one (up to three), in a mode of its own; with
         CONSUMER_ORDER and the capability, a consumer priority 0-2 (DELIVERY-25, from the mode's

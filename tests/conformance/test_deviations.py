@@ -8,6 +8,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 
 from mqconform.conformance.exploring.driver import Step
@@ -557,6 +558,32 @@ def test_the_page_over_read_shape_needs_a_close_that_returns_while_paging() -> N
         assert found is not None and found.shape == "close-returns-while-paging", name
         trace = model_trace(without_return(steps), "artemis")
         assert trace is not None and not shape(trace), name
+
+
+def test_the_page_over_read_shows_through_a_drains_batch() -> None:
+    """The 2.56.0 ci run of 2026-11-30: the paging area's final drain got the over-read m5 in its batch
+    (drain.accounted, the minimised replay's last receive_batch: [m1..m4] against [m1..m5]). The
+    registry names it; the same batch without the extra message, or the steps without the close, are not
+    explained."""
+    steps = _steps("tests/adapters/scenarios/artemis-close-return-overreads-page-drain.yaml", 14)
+    want, got = ["m1", "m2", "m3", "m4", None], ["m1", "m2", "m3", "m4", "m5", None]
+
+    def found(steps: list[Step], got: list[str | None]) -> Deviation | None:
+        finding = _finding("drain.accounted", steps, ("DELIVERY-21",), area="paging")
+        finding = attrs.evolve(finding, shown=("result", want, got))
+        return SHIPPED.find(finding, "artemis", "2.56.0", "artemis", "artemis")
+
+    entry = found(steps, got)
+    assert entry is not None and entry.shape == "close-returns-while-paging"
+    assert found(steps, want) is None  # the model's own batch: nothing extra
+    assert found([*steps[:10], *steps[12:]], got) is None  # no close returns anything
+
+
+def test_an_extra_delivery_in_a_batch_holds_the_models_messages_and_more() -> None:
+    extra = OBSERVED["extra-delivery"]
+    assert extra(["m1", None], ["m1", "m2", None]) and extra(["m4", "m5"], ["m7", "m4", "m5"])
+    assert not extra(["m1", "m2"], ["m1", "m2"]) and not extra(["m1", "m2"], ["m1", "m3", "m4"])
+    assert not extra(["m1"], "m1") and not extra("m1", ["m1", "m2"])
 
 
 

@@ -352,6 +352,11 @@ class ArtemisAdapter(ArtemisObservation):
         arrived = state.handler.arrived
         if not arrived and state.pull:
             self._pull(state)
+            others = [c for c in self.consumers.values() if c.queue == state.queue and c is not state]
+            if any(int(c.link.link.credit) > 0 for c in others):
+                # the delivery loop the pull ran goes on to other links with credit (a message held
+                # back behind the puller's group message, DELIVERY-49): at rest before the next step
+                self._settle_queue(state.queue)
         if not arrived:
             return None
         delivery, msg_id, count = arrived.popleft()

@@ -10,10 +10,6 @@ it counts as paged, not scheduled, until depaged (`send.scheduled_paged`, SCHED-
 rings, an unlimited PAGE address of one queue draws (page size 500) a ring of 2 on that queue, whose
 counts are compared after every step (`counters.ring_paged`, RING-11).
 
-Where the adapter offers `move`, a second queue `moved` (an address of its own, never paging) is declared
-and one send in eight moves a message of q1 to it instead (DELIVERY-48, `move.paged`): from Artemis
-2.53.0 a paged message is found too (its own page iterator), before the answer is false.
-
 Message-count limits (PAGING-1: `max_size_messages`, alone or beside the byte limit) are drawn where
 the adapter offers `page_limits`: the Artemis setting (ARTEMIS-3720) that the Artemis adapter sets live
 with the page limits (addAddressSettings json, 2.32+); HornetQ has none. Not under BLOCK: the Artemis
@@ -34,12 +30,9 @@ from hypothesis.stateful import initialize, invariant, precondition, rule
 from ..checks import Checks, check
 from ..consumers import MODE_INDEX, consumer_settings
 from ..queue_machine import QUEUE_CHECKS, WHICH, QueueMachine
-from .delivery import MOVE_TARGET
 
 #: SCHED-7: the size_index of a send that carries a delivery time, and that time (never reached)
 SCHEDULED_INDEX = 6
-#: DELIVERY-48: the size_index of a send that moves a message of q1 to MOVE_TARGET instead (capability move)
-MOVE_INDEX = 7
 FAR_DELIVERY_MS = 3_600_000
 POLICY_FEATURE = {"PAGE": "paging", "DROP": "drop_policy", "BLOCK": "block_policy", "FAIL": "fail_policy"}
 #: PAGING-1: the address limits drawn where message counts are offered (bytes only is the first: it
@@ -69,10 +62,7 @@ PAGING_CHECKS = Checks(
     check("send.dropped", "PAGING-27", needs=("drop_policy",), extends="send.result"),
     check("send.failed_full", "PAGING-27", needs=("fail_policy",), extends="send.result"),
     check("send.page_full", "PAGING-13", "PAGING-14", "PAGING-15", "PAGING-16", "PAGING-30",
-          needs=("paging", "page_limits"), extends="send.result"),
-    # a move of a paged (or pending, or held) message of q1: its answer, both queues' counts, the
-    # target's order
-    check("move.paged", "DELIVERY-48", "PAGING-2", "PAGING-9", needs=("move",)))
+          needs=("paging", "page_limits"), extends="send.result"))
 
 
 class PagingMachine(QueueMachine):
@@ -119,8 +109,6 @@ class PagingMachine(QueueMachine):
             ring = {"ring_size": 2} if self.ring_queue else {}
             kept = {"filter": SELECTOR} if self.filtering and queue == "q2" else {}
             self.d.both("queue", {"name": queue, "address": "a", **ring, **kept})
-        if self.can("move"):  # DELIVERY-48: the target of a move, an address of its own
-            self.d.both("queue", {"name": MOVE_TARGET})
         settings = consumer_settings(self.caps, mode)
         #: PAGING-12: the first consumer of q1 selects SELECTOR (the single sends then carry COLORS)
         self.selecting = (settings is not None and self.can("selectors")
@@ -195,11 +183,7 @@ class PagingMachine(QueueMachine):
     @rule(size_index=WHICH, priority=st.sampled_from([4, 4, 0, 9, 5]))  # QueueMachine.send's draws
     def send(self, size_index: int, priority: int) -> None:
         """As QueueMachine.send; SCHED-7: where the adapter has scheduling, a send with a delivery time
-        no example reaches, and the paged and scheduled counts after it; DELIVERY-48: where it has move,
-        at MOVE_INDEX once a message was sent, a move instead (:meth:`move`)."""
-        if size_index == MOVE_INDEX and self.counter and self.can("move"):
-            self.move(priority)
-            return
+        no example reaches, and the paged and scheduled counts after it."""
         if size_index != SCHEDULED_INDEX or not self.can("scheduling"):
             super().send(size_index, priority)
             return
@@ -207,33 +191,6 @@ class PagingMachine(QueueMachine):
         for queue in self.QUEUES:
             self.compare_counter("send.scheduled_paged", queue, "paged_count", "scheduled_count",
                                  "message_count")
-
-    def move(self, pick: int) -> None:
-        """DELIVERY-48: move one message of q1 to MOVE_TARGET by id: with `pick` 4 the first one the model
-        has paged in q1, with 0 the last (else the first or last pending), with 9 one a consumer holds,
-        with 5 the last one sent. A paged one is moved from Artemis 2.53.0 (move_listed; before, false
-        and nothing changes), a held or gone one answers false. The answer, both queues' counts and the
-        target's pending order are compared; the final drain accounts for a moved message as deleted."""
-        queue = self._broker().queues["q1"]
-        listed = [ref.id for ref in queue.paged] or self._broker().pending_ids("q1")
-        held = sorted(m for c in self.open_consumers for m in self._held(c))
-        if pick == 9 and held:
-            target = held[0]
-        elif pick == 5 or not listed:
-            target = f"m{self.counter}"
-        else:
-            target = listed[-1 if pick == 0 else 0]
-        check = "move.paged"
-        args = {"queue": "q1", "id": target, "to": MOVE_TARGET}
-        _, answer = self.d.both_values("move", args, compare=check)
-        if answer is True:
-            self.deleted.add(("q1", target))
-        self.compare_counter(check, "q1", "message_count", "paged_count", "acknowledged")
-        self.compare_counter(check, MOVE_TARGET, "message_count", "pending_count", "added")
-        if self.can("pending_order"):
-            observed = self.d.observe_if_observable("pending_ids", MOVE_TARGET)
-            if observed is not None:
-                self.d.expect_equal(check, *observed, f"pending of {MOVE_TARGET}: ")
 
     def compare_counters(self, queue: str) -> dict[str, int] | None:
         """As QueueMachine's; RING-11: a ring queue's counts under `counters.ring_paged` too."""

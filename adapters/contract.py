@@ -71,7 +71,10 @@ EXTRA_CAPABILITIES = frozenset(
      # redelivered flag / the reason it was dead-lettered for (expect key `message`)
      "redelivered_flag", "dead_letter_reason",
      # RESTART-5, the queue in JetStream's terms
-     "stream_state"}
+     "stream_state",
+     # DELIVERY-48: a move by id finds a scheduled or paged message too (Artemis 2.53.0+, ARTEMIS-5376);
+     # without it an adapter that offers `move` is held to the pending-only answer (WITHOUT_CAPABILITY)
+     "move_listed"}
     # operations an adapter offers only with the capability, as methods of their own:
     # in_progress(consumer, msg_id) with `ack_wait`, purge(queue) -> int with `purge`, and
     # nack(..., delay_ms=) with `nack_delay` (see mqconform.operations)
@@ -80,8 +83,13 @@ EXTRA_CAPABILITIES = frozenset(
 
 #: what the contract asks of an adapter *without* a capability, as model options: without
 #: `invalid_ack` an ack or nack of a message the consumer does not hold answers `failed` and changes
-#: nothing, whatever the claimed broker does with it (DELIVERY-8; docs/contract.md)
-WITHOUT_CAPABILITY: Final[Mapping[str, Mapping[str, Any]]] = {"invalid_ack": {"invalid_ack": "refused"}}
+#: nothing, whatever the claimed broker does with it (DELIVERY-8); without `move_listed` a move by id
+#: finds a pending message only (DELIVERY-48: Artemis before 2.53.0) (docs/contract.md)
+WITHOUT_CAPABILITY: Final[Mapping[str, Mapping[str, Any]]] = {"invalid_ack": {"invalid_ack": "refused"},
+                                                              "move_listed": {"move_listed": False}}
+#: a WITHOUT_CAPABILITY entry asked only of an adapter that has this capability (the option is about
+#: an operation the others do not offer)
+ONLY_WITH: Final[Mapping[str, str]] = {"move_listed": "move"}
 
 
 def contract_changes(options: ModelOptions, capabilities: frozenset[str] | set[str]) -> dict[str, Any]:
@@ -89,8 +97,10 @@ def contract_changes(options: ModelOptions, capabilities: frozenset[str] | set[s
     in place of the claimed profile's (see WITHOUT_CAPABILITY); empty when there are none."""
     changes: dict[str, Any] = {}
     for capability, wanted in WITHOUT_CAPABILITY.items():
-        if capability not in capabilities:
-            changes.update({k: v for k, v in wanted.items() if getattr(options, k) != v})
+        offered = ONLY_WITH.get(capability)
+        if capability in capabilities or (offered is not None and offered not in capabilities):
+            continue
+        changes.update({k: v for k, v in wanted.items() if getattr(options, k) != v})
     return changes
 
 

@@ -281,6 +281,12 @@ class ModelOptions:
     #: removeMessages(filter) -> deleteMatchingReferences kills; observed by the artemis adapter) or
     #: "killed" (JetStream, Redis, beanstalkd: the model before that observation).
     delete_counts: Literal["killed", "acknowledged"] = "killed"
+    #: DELIVERY-48: does a move of one message by id reach a scheduled or paged message too? True
+    #: (Artemis 2.53.0+, ARTEMIS-5376: QueueImpl#moveReference is an iterQueue action, which walks the
+    #: pending list, then the scheduler, then the page subscription); False (before 2.53.0: the pending
+    #: list only, so a scheduled or paged message answers false). The artemis adapter of an older
+    #: release lacks capability move_listed and is held to False (adapters.contract.WITHOUT_CAPABILITY).
+    move_listed: bool = False
     #: DELIVERY-23: a delivery's redelivered flag: delivery count > 1 (Artemis JMSRedelivered,
     #: JetStream num_delivered > 1) or "delivered before, ever" (RabbitMQ classic: a message once
     #: delivered is redelivered on every later delivery, whatever undid its count).

@@ -62,6 +62,9 @@ ARTEMIS = ModelOptions(features=FEATURES | EXPIRY_FEATURES
                        single_active_next="dispatch",
                        # DELIVERY-31: removeMessage(id) acks NORMAL (QueueImpl#deleteReference)
                        delete_counts="acknowledged",
+                       # DELIVERY-48: moveMessage(id) reaches scheduled and paged messages (2.53.0+,
+                       # ARTEMIS-5376; an older release is held to False, adapters.contract)
+                       move_listed=True,
                        # PAGING-12: the browsing page cursor lists held paged messages too
                        browse_held_paged=True,
                        # RESTART-6: a restart reloads the journal (PostOfficeJournalLoader)

@@ -23,6 +23,10 @@ SINGLE_ACTIVE_SINCE = "2.32.0"
 #: 2.20.0, da9c8d6830 in 2.19.1); before, the expiry scanner's copy with an id the expiry address had
 #: cached marked the scan's transaction rollback-only (QueueImpl#expire(Transaction, MessageReference))
 DUPLICATE_ID_SINCE = "2.19.1"
+#: DELIVERY-48: QueueControl#moveMessage(id, queue) finds a scheduled or paged message too,
+#: QueueImpl#moveReference as an iterQueue action (ARTEMIS-5376, commits 30c8fc7b10 and 15657ce3a2, first
+#: in 2.53.0); before, it walked the pending list only
+MOVE_LISTED_SINCE = "2.53.0"
 
 CAPABILITIES = frozenset({
     "queues", "ring", "set_ring_size", "priorities", "nack", "dead_letter", "delivery_count",
@@ -41,9 +45,10 @@ CAPABILITIES = frozenset({
     "advance_time", "message_ttl", "per_message_ttl", "expiry_address",
     # RING-15 last-value queues (QueueConfiguration last-value-key), DELIVERY-12 non-destructive
     # queues, DELIVERY-31..33 delete by id (QueueControl#removeMessage), DELIVERY-48 move by id
-    # (QueueControl#moveMessage(long, String), every served release), DELIVERY-49 message groups
-    # (the AMQP properties group-id, AMQPMessage#getGroupID, every served release)
-    "last_value", "non_destructive", "delete", "move", "message_groups",
+    # (QueueControl#moveMessage(long, String), every served release; a scheduled or paged message too
+    # from 2.53.0, move_listed: Features), DELIVERY-49 message groups (the AMQP properties group-id,
+    # AMQPMessage#getGroupID, every served release)
+    "last_value", "non_destructive", "delete", "move", "move_listed", "message_groups",
     # PAGING-12 / browse.ids: management listMessages walks QueueImpl#browserIterator, the iterator a
     # browsing consumer walks (pending in delivery order, then the page cursor); DELIVERY-23 the
     # redelivered flag an AMQP client sees (header delivery-count > 0, i.e. broker count > 1)
@@ -82,19 +87,23 @@ class Features:
     adapter fires a scheduled message at its logical due time, and SCHED-16's operation.
     ``single_active``: exclusive queues whose closing consumer's deliveries return before the next
     exclusive one is chosen (2.32.0+).
-    ``duplicate_id``: an expiry copy is never rejected as a duplicate (2.19.1+, ARTEMIS-3529)."""
+    ``duplicate_id``: an expiry copy is never rejected as a duplicate (2.19.1+, ARTEMIS-3529).
+    ``move_listed``: a move by id reaches scheduled and paged messages (2.53.0+, ARTEMIS-5376); without
+    it the adapter is held to the model's pending-only move (DELIVERY-48, adapters.contract)."""
 
     json_settings: bool
     deliver_scheduled: bool
     single_active: bool
     duplicate_id: bool = True
+    move_listed: bool = True
 
     @classmethod
     def of(cls, version: str) -> Features:
         return cls(json_settings=at_least(version, JSON_SETTINGS_SINCE),
                    deliver_scheduled=at_least(version, DELIVER_SCHEDULED_SINCE),
                    single_active=at_least(version, SINGLE_ACTIVE_SINCE),
-                   duplicate_id=at_least(version, DUPLICATE_ID_SINCE))
+                   duplicate_id=at_least(version, DUPLICATE_ID_SINCE),
+                   move_listed=at_least(version, MOVE_LISTED_SINCE))
 
     def missing(self) -> dict[str, str]:
         """The capabilities this release cannot have, each with why."""
@@ -121,6 +130,11 @@ class Features:
             why["duplicate_id"] = ("duplicate ids before 2.19.1 (the expiry scanner routed an expiry copy "
                                    "with rejectDuplicates true, so a copy whose id the expiry address had "
                                    "cached rolled back the scan: ARTEMIS-3529, not modelled)")
+        if not self.move_listed:
+            why["move_listed"] = ("a move of a scheduled or paged message before 2.53 (QueueImpl#moveReference "
+                                  "walked the pending list only; ARTEMIS-5376 made it reach the scheduled "
+                                  "and paged messages): a move answers false for them, as the model with "
+                                  "move_listed off does")
         return why
 
 

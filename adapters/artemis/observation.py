@@ -14,7 +14,7 @@ from .._base import (
     Unsupported,
     operation,
 )
-from .records import ID_PROPERTY, QUEUE_COUNTS, _Queue
+from .records import DUE_PROPERTY, ID_PROPERTY, QUEUE_COUNTS, _Queue
 from .sends import ArtemisSends
 
 #: the default managementBrowsePageSize: what listMessages shows at most where the adapter cannot set it
@@ -229,20 +229,31 @@ class ArtemisObservation(ArtemisSends):
         """DELIVERY-48: QueueControl#moveMessage(id, otherQueueName) (QueueImpl#moveReference: before
         2.53.0 the pending list only, from 2.53.0 the scheduled and paged messages too; a delivering one
         is not found): the original acknowledged (NORMAL), a copy with a new broker id and the same
-        properties routed to the target queue's binding only. A message the queue lists is asked for
-        (delivering ones too: the broker must answer false); an id it does not list reaches no broker
-        id and answers False. The target's MessagesAdded is awaited (QueueImpl#doInternalPoll)."""
+        properties and annotations routed to the target queue's binding only. A message the queue lists
+        is asked for (delivering ones too: the broker must answer false); an id it does not list reaches
+        no broker id and answers False. The target's MessagesAdded is awaited (QueueImpl#doInternalPoll,
+        or #scheduleIfPossible for a copy with a delivery time).
+
+        The copy keeps the x-opt-delivery-time of a message sent scheduled, so it enters the target's
+        scheduler (PostOfficeImpl#processRoute): one whose logical due time is still ahead fires with the
+        others at that time (:meth:`_fire` reads every queue's scheduled messages); one whose time has
+        passed (it fired in its queue before the move) would fire at once on the broker's own timer, and
+        the adapter's timer is a day ahead (FAR_MS), so the adapter fires it now."""
         q, target = self._queue(queue), self._queue(to)
-        broker_id = self._broker_id(q, msg_id)
-        if broker_id is None:
+        found = self._stored(q, msg_id)
+        if found is None:
             return False
+        message, _ = found
         added = int(self._queue_state(target)["MessagesAdded"])
         moved = bool(self._mgmt().exec(self._queue_mbean(q), "moveMessage(long,java.lang.String)",
-                                       broker_id, target.physical))
+                                       int(message["messageID"]), target.physical))
         if moved:
             q.forget(msg_id)
         self._settle_queue(queue)
         self._settle_queue(to, added=added + 1 if moved else None)
+        due = message.get(DUE_PROPERTY)
+        if moved and due is not None and int(due) <= self._clock_ms:
+            self._fire(self._clock_ms)
         return moved
 
     @operation

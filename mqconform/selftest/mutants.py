@@ -276,6 +276,17 @@ class _SeventeenthToHead(Broker):
             queue.pending.add_head(ref, ref.size)
 
 
+class _MoveDropsDeliveryTime(Broker):
+    """A moved message's copy loses its delivery time: pending at the target's tail at once (DELIVERY-48)."""
+
+    def move_message(self, queue_name: str, msg_id: str, to: str) -> bool:
+        queue = self.queues.get(queue_name)
+        ref = queue.refs.get(msg_id) if queue is not None else None
+        if ref is not None and self._movable(ref):
+            ref.msg = attrs.evolve(ref.msg, scheduled_at_ms=None)
+        return super().move_message(queue_name, msg_id, to)
+
+
 QUEUE_MUTANTS: tuple[Mutant, ...] = (
     Mutant("priority-ignored", "delivery", "priorities are ignored: plain FIFO", _options(priority_levels=1)),
     Mutant("window-overrun", "delivery", "the consumer window is not enforced on dispatch",
@@ -291,6 +302,11 @@ QUEUE_MUTANTS: tuple[Mutant, ...] = (
     # SCHED-4 / REDELIVERY-7 at the due boundary (the scheduling machine's probe_due)
     Mutant("fires-1ms-early", "scheduling", "scheduled messages and delayed redeliveries fire 1 ms "
            "before they are due", _broker(_FiresEarly)),
+    # DELIVERY-48 (the scheduling machine's move, where the adapter offers move and deliver_scheduled)
+    Mutant("move-pending-only", "scheduling", "a move by id finds pending messages only, behind an "
+           "adapter that claims move_listed (Artemis 2.53.0+)", _options(move_listed=False)),
+    Mutant("move-drops-delivery-time", "scheduling", "a moved message's copy loses its delivery time",
+           _broker(_MoveDropsDeliveryTime)),
     Mutant("count-on-cancel", "redelivery", "the delivery count is kept when a message is cancelled "
            "without an ack", _options(cancel_undoes_delivery_count=False)),
     Mutant("delay-on-close", "redelivery", "the redelivery delay is applied on a plain consumer close",

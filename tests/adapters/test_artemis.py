@@ -117,22 +117,26 @@ def test_capabilities_follow_the_release() -> None:
     limits): PAGE and page limits are not claimed; before 2.25 no deliverScheduledMessage: no scheduling
     and no deliver_scheduled (SCHED-16);
     before 2.32 a closing exclusive consumer's turn is not released after its returns: no single active
-    consumer (DELIVERY-26)."""
+    consumer (DELIVERY-26); before 2.53 a move by id finds a pending message only: no move_listed
+    (DELIVERY-48, ARTEMIS-5376)."""
     from mqconform.adapters.artemis.declarations import POSITIONAL_OPERATION
     from mqconform.adapters.artemis.features import CAPABILITIES
 
     assert POSITIONAL_OPERATION.count(",") == 57
     missing = {v: CAPABILITIES - ArtemisAdapter(version=v).capabilities
-               for v in ("2.18.0", "2.21.0", "2.26.0", "2.31.2", "2.32.0", "2.40.0")}
+               for v in ("2.18.0", "2.21.0", "2.26.0", "2.31.2", "2.32.0", "2.40.0", "2.56.0")}
     exclusive = {"single_active_consumer", "independent_single_active"}
     before_3872 = {"scheduling", "deliver_scheduled"}  # QueueControl#deliverScheduledMessage (2.25.0)
-    assert missing["2.21.0"] == {"paging", "page_limits"} | before_3872 | exclusive
+    before_5376 = {"move_listed"}  # QueueImpl#moveReference as an iterQueue action (2.53.0)
+    assert missing["2.21.0"] == {"paging", "page_limits"} | before_3872 | exclusive | before_5376
     assert missing["2.18.0"] == missing["2.21.0"] | {"duplicate_id"}  # ARTEMIS-3529 (2.19.1)
-    assert missing["2.26.0"] == missing["2.31.2"] == {"paging", "page_limits"} | exclusive
-    assert missing["2.32.0"] == missing["2.40.0"] == set()
+    assert missing["2.26.0"] == missing["2.31.2"] == {"paging", "page_limits"} | exclusive | before_5376
+    assert missing["2.32.0"] == missing["2.40.0"] == before_5376
+    assert missing["2.56.0"] == set()
     old = ArtemisAdapter(version="2.21.0")
     assert "ARTEMIS-3872" in old._why("scheduling") and "2.32" in old._why("paging")
     assert "ARTEMIS-4480" in old._why("single_active_consumer")
+    assert "ARTEMIS-5376" in old._why("move_listed")
 
 
 def test_same_names_do_not_meet(artemis: ArtemisAdapter, namespace: str) -> None:

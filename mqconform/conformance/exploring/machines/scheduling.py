@@ -7,7 +7,10 @@ shows with the model after each: a message that fires 1 ms early or 1 ms late fa
 On a ring queue the counts after every advance are compared under `advance.ring_due` (SCHED-14: a
 due message meets a full ring and is replaced at once, counts above the ring size are legal before).
 Where the adapter offers `deliver_scheduled`, `deliver_now` moves one scheduled message to the head
-before its time (SCHED-16, Artemis management).
+before its time (SCHED-16, Artemis management); where it offers `move` too, half of those steps move the
+message to a second queue, `moved`, instead (DELIVERY-48: from Artemis 2.53.0 a scheduled message is
+moved and its copy waits in the target's scheduler; before, the answer is false). The other adapters
+draw exactly as before.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from hypothesis.stateful import initialize, precondition, rule
 from ..checks import Checks, check
 from ..consumers import MODE_INDEX, consumer_settings
 from ..queue_machine import QUEUE_CHECKS, WHICH, QueueMachine
+from .delivery import MOVE_TARGET
 
 START_MS = 10
 #: REDELIVERY-7: the redelivery delays a set-up draws (0: none), so nacks make delayed deliveries
@@ -27,7 +31,11 @@ REDELIVERY_DELAYS_MS = (0, 0, 15, 30)
 SCHEDULING_CHECKS = Checks(check("advance.accepted", "SCHED-4"),
                            check("advance.ring_due", "SCHED-14", "SCHED-8", "RING-10", needs=("ring",)),
                            # deliver_now: its answer and the counts right after it
-                           check("deliver_scheduled.result", "SCHED-16", needs=("deliver_scheduled",)))
+                           check("deliver_scheduled.result", "SCHED-16", needs=("deliver_scheduled",)),
+                           # deliver_now's move: its answer, the counts of both queues right after it and
+                           # the target's pending order, and the target's counts after each advance
+                           check("move.scheduled", "DELIVERY-48", "SCHED-2", "SCHED-4", "SCHED-6",
+                                 needs=("move", "deliver_scheduled")))
 #: SCHED-16: the `index` of deliver_now that names the last message sent that the scheduler does not
 #: hold (pending, held or gone) instead of one it holds
 LAST_SENT_INDEX = 7
@@ -55,6 +63,10 @@ class SchedulingMachine(QueueMachine):
         settings = consumer_settings(self.caps, mode)
         if consume and settings is not None:
             self.declare_consumer("q", **settings)
+        if self.can("move", "deliver_scheduled"):  # DELIVERY-48: the target of deliver_now's move
+            self.d.both("queue", {"name": MOVE_TARGET})
+        #: DELIVERY-48: a move answered true (the target then holds a copy to follow after each advance)
+        self.moved = False
         if self.can("advance_time"):
             self.d.both("advance", START_MS)
         self.ready = True
@@ -74,20 +86,25 @@ class SchedulingMachine(QueueMachine):
         self.ring_due()
 
     def ring_due(self) -> None:
-        """SCHED-14: the counts of a ring queue after time moved (what fell due met the ring)."""
+        """SCHED-14: the counts of a ring queue after time moved (what fell due met the ring); DELIVERY-48:
+        the move target's, once a copy went there (a scheduled one fires there at its own time)."""
         if self.ring_queue:
             self.compare_counter("advance.ring_due", "q", "message_count", "scheduled_count", "pending_count",
                                  "replaced")
+        if self.moved:
+            self.compare_counter("move.scheduled", MOVE_TARGET, "message_count", "scheduled_count",
+                                 "pending_count")
 
     @precondition(lambda self: self.ready and self.can("deliver_scheduled") and self._next_due() is not None)
-    @rule(index=WHICH)
-    def deliver_now(self, index: int) -> None:
+    @rule(index=WHICH, move=st.booleans())
+    def deliver_now(self, index: int, move: bool) -> None:
         """SCHED-16: deliver one scheduled message now, whatever its due time (Artemis
         QueueControl#deliverScheduledMessage): one the model's scheduler holds (by `index`, in
         scheduler order) or, at LAST_SENT_INDEX, the last message sent that it does not hold (pending,
         held or gone: the answer is then false and nothing changes). The answer and the counts right
         after are compared; where the message went, by the invariants (pending order) and what later
-        receives give."""
+        receives give. With `move`, where the adapter offers it, that message is moved to MOVE_TARGET
+        instead (:meth:`move_one`)."""
         queue = self._broker().queues["q"]
         scheduled = [ref.id for ref in queue.scheduler.items()]
         if index == LAST_SENT_INDEX:  # the last message sent that is not scheduled (else the last one)
@@ -95,10 +112,34 @@ class SchedulingMachine(QueueMachine):
             target = others[0] if others else f"m{self.counter}"
         else:
             target = scheduled[index % len(scheduled)]
+        if move and self.can("move"):
+            self.move_one(target)
+            return
         check = "deliver_scheduled.result"
         self.d.both_values("deliver_scheduled", {"queue": "q", "id": target}, compare=check)
         self.compare_counter(check, "q", "message_count", "scheduled_count", "pending_count", "added",
                              "replaced")
+
+    def move_one(self, target: str) -> None:
+        """DELIVERY-48: move message `target` of q to MOVE_TARGET by id (Artemis QueueControl#moveMessage).
+        A scheduled one is moved from 2.53.0 (the model's move_listed; an older release answers false and
+        nothing changes) and its copy keeps its delivery time: it waits in the target's scheduler and
+        fires there at that time. A pending one (it fired before) is moved on every release and its
+        copy, its time passed, fires at once to the target's head; a held or gone one answers false.
+        The answer, the counts of both queues right after, the target's pending order and (ring_due)
+        the target's counts after each advance are compared; the final drain accounts for a moved
+        message as a deleted one."""
+        check = "move.scheduled"
+        _, answer = self.d.both_values("move", {"queue": "q", "id": target, "to": MOVE_TARGET}, compare=check)
+        if answer is True:
+            self.deleted.add(("q", target))
+            self.moved = True
+        self.compare_counter(check, "q", "message_count", "scheduled_count", "pending_count", "acknowledged")
+        self.compare_counter(check, MOVE_TARGET, "message_count", "scheduled_count", "pending_count", "added")
+        if self.can("pending_order"):
+            observed = self.d.observe_if_observable("pending_ids", MOVE_TARGET)
+            if observed is not None:
+                self.d.expect_equal(check, *observed, f"pending of {MOVE_TARGET}: ")
 
     @precondition(lambda self: self.ready and self.can("nack") and self.any_unacked())
     @rule(which=WHICH, index=WHICH)

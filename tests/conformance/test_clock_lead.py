@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 from hypothesis.errors import UnsatisfiedAssumption
 
+from mqconform.adapters import _base as base
 from mqconform.adapters._base import BrokerAdapter
 from mqconform.adapters.contract import Result
 from mqconform.adapters.reference import ReferenceAdapter
@@ -71,19 +72,36 @@ def test_a_passing_check_is_never_discarded() -> None:
     assert driver.ledger.discarded == 0
 
 
-def test_a_broker_adapter_measures_its_lead_from_open_less_the_advances() -> None:
+class FakeClock:
+    """time.monotonic and time.sleep for adapters._base: real time passes only when the test says
+    (or the adapter sleeps), so a loaded machine cannot move the figures."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+
+
+def test_a_broker_adapter_measures_its_lead_from_open_less_the_advances(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     class Clocked(BrokerAdapter):
         name = "clocked"
         capabilities = frozenset({"advance_time"})
 
+    clock = FakeClock()
+    monkeypatch.setattr(base, "time", clock)
     adapter = Clocked()
     adapter._reset()
-    adapter._clock_origin -= 0.5  # opened 500 ms ago
-    assert 490 <= adapter.clock_lead_ms() < 700
+    clock.now += 0.5  # opened 500 ms ago
+    assert adapter.clock_lead_ms() == pytest.approx(500)
     assert adapter.advance(400).is_ok  # 400 of them were advances: no sleep was needed
-    assert 90 <= adapter.clock_lead_ms() < 300
+    assert clock.now == pytest.approx(1000.5) and adapter.clock_lead_ms() == pytest.approx(100)
     assert adapter.advance(200).is_ok  # the advance sleeps until the broker's clock meets the model's
-    assert adapter.clock_lead_ms() < 50
+    assert clock.now == pytest.approx(1000.6) and adapter.clock_lead_ms() == pytest.approx(0, abs=1e-6)
 
 
 _TIMED_SCENARIO = """

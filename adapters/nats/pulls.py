@@ -36,6 +36,7 @@ class NatsPulls(NatsObservation):
         queue = self._queue(state.queue)
         if self._nc is None or self._sub is None:
             raise nats_errors.ConnectionClosedError
+        await self._caught_up(queue)
         request: dict[str, Any] = {"batch": 1, "no_wait": True, **self._group(queue, state)}
         if queue.max_ack_pending < UNBOUNDED_ACK_PENDING:
             info = await self._js().consumer_info(queue.stream, queue.durable_name)
@@ -46,6 +47,17 @@ class NatsPulls(NatsObservation):
                                json.dumps(request).encode(), reply=self._inbox)
         msg = await self._sub.next_msg(timeout=self.fetch_timeout + self.request_timeout)
         return self._took(state, queue, msg, "receive", ("404", "408"))
+
+    async def _caught_up(self, queue: _Queue) -> None:
+        """Before the first pull request after a publish to the queue: wait until the durable counts
+        it (:meth:`_settled_info`). A no_wait request is answered "404 No Messages" when the durable's
+        running count of pending messages is 0 (consumer.go processNextMsgRequest, numPending), and the
+        stream raises that count asynchronously after its PubAck: on a loaded machine a receive right
+        after a send could find nothing that was there (the stale-pin replay's first receive, in a
+        fresh-clone test run)."""
+        if queue.sent_since_pull and queue.durable:
+            await self._settled_info(queue)
+        queue.sent_since_pull = False
 
     async def _capped_receive(self, state: _Consumer, queue: _Queue) -> str | None:
         """A receive at the ack-pending cap while messages never delivered are stored: only a
@@ -154,6 +166,7 @@ class NatsPulls(NatsObservation):
             raise Unsupported(f"fetch max_bytes with a batch over {FETCH_MAX_BATCH} (not exact)")
         if self._nc is None or self._sub is None:
             raise nats_errors.ConnectionClosedError
+        await self._caught_up(queue)
         request: dict[str, Any] = {"batch": batch, "no_wait": True, **self._group(queue, state)}
         if max_bytes:
             request["max_bytes"] = max_bytes * BYTE_UNIT

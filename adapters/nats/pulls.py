@@ -36,28 +36,34 @@ class NatsPulls(NatsObservation):
         queue = self._queue(state.queue)
         if self._nc is None or self._sub is None:
             raise nats_errors.ConnectionClosedError
-        await self._caught_up(queue)
         request: dict[str, Any] = {"batch": 1, "no_wait": True, **self._group(queue, state)}
         if queue.max_ack_pending < UNBOUNDED_ACK_PENDING:
             info = await self._js().consumer_info(queue.stream, queue.durable_name)
             capped = info.num_ack_pending >= queue.max_ack_pending
             if capped and not await self._none_undelivered(queue, info):
                 return await self._capped_receive(state, queue)
-        await self._nc.publish(f"$JS.API.CONSUMER.MSG.NEXT.{queue.stream}.{queue.durable_name}",
-                               json.dumps(request).encode(), reply=self._inbox)
+        subject = f"$JS.API.CONSUMER.MSG.NEXT.{queue.stream}.{queue.durable_name}"
+        await self._nc.publish(subject, json.dumps(request).encode(), reply=self._inbox)
         msg = await self._sub.next_msg(timeout=self.fetch_timeout + self.request_timeout)
+        if _status(msg) == "404" and await self._lagged(queue):  # asked again once the count caught up
+            await self._nc.publish(subject, json.dumps(request).encode(), reply=self._inbox)
+            msg = await self._sub.next_msg(timeout=self.fetch_timeout + self.request_timeout)
         return self._took(state, queue, msg, "receive", ("404", "408"))
 
-    async def _caught_up(self, queue: _Queue) -> None:
-        """Before the first pull request after a publish to the queue: wait until the durable counts
-        it (:meth:`_settled_info`). A no_wait request is answered "404 No Messages" when the durable's
-        running count of pending messages is 0 (consumer.go processNextMsgRequest, numPending), and the
-        stream raises that count asynchronously after its PubAck: on a loaded machine a receive right
-        after a send could find nothing that was there (the stale-pin replay's first receive, in a
-        fresh-clone test run)."""
-        if queue.sent_since_pull and queue.durable:
-            await self._settled_info(queue)
+    async def _lagged(self, queue: _Queue) -> bool:
+        """After a no_wait pull request answered "404 No Messages": was that the durable's count lagging
+        behind a publish? The server answers so when the durable's running count of pending messages is
+        0 (consumer.go processNextMsgRequest, numPending), and the stream raises that count after its
+        PubAck, asynchronously: on a loaded machine a receive right after a send could find nothing
+        that was there (the stale-pin replay's first receive, in a fresh-clone test run). So where a
+        message was published since the last such look, wait for the count to catch up
+        (:meth:`_settled_info`); true when it then counts a message pending (the request is sent
+        again, once). An empty answer costs this look only after a send."""
+        if not (queue.sent_since_pull and queue.durable):
+            return False
         queue.sent_since_pull = False
+        info = await self._settled_info(queue)
+        return int(info.num_pending or 0) > 0
 
     async def _capped_receive(self, state: _Consumer, queue: _Queue) -> str | None:
         """A receive at the ack-pending cap while messages never delivered are stored: only a
@@ -81,7 +87,7 @@ class NatsPulls(NatsObservation):
         beat = False
         while True:
             msg = await self._sub.next_msg(timeout=self.fetch_timeout + self.request_timeout)
-            status = msg.headers.get("Status") if msg.headers else None
+            status = _status(msg)
             if status == "100":
                 beat = True
                 continue
@@ -104,7 +110,7 @@ class NatsPulls(NatsObservation):
     def _took(self, state: _Consumer, queue: _Queue, msg: Msg, op: str, ends: tuple[str, ...]) -> str | None:
         """The id of a delivered message, now held by the consumer; None for a status in `ends` (the
         request ended); Refused for any other status."""
-        status = msg.headers.get("Status") if msg.headers else None
+        status = _status(msg)
         if status in ends:
             return None
         if status == "423":  # DELIVERY-47: a pin id that is not the current pin; forget it
@@ -166,7 +172,6 @@ class NatsPulls(NatsObservation):
             raise Unsupported(f"fetch max_bytes with a batch over {FETCH_MAX_BATCH} (not exact)")
         if self._nc is None or self._sub is None:
             raise nats_errors.ConnectionClosedError
-        await self._caught_up(queue)
         request: dict[str, Any] = {"batch": batch, "no_wait": True, **self._group(queue, state)}
         if max_bytes:
             request["max_bytes"] = max_bytes * BYTE_UNIT
@@ -176,8 +181,8 @@ class NatsPulls(NatsObservation):
             request.update({key: value for key, value in (("min_pending", min_pending),
                                                           ("min_ack_pending", min_ack_pending)) if value})
             request.update(self._queued_expiry())
-        await self._nc.publish(f"$JS.API.CONSUMER.MSG.NEXT.{queue.stream}.{queue.durable_name}",
-                               json.dumps(request).encode(), reply=self._inbox)
+        subject = f"$JS.API.CONSUMER.MSG.NEXT.{queue.stream}.{queue.durable_name}"
+        await self._nc.publish(subject, json.dumps(request).encode(), reply=self._inbox)
         got: list[str] = []
         wait = self.fetch_timeout + self.request_timeout
         while len(got) < batch:
@@ -185,6 +190,9 @@ class NatsPulls(NatsObservation):
                 msg = await self._sub.next_msg(timeout=wait)
             except nats_errors.TimeoutError:
                 break
+            if not got and _status(msg) == "404" and await self._lagged(queue):  # see _lagged
+                await self._nc.publish(subject, json.dumps(request).encode(), reply=self._inbox)
+                continue
             msg_id = self._took(state, queue, msg, "fetch", ("404", "408", "409"))
             if msg_id is None:
                 break
@@ -198,3 +206,8 @@ class NatsPulls(NatsObservation):
                 if self._took(state, queue, msg, "fetch", ("409",)) is not None:
                     raise Refused("nats: fetch: a message beyond the batch")
         return got
+
+
+def _status(msg: Msg) -> str | None:
+    """The status header of a pull request's answer (None: a message)."""
+    return msg.headers.get("Status") if msg.headers else None

@@ -131,10 +131,10 @@ class Features:
                                    "with rejectDuplicates true, so a copy whose id the expiry address had "
                                    "cached rolled back the scan: ARTEMIS-3529, not modelled)")
         if not self.move_listed:
-            why["move_listed"] = ("a move of a scheduled or paged message before 2.53 (QueueImpl#moveReference "
-                                  "walked the pending list only; ARTEMIS-5376 made it reach the scheduled "
-                                  "and paged messages): a move answers false for them, as the model with "
-                                  "move_listed off does")
+            why["move_listed"] = ("a move of a scheduled or paged message before 2.53 "
+                                  "(QueueImpl#moveReference walked the pending list only; ARTEMIS-5376 "
+                                  "made it reach the scheduled and paged messages): a move answers false "
+                                  "for them, as the model with move_listed off does")
         return why
 
 

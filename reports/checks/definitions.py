@@ -181,7 +181,7 @@ E = ["run", "machine", "example"]
 R = ["run", "machine", "queue"]
 FS = ("send", "receive", "ack", "counters", "nack", "set_ring_size", "throttle_state", "queue", "drain",
       "answer", "delivery_count", "close", "close_session", "rollback", "delete", "stop", "start", "restart",
-      "fetch")
+      "fetch", "move")
 #: the consumer operations after which a message it was sent but never received may be delivered again
 #: (REDELIVERY-8, REDELIVERY-30: a consumer or session close, a rollback): the order check's cuts
 RETURNS = ("close", "close_session", "rollback")

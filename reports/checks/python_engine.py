@@ -189,7 +189,8 @@ def _delivery_side(stats: Stats, codes: Codes, c: Any, op: _Ops, msgs: Any) -> t
     null_i = pa.scalar(None, pa.int64())
     recv_ok = pc.and_(op.f("receive"), op.t("ok"))
     ack_done = pc.and_(op.f("ack"), pc.or_(op.t("ok"), op.t("info")))
-    deleted = pc.and_(pc.and_(op.f("delete"), op.t("ok")), pc.equal(c["rs"], RESULT_CLASSES["deleted"]))
+    # a delete or a move by id answered true (store.normalise: result "deleted")
+    deleted = pc.and_(op.t("ok"), pc.equal(c["rs"], RESULT_CLASSES["deleted"]))
     dmask = pc.and_(pc.or_(pc.or_(recv_ok, ack_done), deleted), pc.is_valid(c["m"]))
     d = c.select(["ek", "q", "m", "p", "index", "tx", "fs", "ty", "rs"]).filter(dmask)
     do = _Ops(d)
@@ -198,8 +199,9 @@ def _delivery_side(stats: Stats, codes: Codes, c: Any, op: _Ops, msgs: Any) -> t
     not_tx = pc.invert(pc.fill_null(d["tx"], False))
     # an ack the implementation answered `failed` (an invalid ack, DELIVERY-8/22) acknowledged nothing
     d_acked = pc.and_(pc.and_(d_ack, d_ok), pc.not_equal(d["rs"], RESULT_CLASSES["failed"]))
-    # a delete by id answered true (DELIVERY-31) took the message out of the queue as an ack does
-    d_gone = pc.or_(d_acked, do.f("delete"))
+    # a delete (DELIVERY-31) or a move (DELIVERY-48) by id answered true took the message out of the
+    # queue as an ack does
+    d_gone = pc.or_(d_acked, pc.equal(d["rs"], RESULT_CLASSES["deleted"]))
     n_proc = len(codes.processes) + 1  # the last code: no process
     _fits(n_proc, d["index"])
     by_whom = pc.add(pc.multiply(d["index"], n_proc), pc.fill_null(d["p"], n_proc - 1))

@@ -197,8 +197,8 @@ def _answers(df: Any, emit: Any) -> None:
 
 
 def deleted_by_id() -> Any:
-    """A delete by id answered true (DELIVERY-31): it took the message out of its queue as an ack does
-    (both plans count it consumed)."""
+    """A delete (DELIVERY-31) or a move (DELIVERY-48) by id answered true (store.normalise: result
+    "deleted"): it took the message out of its queue as an ack does (both plans count it consumed)."""
     from pyspark.sql import functions as F
 
-    return (F.col("f") == "delete") & (F.col("type") == "ok") & (F.col("result") == "deleted")
+    return (F.col("type") == "ok") & (F.col("result") == "deleted")

@@ -10,7 +10,8 @@ record order, so that every check is a group-by or a key join afterwards:
   completion row gets its invocation's id; a receive completion carries the delivered id; a
   ``delivery_count`` observation carries it in ``value.id``);
 - ``result``: the completion value when it is a string (``accepted``, ``paged``, ``dropped``, ``ok``...)
-  or the error of a ``fail``/``info`` completion; ``deleted`` for a ``delete`` by id answered true;
+  or the error of a ``fail``/``info`` completion; ``deleted`` for a ``delete`` or ``move`` by id
+  answered true;
 - ``tx``: whether an ack was made inside a transaction;
 - ``bound``: the ring size in effect for the row's queue (``queue`` declaration ``ring_size``,
   ``set_ring_size``; -1 = not a ring) or the throttle's high threshold (``throttle`` max_sessions);
@@ -251,8 +252,10 @@ class _ExampleState:
             msg, tx = self.pending.pop(process, (None, None))
             if isinstance(value, str):
                 result = value
-            elif f == "delete" and type_ == "ok" and value is True:
-                result = "deleted"  # the message left its queue (DELIVERY-31): a way out for `lost`
+            elif f in ("delete", "move") and type_ == "ok" and value is True:
+                # the message left its queue (a delete by id, DELIVERY-31; a move to another queue,
+                # DELIVERY-48, acknowledged at its source): a way out for `lost`
+                result = "deleted"
             if f == "receive" and type_ == "ok":
                 msg = _str(value)
             elif f == "delivery_count" and isinstance(value, dict):

@@ -6,6 +6,9 @@ model's own ``ci`` run (the reference adapter, artemis profile) that both engine
   (``order``, DELIVERY-4; example 30 of the redelivery area, cut after the return);
 - a delete by id answered true (DELIVERY-31) takes a message out of its queue; on Artemis it counts as
   acknowledged, a counter ``lost`` does not read (DELIVERY-2, DELIVERY-15; example 177 of the ring area);
+- a move by id answered true (DELIVERY-48) takes a message out of its queue to another one, acknowledged
+  at its source as a delete is (``lost``; example 141 of the scheduling area, a scheduled message moved
+  on Artemis 2.53.0+, the run of 2026-12-01 that failed DELIVERY-2 and DELIVERY-15 so);
 - a pull batch (``fetch``) delivers messages the history records as one answer: a message's first
   receive after one may be a redelivery of a fetched message (``order``; NATS 2.15.1, example 5 of the
   retention area of the README's main command, seed 4230396052, which once failed DELIVERY-4 so);
@@ -38,6 +41,7 @@ PROFILE = "profile"
 #: history -> (the operation that explains it, the check that fails without it)
 HISTORIES = {"model-close-session-returns-window": ("close_session", "order"),
              "model-delete-by-id": ("delete", "lost"),
+             "model-move-scheduled": ("move", "lost"),
              "nats-fetch-then-receive": ("fetch", "order"),
              "model-rabbitmq-failed-nack-closes-channel": (PROFILE, "order")}
 

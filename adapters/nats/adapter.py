@@ -341,7 +341,7 @@ class NatsAdapter(NatsPulls, NatsStreamAdmin, NatsRetention):
             seq = await self.publish_to_stream(to, headers, payload)
             for name in self.addresses[to]:
                 self.queues[name].seqs[message.id] = seq
-                self.queues[name].sent_since_pull = True
+                self.queues[name].sent_since_look = True
             return "accepted"
         queue = self._single_route(to, message)
         if queue is None:
@@ -357,7 +357,7 @@ class NatsAdapter(NatsPulls, NatsStreamAdmin, NatsRetention):
                 return "failed"
             raise
         queue.seqs[message.id] = ack.seq
-        queue.sent_since_pull = True
+        queue.sent_since_look = True
         self._note_ttl(lowest_ttl(queue.message_ttl_ms, message.ttl_ms))
         return "accepted"
 

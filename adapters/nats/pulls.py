@@ -42,11 +42,10 @@ class NatsPulls(NatsObservation):
             capped = info.num_ack_pending >= queue.max_ack_pending
             if capped and not await self._none_undelivered(queue, info):
                 return await self._capped_receive(state, queue)
-        subject = f"$JS.API.CONSUMER.MSG.NEXT.{queue.stream}.{queue.durable_name}"
-        await self._nc.publish(subject, json.dumps(request).encode(), reply=self._inbox)
+        await self._pull_request(queue, request)
         msg = await self._sub.next_msg(timeout=self.fetch_timeout + self.request_timeout)
         if _status(msg) == "404" and await self._lagged(queue):  # asked again once the count caught up
-            await self._nc.publish(subject, json.dumps(request).encode(), reply=self._inbox)
+            await self._pull_request(queue, request)
             msg = await self._sub.next_msg(timeout=self.fetch_timeout + self.request_timeout)
         return self._took(state, queue, msg, "receive", ("404", "408"))
 
@@ -59,11 +58,18 @@ class NatsPulls(NatsObservation):
         message was published since the last such look, wait for the count to catch up
         (:meth:`_settled_info`); true when it then counts a message pending (the request is sent
         again, once). An empty answer costs this look only after a send."""
-        if not (queue.sent_since_pull and queue.durable):
+        if not (queue.sent_since_look and queue.durable):
             return False
-        queue.sent_since_pull = False
+        queue.sent_since_look = False
         info = await self._settled_info(queue)
         return int(info.num_pending or 0) > 0
+
+    async def _pull_request(self, queue: _Queue, request: dict[str, Any]) -> None:
+        """Send one pull request to the queue's durable ($JS.API.CONSUMER.MSG.NEXT); its answers come
+        on the adapter's inbox."""
+        assert self._nc is not None
+        await self._nc.publish(f"$JS.API.CONSUMER.MSG.NEXT.{queue.stream}.{queue.durable_name}",
+                               json.dumps(request).encode(), reply=self._inbox)
 
     async def _capped_receive(self, state: _Consumer, queue: _Queue) -> str | None:
         """A receive at the ack-pending cap while messages never delivered are stored: only a
@@ -80,10 +86,9 @@ class NatsPulls(NatsObservation):
         says nothing: the receive then asks again with an expiry of ``fetch_timeout`` and takes what
         that request gets."""
         assert self._nc is not None and self._sub is not None
-        subject = f"$JS.API.CONSUMER.MSG.NEXT.{queue.stream}.{queue.durable_name}"
         probe = {"batch": 1, "expires": 2 * CAP_HEARTBEAT_NS, "idle_heartbeat": CAP_HEARTBEAT_NS,
                  **self._group(queue, state)}
-        await self._nc.publish(subject, json.dumps(probe).encode(), reply=self._inbox)
+        await self._pull_request(queue, probe)
         beat = False
         while True:
             msg = await self._sub.next_msg(timeout=self.fetch_timeout + self.request_timeout)
@@ -95,7 +100,7 @@ class NatsPulls(NatsObservation):
                 return self._took(state, queue, msg, "receive", ("404", "408"))
             break
         request = {"batch": 1, "expires": int(self.fetch_timeout * 1e9), **self._group(queue, state)}
-        await self._nc.publish(subject, json.dumps(request).encode(), reply=self._inbox)
+        await self._pull_request(queue, request)
         msg = await self._sub.next_msg(timeout=self.fetch_timeout + self.request_timeout)
         return self._took(state, queue, msg, "receive", ("404", "408"))
 
@@ -181,8 +186,7 @@ class NatsPulls(NatsObservation):
             request.update({key: value for key, value in (("min_pending", min_pending),
                                                           ("min_ack_pending", min_ack_pending)) if value})
             request.update(self._queued_expiry())
-        subject = f"$JS.API.CONSUMER.MSG.NEXT.{queue.stream}.{queue.durable_name}"
-        await self._nc.publish(subject, json.dumps(request).encode(), reply=self._inbox)
+        await self._pull_request(queue, request)
         got: list[str] = []
         wait = self.fetch_timeout + self.request_timeout
         while len(got) < batch:
@@ -191,7 +195,7 @@ class NatsPulls(NatsObservation):
             except nats_errors.TimeoutError:
                 break
             if not got and _status(msg) == "404" and await self._lagged(queue):  # see _lagged
-                await self._nc.publish(subject, json.dumps(request).encode(), reply=self._inbox)
+                await self._pull_request(queue, request)
                 continue
             msg_id = self._took(state, queue, msg, "fetch", ("404", "408", "409"))
             if msg_id is None:

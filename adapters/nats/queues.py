@@ -75,8 +75,8 @@ class _Queue:
     max_deliver: int = -1
     #: message id -> stream sequence (from the PubAck)
     seqs: dict[str, int] = attrs.Factory(dict)
-    #: a message was published to the queue since its last pull request (NatsPulls._caught_up)
-    sent_since_pull: bool = False
+    #: a message was published to the queue since NatsPulls._lagged last looked at the durable's count
+    sent_since_look: bool = False
     #: message id -> num_delivered of its last delivery
     delivered: dict[str, int] = attrs.Factory(dict)
     #: RING-27: the stream has max_bytes (messages are stored as size x BYTE_UNIT bytes)

@@ -117,13 +117,21 @@ class DeliveryMachine(RestartSteps, QueueMachine):
             target = f"m{self.counter}"
         else:
             target = pending[0 if pick == 4 else -1]
-        check = "move.result"
-        _, answer = self.d.both_values("move", {"queue": "q", "id": target, "to": MOVE_TARGET}, compare=check)
-        if answer is True:
-            self.deleted.add(("q", target))
-        self.compare_counter(check, "q", "message_count", "pending_count", "acknowledged")
-        self.compare_counter(check, MOVE_TARGET, "message_count", "pending_count", "added")
-        if self.can("pending_order"):
-            observed = self.d.observe_if_observable("pending_ids", MOVE_TARGET)
-            if observed is not None:
-                self.d.expect_equal(check, *observed, f"pending of {MOVE_TARGET}: ")
+        move_to_target(self, target, "move.result", ("message_count", "pending_count"))
+
+
+def move_to_target(machine: QueueMachine, target: str, check: str, counts: tuple[str, ...]) -> bool:
+    """DELIVERY-48: move message `target` of q to MOVE_TARGET by id under check `check`: its answer, the
+    `counts` of q (and its acknowledged count) and of MOVE_TARGET (and its added count) right after, and
+    MOVE_TARGET's pending order are compared; a message moved is accounted for by the final drain as a
+    deleted one (it left q acknowledged). Whether it was moved (the model's answer)."""
+    _, answer = machine.d.both_values("move", {"queue": "q", "id": target, "to": MOVE_TARGET}, compare=check)
+    if answer is True:
+        machine.deleted.add(("q", target))
+    machine.compare_counter(check, "q", *counts, "acknowledged")
+    machine.compare_counter(check, MOVE_TARGET, *counts, "added")
+    if machine.can("pending_order"):
+        observed = machine.d.observe_if_observable("pending_ids", MOVE_TARGET)
+        if observed is not None:
+            machine.d.expect_equal(check, *observed, f"pending of {MOVE_TARGET}: ")
+    return answer is True

@@ -21,7 +21,7 @@ from hypothesis.stateful import initialize, precondition, rule
 from ..checks import Checks, check
 from ..consumers import MODE_INDEX, consumer_settings
 from ..queue_machine import QUEUE_CHECKS, WHICH, QueueMachine
-from .delivery import MOVE_TARGET
+from .delivery import MOVE_TARGET, move_to_target
 
 START_MS = 10
 #: REDELIVERY-7: the redelivery delays a set-up draws (0: none), so nacks make delayed deliveries
@@ -129,17 +129,9 @@ class SchedulingMachine(QueueMachine):
         The answer, the counts of both queues right after, the target's pending order and (ring_due)
         the target's counts after each advance are compared; the final drain accounts for a moved
         message as a deleted one."""
-        check = "move.scheduled"
-        _, answer = self.d.both_values("move", {"queue": "q", "id": target, "to": MOVE_TARGET}, compare=check)
-        if answer is True:
-            self.deleted.add(("q", target))
+        counts = ("message_count", "scheduled_count", "pending_count")
+        if move_to_target(self, target, "move.scheduled", counts):
             self.moved = True
-        self.compare_counter(check, "q", "message_count", "scheduled_count", "pending_count", "acknowledged")
-        self.compare_counter(check, MOVE_TARGET, "message_count", "scheduled_count", "pending_count", "added")
-        if self.can("pending_order"):
-            observed = self.d.observe_if_observable("pending_ids", MOVE_TARGET)
-            if observed is not None:
-                self.d.expect_equal(check, *observed, f"pending of {MOVE_TARGET}: ")
 
     @precondition(lambda self: self.ready and self.can("nack") and self.any_unacked())
     @rule(which=WHICH, index=WHICH)
